@@ -1,0 +1,15 @@
+//! The engine of Cache::Memcached::RustXS.
+//!
+//! Pure functions over bytes: no I/O and no Perl. [`parser`] turns the bytes of
+//! a memcached text-protocol `get` response into events; [`codec`] is gzip and
+//! zlib with Compress::Zlib's semantics on top of libdeflate; [`sniff`] tells
+//! already-compressed payloads by their magic bytes. [`ffi`] is the C ABI that
+//! the XS shim (`perl/RustXS.xs`) calls, declared in `rust/cmrx.h`.
+
+pub mod codec;
+pub mod ffi;
+pub mod parser;
+pub mod sniff;
+
+/// The engine's version: the distribution's one version number.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
