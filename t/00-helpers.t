@@ -1,0 +1,194 @@
+#!/usr/bin/perl
+# Tests of the test helpers themselves: CMRXTest::Memcached starts and stops
+# real memcached servers; CMRXTest::FakeServer plays scripted responses.
+use strict;
+use warnings;
+
+use lib 't/lib';
+use IO::Select ();
+use IO::Socket::INET ();
+use Time::HiRes qw(time);
+use Test::More;
+
+use CMRXTest::FakeServer;
+use CMRXTest::Memcached;
+
+# ---- small raw-socket client ------------------------------------------------
+
+sub connect_to {
+    my ($address) = @_;
+    my $sock = IO::Socket::INET->new(PeerAddr => $address, Proto => 'tcp',
+                                     Timeout => 5);
+    $sock->autoflush(1) if $sock;
+    return $sock;
+}
+
+# Read until $done->($buf) is true, EOF, or 5 s. Returns ($buf, $reads, $eof).
+sub read_until {
+    my ($sock, $done) = @_;
+    my ($buf, $reads, $eof) = ('', 0, 0);
+    my $sel = IO::Select->new($sock);
+    my $deadline = time + 5;
+    until ($done->($buf)) {
+        my $left = $deadline - time;
+        last if $left <= 0 || !$sel->can_read($left);
+        my $got = sysread $sock, $buf, 65536, length $buf;
+        if (!$got) { $eof = 1; last }
+        $reads++;
+    }
+    return ($buf, $reads, $eof);
+}
+
+sub command {    # one request, read up to a reply ending in $end_re
+    my ($sock, $request, $end_re) = @_;
+    print {$sock} $request;
+    my ($buf) = read_until($sock, sub { $_[0] =~ $end_re });
+    return $buf;
+}
+
+my $LINE = qr/\r\n\z/;
+my $END  = qr/^END\r\n\z/m;
+
+# ---- CMRXTest::Memcached ---------------------------------------------------
+
+my @servers = CMRXTest::Memcached->start_or_skip(count => 1);
+push @servers, CMRXTest::Memcached->start(args => ['-I', '32m']);
+is scalar @servers, 2, 'two memcached servers started';
+like $_->address, qr/\A127\.0\.0\.1:\d+\z/, 'address is loopback:port'
+    for @servers;
+isnt $servers[0]->port, $servers[1]->port, 'on different ports';
+is $servers[0]->address, '127.0.0.1:' . $servers[0]->port, 'address = host:port';
+
+for my $i (0, 1) {
+    my $sock = connect_to($servers[$i]->address)
+        or BAIL_OUT("cannot connect to server $i: $@");
+    is command($sock, "set k$i 5 0 3\r\nv$i!\r\n", $LINE), "STORED\r\n",
+        "server $i: set";
+    is command($sock, "get k$i\r\n", $END), "VALUE k$i 5 3\r\nv$i!\r\nEND\r\n",
+        "server $i: get returns the value";
+    is command($sock, "get k" . (1 - $i) . "\r\n", $END), "END\r\n",
+        "server $i: the other server's key is not here";
+}
+
+{   # -I 32m reached the second server: a 2 MiB value fits there only.
+    my $big = 'x' x (2 * 1024 * 1024);
+    my @reply = map {
+        command(connect_to($_->address),
+                "set big 0 0 " . length($big) . "\r\n$big\r\n", $LINE)
+    } @servers;
+    like $reply[0], qr/\ASERVER_ERROR/, 'default server refuses a 2 MiB item';
+    is $reply[1], "STORED\r\n", 'server with -I 32m stores a 2 MiB item';
+}
+
+{   # A forked child exiting normally must not stop the parent's servers.
+    my $pid = fork // die "fork: $!";
+    if (!$pid) { @servers = (); exit 0 }    # DESTROY + END run in the child
+    waitpid $pid, 0;
+    ok connect_to($servers[0]->address), 'server survives a child exiting';
+}
+
+for my $s (@servers) {
+    my ($port, $pid) = ($s->port, $s->pid);
+    $s->stop;
+    ok !kill(0, $pid), "server on port $port: process gone after stop";
+    ok !connect_to("127.0.0.1:$port"), "server on port $port: port closed";
+    is $s->pid, undef, 'pid is undef after stop';
+    $s->stop;    # idempotent
+}
+
+{   # Going out of scope stops the server too.
+    my ($port, $pid);
+    {
+        my $s = CMRXTest::Memcached->start;
+        ($port, $pid) = ($s->port, $s->pid);
+        ok kill(0, $pid), 'scoped server running';
+    }
+    ok !kill(0, $pid), 'scoped server stopped when the object went away';
+}
+
+{   # start_or_skip without memcached: skip normally, fail under CI.
+    local $ENV{CMRX_MEMCACHED} = '/nonexistent/memcached';
+    my $code = 'use CMRXTest::Memcached; use Test::More; '
+             . 'CMRXTest::Memcached->start_or_skip; ok 1; done_testing';
+    my $run = sub {
+        my %env = @_;
+        local @ENV{ keys %env } = values %env;
+        my $out = `$^X -It/lib -e '$code' 2>&1`;
+        return ($? >> 8, $out);
+    };
+    my ($rc, $out) = $run->(CI => 'false', CMRX_REQUIRE_MEMCACHED => '');
+    is $rc, 0, 'no memcached, not CI: exit 0';
+    like $out, qr/^1\.\.0 # SKIP memcached not found in PATH/m, '... skipped';
+    ($rc, $out) = $run->(CI => 'true', CMRX_REQUIRE_MEMCACHED => '');
+    isnt $rc, 0, 'no memcached under CI=true: the test fails';
+    like $out, qr/memcached not found/, '... saying why';
+    ($rc) = $run->(CI => '', CMRX_REQUIRE_MEMCACHED => 1);
+    isnt $rc, 0, 'no memcached with CMRX_REQUIRE_MEMCACHED: the test fails';
+}
+
+# ---- CMRXTest::FakeServer --------------------------------------------------
+
+{
+    my $reply = "VALUE a 0 5\r\nhello\r\nEND\r\n";
+    my $fake = CMRXTest::FakeServer->start(script => [$reply]);
+    like $fake->address, qr/\A127\.0\.0\.1:\d+\z/, 'fake: loopback address';
+    my $sock = connect_to($fake->address) or BAIL_OUT("fake: connect: $@");
+    is command($sock, "get a\r\n", $END), $reply, 'fake: scripted reply';
+    is command($sock, "get b\r\n", $END), $reply,
+        'fake: script replays for the next request on the connection';
+    is_deeply [ $fake->requests ], [ "get a\r\n", "get b\r\n" ],
+        'fake: requests recorded';
+    my $pid = $fake->pid;
+    $fake->stop;
+    ok !kill(0, $pid), 'fake: child gone after stop';
+    ok !connect_to($fake->address), 'fake: port closed after stop';
+}
+
+{
+    my $payload = "VALUE k 0 10\r\n0123456789\r\nEND\r\n";
+    my $fake = CMRXTest::FakeServer->start(
+        script => [ [dribble => $payload, 0.002] ]);
+    my $sock = connect_to($fake->address);
+    print {$sock} "get k\r\n";
+    my ($buf, $reads) = read_until($sock, sub { $_[0] eq $payload });
+    is $buf, $payload, 'fake: dribbled bytes arrive intact';
+    cmp_ok $reads, '>', 1, 'fake: ... over more than one read';
+    note "dribble of ", length $payload, " bytes took $reads reads";
+}
+
+{
+    my $fake = CMRXTest::FakeServer->start(scripts => [
+        [ "VALUE a 0 5\r\nhel", [close => 1] ],
+        [ [sleep => 0.2], "END\r\n" ],
+        [ [hold => 0.3], [reset => 1] ],
+    ]);
+    my $sock = connect_to($fake->address);
+    print {$sock} "get a\r\n";
+    my ($buf, undef, $eof) = read_until($sock, sub { 0 });
+    is $buf, "VALUE a 0 5\r\nhel", 'fake conn 1: partial reply';
+    ok $eof, 'fake conn 1: then closed';
+
+    $sock = connect_to($fake->address);
+    my $t0 = time;
+    is command($sock, "get a\r\n", $END), "END\r\n", 'fake conn 2: second script';
+    cmp_ok time - $t0, '>=', 0.15, 'fake conn 2: after the sleep';
+
+    $sock = connect_to($fake->address);
+    $t0 = time;
+    print {$sock} "get a\r\n";
+    ($buf, undef, $eof) = read_until($sock, sub { 0 });
+    is $buf, '', 'fake conn 3: nothing written while holding';
+    ok $eof, 'fake conn 3: then reset';
+    cmp_ok time - $t0, '>=', 0.25, 'fake conn 3: held for the time asked';
+
+    $sock = connect_to($fake->address);
+    print {$sock} "get a\r\n";
+    ($buf, undef, $eof) = read_until($sock, sub { 0 });
+    ok $eof && $buf eq '', 'fake conn 4: gets the last script again';
+    is scalar(() = $fake->requests), 4, 'fake: one request per connection';
+}
+
+ok !eval { CMRXTest::FakeServer->start(script => [ [bogus => 1] ]); 1 },
+    'fake: unknown step is refused';
+
+done_testing;
