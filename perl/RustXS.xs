@@ -21,6 +21,12 @@
 
 #include "cmrx.h"
 
+/* No XS_VERSION check at boot: the Perl modules take $VERSION from this very
+ * object (engine_version), so there is nothing to compare against, and the
+ * check would croak on the not-yet-set $VERSION. */
+#undef XS_VERSION
+#define XS_VERSION ""
+
 #define F_COMPRESS 2
 
 /* Bytes read per read(2) into the line buffer; values at least this large
@@ -65,8 +71,8 @@ static SV *
 decode_to_sv(pTHX_ decode_fn decode, size_t hint, const char *in, STRLEN len,
              size_t max_out, size_t reserve, int *status)
 {
-    SV *out = newSV(0);
     size_t cap = hint, got = 0;
+    SV *out = newSV(cap + reserve + 1); /* a PV with a buffer, never SVt_NULL */
     for (;;) {
         char *buf = grow_to(aTHX_ out, cap + reserve);
         *status = decode((const uint8_t *)in, len, (uint8_t *)buf, cap, max_out, &got);
@@ -81,6 +87,10 @@ decode_to_sv(pTHX_ decode_fn decode, size_t hint, const char *in, STRLEN len,
     SvPOK_only(out);
     SvCUR_set(out, got);
     *SvEND(out) = '\0';
+    /* Without an exact size hint the first guess can be far too big (at
+     * least 64 KiB): give the slack back rather than keep it in the cache. */
+    if (SvLEN(out) - got > 4096 && SvLEN(out) / 2 > got + reserve)
+        SvPV_renew(out, got + reserve + 1);
     return out;
 }
 

@@ -442,7 +442,7 @@ mod tests {
             let rc = cmrx_gunzip(gz.as_ptr(), gz.len(), out.as_mut_ptr(), 1000, 1000, &mut m);
             assert_eq!(rc, E_TOO_BIG);
             assert_eq!(cmrx_gunzip(b"nope!nope!nope".as_ptr(), 14, out.as_mut_ptr(), out.len(), 1 << 20, &mut m), E_DATA);
-            assert_eq!(cmrx_gzip(ptr::null(), 5, out.as_mut_ptr(), out.len(), &mut m), E_ARG);
+            assert_eq!(cmrx_gzip(ptr::null(), 5, 6, out.as_mut_ptr(), out.len(), &mut m), E_ARG);
         }
     }
 

@@ -11,3 +11,158 @@ our $VERSION = $Cache::Memcached::RustXS::VERSION;
 # (perl/RustXS.xs).
 
 1;
+__END__
+
+=head1 NAME
+
+Cache::Memcached::RustXS::GetParser - a fast, strict parser_class for Cache::Memcached
+
+=head1 SYNOPSIS
+
+    use Cache::Memcached;
+    use Cache::Memcached::RustXS::GetParser;
+
+    my $memd = Cache::Memcached->new({
+        servers            => ['127.0.0.1:11211'],
+        namespace          => 'app:',
+        compress_threshold => 10_000,
+        parser_class       => 'Cache::Memcached::RustXS::GetParser',
+    });
+
+    $memd->set(greeting => 'hello');
+    my $value  = $memd->get('greeting');
+    my $values = $memd->get_multi(qw(greeting missing));
+
+=head1 DESCRIPTION
+
+Cache::Memcached reads every C<get> and C<get_multi> reply through its
+C<parser_class>. This class is a drop-in replacement for the pure-Perl
+L<Cache::Memcached::GetParser> and for L<Cache::Memcached::GetParserXS>: a
+Rust parser of the memcached text protocol behind a thin XS layer. Changing
+the C<parser_class> argument is all it takes.
+
+It is faster than both (see L</PERFORMANCE>), it gunzips compressed values
+itself, in Rust, and it is strict: a bad response fails at once and cleanly
+instead of corrupting values or waiting for C<select_timeout>.
+
+=head1 THE CONTRACT
+
+Cache::Memcached 1.30 uses a parser like this, once per server socket in a
+C<get_multi>:
+
+=over 4
+
+=item new($dest, $namespace_len, $on_item)
+
+C<$dest> is the hash reference the values go into; C<$namespace_len> bytes
+are stripped from the front of each key; C<$on_item> is Cache::Memcached's
+finalize callback. Returns a new parser (a blessed hash reference, so
+subclasses may keep their own fields in it).
+
+=item parse_from_sock($sock)
+
+Reads what the socket has and parses it. Returns C<1> when the response is
+complete (C<END> seen), C<0> when more data is needed, C<-1> when the
+connection failed or the response is bad. A non-blocking socket (as
+Cache::Memcached uses) is read until it has nothing more; a blocking socket
+is read once per call. Reads are read(2) on the socket's descriptor:
+C<EAGAIN> gives C<0>, C<EINTR> is retried, end of file or an error gives
+C<-1>. Once it has returned C<1> or C<-1> it returns the same again.
+
+=item current_key
+
+The key (without namespace) of the value being read when the parse stopped,
+or C<undef> when no value was in progress. Cache::Memcached deletes this key
+from the result when a connection dies; as nothing partial is ever stored,
+that deletion never removes a good value.
+
+=item parse_from_string($bytes)
+
+Parses bytes given directly instead of read from a socket, with the same
+results. Handy for tests and for feeding recorded responses.
+
+=back
+
+Each finished value is stored in C<$dest> under its key, with its trailing
+C<"\r\n"> (Cache::Memcached's finalize chops two characters), and
+C<$on_item> is called in the batched form C<< $on_item->({ $key => $flags,
+... }) >> at the end of every C<parse_from_sock> call that finished values,
+including the call that fails. Under taint mode (C<-T>) the values are
+tainted, as data read with C<sysread> is.
+
+=head1 DIFFERENCES FROM GetParser AND GetParserXS
+
+=over 4
+
+=item Compressed values are gunzipped in the parser
+
+A value whose flags have C<F_COMPRESS> (2) set is gunzipped in Rust
+(libdeflate; the same engine as L<Cache::Memcached::RustXS::Zlib>) and reaches
+C<$on_item> with bit 2 cleared, so Cache::Memcached's finalize does not gunzip
+it again. A value that fails to gunzip is left exactly as it came, flag
+included, so that Cache::Memcached's own C<Compress::Zlib::memGunzip> decides
+what happens to it: the outcome is the pure-Perl parser's, exactly.
+Decompressed output is capped at C<$Cache::Memcached::RustXS::Zlib::MaxOutput>
+bytes (64 MiB by default, read when the parser is created); a value that
+would decompress to more is left compressed and so becomes C<undef> in
+finalize, like any value that does not gunzip. The gzip trailer's size field
+is used only as a hint for the first allocation.
+
+=item Strict parsing, immediate failure
+
+The response must be C<VALUE E<lt>keyE<gt> E<lt>flagsE<gt> E<lt>bytesE<gt>[
+E<lt>casE<gt>]\r\n>, the data block, C<\r\n>, ... C<END\r\n>. Flags must fit
+32 bits, the length at most 1 GiB (the largest item memcached allows), the
+key 1 to 250 bytes without control characters; an optional cas field is
+accepted (the pure-Perl parser rejects it). The two bytes after each data
+block must be C<\r\n> (neither old parser checks). C<SERVER_ERROR>,
+C<CLIENT_ERROR>, C<ERROR>, an unknown line or a malformed C<VALUE> line fail
+at once, where the old parsers wait for more data until C<select_timeout>
+(1 s by default) expires. A line that grows past 2 KiB without C<\r\n> fails
+too: nothing is buffered without bound.
+
+=item Nothing partial, nothing raw
+
+When C<parse_from_sock> returns C<-1>, the value in progress is dropped
+(never stored half-read) and every value finished before it has already been
+through C<$on_item>. GetParserXS finalizes only at C<END>, so a dropped
+connection leaves raw values (still ending in C<"\r\n">, still gzipped) in
+the result.
+
+=item Memory
+
+Small values are parsed out of one reusable 64 KiB buffer. A large value
+is read straight into its own scalar, which grows as data arrives (never by
+the declared size up front: that is a claim, not a fact), so a 20 MB value
+costs about one copy of itself.
+
+=item Keys
+
+Keys are stored as bytes, as the pure-Perl parser stores them; UTF-8 keys
+come back as their UTF-8 bytes.
+
+=item Threads
+
+A parser belongs to the thread that created it. Creating an ithread while a
+parser exists is safe; using the copy in the new thread croaks. Parsers
+live only for one C<get_multi>, so this does not arise with
+Cache::Memcached. Forked children may use their copies.
+
+=back
+
+=head1 PERFORMANCE
+
+See the README for the benchmark table measured with F<bench/run.pl>.
+
+=head1 SEE ALSO
+
+L<Cache::Memcached>, L<Cache::Memcached::GetParser>,
+L<Cache::Memcached::GetParserXS>, L<Cache::Memcached::RustXS::Zlib>,
+L<Cache::Memcached::RustXS>.
+
+=head1 LICENSE
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
+
+=cut

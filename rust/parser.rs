@@ -1,0 +1,1299 @@
+//! A sans-I/O parser of memcached text-protocol `get` / `gets` responses.
+//!
+//! In the spirit of `httparse`: the caller owns the bytes and the socket, the
+//! parser only looks at whatever the caller has buffered and says what is at
+//! the front of it. It never allocates and holds a few integers of state, so it
+//! can be resumed at any byte boundary.
+//!
+//! A response is
+//!
+//! ```text
+//! VALUE <key> <flags> <bytes>[ <cas unique>]\r\n
+//! <data block of exactly <bytes> bytes>\r\n
+//! ... more VALUE items ...
+//! END\r\n
+//! ```
+//!
+//! or, instead of any line, `ERROR`, `CLIENT_ERROR <msg>` or `SERVER_ERROR
+//! <msg>`. Each call to [`ResponseParser::next`] returns one [`Event`] and how
+//! many bytes it used, [`Status::Partial`] when the buffer does not yet hold a
+//! whole event (nothing is used then: the caller keeps its bytes, appends more
+//! and calls again), or a [`ParseError`].
+//!
+//! The parser is strict, and it fails fast: an error is reported as soon as the
+//! buffered bytes prove it, never after waiting for bytes that cannot make the
+//! response valid (the old Perl and XS parsers wait for a timeout instead).
+//! Lines are checked left to right, byte by byte, so the error reported for a
+//! bad response is the same however its bytes were split into reads.
+//!
+//! Memory stays bounded even for a hostile server: a line is at most
+//! [`MAX_LINE_LEN`] bytes including its `\r\n`, so a caller never buffers more
+//! than that of an unfinished line; data blocks are handed out as
+//! [`Event::Data`] chunks as they arrive, and a declared length is only
+//! compared with the limit, never used to reserve memory.
+
+use memchr::memchr;
+
+/// The default limit on a value's declared length: 1 GiB, the largest item
+/// `memcached -I` allows.
+pub const DEFAULT_MAX_VALUE_LEN: u64 = 1 << 30;
+
+/// The longest key memcached accepts, in bytes.
+pub const MAX_KEY_LEN: usize = 250;
+
+/// The longest response line (`VALUE`, `END` or an error line), in bytes,
+/// counting its `\r\n`. Buffered bytes that reach this length without a line
+/// end are [`ParseError::LineTooLong`]. A real `VALUE` line is at most about
+/// 310 bytes; the rest is room for long server error messages and leading
+/// zeros.
+pub const MAX_LINE_LEN: usize = 2048;
+
+/// The outcome of a successful [`ResponseParser::next`] call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status<T> {
+    /// A whole event was at the front of the buffer.
+    Complete(T),
+    /// The buffer holds no whole event yet: nothing was consumed; append more
+    /// bytes and call again.
+    Partial,
+}
+
+/// One piece of a `get` response. Slices point into the caller's buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event<'a> {
+    /// `VALUE <key> <flags> <bytes>[ <cas>]\r\n`; `len` data bytes follow.
+    Value {
+        /// The key, 1 to [`MAX_KEY_LEN`] bytes, none of them a space, a control
+        /// byte or DEL (bytes of 0x80 and above are allowed: UTF-8 keys).
+        key: &'a [u8],
+        /// The item's client flags.
+        flags: u32,
+        /// The declared length of the data block, at most the parser's limit.
+        len: u64,
+        /// The cas unique, present in `gets` responses.
+        cas: Option<u64>,
+    },
+    /// Some bytes of the current value's data block (never more than remain,
+    /// never empty).
+    Data(&'a [u8]),
+    /// The data block and the `\r\n` after it are complete.
+    ValueEnd,
+    /// `END\r\n`: the response is complete.
+    End,
+}
+
+/// Why a response is bad. Once a parser has returned one, it returns the same
+/// error on every later call until [`ResponseParser::reset`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParseError {
+    /// The server replied `SERVER_ERROR <msg>`.
+    ServerError,
+    /// The server replied `CLIENT_ERROR <msg>`.
+    ClientError,
+    /// The server replied `ERROR`.
+    Error,
+    /// A line that is neither `VALUE`, `END` nor an error line (including an
+    /// empty line, and `END` followed by anything).
+    UnknownLine,
+    /// A `VALUE` line with a wrong number of fields or an empty number field.
+    BadValueLine,
+    /// A key that is empty, longer than [`MAX_KEY_LEN`] or has a space,
+    /// control byte or DEL in it.
+    BadKey,
+    /// Flags, length or cas with a non-digit in it, or too big for its type
+    /// (`u32` for flags, `u64` for the others).
+    BadNumber,
+    /// A declared data length over the parser's limit.
+    TooLarge,
+    /// The two bytes after a data block are not `\r\n`.
+    BadTerminator,
+    /// [`MAX_LINE_LEN`] bytes without a line end.
+    LineTooLong,
+    /// A line ended by `\n` without `\r` before it.
+    BadLineEnd,
+    /// Bytes after `END\r\n`.
+    AfterEnd,
+}
+
+impl ParseError {
+    /// The matching `CMRX_PE_*` code of `rust/cmrx.h` (1 to 12).
+    #[must_use]
+    pub fn code(self) -> i32 {
+        match self {
+            ParseError::ServerError => 1,
+            ParseError::ClientError => 2,
+            ParseError::Error => 3,
+            ParseError::UnknownLine => 4,
+            ParseError::BadValueLine => 5,
+            ParseError::BadKey => 6,
+            ParseError::BadNumber => 7,
+            ParseError::TooLarge => 8,
+            ParseError::BadTerminator => 9,
+            ParseError::LineTooLong => 10,
+            ParseError::BadLineEnd => 11,
+            ParseError::AfterEnd => 12,
+        }
+    }
+
+    /// A short English description.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParseError::ServerError => "server replied SERVER_ERROR",
+            ParseError::ClientError => "server replied CLIENT_ERROR",
+            ParseError::Error => "server replied ERROR",
+            ParseError::UnknownLine => "unexpected line in get response",
+            ParseError::BadValueLine => "malformed VALUE line",
+            ParseError::BadKey => "bad key in VALUE line",
+            ParseError::BadNumber => "bad flags, length or cas in VALUE line",
+            ParseError::TooLarge => "value length over the limit",
+            ParseError::BadTerminator => "data block not followed by \\r\\n",
+            ParseError::LineTooLong => "response line too long",
+            ParseError::BadLineEnd => "line ended by \\n without \\r",
+            ParseError::AfterEnd => "bytes after END",
+        }
+    }
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Where the parser is within a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// At the start of a line: `VALUE`, `END` or an error line. Nothing of an
+    /// unfinished line is ever consumed, so no line state is kept.
+    Line,
+    /// Inside a data block, with this many bytes (at least 1) still to come.
+    Data(u64),
+    /// After a data block, expecting its `\r\n`.
+    Terminator,
+    /// `END\r\n` seen.
+    Done,
+    /// A bad response; the error is repeated on every call.
+    Failed(ParseError),
+}
+
+/// The field of a `VALUE` line being scanned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Key,
+    Flags,
+    Bytes,
+    Cas,
+}
+
+/// A resumable parser of one `get` response (see the module docs).
+#[derive(Debug, Clone)]
+pub struct ResponseParser {
+    state: State,
+    max_value_len: u64,
+}
+
+impl Default for ResponseParser {
+    /// A parser with [`DEFAULT_MAX_VALUE_LEN`].
+    fn default() -> Self {
+        ResponseParser::new(DEFAULT_MAX_VALUE_LEN)
+    }
+}
+
+impl ResponseParser {
+    /// A parser accepting values of at most `max_value_len` bytes; 0 means
+    /// [`DEFAULT_MAX_VALUE_LEN`] (0 is the C ABI's "no preference").
+    #[must_use]
+    pub fn new(max_value_len: u64) -> Self {
+        let max_value_len = if max_value_len == 0 {
+            DEFAULT_MAX_VALUE_LEN
+        } else {
+            max_value_len
+        };
+        ResponseParser {
+            state: State::Line,
+            max_value_len,
+        }
+    }
+
+    /// Forgets the current response (and any error): ready for a new one.
+    pub fn reset(&mut self) {
+        self.state = State::Line;
+    }
+
+    /// The next event at the front of `buf`.
+    ///
+    /// `Ok(Complete((consumed, event)))`: the caller drops `consumed` bytes
+    /// (at least 1) from the front of its buffer; `event` borrows from `buf`.
+    /// `Ok(Partial)`: `buf` holds no complete event, nothing consumed; the
+    /// caller keeps `buf`'s bytes, appends more and calls again (an empty `buf`
+    /// is always `Partial`).
+    ///
+    /// # Errors
+    ///
+    /// The response is bad, as soon as the bytes in `buf` prove it; see
+    /// [`ParseError`] for the reasons. The parser stays failed and returns the
+    /// same error on every later call, until [`reset`](Self::reset).
+    pub fn next<'a>(&mut self, buf: &'a [u8]) -> Result<Status<(usize, Event<'a>)>, ParseError> {
+        let result = match self.state {
+            State::Failed(e) => return Err(e),
+            State::Line => self.next_line(buf),
+            State::Data(remaining) => Ok(self.next_data(buf, remaining)),
+            State::Terminator => self.next_terminator(buf),
+            State::Done if buf.is_empty() => Ok(Status::Partial),
+            State::Done => Err(ParseError::AfterEnd),
+        };
+        if let Err(e) = result {
+            self.state = State::Failed(e);
+        }
+        result
+    }
+
+    /// Data bytes still expected for the current value; 0 outside a data
+    /// block (including while waiting for the `\r\n` after it).
+    #[must_use]
+    pub fn data_remaining(&self) -> u64 {
+        match self.state {
+            State::Data(remaining) => remaining,
+            _ => 0,
+        }
+    }
+
+    /// True once `END\r\n` has been seen, unless an error came after it
+    /// ([`ParseError::AfterEnd`]): a failed parser never claims a clean
+    /// response, so a caller can trust the connection when this is true.
+    #[must_use]
+    pub fn is_complete(&self) -> bool {
+        self.state == State::Done
+    }
+
+    /// A data block: hand out what is there, up to what the value still needs.
+    fn next_data<'a>(&mut self, buf: &'a [u8], remaining: u64) -> Status<(usize, Event<'a>)> {
+        if buf.is_empty() {
+            return Status::Partial;
+        }
+        // A remaining count too big for usize is necessarily more than buf.
+        let n = usize::try_from(remaining).map_or(buf.len(), |r| r.min(buf.len()));
+        let left = remaining - n as u64;
+        self.state = if left == 0 {
+            State::Terminator
+        } else {
+            State::Data(left)
+        };
+        Status::Complete((n, Event::Data(&buf[..n])))
+    }
+
+    /// The `\r\n` after a data block. A first byte other than `\r` already
+    /// proves the error, so it is reported without waiting for the second.
+    fn next_terminator<'a>(
+        &mut self,
+        buf: &'a [u8],
+    ) -> Result<Status<(usize, Event<'a>)>, ParseError> {
+        match buf {
+            [] | [b'\r'] => Ok(Status::Partial),
+            [b'\r', b'\n', ..] => {
+                self.state = State::Line;
+                Ok(Status::Complete((2, Event::ValueEnd)))
+            }
+            _ => Err(ParseError::BadTerminator),
+        }
+    }
+
+    /// A `VALUE`, `END` or error line, or as much of one as `buf` holds.
+    ///
+    /// Only the first [`MAX_LINE_LEN`] bytes are looked at: a line end beyond
+    /// them would make the line too long anyway. An unfinished line is checked
+    /// as a prefix, so bytes that can no longer start a valid line fail now.
+    /// Nothing of an unfinished line is remembered between calls, so it is
+    /// scanned again from its start on each call; [`MAX_LINE_LEN`] bounds that
+    /// work, and callers reading in large chunks rarely repeat it.
+    fn next_line<'a>(&mut self, buf: &'a [u8]) -> Result<Status<(usize, Event<'a>)>, ParseError> {
+        let window = &buf[..buf.len().min(MAX_LINE_LEN)];
+        let Some(nl) = memchr(b'\n', window) else {
+            // A final `\r` may be the start of the line end, so it is not
+            // judged as part of the line until the next byte shows which.
+            let line = window.strip_suffix(b"\r").unwrap_or(window);
+            self.check_line(line, false)?;
+            return if window.len() == MAX_LINE_LEN {
+                Err(ParseError::LineTooLong)
+            } else {
+                Ok(Status::Partial)
+            };
+        };
+        if nl == 0 || window[nl - 1] != b'\r' {
+            // Check what comes before the bare `\n` first: a reader that got
+            // the bytes one at a time would already have failed on them.
+            self.check_line(&window[..nl], false)?;
+            return Err(ParseError::BadLineEnd);
+        }
+        let event = self
+            .check_line(&window[..nl - 1], true)?
+            .ok_or(ParseError::UnknownLine)?;
+        self.state = match event {
+            Event::Value { len: 0, .. } => State::Terminator,
+            Event::Value { len, .. } => State::Data(len),
+            _ => State::Done,
+        };
+        Ok(Status::Complete((nl + 1, event)))
+    }
+
+    /// Judges a line without its `\r\n`. When `complete` is false, `line` is
+    /// only the start of a line: `Ok(None)` means it can still become a valid
+    /// one. When `complete` is true, `Ok(Some(_))` is a `VALUE` or `END` event.
+    ///
+    /// Every error a prefix shows is reported the same way for the whole line
+    /// (the checks run left to right and only add end-of-line checks when
+    /// `complete`), which keeps errors independent of how reads split a line.
+    fn check_line<'a>(
+        &self,
+        line: &'a [u8],
+        complete: bool,
+    ) -> Result<Option<Event<'a>>, ParseError> {
+        // What a line starting with each keyword means. No keyword is a prefix
+        // of another, so at most one of them can match.
+        const WORDS: [(&[u8], Option<ParseError>); 5] = [
+            (b"VALUE", None),
+            (b"END", None),
+            (b"ERROR", Some(ParseError::Error)),
+            (b"CLIENT_ERROR", Some(ParseError::ClientError)),
+            (b"SERVER_ERROR", Some(ParseError::ServerError)),
+        ];
+        if let Some(fields) = line.strip_prefix(b"VALUE ") {
+            return self.check_value_line(fields, complete);
+        }
+        for (word, error) in WORDS {
+            let n = line.len().min(word.len());
+            if line[..n] != word[..n] {
+                continue;
+            }
+            if line.len() < word.len() {
+                // "VAL", "SERVER_ER", "" ...: more bytes may finish the word.
+                return if complete {
+                    Err(ParseError::UnknownLine)
+                } else {
+                    Ok(None)
+                };
+            }
+            let rest = &line[word.len()..];
+            return match (error, rest.first()) {
+                // An error line may carry a message after a space; the line
+                // is only reported once complete, as the server meant it.
+                (Some(e), None | Some(b' ')) => {
+                    if complete {
+                        Err(e)
+                    } else {
+                        Ok(None)
+                    }
+                }
+                // "VALUE" alone: a VALUE line whose fields are missing (a
+                // space would have been taken as "VALUE " above).
+                (None, None) if word == b"VALUE" => {
+                    if complete {
+                        Err(ParseError::BadValueLine)
+                    } else {
+                        Ok(None)
+                    }
+                }
+                (None, None) => Ok(complete.then_some(Event::End)),
+                // "ENDX", "END ", "ERRORS", "VALUEX" ...
+                _ => Err(ParseError::UnknownLine),
+            };
+        }
+        Err(ParseError::UnknownLine)
+    }
+
+    /// Judges the fields of a `VALUE` line (what follows `"VALUE "`), as
+    /// [`check_line`](Self::check_line) does.
+    ///
+    /// Each byte is checked as soon as it is seen: a bad key byte, a key over
+    /// 250 bytes, a non-digit or a number overflowing its type fail at that
+    /// byte. Whether a length is over the limit is decided when its field
+    /// ends, because until then more digits could still make it a `u64`
+    /// overflow ([`ParseError::BadNumber`]) instead.
+    fn check_value_line<'a>(
+        &self,
+        fields: &'a [u8],
+        complete: bool,
+    ) -> Result<Option<Event<'a>>, ParseError> {
+        let mut field = Field::Key;
+        let mut start = 0; // where the current field begins in `fields`
+        let mut num: u64 = 0; // the current number field's value so far
+        let (mut key_len, mut flags, mut len) = (0, 0u32, 0u64);
+        for (i, &b) in fields.iter().enumerate() {
+            if b == b' ' {
+                let empty = i == start;
+                field = match field {
+                    Field::Key if empty => return Err(ParseError::BadKey),
+                    Field::Key => {
+                        key_len = i;
+                        Field::Flags
+                    }
+                    Field::Flags | Field::Bytes | Field::Cas if empty => {
+                        return Err(ParseError::BadValueLine)
+                    }
+                    Field::Flags => {
+                        // Cannot fail: push_digit kept it within u32.
+                        flags = u32::try_from(num).map_err(|_| ParseError::BadNumber)?;
+                        Field::Bytes
+                    }
+                    Field::Bytes => {
+                        len = self.check_len(num)?;
+                        Field::Cas
+                    }
+                    // A fifth field.
+                    Field::Cas => return Err(ParseError::BadValueLine),
+                };
+                start = i + 1;
+                num = 0;
+            } else if field == Field::Key {
+                if b < b' ' || b == 0x7f || i >= MAX_KEY_LEN {
+                    return Err(ParseError::BadKey);
+                }
+            } else {
+                let max = if field == Field::Flags {
+                    u64::from(u32::MAX)
+                } else {
+                    u64::MAX
+                };
+                num = push_digit(num, b, max)?;
+            }
+        }
+        if !complete {
+            return Ok(None);
+        }
+        let cas = match field {
+            Field::Key | Field::Flags => return Err(ParseError::BadValueLine),
+            _ if start == fields.len() => return Err(ParseError::BadValueLine),
+            Field::Bytes => {
+                len = self.check_len(num)?;
+                None
+            }
+            Field::Cas => Some(num),
+        };
+        Ok(Some(Event::Value {
+            key: &fields[..key_len],
+            flags,
+            len,
+            cas,
+        }))
+    }
+
+    /// A declared data length, if within the limit.
+    fn check_len(&self, len: u64) -> Result<u64, ParseError> {
+        if len > self.max_value_len {
+            Err(ParseError::TooLarge)
+        } else {
+            Ok(len)
+        }
+    }
+}
+
+/// `num * 10 + digit(b)`, if `b` is an ASCII digit and the result is at most
+/// `max`. Leading zeros are fine; signs, spaces and anything else are not.
+fn push_digit(num: u64, b: u8, max: u64) -> Result<u64, ParseError> {
+    if !b.is_ascii_digit() {
+        return Err(ParseError::BadNumber);
+    }
+    num.checked_mul(10)
+        .and_then(|n| n.checked_add(u64::from(b - b'0')))
+        .filter(|&n| n <= max)
+        .ok_or(ParseError::BadNumber)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Responses recorded from memcached 1.6 on loopback (`-U 0`), after
+    /// `set foo 0 0 3` "bar", `set bin 2 0 23` (NULs, "\r\nEND\r\n" and a
+    /// "VALUE" line inside the data), `set empty 4294967295 0 0` and
+    /// `set café 1 0 3` "€".
+    const GET_MULTI: &[u8] = b"VALUE foo 0 3\r\nbar\r\nVALUE bin 2 23\r\n\x00\x01\r\nEND\r\nVALUE x 0 1\r\n\x00\r\nVALUE empty 4294967295 0\r\n\r\nVALUE caf\xc3\xa9 1 3\r\n\xe2\x82\xac\r\nEND\r\n";
+    /// `gets foo bin empty` on the same server.
+    const GETS_MULTI: &[u8] = b"VALUE foo 0 3 1\r\nbar\r\nVALUE bin 2 23 2\r\n\x00\x01\r\nEND\r\nVALUE x 0 1\r\n\x00\r\nVALUE empty 4294967295 0 3\r\n\r\nEND\r\n";
+    /// `get nothing`.
+    const MISS: &[u8] = b"END\r\n";
+    /// An unknown command.
+    const UNKNOWN_COMMAND: &[u8] = b"ERROR\r\n";
+    /// `get` with a 251-byte key.
+    const KEY_TOO_LONG: &[u8] = b"CLIENT_ERROR bad command line format\r\n";
+    /// A `set` of 2 MB on a server with `-I 1m`.
+    const OBJECT_TOO_LARGE: &[u8] = b"SERVER_ERROR object too large for cache\r\n";
+
+    /// An event with its data owned; consecutive `Data` events are merged so
+    /// that responses read in different chunks compare equal.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    enum Norm {
+        Value(Vec<u8>, u32, u64, Option<u64>),
+        Data(Vec<u8>),
+        ValueEnd,
+        End,
+        Err(ParseError),
+        /// Input ran out without an error: the bytes left unconsumed, whether
+        /// END was seen, and `data_remaining()`.
+        Rest(Vec<u8>, bool, u64),
+    }
+
+    fn value(key: &[u8], flags: u32, len: u64, cas: Option<u64>) -> Norm {
+        Norm::Value(key.to_vec(), flags, len, cas)
+    }
+
+    fn data(d: &[u8]) -> Norm {
+        Norm::Data(d.to_vec())
+    }
+
+    /// Feeds `input` to a fresh parser in chunks whose sizes `chunk` picks,
+    /// as a real caller would: unconsumed bytes are kept and more appended.
+    /// Checks the API's promises on every call along the way.
+    fn feed(input: &[u8], max: u64, mut chunk: impl FnMut() -> usize) -> Vec<Norm> {
+        let mut p = ResponseParser::new(max);
+        let mut out: Vec<Norm> = Vec::new();
+        let mut pending: Vec<u8> = Vec::new();
+        let mut pos = 0;
+        loop {
+            loop {
+                let before = format!("{p:?}");
+                let remaining = p.data_remaining();
+                match p.next(&pending) {
+                    Ok(Status::Partial) => {
+                        assert_eq!(format!("{p:?}"), before, "Partial changed the parser");
+                        assert!(pending.len() < MAX_LINE_LEN, "Partial on a full line");
+                        assert!(remaining == 0 || pending.is_empty());
+                        break;
+                    }
+                    Ok(Status::Complete((n, ev))) => {
+                        assert!(
+                            n >= 1 && n <= pending.len(),
+                            "consumed {n} of {}",
+                            pending.len()
+                        );
+                        let norm = match ev {
+                            Event::Value {
+                                key,
+                                flags,
+                                len,
+                                cas,
+                            } => {
+                                assert_eq!(&pending[6..6 + key.len()], key);
+                                assert!(n < MAX_LINE_LEN + 1);
+                                assert_eq!(&pending[n - 2..n], b"\r\n");
+                                assert_eq!(p.data_remaining(), len);
+                                value(key, flags, len, cas)
+                            }
+                            Event::Data(d) => {
+                                assert!(!d.is_empty());
+                                assert_eq!(d.len(), n);
+                                assert_eq!(d, &pending[..n]);
+                                assert_eq!(p.data_remaining(), remaining - n as u64);
+                                data(d)
+                            }
+                            Event::ValueEnd => {
+                                assert_eq!(n, 2);
+                                Norm::ValueEnd
+                            }
+                            Event::End => {
+                                assert_eq!(n, 5);
+                                assert!(p.is_complete());
+                                Norm::End
+                            }
+                        };
+                        match (out.last_mut(), norm) {
+                            (Some(Norm::Data(acc)), Norm::Data(d)) => acc.extend_from_slice(&d),
+                            (_, norm) => out.push(norm),
+                        }
+                        pending.drain(..n);
+                    }
+                    Err(e) => {
+                        // Sticky, whatever comes next.
+                        assert_eq!(p.next(&pending), Err(e));
+                        assert_eq!(p.next(b""), Err(e));
+                        assert_eq!(p.next(b"END\r\n"), Err(e));
+                        assert!(!p.is_complete());
+                        out.push(Norm::Err(e));
+                        return out;
+                    }
+                }
+            }
+            if pos == input.len() {
+                out.push(Norm::Rest(pending, p.is_complete(), p.data_remaining()));
+                return out;
+            }
+            let k = chunk().clamp(1, input.len() - pos);
+            pending.extend_from_slice(&input[pos..pos + k]);
+            pos += k;
+        }
+    }
+
+    /// The whole input in one buffer.
+    fn parse(input: &[u8], max: u64) -> Vec<Norm> {
+        feed(input, max, || usize::MAX)
+    }
+
+    /// A small deterministic PRNG (xorshift64*), so failures reproduce.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    /// Parses `input` in one buffer, then split in two at every byte position,
+    /// one byte at a time and in random chunk sizes, and asserts that the
+    /// normalized events are the same every time. Returns them.
+    fn parse_every_way(input: &[u8], max: u64) -> Vec<Norm> {
+        let whole = parse(input, max);
+        for at in 0..=input.len() {
+            let mut sizes = [at, usize::MAX].into_iter();
+            let split = feed(input, max, || sizes.next().unwrap_or(usize::MAX));
+            assert_eq!(
+                split,
+                whole,
+                "split at {at} of {:?}",
+                String::from_utf8_lossy(input)
+            );
+        }
+        assert_eq!(feed(input, max, || 1), whole, "one byte at a time");
+        random_chunks(input, max, &whole);
+        whole
+    }
+
+    /// `parse_every_way` without the quadratic split-everywhere part, for
+    /// big inputs.
+    fn random_chunks(input: &[u8], max: u64, whole: &[Norm]) {
+        for seed in 1..=8u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            // Small chunks stress line resumption; some seeds use big ones.
+            let top = if seed % 2 == 0 { 16 } else { 4096 };
+            let got = feed(input, max, || 1 + rng.below(top));
+            assert_eq!(got, whole, "random chunks, seed {seed}");
+        }
+    }
+
+    /// The shortest prefix of `input` on which a fresh parser fails, and how.
+    fn first_error(input: &[u8], max: u64) -> Option<(usize, ParseError)> {
+        (0..=input.len()).find_map(|k| match parse(&input[..k], max).last() {
+            Some(Norm::Err(e)) => Some((k, *e)),
+            _ => None,
+        })
+    }
+
+    /// Asserts that `input` fails with `err` every way it is split, and that
+    /// the first `at` bytes are the fewest that show it.
+    fn assert_error_at(input: &[u8], at: usize, err: ParseError) {
+        assert_error_at_max(input, 0, at, err);
+    }
+
+    fn assert_error_at_max(input: &[u8], max: u64, at: usize, err: ParseError) {
+        let got = parse_every_way(input, max);
+        assert_eq!(
+            got.last(),
+            Some(&Norm::Err(err)),
+            "{:?}",
+            String::from_utf8_lossy(input)
+        );
+        assert_eq!(
+            first_error(input, max),
+            Some((at, err)),
+            "{:?}",
+            String::from_utf8_lossy(input)
+        );
+    }
+
+    /// Asserts that `input` is a valid but unfinished response.
+    fn assert_partial(input: &[u8]) {
+        let got = parse_every_way(input, 0);
+        assert!(matches!(got.last(), Some(Norm::Rest(..))), "{got:?}");
+        assert_eq!(first_error(input, 0), None);
+    }
+
+    #[test]
+    fn recorded_get_multi() {
+        assert_eq!(
+            parse_every_way(GET_MULTI, 0),
+            vec![
+                value(b"foo", 0, 3, None),
+                data(b"bar"),
+                Norm::ValueEnd,
+                value(b"bin", 2, 23, None),
+                data(b"\x00\x01\r\nEND\r\nVALUE x 0 1\r\n\x00"),
+                Norm::ValueEnd,
+                value(b"empty", 4_294_967_295, 0, None),
+                Norm::ValueEnd,
+                value("café".as_bytes(), 1, 3, None),
+                data("€".as_bytes()),
+                Norm::ValueEnd,
+                Norm::End,
+                Norm::Rest(vec![], true, 0),
+            ]
+        );
+    }
+
+    #[test]
+    fn recorded_gets_with_cas() {
+        assert_eq!(
+            parse_every_way(GETS_MULTI, 0),
+            vec![
+                value(b"foo", 0, 3, Some(1)),
+                data(b"bar"),
+                Norm::ValueEnd,
+                value(b"bin", 2, 23, Some(2)),
+                data(b"\x00\x01\r\nEND\r\nVALUE x 0 1\r\n\x00"),
+                Norm::ValueEnd,
+                value(b"empty", 4_294_967_295, 0, Some(3)),
+                Norm::ValueEnd,
+                Norm::End,
+                Norm::Rest(vec![], true, 0),
+            ]
+        );
+    }
+
+    #[test]
+    fn recorded_miss_and_errors() {
+        assert_eq!(
+            parse_every_way(MISS, 0),
+            vec![Norm::End, Norm::Rest(vec![], true, 0)]
+        );
+        assert_error_at(UNKNOWN_COMMAND, UNKNOWN_COMMAND.len(), ParseError::Error);
+        assert_error_at(KEY_TOO_LONG, KEY_TOO_LONG.len(), ParseError::ClientError);
+        assert_error_at(
+            OBJECT_TOO_LARGE,
+            OBJECT_TOO_LARGE.len(),
+            ParseError::ServerError,
+        );
+    }
+
+    #[test]
+    fn events_one_call_at_a_time() {
+        let mut p = ResponseParser::default();
+        let buf = b"VALUE k 5 4 99\r\nab\r\n\r\nEND\r\n";
+        let ev = p.next(buf).unwrap();
+        let key = &buf[6..7];
+        assert_eq!(
+            ev,
+            Status::Complete((
+                16,
+                Event::Value {
+                    key,
+                    flags: 5,
+                    len: 4,
+                    cas: Some(99)
+                }
+            ))
+        );
+        assert_eq!(p.data_remaining(), 4);
+        // Only part of the data is buffered: a Data event for what is there.
+        assert_eq!(
+            p.next(&buf[16..18]),
+            Ok(Status::Complete((2, Event::Data(b"ab"))))
+        );
+        assert_eq!(p.data_remaining(), 2);
+        // Data is never scanned: "\r\n" inside it is data.
+        assert_eq!(
+            p.next(&buf[18..]),
+            Ok(Status::Complete((2, Event::Data(b"\r\n"))))
+        );
+        assert_eq!(p.data_remaining(), 0);
+        assert_eq!(p.next(&buf[20..21]), Ok(Status::Partial));
+        assert_eq!(
+            p.next(&buf[20..]),
+            Ok(Status::Complete((2, Event::ValueEnd)))
+        );
+        assert!(!p.is_complete());
+        assert_eq!(p.next(&buf[22..25]), Ok(Status::Partial));
+        assert_eq!(p.next(&buf[22..]), Ok(Status::Complete((5, Event::End))));
+        assert!(p.is_complete());
+        assert_eq!(p.next(b""), Ok(Status::Partial));
+        assert!(p.is_complete());
+    }
+
+    #[test]
+    fn empty_buffer_is_partial() {
+        let mut p = ResponseParser::new(0);
+        assert_eq!(p.next(b""), Ok(Status::Partial));
+        assert_eq!(
+            p.next(b"VALUE a 0 2\r\n").unwrap(),
+            Status::Complete((
+                13,
+                Event::Value {
+                    key: b"a",
+                    flags: 0,
+                    len: 2,
+                    cas: None
+                }
+            ))
+        );
+        assert_eq!(p.next(b""), Ok(Status::Partial));
+        assert_eq!(
+            p.next(b"xy").unwrap(),
+            Status::Complete((2, Event::Data(b"xy")))
+        );
+        assert_eq!(p.next(b""), Ok(Status::Partial));
+    }
+
+    #[test]
+    fn big_binary_values_in_random_chunks() {
+        let mut rng = Rng(42);
+        let mut input = Vec::new();
+        let mut expected = Vec::new();
+        for (i, size) in [70_000usize, 1, 0, 4096, 65_537].into_iter().enumerate() {
+            let mut v: Vec<u8> = (0..size).map(|_| rng.next() as u8).collect();
+            if size > 100 {
+                // The lines a scanning parser would trip on, inside the data.
+                v[10..17].copy_from_slice(b"\r\nEND\r\n");
+                v[50..62].copy_from_slice(b"VALUE a 0 1\r");
+                v[99] = b'\n';
+            }
+            let key = format!("key:{i}");
+            input.extend_from_slice(format!("VALUE {key} {i} {size} {}\r\n", 1000 + i).as_bytes());
+            input.extend_from_slice(&v);
+            input.extend_from_slice(b"\r\n");
+            expected.push(value(
+                key.as_bytes(),
+                i as u32,
+                size as u64,
+                Some(1000 + i as u64),
+            ));
+            if size > 0 {
+                expected.push(Norm::Data(v));
+            }
+            expected.push(Norm::ValueEnd);
+        }
+        input.extend_from_slice(b"END\r\n");
+        expected.push(Norm::End);
+        expected.push(Norm::Rest(vec![], true, 0));
+        let whole = parse(&input, 0);
+        assert_eq!(whole, expected);
+        random_chunks(&input, 0, &whole);
+        // A response cut short mid-value: the data so far, and what is missing.
+        let header = b"VALUE key:0 0 70000 1000\r\n".len() as u64;
+        let cut = parse_every_way(&input[..200], 0);
+        assert_eq!(
+            cut.last(),
+            Some(&Norm::Rest(vec![], false, 70_000 - (200 - header)))
+        );
+    }
+
+    #[test]
+    fn zero_byte_value_goes_to_its_terminator() {
+        assert_eq!(
+            parse_every_way(b"VALUE z 0 0\r\n\r\nEND\r\n", 0),
+            vec![
+                value(b"z", 0, 0, None),
+                Norm::ValueEnd,
+                Norm::End,
+                Norm::Rest(vec![], true, 0)
+            ]
+        );
+        // The data block is empty, so "END" right after the line is not the
+        // terminator.
+        assert_error_at(b"VALUE z 0 0\r\nEND\r\n", 14, ParseError::BadTerminator);
+    }
+
+    #[test]
+    fn numbers_at_their_limits() {
+        let got = parse_every_way(
+            b"VALUE k 4294967295 0 18446744073709551615\r\n\r\nVALUE k 00000000000000000000007 0003 000\r\nabc\r\nEND\r\n",
+            0,
+        );
+        assert_eq!(got[0], value(b"k", u32::MAX, 0, Some(u64::MAX)));
+        assert_eq!(got[2], value(b"k", 7, 3, Some(0)));
+        assert_eq!(got.last(), Some(&Norm::Rest(vec![], true, 0)));
+        // The largest length u64 allows, when the limit allows it.
+        assert_eq!(
+            parse(b"VALUE k 0 18446744073709551615\r\nab", u64::MAX),
+            vec![
+                value(b"k", 0, u64::MAX, None),
+                data(b"ab"),
+                Norm::Rest(vec![], false, u64::MAX - 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn keys() {
+        let long = [b'k'; MAX_KEY_LEN];
+        let mut line = b"VALUE ".to_vec();
+        line.extend_from_slice(&long);
+        line.extend_from_slice(b" 0 1\r\nx\r\nEND\r\n");
+        assert_eq!(parse_every_way(&line, 0)[0], value(&long, 0, 1, None));
+        // Every byte from 0x21 up, except DEL, may be in a key.
+        let all: Vec<u8> = (0x21..=0xffu8).filter(|&b| b != 0x7f).collect();
+        for key in all.chunks(MAX_KEY_LEN) {
+            let mut line = b"VALUE ".to_vec();
+            line.extend_from_slice(key);
+            line.extend_from_slice(b" 0 0\r\n\r\n");
+            assert_eq!(parse(&line, 0)[0], value(key, 0, 0, None));
+        }
+    }
+
+    #[test]
+    fn bad_keys() {
+        // 251 bytes: the 251st key byte proves it, no need to see the line end.
+        let mut line = b"VALUE ".to_vec();
+        line.extend_from_slice(&[b'k'; MAX_KEY_LEN + 1]);
+        line.extend_from_slice(b" 0 1\r\nx\r\nEND\r\n");
+        assert_error_at(&line, 6 + MAX_KEY_LEN + 1, ParseError::BadKey);
+        // Control bytes and DEL fail at once.
+        for b in (0..0x20u8).chain([0x7f]) {
+            if b == b'\r' {
+                continue;
+            }
+            let line = [b"VALUE a".as_slice(), &[b], b"b 0 1\r\nx\r\nEND\r\n"].concat();
+            let expected = if b == b'\n' {
+                ParseError::BadLineEnd
+            } else {
+                ParseError::BadKey
+            };
+            assert_error_at(&line, 8, expected);
+        }
+        // A `\r` might be the line end until the byte after it shows otherwise.
+        assert_error_at(b"VALUE a\rb 0 1\r\n", 9, ParseError::BadKey);
+        // An empty key shows at its terminating space.
+        assert_error_at(b"VALUE  0 1\r\nx\r\n", 7, ParseError::BadKey);
+    }
+
+    #[test]
+    fn bad_numbers() {
+        use ParseError::BadNumber;
+        // Flags over u32: the digit that overflows proves it.
+        assert_error_at(b"VALUE k 4294967296 1\r\nx\r\n", 18, BadNumber);
+        assert_error_at(b"VALUE k 99999999999 1\r\nx\r\n", 18, BadNumber);
+        // Lengths and cas over u64, whatever the limit.
+        assert_error_at_max(
+            b"VALUE k 0 18446744073709551616\r\n",
+            u64::MAX,
+            30,
+            BadNumber,
+        );
+        assert_error_at(b"VALUE k 0 18446744073709551616\r\n", 30, BadNumber);
+        assert_error_at(b"VALUE k 0 1 18446744073709551616\r\n", 32, BadNumber);
+        // Signs, spaces, hex, letters: the first odd byte.
+        assert_error_at(b"VALUE k -1 1\r\n", 9, BadNumber);
+        assert_error_at(b"VALUE k +1 1\r\n", 9, BadNumber);
+        assert_error_at(b"VALUE k 0x10 1\r\n", 10, BadNumber);
+        assert_error_at(b"VALUE k 0 1a\r\n", 12, BadNumber);
+        assert_error_at(b"VALUE k 0 1 7f\r\n", 14, BadNumber);
+        assert_error_at(b"VALUE k 0\t1\r\n", 10, BadNumber);
+        assert_error_at(b"VALUE k 0 1\rx\r\n", 13, BadNumber);
+        assert_error_at(b"VALUE k 0 1 \x002\r\n", 13, BadNumber);
+    }
+
+    #[test]
+    fn too_large() {
+        use ParseError::TooLarge;
+        // The default limit is 1 GiB, inclusive; 0 means the default.
+        for max in [0, DEFAULT_MAX_VALUE_LEN] {
+            let got = parse(b"VALUE k 0 1073741824\r\n", max);
+            assert_eq!(got[0], value(b"k", 0, 1 << 30, None));
+            // Known once the field ends: at the line end, or the space before cas.
+            assert_error_at_max(b"VALUE k 0 1073741825\r\n", max, 22, TooLarge);
+            assert_error_at_max(b"VALUE k 0 1073741825 1\r\n", max, 21, TooLarge);
+            assert_error_at_max(
+                b"VALUE k 0 99999999999999999999\r\n",
+                max,
+                30,
+                ParseError::BadNumber,
+            );
+        }
+        assert_error_at_max(b"VALUE k 0 11\r\nxxxxxxxxxxx\r\n", 10, 14, TooLarge);
+        assert_eq!(parse(b"VALUE k 0 10\r\n", 10)[0], value(b"k", 0, 10, None));
+        assert_eq!(parse(b"VALUE k 0 1\r\nx\r\n", 1)[2], Norm::ValueEnd);
+        assert_error_at_max(b"VALUE k 0 2\r\n", 1, 13, TooLarge);
+    }
+
+    #[test]
+    fn bad_value_lines() {
+        use ParseError::BadValueLine;
+        assert_error_at(b"VALUE\r\n", 7, BadValueLine);
+        assert_error_at(b"VALUE \r\n", 8, BadValueLine);
+        assert_error_at(b"VALUE k\r\n", 9, BadValueLine);
+        assert_error_at(b"VALUE k 0\r\n", 11, BadValueLine);
+        assert_error_at(b"VALUE k 0 \r\n", 12, BadValueLine);
+        assert_error_at(b"VALUE k 0 1 \r\n", 14, BadValueLine);
+        // Double spaces: an empty field shows at the second space.
+        assert_error_at(b"VALUE k  0 1\r\n", 9, BadValueLine);
+        assert_error_at(b"VALUE k 0  1\r\n", 11, BadValueLine);
+        assert_error_at(b"VALUE k 0 1  2\r\n", 13, BadValueLine);
+        // A fifth field shows at the space before it.
+        assert_error_at(b"VALUE k 0 1 2 3\r\n", 14, BadValueLine);
+    }
+
+    #[test]
+    fn bad_terminators() {
+        use ParseError::BadTerminator;
+        assert_error_at(b"VALUE k 0 3\r\nabcXY", 17, BadTerminator);
+        assert_error_at(b"VALUE k 0 3\r\nabc\rX", 18, BadTerminator);
+        assert_error_at(b"VALUE k 0 3\r\nabc\n\r", 17, BadTerminator);
+        // Too much data: the first extra byte.
+        assert_error_at(b"VALUE k 0 3\r\nabcd\r\nEND\r\n", 17, BadTerminator);
+        // Too little data: the "\r" of the terminator is taken as data, and
+        // its "\n" is then a bad terminator.
+        assert_error_at(b"VALUE k 0 3\r\nab\r\nEND\r\n", 17, BadTerminator);
+        // A second value after a good one.
+        assert_error_at(b"VALUE a 0 1\r\nx\r\nVALUE b 0 1\r\nyz", 31, BadTerminator);
+        // Just "\r" so far is fine.
+        assert_partial(b"VALUE k 0 3\r\nabc\r");
+    }
+
+    #[test]
+    fn server_error_lines() {
+        // Error lines are reported once complete, never before, and at once.
+        assert_error_at(
+            b"SERVER_ERROR out of memory\r\n",
+            28,
+            ParseError::ServerError,
+        );
+        assert_error_at(b"SERVER_ERROR\r\n", 14, ParseError::ServerError);
+        assert_error_at(
+            b"CLIENT_ERROR bad data chunk\r\n",
+            29,
+            ParseError::ClientError,
+        );
+        assert_error_at(b"ERROR\r\n", 7, ParseError::Error);
+        assert_error_at(b"ERROR too many tokens\r\n", 23, ParseError::Error);
+        // After values already handed out.
+        let got = parse_every_way(
+            b"VALUE a 0 1\r\nx\r\nSERVER_ERROR out of memory\r\nEND\r\n",
+            0,
+        );
+        assert_eq!(
+            got,
+            vec![
+                value(b"a", 0, 1, None),
+                data(b"x"),
+                Norm::ValueEnd,
+                Norm::Err(ParseError::ServerError)
+            ]
+        );
+        // Prefixes of error lines are partial.
+        for line in [
+            &b"SERVER_ER"[..],
+            b"SERVER_ERROR",
+            b"SERVER_ERROR out of",
+            b"CLIENT_",
+            b"ERR",
+            b"ERROR\r",
+        ] {
+            assert_partial(line);
+        }
+    }
+
+    #[test]
+    fn unknown_lines_fail_fast() {
+        use ParseError::UnknownLine;
+        assert_error_at(b"XYZ", 1, UnknownLine);
+        assert_error_at(b"XYZ\r\n", 1, UnknownLine);
+        assert_error_at(b"\r\n", 2, UnknownLine);
+        assert_error_at(b"\rX", 2, UnknownLine);
+        assert_error_at(b"ENDX\r\n", 4, UnknownLine);
+        assert_error_at(b"END \r\n", 4, UnknownLine);
+        assert_error_at(b"END\rX", 5, UnknownLine);
+        assert_error_at(b"EN\r\n", 4, UnknownLine);
+        assert_error_at(b"VALUEX", 6, UnknownLine);
+        assert_error_at(b"VALUES a 0 1\r\n", 6, UnknownLine);
+        assert_error_at(b"value a 0 1\r\n", 1, UnknownLine);
+        assert_error_at(b"ERRORS\r\n", 6, UnknownLine);
+        assert_error_at(b"SERVER_ERRORS\r\n", 13, UnknownLine);
+        assert_error_at(b"STORED\r\n", 2, UnknownLine);
+        assert_error_at(b" END\r\n", 1, UnknownLine);
+        for line in [
+            &b"V"[..],
+            b"VAL",
+            b"VALUE",
+            b"VALUE ",
+            b"E",
+            b"EN",
+            b"END",
+            b"END\r",
+            b"\r",
+        ] {
+            assert_partial(line);
+        }
+    }
+
+    #[test]
+    fn bare_newlines() {
+        use ParseError::BadLineEnd;
+        assert_error_at(b"\n", 1, BadLineEnd);
+        assert_error_at(b"END\n", 4, BadLineEnd);
+        assert_error_at(b"VALUE k 0 1\nx\r\n", 12, BadLineEnd);
+        assert_error_at(b"SERVER_ERROR oops\n", 18, BadLineEnd);
+        // What precedes the `\n` is judged first, as a byte-at-a-time reader
+        // would have.
+        assert_error_at(b"XYZ\n", 1, ParseError::UnknownLine);
+        assert_error_at(b"VALUE k 0 x\n", 11, ParseError::BadNumber);
+    }
+
+    #[test]
+    fn after_end() {
+        assert_eq!(
+            parse_every_way(b"END\r\nX", 0),
+            vec![Norm::End, Norm::Err(ParseError::AfterEnd)]
+        );
+        assert_eq!(
+            first_error(b"END\r\nEND\r\n", 0),
+            Some((6, ParseError::AfterEnd))
+        );
+        let mut p = ResponseParser::new(0);
+        assert_eq!(p.next(b"END\r\n"), Ok(Status::Complete((5, Event::End))));
+        assert_eq!(p.next(b""), Ok(Status::Partial));
+        assert_eq!(p.next(b"\r\n"), Err(ParseError::AfterEnd));
+        assert!(!p.is_complete());
+        assert_eq!(p.next(b""), Err(ParseError::AfterEnd));
+    }
+
+    #[test]
+    fn line_length_bound() {
+        // The longest line allowed, counting its "\r\n".
+        let line = |len: usize| {
+            let mut l = b"VALUE k 0 ".to_vec();
+            l.resize(len - 3, b'0');
+            l.extend_from_slice(b"1\r\n");
+            l
+        };
+        let ok = [line(MAX_LINE_LEN), b"x\r\nEND\r\n".to_vec()].concat();
+        assert_eq!(parse_every_way(&ok, 0)[0], value(b"k", 0, 1, None));
+        // One byte more: too long once MAX_LINE_LEN bytes are buffered.
+        let long = [line(MAX_LINE_LEN + 1), b"x\r\nEND\r\n".to_vec()].concat();
+        assert_error_at(&long, MAX_LINE_LEN, ParseError::LineTooLong);
+        // Long error messages and garbage without a line end.
+        let mut msg = b"SERVER_ERROR ".to_vec();
+        msg.resize(3000, b'x');
+        assert_error_at(&msg, MAX_LINE_LEN, ParseError::LineTooLong);
+        let mut zeros = b"VALUE k 0 ".to_vec();
+        zeros.resize(MAX_LINE_LEN + 10, b'0');
+        assert_error_at(&zeros, MAX_LINE_LEN, ParseError::LineTooLong);
+        // A final "\r" at the bound does not help: its "\n" would be over.
+        let mut cr = msg[..MAX_LINE_LEN - 1].to_vec();
+        cr.extend_from_slice(b"\r\n");
+        assert_error_at(&cr, MAX_LINE_LEN, ParseError::LineTooLong);
+        // A long key fails as a bad key long before the line bound.
+        let mut key = b"VALUE ".to_vec();
+        key.resize(MAX_LINE_LEN, b'a');
+        assert_error_at(&key, 6 + MAX_KEY_LEN + 1, ParseError::BadKey);
+        // A bare "\n" at the bound is still a bad line end.
+        let mut nl = msg[..MAX_LINE_LEN - 1].to_vec();
+        nl.push(b'\n');
+        assert_error_at(&nl, MAX_LINE_LEN, ParseError::BadLineEnd);
+    }
+
+    #[test]
+    fn errors_are_sticky_until_reset() {
+        let mut p = ResponseParser::new(0);
+        assert_eq!(p.next(b"VALUE k 0 1\r\n").map(|_| ()), Ok(()));
+        assert_eq!(p.next(b"x").map(|_| ()), Ok(()));
+        assert_eq!(p.next(b"xx"), Err(ParseError::BadTerminator));
+        assert_eq!(p.data_remaining(), 0);
+        for buf in [&b""[..], b"\r\n", b"END\r\n", b"VALUE k 0 1\r\n"] {
+            assert_eq!(p.next(buf), Err(ParseError::BadTerminator));
+        }
+        p.reset();
+        assert_eq!(p.next(b"END\r\n"), Ok(Status::Complete((5, Event::End))));
+        assert!(p.is_complete());
+        // Reset after a complete response: ready for the next one.
+        p.reset();
+        assert!(!p.is_complete());
+        assert_eq!(p.next(b"END\r\n"), Ok(Status::Complete((5, Event::End))));
+        // Reset keeps the limit.
+        let mut small = ResponseParser::new(2);
+        small.reset();
+        assert_eq!(small.next(b"VALUE k 0 3\r\n"), Err(ParseError::TooLarge));
+    }
+
+    #[test]
+    fn error_codes_match_cmrx_h() {
+        use ParseError::*;
+        let all = [
+            (ServerError, 1),
+            (ClientError, 2),
+            (Error, 3),
+            (UnknownLine, 4),
+            (BadValueLine, 5),
+            (BadKey, 6),
+            (BadNumber, 7),
+            (TooLarge, 8),
+            (BadTerminator, 9),
+            (LineTooLong, 10),
+            (BadLineEnd, 11),
+            (AfterEnd, 12),
+        ];
+        for (e, code) in all {
+            assert_eq!(e.code(), code);
+            assert!(!e.as_str().is_empty());
+            assert_eq!(e.to_string(), e.as_str());
+        }
+        let header = include_str!("cmrx.h");
+        for name in [
+            "SERVER_ERROR",
+            "CLIENT_ERROR",
+            "ERROR",
+            "UNKNOWN_LINE",
+            "BAD_VALUE_LINE",
+            "BAD_KEY",
+            "BAD_NUMBER",
+            "TOO_LARGE",
+            "BAD_TERMINATOR",
+            "LINE_TOO_LONG",
+            "BAD_LINE_END",
+            "AFTER_END",
+        ]
+        .iter()
+        .zip(1..)
+        .map(|(n, code)| (format!("#define CMRX_PE_{n} "), code))
+        {
+            let (define, code) = name;
+            let at = header
+                .find(&define)
+                .unwrap_or_else(|| panic!("{define} not in cmrx.h"));
+            let value: i32 = header[at + define.len()..]
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse().ok())
+                .unwrap();
+            assert_eq!(value, code, "{define}");
+        }
+    }
+
+    /// Random edits of valid responses: whatever the bytes, the outcome must
+    /// not depend on how they are split, and the parser must uphold its
+    /// promises (checked inside `feed`).
+    #[test]
+    fn mutated_responses_split_the_same_way() {
+        let seeds: [&[u8]; 5] = [
+            GET_MULTI,
+            GETS_MULTI,
+            b"VALUE k 4294967295 0 18446744073709551615\r\n\r\nEND\r\n",
+            b"SERVER_ERROR out of memory\r\n",
+            b"VALUE a 0 2\r\n\r\n\r\nVALUE b 0 0\r\n\r\nEND\r\n",
+        ];
+        let alphabet = b"VALUEND RO\r\n 0129\x00\x7f\xc3k";
+        let mut rng = Rng(7);
+        for round in 0..400 {
+            let mut input = seeds[round % seeds.len()].to_vec();
+            for _ in 0..=rng.below(3) {
+                let at = rng.below(input.len() + 1);
+                let b = alphabet[rng.below(alphabet.len())];
+                match rng.below(3) {
+                    0 => input.insert(at, b),
+                    1 if at < input.len() => {
+                        input.remove(at);
+                    }
+                    _ if at < input.len() => input[at] = b,
+                    _ => input.push(b),
+                }
+            }
+            let max = [0, 2, 3, 23][rng.below(4)];
+            parse_every_way(&input, max);
+        }
+    }
+}
