@@ -1,0 +1,85 @@
+package CMRXBench::Data;
+
+# Inputs of the benchmark: the shared sample files, deterministic values cut
+# from the document, a synthetic JPEG, and raw memcached look-ups.
+
+use strict;
+use warnings;
+use IO::Socket::INET ();
+use Exporter 'import';
+
+our @EXPORT_OK = qw(data_dir slurp text_value fake_jpeg raw_get_flags server_version);
+
+# BENCH_DATA, else the project's shared/ folder beside the work tree.
+sub data_dir {
+    my ($root) = @_;
+    for my $d (grep { defined } $ENV{BENCH_DATA}, "$root/../shared", "$root/shared", '/work/shared') {
+        return $d if -f "$d/seed.json" && -f "$d/perldiag.pod";
+    }
+    die "seed.json and perldiag.pod not found: set BENCH_DATA to the folder holding them\n";
+}
+
+sub slurp {
+    my ($path) = @_;
+    open my $fh, '<:raw', $path or die "$path: $!\n";
+    local $/;
+    return scalar <$fh>;
+}
+
+# $size bytes of real text, starting at a different place for each $i.
+sub text_value {
+    my ($doc, $i, $size) = @_;
+    my $off = ($i * 7919) % length $doc;
+    my $s = '';
+    while (length $s < $size) {
+        $s .= substr($doc, $off, $size - length $s);
+        $off = 0;
+    }
+    return $s;
+}
+
+# A JPEG-looking payload: SOI + APP0/JFIF header, then incompressible bytes
+# (xorshift32, so the same on every machine), then EOI.
+sub fake_jpeg {
+    my ($size) = @_;
+    my $head = "\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00";
+    my $x = 2463534242;
+    my @w;
+    for (1 .. int(($size - length($head) - 2) / 4)) {
+        $x ^= ($x << 13) & 0xffffffff;
+        $x ^= $x >> 17;
+        $x ^= ($x << 5) & 0xffffffff;
+        push @w, $x;
+    }
+    return $head . pack('N*', @w) . "\xff\xd9";
+}
+
+sub _talk {
+    my ($addr, $cmd, $until) = @_;
+    my $s = IO::Socket::INET->new(PeerAddr => $addr, Timeout => 2) or return;
+    print $s $cmd;
+    my $buf = '';
+    while ($buf !~ $until) {
+        my $r = sysread($s, $buf, 65536, length $buf);
+        last unless $r;
+    }
+    return $buf;
+}
+
+# Flags of a stored item, looked up on each server in turn (undef: miss).
+sub raw_get_flags {
+    my ($servers, $key) = @_;
+    for my $addr (@$servers) {
+        my $r = _talk($addr, "get $key\r\n", qr/(?:^|\n)END\r\n\z|ERROR/) // next;
+        return $1 if $r =~ /^VALUE \S+ (\d+) \d+/;
+    }
+    return undef;
+}
+
+sub server_version {
+    my ($addr) = @_;
+    my $r = _talk($addr, "version\r\n", qr/\r\n/) // return undef;
+    return $r =~ /^VERSION (\S+)/ ? $1 : undef;
+}
+
+1;

@@ -1,0 +1,286 @@
+package CMRXBench::Report;
+
+# Turns finished rows into ratios and bar verdicts, then prints the table,
+# writes the JSON results and draws the SVG chart of the ratios.
+
+use strict;
+use warnings;
+use utf8;
+use JSON::PP ();
+use Exporter 'import';
+
+our @EXPORT_OK = qw(evaluate print_table write_json write_svg fmt_time);
+
+# ---- ratios and bars -------------------------------------------------------
+
+sub _ours      { (grep { $_->{role} eq 'ours' } @{ $_[0]{impls} })[0] }
+sub _baselines { grep { $_->{role} ne 'ours' } @{ $_[0]{impls} } }
+sub _ok        { $_[0] && ($_[0]{status} // '') eq 'ok' }
+
+# Adds to each row: ratios {label => baseline/ours}, ratio (vs the primary
+# baseline), size_ratio (ours/primary output size), and per bar: met, why.
+sub evaluate {
+    my (@rows) = @_;
+    for my $row (@rows) {
+        my $ours = _ours($row);
+        my @base = _baselines($row);
+        my $prim = $base[0];
+        $row->{ratios} = {};
+        for my $b (@base) {
+            $row->{ratios}{ $b->{label} } = $b->{median} / $ours->{median}
+                if _ok($b) && _ok($ours) && $ours->{median} > 0;
+        }
+        $row->{ratio} = $row->{ratios}{ $prim->{label} };
+        my ($ps, $os) = map { $_ && $_->{info} ? $_->{info}{size} : undef } $prim, $ours;
+        $row->{size_ratio} = $os / $ps if defined $ps && defined $os && $ps > 0;
+
+        for my $bar (@{ $row->{bars} || [] }) {
+            my $k = $bar->{kind};
+            my $v = $k eq 'max_us' ? (_ok($ours) ? $ours->{median} * 1e6 : undef)
+                  : $k eq 'size'   ? $row->{size_ratio}
+                  :                  $row->{ratio};
+            $bar->{value} = $v;
+            if (!defined $v) {
+                # ours wrong or failing misses its bar; not built or a broken
+                # baseline leaves it open
+                $bar->{met} = ($ours->{status} // '') =~ /^(WRONG|FAILED)$/ ? 0 : undef;
+                $bar->{why} = !_ok($ours) ? ($ours->{status} // 'not run')
+                            : "$prim->{label} " . ($prim->{status} // 'not run');
+                next;
+            }
+            $bar->{met} = $k eq 'max_us' ? ($v < $bar->{max} ? 1 : 0)
+                        : $k eq 'size'   ? ($v <= $bar->{max} ? 1 : 0)
+                        : $k eq 'noloss' ? ($v >= $bar->{allow} ? 1 : 0)
+                        :                  ($v >= $bar->{min} ? 1 : 0);
+        }
+    }
+    return @rows;
+}
+
+sub bar_text {
+    my ($bar) = @_;
+    my $k = $bar->{kind};
+    return $k eq 'max_us' ? "<$bar->{max} µs"
+         : $k eq 'size'   ? "size ≤$bar->{max}×"
+         : $k eq 'noloss' ? "no loss (≥$bar->{allow}×)"
+         :                  "≥$bar->{min}×";
+}
+
+sub _mark { !defined $_[0] ? '—' : $_[0] ? '✓' : '✗' }
+
+# ---- formatting ------------------------------------------------------------
+
+sub fmt_time {
+    my ($s) = @_;
+    return '' unless defined $s;
+    my ($v, $u) = $s >= 1    ? ($s, 's')
+                : $s >= 1e-3 ? ($s * 1e3, 'ms')
+                : $s >= 1e-6 ? ($s * 1e6, 'µs')
+                :              ($s * 1e9, 'ns');
+    return sprintf('%.*f %s', ($v >= 100 ? 0 : $v >= 10 ? 1 : 2), $v, $u);
+}
+
+sub fmt_ratio { defined $_[0] ? sprintf('%.2f×', $_[0]) : '—' }
+
+sub _cell {
+    my ($impl) = @_;
+    return fmt_time($impl->{median}) if _ok($impl);
+    return $impl->{status} // 'not run';
+}
+
+# ---- table -----------------------------------------------------------------
+
+sub print_table {
+    my ($fh, $meta, $groups, @rows) = @_;
+    print $fh "Cache-Memcached-RustXS benchmark  $meta->{date}\n";
+    print $fh "perl $meta->{perl}, $meta->{machine}{cpu} ($meta->{machine}{cores} cores), memcached at $meta->{servers_desc}\n";
+    print $fh "$meta->{rounds} interleaved rounds × ~$meta->{seconds} s per implementation; median time per op; ratio = baseline / ours (>1: ours faster)\n";
+
+    my ($met, $missed, $open) = (0, 0, 0);
+    for my $g (@$groups) {
+        my @gr = grep { $_->{group} eq $g->{id} } @rows or next;
+        my @blab = map { $_->{label} } _baselines($gr[0]);
+        my $ours_label = _ours($gr[0])->{label};
+        my @head = ('', @blab, $ours_label, (map { "vs $_" } @blab), 'bar', $g->{notes_title} // '');
+        my (@lines, @foot);
+        for my $row (@gr) {
+            my @b = _baselines($row);
+            my $o = _ours($row);
+            my @bars = map { bar_text($_) . ' ' . _mark($_->{met}) } @{ $row->{bars} || [] };
+            for (@{ $row->{bars} || [] }) { defined $_->{met} ? ($_->{met} ? $met++ : $missed++) : $open++ }
+            push @lines, [
+                $row->{label},
+                (map { _cell($_) } @b),
+                _cell($o),
+                (map { fmt_ratio($row->{ratios}{ $_->{label} }) } @b),
+                join('  ', @bars),
+                $row->{notes} ? $row->{notes}->($row) : '',
+            ];
+            for my $impl (@{ $row->{impls} }) {
+                next unless ($impl->{status} // '') =~ /^(WRONG|FAILED)$/;
+                push @foot, "$row->{label}, $impl->{label}: $impl->{status}: $impl->{detail}";
+            }
+        }
+        my @w = map { my $i = $_; _max(map { length $_->[$i] } \@head, @lines) } 0 .. $#head;
+        my $fmt = sub {
+            my @c = @_;
+            my $s = sprintf('  %-*s', $w[0], $c[0]);
+            $s .= sprintf('  %*s', $w[$_], $c[$_]) for 1 .. $#c - 2;
+            $s .= sprintf('  %-*s  %s', $w[-2], $c[-2], $c[-1]);
+            $s =~ s/\s+$//;
+            "$s\n";
+        };
+        print $fh "\n== $g->{title} ==\n";
+        print $fh $fmt->(@head);
+        print $fh $fmt->(@$_) for @lines;
+        print $fh "  ! $_\n" for @foot;
+    }
+    print $fh "\nbars: $met met, $missed missed, $open not evaluated\n";
+}
+
+sub _max { my $m = shift; for (@_) { $m = $_ if $_ > $m } $m }
+
+# ---- JSON ------------------------------------------------------------------
+
+sub write_json {
+    my ($path, $meta, @rows) = @_;
+    my @out;
+    for my $row (@rows) {
+        push @out, {
+            name   => $row->{name},
+            group  => $row->{group},
+            label  => $row->{label},
+            impls  => [ map {
+                my $i = $_;
+                +{
+                    label => $i->{label},
+                    role  => $i->{role},
+                    status => $i->{status},
+                    (defined $i->{detail} && $i->{status} ne 'ok' ? (detail => $i->{detail}) : ()),
+                    (_ok($i) ? (
+                        median_seconds => $i->{median},
+                        iterations     => $i->{iterations},
+                        samples        => $i->{samples},
+                    ) : ()),
+                    ($i->{info} && %{ $i->{info} } ? (info => $i->{info}) : ()),
+                }
+            } @{ $row->{impls} } ],
+            medians       => { map { _ok($_) ? ($_->{label} => $_->{median}) : () } @{ $row->{impls} } },
+            ratios        => $row->{ratios},
+            bars_met      => _row_met($row),
+            primary_ratio => $row->{ratio},
+            (defined $row->{size_ratio} ? (size_ratio => $row->{size_ratio}) : ()),
+            bars => [ map {
+                +{ kind => $_->{kind}, text => bar_text($_), target => $_->{min} // $_->{max},
+                   (defined $_->{allow} ? (allow => $_->{allow}) : ()),
+                   value => $_->{value},
+                   met => defined $_->{met} ? ($_->{met} ? JSON::PP::true : JSON::PP::false) : undef,
+                   (defined $_->{why} ? (not_evaluated => $_->{why}) : ()) }
+            } @{ $row->{bars} || [] } ],
+        };
+    }
+    my %sum = (met => 0, missed => 0, not_evaluated => 0);
+    for my $bar (map { @{ $_->{bars} || [] } } @rows) {
+        $sum{ !defined $bar->{met} ? 'not_evaluated' : $bar->{met} ? 'met' : 'missed' }++;
+    }
+    my %doc = (%$meta, bars_summary => \%sum, rows => \@out);
+    open my $fh, '>:raw', $path or die "$path: $!\n";
+    print $fh JSON::PP->new->utf8->canonical->pretty->encode(\%doc);
+    close $fh or die "$path: $!\n";
+}
+
+# true: every bar met; false: one missed; null: no bar, or one not evaluated
+sub _row_met {
+    my ($row) = @_;
+    my @b = @{ $row->{bars} || [] } or return undef;
+    return JSON::PP::false if grep { defined $_->{met} && !$_->{met} } @b;
+    return undef if grep { !defined $_->{met} } @b;
+    return JSON::PP::true;
+}
+
+# ---- SVG -------------------------------------------------------------------
+
+sub _esc { my $s = shift; $s =~ s/&/&amp;/g; $s =~ s/</&lt;/g; $s =~ s/>/&gt;/g; $s =~ s/"/&quot;/g; $s }
+
+sub write_svg {
+    my ($path, $meta, $groups, @rows) = @_;
+    my ($lw, $pw, $rh, $top) = (230, 560, 22, 56);
+    my $log2 = sub { log($_[0]) / log(2) };
+
+    # log2 scale covering the ratios and the targets: at least 1/4 .. 8,
+    # at most 1/16 .. 64 (bars beyond are clipped, the value column says it)
+    my ($lo, $hi) = (0.25, 8);
+    for my $row (@rows) {
+        my @v = grep { defined && $_ > 0 } $row->{ratio}, map { $_->{kind} =~ /^(ratio|noloss)$/ ? $_->{min} : () } @{ $row->{bars} || [] };
+        for (@v) { $lo = $_ / 1.3 if $_ / 1.3 < $lo; $hi = $_ * 1.3 if $_ * 1.3 > $hi }
+    }
+    $lo = 2**int($log2->($lo) - ($lo < 1 ? 0.999 : 0));
+    $hi = 2**int($log2->($hi) + 0.999);
+    $lo = 1 / 16 if $lo < 1 / 16;
+    $hi = 64 if $hi > 64;
+    my $x = sub { my $v = shift; $v = $lo if $v < $lo; $v = $hi if $v > $hi; $lw + ($log2->($v) - $log2->($lo)) / ($log2->($hi) - $log2->($lo)) * $pw };
+
+    my @body;
+    my $y = $top;
+    for my $g (@$groups) {
+        my @gr = grep { $_->{group} eq $g->{id} } @rows or next;
+        push @body, sprintf('<text x="8" y="%d" class="g">%s</text>', $y + 15, _esc($g->{title}));
+        $y += $rh;
+        for my $row (@gr) {
+            my $cy = $y + $rh / 2;
+            push @body, sprintf('<text x="%d" y="%d" class="l">%s</text>', $lw - 8, $cy + 4, _esc($row->{label}));
+            my @rb = grep { $_->{kind} ne 'size' } @{ $row->{bars} || [] };
+            my $met = @rb ? $rb[0]{met} : undef;
+            my $class = !@rb ? 'nb' : !defined $met ? 'nb' : $met ? 'ok' : 'bad';
+            if (defined(my $r = $row->{ratio})) {
+                my ($x1, $x2) = sort { $a <=> $b } $x->(1), $x->($r);
+                push @body, sprintf('<rect x="%.1f" y="%d" width="%.1f" height="%d" class="%s"/>', $x1, $y + 4, _max($x2 - $x1, 1), $rh - 8, $class);
+                my $extra = '';
+                $extra = sprintf(' (ours %s, %s %s)', fmt_time(_ours($row)->{median}), bar_text($rb[0]), _mark($met))
+                    if @rb && $rb[0]{kind} eq 'max_us';
+                push @body, sprintf('<text x="%.1f" y="%d" class="v">%s</text>', $x->($hi) + 16, $cy + 4, _esc(fmt_ratio($r) . $extra));
+                push @body, sprintf('<text x="%.1f" y="%d" class="v">%s</text>', $x2 + 2, $cy + 4, '»') if $r > $hi;
+                push @body, sprintf('<text x="%.1f" y="%d" class="v" text-anchor="end">%s</text>', $x1 - 2, $cy + 4, '«') if $r < $lo;
+            } else {
+                my $why = join ', ', map { "$_->{label} $_->{status}" } grep { !_ok($_) } @{ $row->{impls} };
+                push @body, sprintf('<text x="%.1f" y="%d" class="na">%s</text>', $x->($hi) + 16, $cy + 4, _esc($why || 'no ratio'));
+            }
+            for my $bar (@rb) {
+                next unless $bar->{kind} =~ /^(ratio|noloss)$/;
+                my $tx = $x->($bar->{kind} eq 'noloss' ? $bar->{allow} : $bar->{min});
+                push @body, sprintf('<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" class="t"/>', $tx, $tx, $y + 1, $y + $rh - 1);
+            }
+            $y += $rh;
+        }
+    }
+    my $h = $y + 34;
+    my @axis;
+    for (my $v = $lo; $v <= $hi * 1.0001; $v *= 2) {
+        my $ax = $x->($v);
+        push @axis, sprintf('<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" class="%s"/>', $ax, $ax, $top, $y, $v == 1 ? 'one' : 'grid');
+        push @axis, sprintf('<text x="%.1f" y="%d" class="a">%s×</text>', $ax, $y + 16, $v >= 1 ? $v : '1/' . (1 / $v));
+    }
+    my $w = $lw + $pw + 300;
+    my $title = _esc("Cache-Memcached-RustXS: speed ratio baseline/ours (log scale), $meta->{date}");
+    my $sub = _esc("perl $meta->{perl}, $meta->{rounds} rounds; green: bar met, red: missed, grey: no bar or not evaluated; black tick: target");
+    open my $fh, '>:encoding(UTF-8)', $path or die "$path: $!\n";
+    print $fh <<"SVG";
+<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="$w" height="$h" viewBox="0 0 $w $h" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">
+<style>
+.g{font-size:13px;font-weight:bold;fill:#222}.l{font-size:12px;text-anchor:end;fill:#222}.v{font-size:11px;fill:#222}
+.na{font-size:11px;fill:#888;font-style:italic}.a{font-size:11px;text-anchor:middle;fill:#555}
+.ok{fill:#3a9a4a}.bad{fill:#c8453a}.nb{fill:#8a9bb0}.grid{stroke:#ddd;stroke-width:1}.one{stroke:#000;stroke-width:1.5}
+.t{stroke:#000;stroke-width:2.5}
+</style>
+<rect width="100%" height="100%" fill="#fff"/>
+<text x="8" y="20" font-size="15" font-weight="bold">$title</text>
+<text x="8" y="38" font-size="11" fill="#555">$sub</text>
+@{[ join "\n", @axis ]}
+@{[ join "\n", @body ]}
+</svg>
+SVG
+    close $fh or die "$path: $!\n";
+}
+
+1;

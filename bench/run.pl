@@ -1,0 +1,423 @@
+#!/usr/bin/perl
+# Benchmark of Cache-Memcached-RustXS against the modules it replaces.
+#
+#   perl -Mblib bench/run.pl          (after perl Makefile.PL && make)
+#   BENCH_QUICK=1 perl bench/run.pl   (smoke test; our rows say "not built"
+#                                      when the modules cannot be loaded)
+#
+# Knobs: BENCH_ROUNDS, BENCH_SECONDS, BENCH_FILTER, BENCH_QUICK,
+# MEMCACHED_SERVERS, BENCH_DATA. See bench/README.md.
+use strict;
+use warnings;
+use utf8;
+use FindBin ();
+use lib "$FindBin::Bin/lib";
+use POSIX ();
+use File::Path ();
+
+use Compress::Zlib ();
+use Cache::Memcached ();
+use CMRXBench::Runner qw(loop_timed);
+use CMRXBench::Parse qw(get_response parse_timed check_parse);
+use CMRXBench::Data qw(data_dir slurp text_value fake_jpeg raw_get_flags server_version);
+use CMRXBench::Report qw(evaluate print_table write_json write_svg);
+use CMRXBench::Server ();
+
+binmode STDOUT, ':encoding(UTF-8)';
+binmode STDERR, ":encoding(UTF-8)";
+STDERR->autoflush(1);
+# Leave through exit, so END stops the memcached we started.
+$SIG{INT} = $SIG{TERM} = sub { print STDERR "\ninterrupted\n"; exit 130 };
+$SIG{PIPE} = sub { exit 141 };
+
+my $ROOT    = "$FindBin::Bin/..";
+my $QUICK   = $ENV{BENCH_QUICK} ? 1 : 0;
+my $ROUNDS  = $ENV{BENCH_ROUNDS}  || ($QUICK ? 3    : 15);
+my $SECONDS = $ENV{BENCH_SECONDS} || ($QUICK ? 0.03 : 0.2);
+my $FILTER  = $ENV{BENCH_FILTER};
+my $NS      = "cmrxb$$:";    # key namespace, so an existing server is not disturbed
+my $DATA    = data_dir($ROOT);
+
+# ---- modules ---------------------------------------------------------------
+
+my %LOAD_ERROR;    # module => first line of its load error
+sub missing {      # undef when loadable, else the reason shown in the table
+    my ($module, $ours) = @_;
+    return undef if eval "require $module; 1";
+    ($LOAD_ERROR{$module} = $@) =~ s/\n.*//s;
+    $LOAD_ERROR{$module} =~ s/ \(\@INC contains:.*//;
+    $LOAD_ERROR{$module} =~ s/,? at \S+ line \d+\.?$//;
+    return $ours ? 'not built' : 'not loadable';
+}
+
+my $OUR_PARSER = 'Cache::Memcached::RustXS::GetParser';
+my $OUR_ZLIB   = 'Cache::Memcached::RustXS::Zlib';
+my %MISSING = map { $_ => missing($_, $_ =~ /RustXS/ ? 1 : 0) }
+    'Cache::Memcached::GetParser', 'Cache::Memcached::GetParserXS', 'Cache::Memcached::Fast',
+    $OUR_PARSER, $OUR_ZLIB;
+
+my @PARSERS = (    # baselines first: the first one is the primary ratio
+    { label => 'GetParserXS', role => 'baseline', class => 'Cache::Memcached::GetParserXS' },
+    { label => 'GetParser',   role => 'baseline', class => 'Cache::Memcached::GetParser' },
+    { label => 'ours',        role => 'ours',     class => $OUR_PARSER },
+);
+$_->{missing} = $MISSING{ $_->{class} } for @PARSERS;
+
+# ---- inputs ----------------------------------------------------------------
+
+my $JSON = slurp("$DATA/seed.json");
+my $DOC  = slurp("$DATA/perldiag.pod");
+my $SMALL = substr($JSON, 0, 300);
+my $JPEG = fake_jpeg(30_000);
+
+my %NOLOSS = (kind => 'noloss', min => 1.0, allow => 0.95);
+sub at_least { +{ kind => 'ratio', min => $_[0] } }
+
+# Get-response shapes, for the parse-only and the end-to-end rows.
+my @SHAPES = (
+    { name => '1x100B',     n => 1,   size => 100,       parse_bar => {%NOLOSS},    e2e_bar => {%NOLOSS} },
+    { name => '100x100B',   n => 100, size => 100,       parse_bar => at_least(1.5), e2e_bar => {%NOLOSS} },
+    { name => '100x1KB',    n => 100, size => 1024,      parse_bar => at_least(1.5), e2e_bar => {%NOLOSS} },
+    { name => '10x100KB',   n => 10,  size => 100 << 10, parse_bar => {%NOLOSS},    e2e_bar => {%NOLOSS} },
+    { name => '1x1MB',      n => 1,   size => 1 << 20,   parse_bar => {%NOLOSS},    e2e_bar => {%NOLOSS} },
+    { name => '100xgzJSON', n => 100, gzip => 1,         parse_bar => at_least(2.5), e2e_bar => at_least(2) },
+);
+
+# Items of a shape, built on first use: keys (without namespace), expected
+# values, and the canned response (values gzip'd with flag 2 for gzip shapes).
+sub shape_data {
+    my ($shape) = @_;
+    return $shape->{data} ||= do {
+        my (@keys, %expect, @items);
+        for my $i (0 .. $shape->{n} - 1) {
+            my $key = sprintf 'k%03d', $i;
+            my $val = $shape->{gzip} ? $JSON : text_value($DOC, $i, $shape->{size});
+            push @keys, $key;
+            $expect{$key} = $val;
+            push @items, $shape->{gzip} ? ["$NS$key", 2, Compress::Zlib::memGzip($val)] : ["$NS$key", 0, $val];
+        }
+        +{ keys => \@keys, expect => \%expect, response => get_response(@items) };
+    };
+}
+
+# ---- memcached -------------------------------------------------------------
+
+my ($SERVERS, $SERVERS_DESC);
+sub servers {
+    ($SERVERS, $SERVERS_DESC) = CMRXBench::Server->servers($ROOT) unless $SERVERS;
+    return $SERVERS;
+}
+
+# Store a shape's items once (raw, or gzip'd by Cache::Memcached itself).
+my %stored;
+sub store_shape {
+    my ($shape) = @_;
+    return if $stored{ $shape->{name} };
+    my $d = shape_data($shape);
+    my $memd = Cache::Memcached->new({
+        servers => servers(), namespace => "$NS$shape->{name}:",
+        compress_threshold => $shape->{gzip} ? 1 : 10_000_000,
+    });
+    for my $k (@{ $d->{keys} }) {
+        $memd->set($k, $d->{expect}{$k}, 3600) or die "set $k failed\n";
+    }
+    if ($shape->{gzip}) {
+        my $f = raw_get_flags(servers(), "$NS$shape->{name}:$d->{keys}[0]") // 'miss';
+        die "value stored with flags $f, expected gzip (2)\n" unless $f =~ /^\d+$/ && $f & 2;
+    }
+    $stored{ $shape->{name} } = 1;
+}
+
+# ---- rows ------------------------------------------------------------------
+
+my @GROUPS = (
+    { id => 'parse', title => 'Cache::Memcached parser, parse-only (socketpair)' },
+    { id => 'e2e',   title => 'Cache::Memcached parser, end to end (get/get_multi on memcached)' },
+    { id => 'codec', title => 'Compress::Zlib functions', notes_title => 'output size' },
+    { id => 'fast',  title => 'Cache::Memcached::Fast compress_methods (compress_threshold 1000)', notes_title => 'notes' },
+);
+
+my @ROWS;
+
+# 1. Parser, parse-only.
+for my $shape (@SHAPES) {
+    my $resp;
+    push @ROWS, {
+        group => 'parse', name => "parse $shape->{name}", label => $shape->{name},
+        bars  => [ $shape->{parse_bar} ],
+        setup => sub { $resp = \shape_data($shape)->{response} },
+        impls => [ map {
+            my $class = $_->{class};
+            +{ %$_, build => sub { parse_timed($class, $resp, length $NS) } };
+        } @PARSERS ],
+        check => sub { check_parse($_[0]{class}, $resp, length $NS, shape_data($shape)->{expect}) },
+    };
+}
+
+# 2. Parser, end to end through Cache::Memcached.
+for my $shape (@SHAPES) {
+    push @ROWS, {
+        group => 'e2e', name => "e2e $shape->{name}",
+        label => ($shape->{n} == 1 ? "get $shape->{name}" : "get_multi $shape->{name}"),
+        bars  => [ $shape->{e2e_bar} ],
+        setup => sub { store_shape($shape) },
+        impls => [ map {
+            my $class = $_->{class};
+            +{ %$_, build => sub {
+                my ($impl) = @_;
+                my $memd = Cache::Memcached->new({
+                    servers => servers(), namespace => "$NS$shape->{name}:",
+                    parser_class => $class, compress_threshold => 10_000_000,
+                });
+                my @keys = @{ shape_data($shape)->{keys} };
+                $impl->{fetch} = @keys == 1
+                    ? sub { my $v = $memd->get($keys[0]); defined $v ? { $keys[0] => $v } : {} }
+                    : sub { $memd->get_multi(@keys) };
+                my $fetch = $impl->{fetch};
+                loop_timed(sub { my $r = $fetch->() });
+            } };
+        } @PARSERS ],
+        check => sub { CMRXBench::Parse::compare_values($_[0]{fetch}->(), shape_data($shape)->{expect}) },
+    };
+}
+
+# 3. Codec functions, Compress::Zlib vs ours.
+my @INPUTS = (
+    { name => 'JSON', label => 'JSON 9 KB',       data => \$JSON },
+    { name => '300B', label => '300 B',           data => \$SMALL },
+    { name => 'doc',  label => 'document 300 KB', data => \$DOC },
+);
+my %CODEC_BAR = (    # speed bar per function and input; no bar for 300 B
+    memGzip    => { JSON => 2,   doc => 3 },
+    memGunzip  => { JSON => 3,   doc => 3 },
+    compress   => { JSON => 1.5, doc => 2.5 },
+    uncompress => { JSON => 1.5, doc => 2 },
+);
+my %CODEC_INPUT = (    # what each function is given, made from the raw input
+    memGzip    => sub { $_[0] },
+    compress   => sub { $_[0] },
+    memGunzip  => sub { Compress::Zlib::memGzip($_[0]) },
+    uncompress => sub { Compress::Zlib::compress($_[0]) },
+);
+my %CODEC_UNDO = (    # how Compress::Zlib gets the raw input back from an output
+    memGzip  => sub { my $c = $_[0]; Compress::Zlib::memGunzip($c) },
+    compress => sub { Compress::Zlib::uncompress($_[0]) },
+);
+my @CODECS = (
+    { label => 'Compress::Zlib', role => 'baseline', package => 'Compress::Zlib' },
+    { label => 'ours',           role => 'ours',     package => $OUR_ZLIB, missing => $MISSING{$OUR_ZLIB} },
+);
+
+for my $fn (qw(memGzip memGunzip compress uncompress)) {
+    for my $in (@INPUTS) {
+        my $arg;
+        my $sizes = exists $CODEC_UNDO{$fn};
+        my $bar = $CODEC_BAR{$fn}{ $in->{name} };
+        push @ROWS, {
+            group => 'codec', name => "codec $fn $in->{name}", label => "$fn $in->{label}",
+            bars  => [ ($bar ? at_least($bar) : ()), ($sizes ? { kind => 'size', max => 1.01 } : ()) ],
+            setup => sub { $arg = $CODEC_INPUT{$fn}->(${ $in->{data} }) },
+            impls => [ map {
+                my $f = do { no strict 'refs'; \&{"$_->{package}::$fn"} };
+                +{ %$_, f => $f, build => sub {
+                    # memGunzip of Compress::Zlib empties its argument: give both a copy
+                    $fn eq 'memGunzip' ? loop_timed(sub { my $c = $arg; my $r = $f->($c) })
+                                       : loop_timed(sub { my $r = $f->($arg) });
+                } };
+            } @CODECS ],
+            check => sub {
+                my ($impl) = @_;
+                my $c = $arg;
+                my $out = $impl->{f}->($c);
+                return 'returned undef' unless defined $out;
+                return undef if !$sizes && $out eq ${ $in->{data} };
+                return 'wrong output' if !$sizes;
+                my $back = $CODEC_UNDO{$fn}->($out);
+                return 'Compress::Zlib cannot read it back' unless defined $back && $back eq ${ $in->{data} };
+                return (undef, size => length $out);
+            },
+            notes => $sizes && sub {
+                my ($row) = @_;
+                my ($b, $o) = map { $_->{info} && $_->{info}{size} } @{ $row->{impls} };
+                return '' unless defined $b;
+                return "$b B" unless defined $o;
+                sprintf '%d B vs %d B = %.3f×', $b, $o, $row->{size_ratio};
+            },
+        };
+    }
+}
+
+# 4. Cache::Memcached::Fast with its default compress_methods vs ours.
+my $FAST_NS = "${NS}fast:";
+my @FAST_KEYS = map { sprintf 'm%03d', $_ } 0 .. 99;
+my $fast_stored;
+sub fast_client {
+    my (%extra) = @_;
+    return Cache::Memcached::Fast->new({
+        servers => servers(), namespace => $FAST_NS, compress_threshold => 1000, %extra,
+    });
+}
+sub fast_setup {    # values every get row reads, compressed by the default client
+    return if $fast_stored++;
+    my $memd = fast_client();
+    $memd->set('get:json', $JSON, 3600) or die "Fast set failed\n";
+    $memd->set($_, $JSON, 3600) or die "Fast set failed\n" for @FAST_KEYS;
+    my $f = raw_get_flags(servers(), "${FAST_NS}get:json") // 'miss';
+    die "Fast stored flags $f, expected compressed (2)\n" unless $f =~ /^\d+$/ && $f & 2;
+}
+my @FASTS = (
+    { label => 'Fast default', role => 'baseline', methods => sub { () } },
+    { label => 'ours', role => 'ours', missing => $MISSING{$OUR_ZLIB},
+      methods => sub { (compress_methods => $OUR_ZLIB->can('compress_methods')->()) } },
+);
+$_->{missing} //= $MISSING{'Cache::Memcached::Fast'} for @FASTS;
+
+my %FAST_OP = (    # name => [label, bar, op(memd, impl) -> closure, check(impl) -> error]
+    'set JSON' => [
+        'set JSON 9 KB', at_least(1.2),
+        sub { my ($memd, $impl) = @_; my $k = "set:$impl->{role}"; sub { $memd->set($k, $JSON) or die "set failed\n" } },
+        sub {
+            my ($impl) = @_;
+            my $k = "set:$impl->{role}";
+            $impl->{memd}->set($k, $JSON) or return 'set failed';
+            my $f = raw_get_flags(servers(), "$FAST_NS$k") // return 'not stored';
+            return "stored uncompressed (flags $f)" unless $f & 2;
+            my $v = fast_client()->get($k);
+            return 'the default client reads it back wrong' unless defined $v && $v eq $JSON;
+            return undef;
+        },
+    ],
+    'get JSON' => [
+        'get JSON 9 KB (compressed)', undef,
+        sub { my ($memd) = @_; sub { my $v = $memd->get('get:json') } },
+        sub { my $v = $_[0]{memd}->get('get:json'); defined $v && $v eq $JSON ? undef : 'wrong value' },
+    ],
+    'get_multi 100' => [
+        'get_multi 100 compressed JSON', at_least(2),
+        sub { my ($memd) = @_; sub { my $h = $memd->get_multi(@FAST_KEYS) } },
+        sub {
+            my $h = $_[0]{memd}->get_multi(@FAST_KEYS);
+            CMRXBench::Parse::compare_values($h, { map { $_ => $JSON } @FAST_KEYS });
+        },
+    ],
+);
+for my $op ('set JSON', 'get JSON', 'get_multi 100') {
+    my ($label, $bar, $make, $check) = @{ $FAST_OP{$op} };
+    push @ROWS, {
+        group => 'fast', name => "fast $op", label => $label,
+        bars  => [ $bar || () ],
+        setup => \&fast_setup,
+        impls => [ map {
+            my $m = $_->{methods};
+            +{ %$_, build => sub {
+                my ($impl) = @_;
+                $impl->{memd} = fast_client($m->());
+                loop_timed($make->($impl->{memd}, $impl));
+            } };
+        } @FASTS ],
+        check => $check,
+    };
+}
+
+# The compress closure itself on an incompressible JPEG-like payload.
+push @ROWS, {
+    group => 'fast', name => 'fast JPEG compress', label => 'compress JPEG 30 KB',
+    bars  => [ { kind => 'max_us', max => 20 } ],
+    impls => [ map {
+        my $make = $_->{make};
+        +{ %$_, build => sub {
+            my $f = $_[0]{compress} = $make->();
+            loop_timed(sub { my $out; my $r = $f->(\$JPEG, \$out) });
+        } };
+    } (
+        { label => 'Fast default', role => 'baseline',
+          make => sub { sub { ${ $_[1] } = Compress::Zlib::memGzip(${ $_[0] }); 1 } } },
+        { label => 'ours', role => 'ours', missing => $MISSING{$OUR_ZLIB},
+          make => sub { $OUR_ZLIB->can('compress_methods')->()->[0] } },
+    ) ],
+    check => sub {
+        my ($impl) = @_;
+        my $rv = $impl->{compress}->(\$JPEG, \my $out);
+        return (undef, result => 'declined: stored raw') unless $rv;
+        my $c = $out;
+        my $back = Compress::Zlib::memGunzip($c);
+        return 'output does not gunzip to the input' unless defined $back && $back eq $JPEG;
+        return (undef, result => sprintf('gzip %d B (%.0f%%)', length $out, 100 * length($out) / length $JPEG));
+    },
+    notes => sub { join '; ', map { "$_->{label}: $_->{info}{result}" } grep { $_->{info} && $_->{info}{result} } @{ $_[0]{impls} } },
+};
+
+# ---- run -------------------------------------------------------------------
+
+@ROWS = grep { $_->{name} =~ /$FILTER/ } @ROWS if defined $FILTER && length $FILTER;
+die "BENCH_FILTER '$FILTER' matches no row\n" unless @ROWS;
+
+my $tty = -t STDERR;
+my ($shown, $last_row) = (0, 0);
+my $runner = CMRXBench::Runner->new(
+    rounds   => $ROUNDS,
+    seconds  => $SECONDS,
+    progress => sub {
+        my ($i, $n, $row, $what) = @_;
+        if ($tty) {
+            my $line = substr("[row $i/$n] $row->{name} $what ...", 0, 110);
+            print STDERR "\r$line", ' ' x ($shown > length $line ? $shown - length $line : 0);
+            $shown = length $line;
+        } elsif ($i != $last_row) {
+            print STDERR "[row $i/$n] $row->{name}\n";
+            $last_row = $i;
+        }
+    },
+);
+$runner->run_row($ROWS[$_], $_ + 1, scalar @ROWS) for 0 .. $#ROWS;
+print STDERR "\r", ' ' x $shown, "\r" if $tty;
+evaluate(@ROWS);
+
+# ---- report ----------------------------------------------------------------
+
+sub machine {
+    my %m = (cores => 0, cpu => 'unknown');
+    if (open my $fh, '<', '/proc/cpuinfo') {
+        while (<$fh>) {
+            $m{cores}++ if /^processor\s*:/;
+            $m{cpu} = $1 if /^model name\s*:\s*(.+?)\s*$/;
+        }
+    }
+    if (open my $fh, '<', '/proc/meminfo') {
+        while (<$fh>) { $m{memory_kb} = $1 + 0 if /^MemTotal:\s*(\d+)/ }
+    }
+    my @u = POSIX::uname();
+    @m{qw(os kernel arch)} = @u[0, 2, 4];
+    return \%m;
+}
+
+sub version_of { my $m = shift; no strict 'refs'; $MISSING{$m} // ${"${m}::VERSION"} // 'unknown' }
+
+my %meta = (
+    date     => POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime),
+    perl     => sprintf('%vd', $^V),
+    machine  => machine(),
+    rounds   => $ROUNDS,
+    seconds  => $SECONDS + 0,
+    quick    => $QUICK,
+    filter   => $FILTER,
+    servers  => $SERVERS,
+    servers_desc => $SERVERS ? "$SERVERS_DESC (" . join(', ', @$SERVERS) . ')' : 'not used',
+    memcached_version => $SERVERS ? server_version($SERVERS->[0]) : undef,
+    modules  => {
+        'Cache::Memcached' => "$Cache::Memcached::VERSION",
+        'Compress::Zlib'   => "$Compress::Zlib::VERSION",
+        zlib               => Compress::Zlib::zlib_version(),
+        map { $_ => "" . version_of($_) } grep { $_ ne 'Cache::Memcached::GetParser' } keys %MISSING,
+    },
+    load_errors => \%LOAD_ERROR,
+);
+
+print_table(\*STDOUT, \%meta, \@GROUPS, @ROWS);
+for my $m (sort keys %LOAD_ERROR) { print "note: $m: $LOAD_ERROR{$m}\n" }
+
+my $out = "$FindBin::Bin/results";
+File::Path::make_path($out);
+write_json("$out/latest.json", \%meta, @ROWS);
+write_svg("$out/latest.svg", \%meta, \@GROUPS, @ROWS);
+print "results: bench/results/latest.json, bench/results/latest.svg\n";
