@@ -116,7 +116,10 @@ typedef struct {
     SV     *val;         /* the value in progress, NULL between values */
     U32     flags;
     HV     *batch;       /* key => flags completed since on_item last ran */
+    SV     *flags_sv;    /* the flags value last put in batch */
     int     result;      /* 0 running, 1 END seen, -1 failed */
+    int     fd;          /* the descriptor last read, and whether it is */
+    int     nonblocking; /* non-blocking (-1: not looked at yet) */
 } getparser;
 
 static int getparser_mg_free(pTHX_ SV *sv, MAGIC *mg);
@@ -151,6 +154,7 @@ getparser_mg_free(pTHX_ SV *sv, MAGIC *mg)
     SvREFCNT_dec(p->on_item);
     SvREFCNT_dec(p->key);
     SvREFCNT_dec((SV *)p->batch);
+    SvREFCNT_dec(p->flags_sv);
     Safefree(p->buf);
     Safefree(p);
     mg->mg_ptr = NULL;
@@ -188,9 +192,12 @@ getparser_flush(pTHX_ getparser *p)
     SV *batch_ref;
     if (!p->batch || HvUSEDKEYS(p->batch) == 0)
         return;
-    batch_ref = newRV_noinc((SV *)p->batch);
-    p->batch = NULL;
-    if (p->on_item && SvOK(p->on_item)) {
+    if (!p->on_item) {
+        hv_clear(p->batch);
+        return;
+    }
+    batch_ref = newRV_inc((SV *)p->batch);
+    {
         dSP;
         ENTER;
         SAVETMPS;
@@ -201,8 +208,13 @@ getparser_flush(pTHX_ getparser *p)
         FREETMPS;
         LEAVE;
     }
+    /* Reuse the hash (and its bucket array) unless on_item kept it. */
+    if (SvREFCNT((SV *)p->batch) == 1) {
+        hv_clear(p->batch);
+    }
     else {
-        SvREFCNT_dec(batch_ref);
+        SvREFCNT_dec((SV *)p->batch);
+        p->batch = NULL;
     }
 }
 
@@ -215,6 +227,7 @@ getparser_finish_value(pTHX_ getparser *p)
     U32 flags = p->flags;
     STRLEN klen;
     const char *key;
+    U32 hash;
 
     p->val = NULL;
     if (flags & F_COMPRESS) {
@@ -236,10 +249,19 @@ getparser_finish_value(pTHX_ getparser *p)
     if (PL_tainting)
         SvTAINTED_on(val); /* as sysread's data would be */
     key = SvPV(p->key, klen);
-    (void)hv_store(p->dest, key, (I32)klen, val, 0);
+    PERL_HASH(hash, key, klen); /* once for both hashes */
+    (void)hv_store(p->dest, key, (I32)klen, val, hash);
     if (!p->batch)
         p->batch = newHV();
-    (void)hv_store(p->batch, key, (I32)klen, newSVuv(flags), 0);
+    p->fd = -1;
+    p->nonblocking = -1;
+    /* Flags repeat (mostly 0): share one read-only scalar per value. */
+    if (!p->flags_sv || SvUVX(p->flags_sv) != flags) {
+        SvREFCNT_dec(p->flags_sv);
+        p->flags_sv = newSVuv(flags);
+        SvREADONLY_on(p->flags_sv);
+    }
+    (void)hv_store(p->batch, key, (I32)klen, SvREFCNT_inc_simple_NN(p->flags_sv), hash);
 }
 
 /* Appends data bytes to the value in progress, doubling its buffer up to
@@ -352,16 +374,21 @@ getparser_feed(pTHX_ getparser *p, const char *bytes, size_t len)
 }
 
 /* Reads what the socket has and parses it. A non-blocking socket is read
- * until it has nothing more (EAGAIN); a blocking one once per call, so
- * Cache::Memcached's select loop keeps its timeout. */
+ * until a read comes back short (the socket had no more at that moment); a
+ * blocking one once per call, so Cache::Memcached's select loop keeps its
+ * timeout. */
 static int
 getparser_read_fd(pTHX_ getparser *p, int fd)
 {
-    int nonblocking = (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
     int result = 0;
 
+    if (p->nonblocking < 0 || p->fd != fd) {
+        p->fd = fd;
+        p->nonblocking = (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
+    }
     for (;;) {
         ssize_t got;
+        size_t asked;
         uint64_t remaining = cmrx_parser_data_remaining(p->engine);
 
         if (p->val && p->buf_len == 0 && remaining >= READ_CHUNK / 2) {
@@ -375,14 +402,15 @@ getparser_read_fd(pTHX_ getparser *p, int fd)
             }
             if (want > SvLEN(p->val) - cur - 3)
                 want = SvLEN(p->val) - cur - 3;
-            got = read(fd, SvPVX(p->val) + cur, want);
+            asked = want;
+            got = read(fd, SvPVX(p->val) + cur, asked);
             if (got > 0) {
                 cmrx_event ev;
                 int kind = cmrx_parser_next(p->engine, (const uint8_t *)SvPVX(p->val) + cur, (size_t)got, &ev);
                 if (kind != CMRX_EV_DATA || ev.consumed != (size_t)got)
                     return -1; /* cannot happen: the engine asked for these bytes */
                 SvCUR_set(p->val, cur + (size_t)got);
-                if (!nonblocking)
+                if (!p->nonblocking || (size_t)got < asked)
                     return 0;
                 continue;
             }
@@ -392,11 +420,12 @@ getparser_read_fd(pTHX_ getparser *p, int fd)
                 p->buf_cap = p->buf_len + READ_CHUNK;
                 Renew(p->buf, p->buf_cap, char);
             }
-            got = read(fd, p->buf + p->buf_len, p->buf_cap - p->buf_len);
+            asked = p->buf_cap - p->buf_len;
+            got = read(fd, p->buf + p->buf_len, asked);
             if (got > 0) {
                 p->buf_len += (size_t)got;
                 result = getparser_drain(aTHX_ p);
-                if (result != 0 || !nonblocking)
+                if (result != 0 || !p->nonblocking || (size_t)got < asked)
                     return result;
                 continue;
             }
@@ -554,6 +583,9 @@ new(class, dest, namespace_len, on_item = &PL_sv_undef)
     }
     p->dest = (HV *)SvREFCNT_inc_simple_NN(SvRV(dest));
     p->on_item = SvOK(on_item) ? newSVsv(on_item) : NULL;
+    p->batch = newHV();
+    p->fd = -1;
+    p->nonblocking = -1;
     p->nslen = namespace_len > 0 ? (STRLEN)namespace_len : 0;
     p->max_out = MAX_OUTPUT();
     p->key = newSVpvs("");
