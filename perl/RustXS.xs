@@ -443,10 +443,31 @@ getparser_read_fd(pTHX_ getparser *p, int fd)
 /* ------------------------------------------------------------------------ */
 /* Cache::Memcached::RustXS::Zlib                                           */
 
+/* The package variables the Zlib functions read or set at every call. Their
+ * globs are looked up once per interpreter (a name lookup costs more than a
+ * small gunzip's bookkeeping); the scalar is taken from the glob at each use,
+ * so `local` and aliasing keep working. */
+#define MY_CXT_KEY "Cache::Memcached::RustXS::_guts"
+typedef struct {
+    GV *gzerrno;     /* $Compress::Zlib::gzerrno */
+    GV *level;       /* $Cache::Memcached::RustXS::Zlib::Level */
+    GV *max_output;  /* $Cache::Memcached::RustXS::Zlib::MaxOutput */
+} my_cxt_t;
+START_MY_CXT
+
+static void
+init_my_cxt(pTHX_ my_cxt_t *cxt)
+{
+    cxt->gzerrno = gv_fetchpvs("Compress::Zlib::gzerrno", GV_ADD | GV_ADDMULTI, SVt_PV);
+    cxt->level = gv_fetchpvs("Cache::Memcached::RustXS::Zlib::Level", GV_ADD | GV_ADDMULTI, SVt_PV);
+    cxt->max_output = gv_fetchpvs("Cache::Memcached::RustXS::Zlib::MaxOutput", GV_ADD | GV_ADDMULTI, SVt_PV);
+}
+
 static void
 set_gzerrno(pTHX_ int status)
 {
-    SV *sv = get_sv("Compress::Zlib::gzerrno", GV_ADD);
+    dMY_CXT;
+    SV *sv = GvSVn(MY_CXT.gzerrno);
     if (status == 0) {
         sv_setiv(sv, 0);
     }
@@ -472,14 +493,14 @@ input_of(pTHX_ SV *arg)
 }
 
 static IV
-config_iv(pTHX_ const char *name, IV fallback)
+config_iv(pTHX_ GV *gv, IV fallback)
 {
-    SV *sv = get_sv(name, 0);
+    SV *sv = GvSV(gv);
     return sv && SvOK(sv) ? SvIV(sv) : fallback;
 }
 
-#define GZIP_LEVEL() config_iv(aTHX_ "Cache::Memcached::RustXS::Zlib::Level", 6)
-#define MAX_OUTPUT() ((size_t)config_iv(aTHX_ "Cache::Memcached::RustXS::Zlib::MaxOutput", 64 << 20))
+#define GZIP_LEVEL() config_iv(aTHX_ MY_CXT.level, 6)
+#define MAX_OUTPUT() ((size_t)config_iv(aTHX_ MY_CXT.max_output, 64 << 20))
 
 typedef int (*encode_fn)(const uint8_t *, size_t, int, uint8_t *, size_t, size_t *);
 
@@ -549,6 +570,20 @@ MODULE = Cache::Memcached::RustXS  PACKAGE = Cache::Memcached::RustXS
 
 PROTOTYPES: DISABLE
 
+BOOT:
+{
+    MY_CXT_INIT;
+    init_my_cxt(aTHX_ &MY_CXT);
+}
+
+void
+CLONE(...)
+  CODE:
+    {
+        MY_CXT_CLONE;
+        init_my_cxt(aTHX_ &MY_CXT);
+    }
+
 const char *
 engine_version()
   CODE:
@@ -565,6 +600,7 @@ new(class, dest, namespace_len, on_item = &PL_sv_undef)
     IV namespace_len
     SV *on_item
   PREINIT:
+    dMY_CXT;
     getparser *p;
     HV *obj;
     SV *self;
@@ -656,6 +692,7 @@ memGzip(data)
     SV *data
   PROTOTYPE: $
   PREINIT:
+    dMY_CXT;
     const char *in;
     STRLEN len;
   CODE:
@@ -672,6 +709,7 @@ memGunzip(data)
     SV *data
   PROTOTYPE: $
   PREINIT:
+    dMY_CXT;
     const char *in;
     STRLEN len;
     int status;
@@ -711,6 +749,7 @@ uncompress(data)
     SV *data
   PROTOTYPE: $
   PREINIT:
+    dMY_CXT;
     const char *in;
     STRLEN len;
     int status;
