@@ -485,7 +485,7 @@ input_of(pTHX_ SV *arg)
 {
     if (SvROK(arg)) {
         SV *in = SvRV(arg);
-        if (SvTYPE(in) >= SVt_PVAV)
+        if (SvTYPE(in) >= SVt_PVAV || SvROK(in) || isGV_with_GP(in))
             croak("not a scalar reference");
         return in;
     }
@@ -723,9 +723,8 @@ memGunzip(data)
     RETVAL
 
 SV *
-compress(data, level = &PL_sv_undef)
+compress(data, ...)
     SV *data
-    SV *level
   PROTOTYPE: $;$
   PREINIT:
     const char *in;
@@ -733,7 +732,9 @@ compress(data, level = &PL_sv_undef)
     IV lvl;
   CODE:
     in = bytes_of(aTHX_ input_of(aTHX_ data), "compress", &len);
-    lvl = SvOK(level) ? SvIV(level) : -1;
+    /* As Compress::Zlib: no level means Z_DEFAULT_COMPRESSION; an explicit
+     * undef is level 0 (it warns there too, through SvIV). */
+    lvl = items > 1 ? SvIV(ST(1)) : -1;
     if (lvl == -1)
         lvl = 6; /* Z_DEFAULT_COMPRESSION */
     if (lvl < 0 || lvl > 9)

@@ -1,0 +1,295 @@
+#!/usr/bin/perl
+# Cache::Memcached::RustXS::Zlib with real clients on a real memcached:
+# compress_methods in Cache::Memcached::Fast, a read/write matrix across
+# Fast and Cache::Memcached (ours, defaults, compression on and off),
+# already-compressed payloads, compress_methods options, and the
+# override_compress_zlib / restore_compress_zlib switch.
+use strict;
+use warnings;
+
+use lib 't/lib';
+use Test::More;
+use IO::Select ();
+use IO::Socket::INET ();
+use Time::HiRes qw(time);
+use Compress::Zlib ();
+use Storable ();
+use Cache::Memcached ();
+use Cache::Memcached::Fast ();
+use Cache::Memcached::RustXS::GetParser ();
+use Cache::Memcached::RustXS::Zlib ();
+
+use CMRXTest::Memcached;
+
+my $server = CMRXTest::Memcached->start_or_skip;    # before any test
+my $ADDR   = $server->address;
+my $Z      = 'Cache::Memcached::RustXS::Zlib';
+
+# The Compress::Zlib functions as they are before any override.
+my @FUNCS = qw(memGzip memGunzip compress uncompress);
+my %ORIG = map { no strict 'refs'; ($_ => \&{"Compress::Zlib::$_"}) } @FUNCS;
+
+# ---- helpers ---------------------------------------------------------------
+
+# What memcached holds for $key, read with a raw socket: ($flags, $data),
+# or () when the key is missing.
+sub raw_get {
+    my ($key) = @_;
+    my $sock = IO::Socket::INET->new(PeerAddr => $ADDR, Proto => 'tcp', Timeout => 5)
+        or die "connect $ADDR: $@";
+    binmode $sock;
+    print {$sock} "get $key\r\n";
+    my ($buf, $sel, $deadline) = ('', IO::Select->new($sock), time + 5);
+    until ($buf =~ /(?:\A|\r\n)END\r\n\z/) {
+        my $left = $deadline - time;
+        last if $left <= 0 || !$sel->can_read($left);
+        sysread($sock, $buf, 65536, length $buf) or last;
+    }
+    return unless $buf =~ /\AVALUE \Q$key\E (\d+) (\d+)\r\n/;
+    my ($flags, $len) = ($1, $2);
+    return ($flags, substr($buf, $+[0], $len));
+}
+
+# Store raw bytes with the given flags, bypassing every client.
+sub raw_set {
+    my ($key, $flags, $data) = @_;
+    my $sock = IO::Socket::INET->new(PeerAddr => $ADDR, Proto => 'tcp', Timeout => 5)
+        or die "connect $ADDR: $@";
+    binmode $sock;
+    print {$sock} "set $key $flags 0 " . length($data) . "\r\n$data\r\n";
+    my $reply = <$sock> // '';
+    return $reply eq "STORED\r\n";
+}
+
+sub fast { Cache::Memcached::Fast->new({ servers => [$ADDR], @_ }) }
+sub cm   { Cache::Memcached->new({ servers => [$ADDR], @_ }) }
+
+sub same {    # equal, comparing references by canonical Storable image
+    my ($got, $want) = @_;
+    return 0 unless defined $got && ref $got eq ref $want;
+    local $Storable::canonical = 1;
+    return ref $want ? Storable::nfreeze($got) eq Storable::nfreeze($want) : $got eq $want;
+}
+
+# ---- data ------------------------------------------------------------------------
+
+open my $fh, '<:raw', 't/data/seed.json' or die "t/data/seed.json: $!";
+my $json = do { local $/; <$fh> };
+close $fh;
+srand 4242;
+my @words = qw(alpha beta gamma delta value server client cache key flags);
+my $text = join ' ', map $words[rand @words], 1 .. 4000;    # ~25 KB
+my $random = join '', map chr(int rand 256), 1 .. 2048;   # incompressible
+
+my $methods = Cache::Memcached::RustXS::Zlib::compress_methods();
+is ref $methods, 'ARRAY', 'compress_methods returns an array ref';
+is scalar @$methods, 2, '... of two';
+is ref $methods->[$_], 'CODE', "... code ref $_" for 0, 1;
+
+# ---- Fast with our compress_methods ---------------------------------------------
+
+{
+    my $f = fast(compress_threshold => 100, compress_methods => $methods);
+    my %values = (json => $json, text => $text, short => 'short', random => $random,
+                  tricky => "x\r\nEND\r\nVALUE k 0 1\r\n\0" x 20);
+    for my $k (sort keys %values) {
+        ok $f->set("ours:$k", $values{$k}), "Fast+ours: set $k";
+        is $f->get("ours:$k"), $values{$k}, "Fast+ours: get $k";
+    }
+    my $multi = $f->get_multi(map "ours:$_", keys %values);
+    is_deeply $multi, { map { ("ours:$_" => $values{$_}) } keys %values }, 'Fast+ours: get_multi';
+
+    for my $k (qw(json text tricky)) {
+        my ($flags, $stored) = raw_get("ours:$k");
+        ok defined $flags && $flags & 2, "ours:$k is stored with F_COMPRESS";
+        ok length $stored < length $values{$k}, '... and smaller';
+        is substr($stored, 0, 3), "\x1f\x8b\x08", '... as gzip';
+        is $ORIG{memGunzip}->($stored), $values{$k}, '... that Compress::Zlib::memGunzip reads';
+    }
+    my ($flags) = raw_get('ours:short');
+    is $flags, 0, 'a value under the threshold is stored raw';
+    ($flags) = raw_get('ours:random');
+    is $flags, 0, 'incompressible data is stored raw (compress_ratio)';
+
+    ok $f->set('ours:ref', { json => $json, list => [1 .. 50] }), 'set a reference';
+    is_deeply $f->get('ours:ref'), { json => $json, list => [1 .. 50] }, '... get it back';
+    ($flags) = raw_get('ours:ref');
+    is $flags, 3, '... stored with F_STORABLE | F_COMPRESS';
+
+    # A value flagged compressed that is not gzip: a miss, as with the defaults.
+    ok raw_set('bad:gz', 2, 'this is not gzip'), 'store a corrupt compressed value';
+    is $f->get('bad:gz'), undef, 'Fast+ours: a corrupt compressed value is a miss';
+    is fast()->get('bad:gz'), undef, 'Fast+defaults: the same';
+}
+
+# ---- matrix: every client reads every client's writes --------------------------------
+
+{
+    my %clients = (
+        fast_ours     => fast(compress_threshold => 100, compress_methods => $methods),
+        fast_default  => fast(compress_threshold => 100),
+        fast_plain    => fast(),
+        cm_rust       => cm(compress_threshold => 100,
+                            parser_class => 'Cache::Memcached::RustXS::GetParser'),
+        cm_rust_plain => cm(parser_class => 'Cache::Memcached::RustXS::GetParser'),
+        cm_default    => cm(compress_threshold => 100),
+        cm_plain      => cm(),
+    );
+    my %compresses = map { $_ => 1 } qw(fast_ours fast_default cm_rust cm_default);
+    my %values = (
+        json   => $json,
+        text   => $text,
+        short  => 'tiny',
+        random => $random,
+        empty  => '',
+        crlf   => "END\r\n" x 100,
+        ref    => { text => $text, n => [1, 2, 3] },
+    );
+    my @writers = sort keys %clients;
+    for my $w (@writers) {
+        for my $v (sort keys %values) {
+            ok $clients{$w}->set("m:$w:$v", $values{$v}), "$w sets $v";
+        }
+        my ($flags) = raw_get("m:$w:json");
+        is !!($flags & 2), !!$compresses{$w},
+            "$w stores json " . ($compresses{$w} ? 'compressed' : 'raw');
+    }
+    for my $r (@writers) {
+        # Cache::Memcached's default parser here is GetParserXS 0.01, which
+        # loses empty values in a get_multi (and warns "uninitialized value
+        # in scalar chop"): a bug of that module, not ours, kept apart below.
+        my $xs = $clients{$r}->isa('Cache::Memcached')
+              && $clients{$r}{parser_class} eq 'Cache::Memcached::GetParserXS';
+        local $SIG{__WARN__} = sub { warn @_ unless $xs && $_[0] =~ /scalar chop/ };
+        my (@bad, @bad_multi, @xs_empty);
+        my @keys = map { my $w = $_; map "m:$w:$_", sort keys %values } @writers;
+        my $multi = $clients{$r}->get_multi(@keys);
+        for my $w (@writers) {
+            for my $v (sort keys %values) {
+                push @bad, "$w:$v" unless same($clients{$r}->get("m:$w:$v"), $values{$v});
+                next if same($multi->{"m:$w:$v"}, $values{$v});
+                push @{ $xs && $v eq 'empty' ? \@xs_empty : \@bad_multi }, "$w:$v";
+            }
+        }
+        is "@bad", '', "$r reads every client's writes with get";
+        is "@bad_multi", '', "$r reads every client's writes with get_multi";
+        next unless $xs;
+        local $TODO = 'GetParserXS 0.01 loses empty values in get_multi (not our code)';
+        is "@xs_empty", '', "$r reads empty values with get_multi";
+    }
+}
+
+# ---- already-compressed payloads -----------------------------------------------------
+
+{
+    my $f = fast(compress_threshold => 100, compress_methods => $methods);
+    my ($compress) = @$methods;
+    # The magic is followed by compressible filler (random bytes from a
+    # 16-letter alphabet), so only the magic can stop compression.
+    my $filler = join '', map chr(65 + int rand 16), 1 .. 30_000;
+    my %images = (jpeg => "\xff\xd8\xff\xe0" . $filler,
+                  png  => "\x89PNG\r\n\x1a\n" . $filler);
+    my $out = 'untouched';
+    ok $compress->(\"X$filler", \$out), 'the filler alone does compress';
+    ok length $out < 25_000, '... well';
+    for my $kind (sort keys %images) {
+        my $img = $images{$kind};
+        $out = 'untouched';
+        ok !$compress->(\$img, \$out), "compress(\\\$$kind) returns false";
+        is $out, 'untouched', '... and leaves $out alone';
+        ok $f->set("img:$kind", $img), "Fast+ours sets a $kind";
+        my ($flags, $stored) = raw_get("img:$kind");
+        is $flags, 0, "... stored without F_COMPRESS";
+        ok defined $stored && $stored eq $img, '... byte for byte';
+        is $f->get("img:$kind"), $img, '... and read back';
+    }
+}
+
+# ---- compress_methods options ------------------------------------------------------------
+
+{
+    my ($c1) = @{ Cache::Memcached::RustXS::Zlib::compress_methods(level => 1) };
+    my ($c9) = @{ Cache::Memcached::RustXS::Zlib::compress_methods(level => 9) };
+    my ($o1, $o9);
+    ok $c1->(\$text, \$o1) && $c9->(\$text, \$o9), 'levels 1 and 9 compress';
+    cmp_ok length $o1, '>', length $o9, 'level 1 output is bigger than level 9';
+    is $ORIG{memGunzip}->($o1), $text, '... level 1 output is valid gzip';
+    ok Cache::Memcached::RustXS::Zlib::compress_methods(level => $_), "level $_ accepted"
+        for 0, 12;
+
+    my $small = Cache::Memcached::RustXS::Zlib::compress_methods(max_output => 1000);
+    my $five_kb = substr $text, 0, 5000;
+    my $gz = $ORIG{memGzip}->($five_kb);
+    my $plain = '';
+    ok !$small->[1]->(\$gz, \$plain), 'max_output 1000: decompress of 5 KB returns false';
+    ok $methods->[1]->(\$gz, \$plain) && $plain eq $five_kb, 'default max_output: it works';
+    my $writer = fast(compress_threshold => 100, compress_methods => $methods);
+    my $reader = fast(compress_threshold => 100, compress_methods => $small);
+    ok $writer->set('opt:5k', $five_kb), 'store a compressed 5 KB value';
+    ok $writer->set('opt:500', substr $text, 0, 500), 'and a 500-byte one';
+    is $reader->get('opt:5k'), undef, 'Fast with max_output 1000: the 5 KB value is a miss';
+    is $reader->get('opt:500'), substr($text, 0, 500), '... the 500-byte value is not';
+
+    ok !eval { Cache::Memcached::RustXS::Zlib::compress_methods(levle => 1); 1 }, 'a bad option croaks';
+    like $@, qr/unknown option.*levle/, '... naming it';
+    for my $level (13, -1) {
+        ok !eval { Cache::Memcached::RustXS::Zlib::compress_methods(level => $level); 1 },
+            "level $level croaks";
+        like $@, qr/level must be 0\.\.12/, '... with the range';
+    }
+    ok !eval { $methods->[0]->('not a ref', \my $x); 1 }, 'compress without references croaks';
+    like $@, qr/Usage/, '... with a usage message';
+}
+
+# ---- override_compress_zlib --------------------------------------------------------------
+
+{
+    no strict 'refs';
+    my $cz_is = sub { my $which = shift;
+        !grep { \&{"Compress::Zlib::$_"} != ($which eq 'ours' ? \&{"${Z}::$_"} : $ORIG{$_}) } @FUNCS };
+
+    ok !Cache::Memcached::RustXS::Zlib::compress_zlib_overridden(), 'not overridden at start';
+    ok $cz_is->('orig'), "Compress::Zlib's own functions in place";
+    ok $ORIG{memGzip} != \&Cache::Memcached::RustXS::Zlib::memGzip, '... which are not ours';
+
+    ok Cache::Memcached::RustXS::Zlib::override_compress_zlib(), 'override returns true';
+    ok Cache::Memcached::RustXS::Zlib::compress_zlib_overridden(), 'overridden';
+    ok \&Compress::Zlib::memGzip == \&Cache::Memcached::RustXS::Zlib::memGzip,
+        '\&Compress::Zlib::memGzip is ours';
+    ok $cz_is->('ours'), 'all four Compress::Zlib functions are ours';
+    ok Cache::Memcached::RustXS::Zlib::override_compress_zlib(), 'override again';
+    ok $cz_is->('ours'), '... still ours';
+
+    # Cache::Memcached's set path calls Compress::Zlib::memGzip by name.
+    my $cm = cm(compress_threshold => 100);
+    ok $cm->set('ov:cm', $json), 'Cache::Memcached sets under the override';
+    my ($flags, $stored) = raw_get('ov:cm');
+    ok $flags & 2, '... compressed';
+    is $stored, Cache::Memcached::RustXS::Zlib::memGzip($json), '... by our memGzip';
+    is $ORIG{memGunzip}->(my $copy = $stored), $json, "... readable by Compress::Zlib's own memGunzip";
+    is $cm->get('ov:cm'), $json, '... and by Cache::Memcached';
+
+    # Fast's default methods look Compress::Zlib::memGzip up at each call.
+    my $fd = fast(compress_threshold => 100);
+    ok $fd->set('ov:fast', $text), 'Fast with default methods sets under the override';
+    ($flags, $stored) = raw_get('ov:fast');
+    ok $flags & 2, '... compressed';
+    is $stored, Cache::Memcached::RustXS::Zlib::memGzip($text), '... by our memGzip';
+    is $fd->get('ov:fast'), $text, '... and reads it back';
+    is $fd->get('ov:cm'), $json, "... and reads Cache::Memcached's value";
+    ok raw_set('ov:orig', 2, $ORIG{memGzip}->($json)), "store Compress::Zlib's own gzip";
+    is $fd->get('ov:orig'), $json, '... which Fast reads under the override';
+
+    ok Cache::Memcached::RustXS::Zlib::restore_compress_zlib(), 'restore returns true';
+    ok !Cache::Memcached::RustXS::Zlib::compress_zlib_overridden(), 'not overridden';
+    ok $cz_is->('orig'), 'one restore after two overrides puts the true originals back';
+    ok Cache::Memcached::RustXS::Zlib::restore_compress_zlib(), 'restore again';
+    ok $cz_is->('orig'), '... still the originals';
+
+    ok $cm->set('ov:after', $json), 'Cache::Memcached sets after restore';
+    ($flags, $stored) = raw_get('ov:after');
+    is $stored, $ORIG{memGzip}->($json), "... with Compress::Zlib's own memGzip again";
+    is $fd->get('ov:after'), $json, '... which Fast reads';
+}
+
+done_testing;
