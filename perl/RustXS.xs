@@ -53,13 +53,18 @@ bytes_of(pTHX_ SV *sv, const char *what, STRLEN *len)
     return SvPVbyte(sv, *len);
 }
 
-/* Grows sv's buffer to hold at least `want` bytes plus a NUL. */
+/* Grows sv's own (never shared) string buffer to exactly `want` bytes plus
+ * a NUL. Exactly, not with sv_grow's extra quarter: a buffer with little
+ * slack lets perl share the string copy-on-write when it is copied, as
+ * Cache::Memcached's get does with every value. */
 static char *
 grow_to(pTHX_ SV *sv, size_t want)
 {
     if (want + 1 < want)
         croak("Cache::Memcached::RustXS: size overflow");
-    return SvGROW(sv, want + 1);
+    if (SvLEN(sv) < want + 1)
+        SvPV_renew(sv, want + 1);
+    return SvPVX(sv);
 }
 
 typedef int (*decode_fn)(const uint8_t *, size_t, uint8_t *, size_t, size_t, size_t *);
@@ -114,6 +119,8 @@ typedef struct {
     size_t  buf_len, buf_cap;
     SV     *key;         /* key of the value in progress, namespace stripped */
     SV     *val;         /* the value in progress, NULL between values */
+    int     in_value;    /* a value was begun and not finished (even if the
+                            parse then failed and val was dropped) */
     U32     flags;
     HV     *batch;       /* key => flags completed since on_item last ran */
     SV     *flags_sv;    /* the flags value last put in batch */
@@ -301,6 +308,7 @@ getparser_drain(pTHX_ getparser *p)
             size_t first = ev.len + 2 < VALUE_FIRST_ALLOC ? (size_t)ev.len + 2 : VALUE_FIRST_ALLOC;
             sv_setpvn(p->key, (const char *)ev.key + (ev.key_len - klen), klen);
             p->flags = ev.flags;
+            p->in_value = 1;
             p->val = newSV(first + 1);
             SvPOK_only(p->val);
             break;
@@ -314,11 +322,13 @@ getparser_drain(pTHX_ getparser *p)
             end[1] = '\n';
             end[2] = '\0';
             SvCUR_set(p->val, SvCUR(p->val) + 2);
+            p->in_value = 0;
             getparser_finish_value(aTHX_ p);
             break;
         }
         case CMRX_EV_END:
-            result = 1;
+            /* Bytes after END prove the response bad: let the engine say so. */
+            result = at < p->buf_len ? -1 : 1;
             break;
         case CMRX_EV_PARTIAL:
             goto out;
@@ -681,7 +691,7 @@ current_key(self)
     getparser *p;
   CODE:
     p = getparser_of(aTHX_ self);
-    RETVAL = p->val ? newSVsv(p->key) : &PL_sv_undef;
+    RETVAL = p->in_value ? newSVsv(p->key) : &PL_sv_undef;
   OUTPUT:
     RETVAL
 

@@ -1,0 +1,251 @@
+#!/usr/bin/perl
+# Cache::Memcached::RustXS::GetParser as the parser_class of a real
+# Cache::Memcached 1.30 against real memcached servers; every result is
+# compared with what was set and with the pure-Perl Cache::Memcached::GetParser.
+use strict;
+use warnings;
+
+use lib 't/lib';
+use Compress::Zlib ();
+use Digest::MD5 qw(md5_hex);
+use Encode ();
+use File::Temp ();
+use IO::Select ();
+use IO::Socket::INET ();
+use Test::More;
+
+use Cache::Memcached;
+use Cache::Memcached::GetParser;
+use Cache::Memcached::RustXS::GetParser;
+use CMRXTest::Keys qw(server_for);
+use CMRXTest::Memcached;
+
+my $RUST = 'Cache::Memcached::RustXS::GetParser';
+my $PERL = 'Cache::Memcached::GetParser';
+my $NS   = 'cmrx11:';
+
+# Before any test: three ordinary servers and one for a 20 MB item.
+my @servers = CMRXTest::Memcached->start_or_skip(count => 3);
+my $big_server = CMRXTest::Memcached->start_or_skip(args => [qw(-I 32m -m 256)]);
+my @addrs = map { $_->address } @servers;
+
+sub client {
+    my ($parser, %opt) = @_;
+    return Cache::Memcached->new({
+        servers => $opt{servers} // \@addrs, namespace => $NS,
+        parser_class => $parser, select_timeout => 5, connect_timeout => 2,
+        %opt{ grep { exists $opt{$_} } qw(compress_threshold) },
+    });
+}
+my $rust = client($RUST);
+my $perl = client($PERL);
+
+# Keys whose values differ between two result hashes (missing counts).
+sub mismatches {
+    my ($got, $want) = @_;
+    my %all = (%$got, %$want);
+    return [ sort grep {
+        !exists $got->{$_} || !exists $want->{$_}
+          || (defined $got->{$_} xor defined $want->{$_})
+          || (defined $got->{$_} && $got->{$_} ne $want->{$_})
+    } keys %all ];
+}
+
+# A raw request to one server; returns the reply once it ends with $end.
+sub raw {
+    my ($address, $request, $end) = @_;
+    my $sock = IO::Socket::INET->new(PeerAddr => $address, Timeout => 5)
+        or die "connect $address: $@";
+    binmode $sock;
+    syswrite $sock, $request;
+    my ($buf, $sel) = ('', IO::Select->new($sock));
+    while ($buf !~ $end && $sel->can_read(5)) {
+        sysread($sock, $buf, 65536, length $buf) or last;
+    }
+    return $buf;
+}
+sub raw_set_everywhere {    # same item on all three servers: no mapping needed
+    my ($key, $flags, $data) = @_;
+    my $ok = 0;
+    $ok += raw($_, "set $NS$key $flags 0 " . length($data) . "\r\n$data\r\n",
+               qr/\r\n\z/) eq "STORED\r\n" for @addrs;
+    return $ok == @addrs;
+}
+sub raw_flags {    # flags and stored length of a key, as the server has them
+    my ($key) = @_;
+    my $reply = raw(server_for($rust, $key), "get $NS$key\r\n", qr/END\r\n\z/);
+    return $reply =~ /\AVALUE \S+ (\d+) (\d+)\r\n/ ? ($1, $2) : ();
+}
+
+# ---- ~400 binary values over 3 servers -----------------------------------------
+
+srand(20240611);
+my @nasty = ("\r\nEND\r\n", "VALUE ${NS}k0 0 5\r\n", "\0", "\r\n", "END", "\n");
+my %want;
+for my $i (0 .. 399) {
+    my $v = join '', map { chr int rand 256 } 1 .. int rand 2000;
+    substr($v, int rand(length($v) + 1), 0, $nasty[ rand @nasty ]) for 1 .. 3;
+    $want{"bin$i"} = $v;
+}
+$want{"empty$_"} = '' for 1 .. 3;    # 0-byte values among them
+is scalar(grep { $rust->set($_, $want{$_}) } keys %want), scalar keys %want,
+    'all ' . keys(%want) . ' binary values set';
+{
+    my %per;
+    $per{ server_for($rust, $_) }++ for keys %want;
+    ok !grep({ ($per{$_} // 0) < 80 } @addrs),
+        'keys spread over all three servers (' . join('/', map { $per{$_} // 0 } @addrs) . ')';
+}
+my $got_rust = $rust->get_multi(keys %want);
+is_deeply mismatches($got_rust, \%want), [], 'get_multi: every value as set';
+is scalar keys %$got_rust, scalar keys %want, 'get_multi: no extra keys';
+my $got_perl = $perl->get_multi(keys %want);
+is_deeply mismatches($got_perl, \%want), [], 'pure-Perl parser agrees with the set values';
+is_deeply mismatches($got_rust, $got_perl), [], 'RustXS == pure-Perl, key for key';
+is_deeply [ grep { ($rust->get($_) // "\x{100}") ne $want{$_} } (sort keys %want)[0 .. 49] ],
+    [], 'get of 50 keys one by one';
+ok defined $got_rust->{empty1} && $got_rust->{empty1} eq '', '0-byte value is defined and empty';
+is $rust->get('empty2'), '', 'get of a 0-byte value';
+ok !exists $rust->get_multi('nothere')->{nothere}, 'a miss does not exist';
+
+# ---- UTF-8 keys -------------------------------------------------------------
+
+{
+    my $chars = "cl\x{e9}-\x{43a}\x{43b}\x{44e}\x{447}";    # a character string
+    my $bytes = Encode::encode_utf8("b\x{f6}rse-\x{6771}\x{4eac}");
+    ok $rust->set($chars, "char key") && $rust->set($bytes, "byte key"), 'set UTF-8 keys';
+    is $rust->get($chars), 'char key', 'get with a character-string key';
+    is $rust->get($bytes), 'byte key', 'get with a UTF-8 byte key';
+    my $m = $rust->get_multi($chars, $bytes);
+    is $m->{$bytes}, 'byte key', 'get_multi: keyed by the UTF-8 bytes';
+    is $m->{ Encode::encode_utf8($chars) }, 'char key', 'character key comes back as bytes';
+    is_deeply $m, $perl->get_multi($chars, $bytes), 'same as pure-Perl';
+}
+
+# ---- Storable values and compressed values ---------------------------------
+
+my $czip = client($RUST, compress_threshold => 100);
+{
+    my $text  = join ' ', map { "line $_ of some compressible text" } 1 .. 300;
+    my $ref   = { list => [ 1 .. 5, "\0\r\nEND\r\n" ], name => "n\x{e9}" };
+    my $bigref = { map { ("key$_" => "value $_ " x 20) } 1 .. 50 };
+    my %item = (st => $ref, cz => $text, both => $bigref, small => 'tiny');
+    ok $czip->set($_, $item{$_}), "set $_" for sort keys %item;
+
+    my %flags = map { $_ => (raw_flags($_))[0] } keys %item;
+    is_deeply \%flags, { st => 1, cz => 2, both => 3, small => 0 },
+        'stored with F_STORABLE / F_COMPRESS / both / none';
+    ok +(raw_flags('cz'))[1] < length($text) / 2, 'cz really stored compressed';
+
+    for my $c ([ 'RustXS' => $rust ], [ 'pure-Perl' => $perl ], [ 'RustXS, compressing client' => $czip ]) {
+        my ($name, $memd) = @$c;
+        is_deeply $memd->get_multi(keys %item), \%item, "$name: get_multi of Storable/compressed values";
+    }
+    is_deeply $rust->get('both'), $bigref, 'get of a compressed Storable value';
+}
+
+# ---- flag values set raw: 2^32-1 and other high bits ------------------------------
+
+ok raw_set_everywhere('flagmax', 4294967295, 'abc'), 'raw set with flags 4294967295';
+ok raw_set_everywhere('flaghi', 4294967292, 'xyz'), 'raw set with flags 4294967292';
+{   # a plain parser object on a raw socket shows the flags as received
+    my $sock = IO::Socket::INET->new(PeerAddr => $addrs[0], Timeout => 5) or die $@;
+    $sock->blocking(0);
+    syswrite $sock, "get ${NS}flagmax ${NS}flaghi\r\n";
+    my (%dest, %seen);
+    my $p = $RUST->new(\%dest, length $NS, sub { %seen = (%seen, %{ $_[0] }) });
+    my ($rv, $sel) = (0, IO::Select->new($sock));
+    $rv = $p->parse_from_sock($sock) while $rv == 0 && $sel->can_read(5);
+    is $rv, 1, 'raw get parsed';
+    is_deeply \%seen, { flagmax => 4294967295, flaghi => 4294967292 },
+        'flags up to 2^32-1 reach on_item (flag 2 kept: "abc" is not gzip)';
+    is_deeply \%dest, { flagmax => "abc\r\n", flaghi => "xyz\r\n" }, 'values as sent';
+}
+is $rust->get('flaghi'), 'xyz', 'Cache::Memcached: high flags without bits 1|2';
+{
+    my ($r, $p) = map { $_->get_multi('flagmax', 'flaghi') } $rust, $perl;
+    is_deeply [ exists $r->{flagmax}, defined $r->{flagmax} ],
+              [ exists $p->{flagmax}, defined $p->{flagmax} ],
+        'flags 2^32-1 (bad gzip + Storable bits): same outcome as pure-Perl';
+    is_deeply $r, $p, 'same result hash as pure-Perl';
+}
+
+# ---- a corrupt compressed value next to good ones ---------------------------
+
+{
+    my $gz = Compress::Zlib::memGzip('good ' x 100);
+    ok raw_set_everywhere('corrupt', 2, substr($gz, 0, 12) . ('#' x 30)), 'raw set corrupt gzip, flag 2';
+    ok raw_set_everywhere('rawgood', 2, $gz), 'raw set good gzip, flag 2';
+    ok $czip->set('cgood', 'fine ' x 100) && $czip->set('pgood', 'plain'), 'set good neighbours';
+    my @k = qw(corrupt rawgood cgood pgood);
+    my ($r, $p) = map { $_->get_multi(@k) } $rust, $perl;
+    is_deeply [ exists $p->{corrupt}, defined $p->{corrupt} ], [ 1, '' ],
+        'pure-Perl: corrupt value present as undef';
+    is_deeply [ exists $r->{corrupt}, defined $r->{corrupt} ],
+              [ exists $p->{corrupt}, defined $p->{corrupt} ],
+        'RustXS: the same (present, undef)';
+    is_deeply $r, { corrupt => undef, rawgood => 'good ' x 100,
+                    cgood => 'fine ' x 100, pgood => 'plain' },
+        'good neighbours intact';
+    is_deeply $r, $p, 'same result hash as pure-Perl';
+    ok !defined $rust->get('corrupt'), 'get of the corrupt value: undef';
+}
+
+# ---- a 20 MB value, and what it costs in memory -----------------------------------
+
+my $big_addr = $big_server->address;
+my $block = join '', map { chr int rand 256 } 1 .. 1_000_000;
+my $big = join '', map { "[$_]\r\nEND\r\n" . $block } 1 .. 20;
+my $big_md5 = md5_hex($big);
+{
+    my $b = client($RUST, servers => [$big_addr]);
+    ok $b->set('big', $big), 'set a ' . length($big) . '-byte value';
+    ok $b->set('small', 'warm'), 'and a small one';
+    my $got = $b->get('big');
+    ok defined $got && length($got) == length($big) && md5_hex($got) eq $big_md5,
+        'get returns the 20 MB value intact';
+    my $m = $b->get_multi('big', 'small');
+    ok md5_hex($m->{big}) eq $big_md5 && $m->{small} eq 'warm',
+        'get_multi of the 20 MB value and a small one';
+    is md5_hex(client($PERL, servers => [$big_addr])->get('big')), $big_md5,
+        'pure-Perl parser reads the same';
+}
+
+# Peak RSS (VmHWM) growth of reading the 20 MB value, measured in a fresh
+# perl so nothing earlier in this test inflates the high-water mark. The
+# child warms up (modules loaded, connected, a small get) before measuring.
+my $child = File::Temp->new(SUFFIX => '.pl');
+print {$child} <<'CHILD';
+use strict; use warnings;
+use Cache::Memcached; use Cache::Memcached::RustXS::GetParser; use Digest::MD5 qw(md5_hex);
+my ($addr, $parser, $how) = @ARGV;
+sub hwm_kb { open my $f, '<', '/proc/self/status' or die $!;
+             while (<$f>) { return $1 if /^VmHWM:\s+(\d+)\s+kB/ } die "no VmHWM" }
+my $m = Cache::Memcached->new({ servers => [$addr], namespace => 'cmrx11:',
+                                parser_class => $parser, select_timeout => 5 });
+$m->get('small') eq 'warm' or die "warm-up get failed";
+my $before = hwm_kb();
+my $r = $how eq 'get' ? { big => $m->get('big') } : $m->get_multi('big');
+my $after = hwm_kb();    # (get_multi: the hash is kept, its value not copied)
+printf "delta_kb=%d md5=%s\n", $after - $before,
+    defined $r->{big} ? md5_hex($r->{big}) : 'undef';
+CHILD
+close $child;
+sub growth_mb {    # (parser, 'get' | 'get_multi') -> VmHWM growth in MB
+    my ($parser, $how) = @_;
+    my $out = `"$^X" -Mblib "$child" $big_addr $parser $how 2>&1`;
+    my ($kb, $md5) = $out =~ /\Adelta_kb=(-?\d+) md5=(\S+)/ or diag $out;
+    is $md5, $big_md5, "fresh process, $how via $parser: value intact";
+    return defined $kb ? $kb / 1024 : 9e9;
+}
+my %mb = map { ("$_->[0] $_->[1]" => growth_mb(@$_)) }
+    [ $RUST, 'get' ], [ $RUST, 'get_multi' ], [ $PERL, 'get' ];
+diag sprintf "VmHWM growth reading 20 MB: RustXS get %.1f MB, get_multi %.1f MB; pure-Perl get %.1f MB",
+    @mb{"$RUST get", "$RUST get_multi", "$PERL get"};
+ok $mb{"$RUST get"} < 60, 'RustXS: peak RSS growth of a 20 MB get < 60 MB (3 copies)';
+ok $mb{"$RUST get_multi"} < 30, 'RustXS: get_multi of 20 MB costs about one copy (< 30 MB)';
+# Without slack in the stored buffer perl shares the string copy-on-write
+# when Cache::Memcached::get returns it, as it does the pure-Perl parser's.
+ok $mb{"$RUST get"} < 30, 'RustXS: get of 20 MB costs about one copy (< 30 MB), as pure-Perl';
+
+done_testing;
