@@ -1,0 +1,74 @@
+#!/usr/bin/perl
+# The clients' own test suites with our modules in place, through
+# script/upstream-tests: Cache::Memcached 1.30's t/ with parser_class forced
+# to Cache::Memcached::RustXS::GetParser, Cache::Memcached::Fast 0.28's t/
+# and IO-Compress's t/cz-*.t with override_compress_zlib().
+#
+# It fetches the upstream sources with apt from Debian's archive and runs
+# memcached on 127.0.0.1:11211, so it runs only
+#   - in CI (CI=true), where both suites of memcached clients must be
+#     obtained and pass (IO-Compress's may be skipped if apt cannot fetch it);
+#   - or when asked for: CMRX_UPSTREAM_TESTS=1 (sources that cannot be
+#     fetched are skipped, not failed).
+# Runs after `make`: the script tests the module built in blib/.
+use strict;
+use warnings;
+
+use File::Spec;
+use FindBin qw($Bin);
+use POSIX ();
+use Test::More;
+
+my $ci    = ($ENV{CI} // '') eq 'true';
+my $asked = $ENV{CMRX_UPSTREAM_TESTS};
+plan skip_all => 'upstream test suites: set CMRX_UPSTREAM_TESTS=1 to run them '
+               . "(they fetch sources with apt and use memcached on 127.0.0.1:11211)"
+    unless $asked || $ci;
+
+my $script = File::Spec->catfile($Bin, File::Spec->updir, 'script', 'upstream-tests');
+ok -f $script, 'script/upstream-tests exists' or BAIL_OUT("no $script");
+
+my @args = $ci ? ('--require', 'a,b') : ();
+my ($status, $output) = run($^X, $script, @args);
+
+my @results = $output =~ /^RESULT ([abc]) (PASS|FAIL|SKIP) (.*)$/mg;
+ok @results, 'script/upstream-tests printed its per-suite results'
+    or diag $output;
+while (my ($id, $result, $text) = splice @results, 0, 3) {
+    if ($result eq 'SKIP') {
+        SKIP: { skip "($id) $text", 1 }
+    }
+    else {
+        ok $result eq 'PASS', "($id) $text";
+    }
+}
+
+if ($status == 0) {
+    note $output;
+    pass 'script/upstream-tests exited 0';
+}
+else {
+    diag $output;
+    fail "script/upstream-tests exited with status " . ($status >> 8);
+}
+
+done_testing;
+
+# Runs a command with stdout and stderr captured together (the script's
+# output must not reach the harness as TAP). Returns ($?, output).
+sub run {
+    my @cmd = @_;
+    pipe my $r, my $w or die "pipe: $!";
+    my $pid = fork // die "fork: $!";
+    if (!$pid) {
+        close $r;
+        open STDOUT, '>&', $w or POSIX::_exit(126);
+        open STDERR, '>&', $w or POSIX::_exit(126);
+        exec @cmd or POSIX::_exit(127);
+    }
+    close $w;
+    my $output = do { local $/; <$r> } // '';
+    close $r;
+    waitpid $pid, 0;
+    return ($?, $output);
+}
