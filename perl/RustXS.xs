@@ -240,6 +240,13 @@ getparser_finish_value(pTHX_ getparser *p)
     if (flags & F_COMPRESS) {
         int status;
         SV *plain = gunzip_to_sv(aTHX_ SvPVX(val), SvCUR(val) - 2, p->max_out, 2, &status);
+        /* A value that would inflate past the cap is dropped: a miss, as
+         * Cache::Memcached::Fast makes of a value its decompressor refuses.
+         * Left compressed, finalize would inflate it with no cap at all. */
+        if (!plain && status == CMRX_E_TOO_BIG) {
+            SvREFCNT_dec(val);
+            return;
+        }
         /* A value that does not gunzip stays as it came, flag and all, so
          * that Cache::Memcached's own memGunzip decides, as without us. */
         if (plain) {

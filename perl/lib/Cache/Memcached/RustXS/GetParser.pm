@@ -104,9 +104,11 @@ included, so that Cache::Memcached's own C<Compress::Zlib::memGunzip> decides
 what happens to it: the outcome is the pure-Perl parser's, exactly.
 Decompressed output is capped at C<$Cache::Memcached::RustXS::Zlib::MaxOutput>
 bytes (64 MiB by default, read when the parser is created); a value that
-would decompress to more is left compressed and so becomes C<undef> in
-finalize, like any value that does not gunzip. The gzip trailer's size field
-is used only as a hint for the first allocation.
+would decompress to more is dropped, so the key is a miss (as
+Cache::Memcached::Fast makes of a value its decompressor refuses): left
+compressed, it would be inflated by Compress::Zlib's C<memGunzip>, which has
+no cap. The gzip trailer's size field is used only as a hint for the first
+allocation.
 
 =item Strict parsing, immediate failure
 
