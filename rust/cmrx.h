@@ -52,6 +52,8 @@ typedef struct cmrx_parser cmrx_parser;
 #define CMRX_PE_AFTER_END       12  /* bytes after END                           */
 #define CMRX_PE_INTERNAL        99  /* a bug: a caught panic                     */
 
+/* cmrx_parser_next always sets `consumed`, and then only the fields of the
+ * kind it returns (marked below); the others keep whatever they held. */
 typedef struct cmrx_event {
     size_t         consumed;  /* bytes of buf this event used (0 for PARTIAL)     */
     const uint8_t *key;       /* VALUE: the key, pointing into buf                */
