@@ -267,8 +267,6 @@ getparser_finish_value(pTHX_ getparser *p)
     (void)hv_store(p->dest, key, (I32)klen, val, hash);
     if (!p->batch)
         p->batch = newHV();
-    p->fd = -1;
-    p->nonblocking = -1;
     /* Flags repeat (mostly 0): share one read-only scalar per value. */
     if (!p->flags_sv || SvUVX(p->flags_sv) != flags) {
         SvREFCNT_dec(p->flags_sv);
