@@ -1494,6 +1494,22 @@ mod tests {
         taken
     }
 
+    /// Found by fuzzing (fuzz/ parser_split): an early fast path expected
+    /// one data byte too many, so this valid value (data "\rND") read in one
+    /// buffer failed with BadTerminator while split reads parsed it.
+    #[test]
+    fn fuzz_regression_short_value_with_cr_in_data() {
+        let events = parse_every_way(b"VALUE 5 0 3\r\n\rND\r\n", 0);
+        assert_eq!(
+            events[..3],
+            [
+                Norm::Value(b"5".to_vec(), 0, 3, None),
+                Norm::Data(b"\rND".to_vec()),
+                Norm::ValueEnd
+            ]
+        );
+    }
+
     /// The fast path against the slow one on the random-edit corpus.
     #[test]
     fn fast_path_agrees_on_mutated_responses() {
