@@ -106,6 +106,41 @@ gunzip_to_sv(pTHX_ const char *in, STRLEN len, size_t max_out, size_t reserve, i
     return decode_to_sv(aTHX_ cmrx_gunzip, hint, in, len, max_out, reserve, status);
 }
 
+/* The package variables the Zlib functions read or set at every call. Their
+ * globs are looked up once per interpreter (a name lookup costs more than a
+ * small gunzip's bookkeeping); the scalar is taken from the glob at each use,
+ * so `local` and aliasing keep working. */
+#define MY_CXT_KEY "Cache::Memcached::RustXS::_guts"
+typedef struct {
+    GV *gzerrno;     /* $Compress::Zlib::gzerrno */
+    GV *level;       /* $Cache::Memcached::RustXS::Zlib::Level */
+    GV *max_output;  /* $Cache::Memcached::RustXS::Zlib::MaxOutput */
+    /* A GetParser read buffer kept from a freed parser for the next one:
+     * Cache::Memcached makes a parser per server per get_multi, and malloc
+     * plus free of 64 KiB each time costs more than parsing small values. */
+    char *spare_buf;
+} my_cxt_t;
+START_MY_CXT
+
+static void
+free_spare_buf(pTHX_ void *unused)
+{
+    dMY_CXT;
+    PERL_UNUSED_ARG(unused);
+    Safefree(MY_CXT.spare_buf);
+    MY_CXT.spare_buf = NULL;
+}
+
+static void
+init_my_cxt(pTHX_ my_cxt_t *cxt)
+{
+    cxt->spare_buf = NULL; /* never shared with the interpreter cloned from */
+    call_atexit(free_spare_buf, NULL);
+    cxt->gzerrno = gv_fetchpvs("Compress::Zlib::gzerrno", GV_ADD | GV_ADDMULTI, SVt_PV);
+    cxt->level = gv_fetchpvs("Cache::Memcached::RustXS::Zlib::Level", GV_ADD | GV_ADDMULTI, SVt_PV);
+    cxt->max_output = gv_fetchpvs("Cache::Memcached::RustXS::Zlib::MaxOutput", GV_ADD | GV_ADDMULTI, SVt_PV);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Cache::Memcached::RustXS::GetParser                                      */
 
@@ -162,7 +197,13 @@ getparser_mg_free(pTHX_ SV *sv, MAGIC *mg)
     SvREFCNT_dec(p->key);
     SvREFCNT_dec((SV *)p->batch);
     SvREFCNT_dec(p->flags_sv);
-    Safefree(p->buf);
+    {
+        dMY_CXT;
+        if (p->buf_cap == READ_CHUNK && !MY_CXT.spare_buf && PL_phase != PERL_PHASE_DESTRUCT)
+            MY_CXT.spare_buf = p->buf; /* for the next parser */
+        else
+            Safefree(p->buf);
+    }
     Safefree(p);
     mg->mg_ptr = NULL;
     return 0;
@@ -431,7 +472,15 @@ getparser_read_fd(pTHX_ getparser *p, int fd)
             }
         }
         else {
-            if (p->buf_cap - p->buf_len < READ_CHUNK / 4) {
+            if (!p->buf) {
+                dMY_CXT;
+                p->buf = MY_CXT.spare_buf;
+                MY_CXT.spare_buf = NULL;
+                p->buf_cap = READ_CHUNK;
+                if (!p->buf)
+                    Newx(p->buf, READ_CHUNK, char);
+            }
+            else if (p->buf_cap - p->buf_len < READ_CHUNK / 4) {
                 p->buf_cap = p->buf_len + READ_CHUNK;
                 Renew(p->buf, p->buf_cap, char);
             }
@@ -457,26 +506,6 @@ getparser_read_fd(pTHX_ getparser *p, int fd)
 
 /* ------------------------------------------------------------------------ */
 /* Cache::Memcached::RustXS::Zlib                                           */
-
-/* The package variables the Zlib functions read or set at every call. Their
- * globs are looked up once per interpreter (a name lookup costs more than a
- * small gunzip's bookkeeping); the scalar is taken from the glob at each use,
- * so `local` and aliasing keep working. */
-#define MY_CXT_KEY "Cache::Memcached::RustXS::_guts"
-typedef struct {
-    GV *gzerrno;     /* $Compress::Zlib::gzerrno */
-    GV *level;       /* $Cache::Memcached::RustXS::Zlib::Level */
-    GV *max_output;  /* $Cache::Memcached::RustXS::Zlib::MaxOutput */
-} my_cxt_t;
-START_MY_CXT
-
-static void
-init_my_cxt(pTHX_ my_cxt_t *cxt)
-{
-    cxt->gzerrno = gv_fetchpvs("Compress::Zlib::gzerrno", GV_ADD | GV_ADDMULTI, SVt_PV);
-    cxt->level = gv_fetchpvs("Cache::Memcached::RustXS::Zlib::Level", GV_ADD | GV_ADDMULTI, SVt_PV);
-    cxt->max_output = gv_fetchpvs("Cache::Memcached::RustXS::Zlib::MaxOutput", GV_ADD | GV_ADDMULTI, SVt_PV);
-}
 
 static void
 set_gzerrno(pTHX_ int status)
