@@ -117,7 +117,9 @@ pub unsafe extern "C" fn cmrx_parser_next(
 ) -> i32 {
     // SAFETY: the caller passes a writable event; without one there is
     // nothing to report into.
-    let Some(ev) = ev.as_mut() else { return EV_ERROR };
+    let Some(ev) = ev.as_mut() else {
+        return EV_ERROR;
+    };
     // Only the fields the returned kind defines are written (cmrx.h): this
     // runs three times per value on the hot path.
     ev.consumed = 0;
@@ -138,7 +140,12 @@ pub unsafe extern "C" fn cmrx_parser_next(
                     EV_DATA
                 }
                 Event::ValueEnd => EV_VALUE_END,
-                Event::Value { key, flags, len, cas } => {
+                Event::Value {
+                    key,
+                    flags,
+                    len,
+                    cas,
+                } => {
                     ev.key = key.as_ptr();
                     ev.key_len = key.len();
                     ev.flags = flags;
@@ -220,7 +227,9 @@ unsafe fn codec_call(
     f: impl FnOnce(&[u8], &mut [MaybeUninit<u8>]) -> Result<usize, CodecError>,
 ) -> i32 {
     // SAFETY: out_len is writable per the contract; NULL is an argument error.
-    let Some(out_len) = out_len.as_mut() else { return E_ARG };
+    let Some(out_len) = out_len.as_mut() else {
+        return E_ARG;
+    };
     if (input_ptr.is_null() && in_len != 0) || (out.is_null() && out_cap != 0) {
         return E_ARG;
     }
@@ -254,7 +263,9 @@ pub unsafe extern "C" fn cmrx_gzip(
     out_cap: usize,
     out_len: *mut usize,
 ) -> i32 {
-    codec_call(input, in_len, out, out_cap, out_len, |i, o| codec::gzip(i, level, o))
+    codec_call(input, in_len, out, out_cap, out_len, |i, o| {
+        codec::gzip(i, level, o)
+    })
 }
 
 /// # Safety
@@ -268,31 +279,54 @@ pub unsafe extern "C" fn cmrx_zlib(
     out_cap: usize,
     out_len: *mut usize,
 ) -> i32 {
-    codec_call(input, in_len, out, out_cap, out_len, |i, o| codec::zlib(i, level, o))
+    codec_call(input, in_len, out, out_cap, out_len, |i, o| {
+        codec::zlib(i, level, o)
+    })
+}
+
+/// Runs a read-only look at C input, catching panics; `fallback` for a NULL
+/// pointer with a length, or a panic.
+///
+/// # Safety
+/// `input_ptr` readable for `in_len` bytes (as in cmrx.h).
+unsafe fn inspect<T>(
+    input_ptr: *const u8,
+    in_len: usize,
+    fallback: T,
+    f: impl FnOnce(&[u8]) -> T,
+) -> T {
+    if input_ptr.is_null() && in_len != 0 {
+        return fallback;
+    }
+    // SAFETY: checked for NULL; readability is the caller's contract.
+    let src = input(input_ptr, in_len);
+    catch_unwind(AssertUnwindSafe(|| f(src))).unwrap_or(fallback)
 }
 
 /// # Safety
 /// `input` readable for `in_len` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn cmrx_gunzip_size_hint(input: *const u8, in_len: usize, max_out: usize) -> usize {
-    if input.is_null() && in_len != 0 {
-        return 0;
-    }
-    // SAFETY: checked for NULL; readability is the caller's contract.
-    let src = self::input(input, in_len);
-    catch_unwind(|| codec::gunzip_size_hint(src, max_out)).unwrap_or(0)
+pub unsafe extern "C" fn cmrx_gunzip_size_hint(
+    input: *const u8,
+    in_len: usize,
+    max_out: usize,
+) -> usize {
+    inspect(input, in_len, 0, |src| {
+        codec::gunzip_size_hint(src, max_out)
+    })
 }
 
 /// # Safety
 /// `input` readable for `in_len` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn cmrx_uncompress_size_hint(input: *const u8, in_len: usize, max_out: usize) -> usize {
-    if input.is_null() && in_len != 0 {
-        return 0;
-    }
-    // SAFETY: checked for NULL; readability is the caller's contract.
-    let src = self::input(input, in_len);
-    catch_unwind(|| codec::uncompress_size_hint(src, max_out)).unwrap_or(0)
+pub unsafe extern "C" fn cmrx_uncompress_size_hint(
+    input: *const u8,
+    in_len: usize,
+    max_out: usize,
+) -> usize {
+    inspect(input, in_len, 0, |src| {
+        codec::uncompress_size_hint(src, max_out)
+    })
 }
 
 /// # Safety
@@ -306,7 +340,9 @@ pub unsafe extern "C" fn cmrx_gunzip(
     max_out: usize,
     out_len: *mut usize,
 ) -> i32 {
-    codec_call(input, in_len, out, out_cap, out_len, |i, o| codec::gunzip(i, o, max_out))
+    codec_call(input, in_len, out, out_cap, out_len, |i, o| {
+        codec::gunzip(i, o, max_out)
+    })
 }
 
 /// # Safety
@@ -320,19 +356,18 @@ pub unsafe extern "C" fn cmrx_uncompress(
     max_out: usize,
     out_len: *mut usize,
 ) -> i32 {
-    codec_call(input, in_len, out, out_cap, out_len, |i, o| codec::uncompress(i, o, max_out))
+    codec_call(input, in_len, out, out_cap, out_len, |i, o| {
+        codec::uncompress(i, o, max_out)
+    })
 }
 
 /// # Safety
 /// `input` readable for `in_len` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn cmrx_sniff_compressed(input: *const u8, in_len: usize) -> i32 {
-    if input.is_null() && in_len != 0 {
-        return 0;
-    }
-    // SAFETY: checked for NULL; readability is the caller's contract.
-    let src = self::input(input, in_len);
-    catch_unwind(|| sniff::sniff(src).map_or(0, sniff::Format::code)).unwrap_or(0)
+    inspect(input, in_len, 0, |src| {
+        sniff::sniff(src).map_or(0, sniff::Format::code)
+    })
 }
 
 #[no_mangle]
@@ -346,7 +381,10 @@ pub extern "C" fn cmrx_format_name(format: i32) -> *const c_char {
                 .filter_map(|f| Some((f.code(), std::ffi::CString::new(f.name()).ok()?)))
                 .collect()
         });
-        names.iter().find(|(code, _)| *code == format).map(|(_, name)| name.as_ptr())
+        names
+            .iter()
+            .find(|(code, _)| *code == format)
+            .map(|(_, name)| name.as_ptr())
     });
     match found {
         Ok(Some(p)) => p,
@@ -396,9 +434,15 @@ mod tests {
         let mut ev = MaybeUninit::<CmrxEvent>::zeroed();
         let line = b"SERVER_ERROR out of memory\r\n";
         unsafe {
-            assert_eq!(cmrx_parser_next(p, line.as_ptr(), line.len(), ev.as_mut_ptr()), EV_ERROR);
+            assert_eq!(
+                cmrx_parser_next(p, line.as_ptr(), line.len(), ev.as_mut_ptr()),
+                EV_ERROR
+            );
             assert_eq!(ev.assume_init_ref().error, 1);
-            assert_eq!(cmrx_parser_next(ptr::null_mut(), ptr::null(), 0, ev.as_mut_ptr()), EV_ERROR);
+            assert_eq!(
+                cmrx_parser_next(ptr::null_mut(), ptr::null(), 0, ev.as_mut_ptr()),
+                EV_ERROR
+            );
             assert_eq!(ev.assume_init_ref().error, PE_INTERNAL);
             cmrx_parser_free(p);
         }
@@ -410,22 +454,62 @@ mod tests {
         let mut gz = vec![0u8; cmrx_gzip_bound(data.len())];
         let mut n = 0;
         unsafe {
-            assert_eq!(cmrx_gzip(data.as_ptr(), data.len(), 6, gz.as_mut_ptr(), gz.len(), &mut n), OK);
+            assert_eq!(
+                cmrx_gzip(
+                    data.as_ptr(),
+                    data.len(),
+                    6,
+                    gz.as_mut_ptr(),
+                    gz.len(),
+                    &mut n
+                ),
+                OK
+            );
             gz.truncate(n);
             let mut out = vec![0u8; 10];
             let mut m = 0;
-            let rc = cmrx_gunzip(gz.as_ptr(), gz.len(), out.as_mut_ptr(), out.len(), 1 << 20, &mut m);
+            let rc = cmrx_gunzip(
+                gz.as_ptr(),
+                gz.len(),
+                out.as_mut_ptr(),
+                out.len(),
+                1 << 20,
+                &mut m,
+            );
             assert_eq!(rc, E_NEED_SPACE);
             assert!(m > 10 && m <= 1 << 20);
             let hint = cmrx_gunzip_size_hint(gz.as_ptr(), gz.len(), 1 << 20);
             assert_eq!(hint, data.len());
             out.resize(hint, 0);
-            assert_eq!(cmrx_gunzip(gz.as_ptr(), gz.len(), out.as_mut_ptr(), out.len(), 1 << 20, &mut m), OK);
+            assert_eq!(
+                cmrx_gunzip(
+                    gz.as_ptr(),
+                    gz.len(),
+                    out.as_mut_ptr(),
+                    out.len(),
+                    1 << 20,
+                    &mut m
+                ),
+                OK
+            );
             assert_eq!(&out[..m], &data[..]);
             let rc = cmrx_gunzip(gz.as_ptr(), gz.len(), out.as_mut_ptr(), 1000, 1000, &mut m);
             assert_eq!(rc, E_TOO_BIG);
-            assert_eq!(cmrx_gunzip(b"nope!nope!nope".as_ptr(), 14, out.as_mut_ptr(), out.len(), 1 << 20, &mut m), E_DATA);
-            assert_eq!(cmrx_gzip(ptr::null(), 5, 6, out.as_mut_ptr(), out.len(), &mut m), E_ARG);
+            assert_eq!(
+                cmrx_gunzip(
+                    b"nope!nope!nope".as_ptr(),
+                    14,
+                    out.as_mut_ptr(),
+                    out.len(),
+                    1 << 20,
+                    &mut m
+                ),
+                E_DATA
+            );
+            assert_eq!(
+                cmrx_gzip(ptr::null(), 5, 6, out.as_mut_ptr(), out.len(), &mut m),
+                E_ARG
+            );
         }
     }
 

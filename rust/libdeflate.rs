@@ -72,25 +72,7 @@ impl Compressor {
         input: &[u8],
         out: &'o mut [MaybeUninit<u8>],
     ) -> Option<&'o [u8]> {
-        let (out_ptr, out_len) = out_raw(out);
-        // SAFETY: self.raw is a live compressor used by this thread only
-        // (&mut self); input is readable for input.len() bytes and out is
-        // writable for out_len bytes (libdeflate never reads from out). The
-        // return value is the number of bytes written, at most out_len, or 0.
-        let n = unsafe {
-            sys::libdeflate_deflate_compress(
-                self.raw.as_ptr(),
-                input.as_ptr().cast::<c_void>(),
-                input.len(),
-                out_ptr,
-                out_len,
-            )
-        };
-        if n == 0 || n > out.len() {
-            return None;
-        }
-        // SAFETY: libdeflate wrote exactly n <= out.len() bytes at out's start.
-        Some(unsafe { assume_init(out, n) })
+        self.compress_with(sys::libdeflate_deflate_compress, input, out)
     }
 
     /// zlib-format compression of `input` into `out`. `None` if it does not
@@ -100,10 +82,30 @@ impl Compressor {
         input: &[u8],
         out: &'o mut [MaybeUninit<u8>],
     ) -> Option<&'o [u8]> {
+        self.compress_with(sys::libdeflate_zlib_compress, input, out)
+    }
+
+    /// Runs one of libdeflate's `*_compress` functions (they share a
+    /// signature and contract).
+    fn compress_with<'o>(
+        &mut self,
+        compress: unsafe extern "C" fn(
+            *mut sys::libdeflate_compressor,
+            *const c_void,
+            usize,
+            *mut c_void,
+            usize,
+        ) -> usize,
+        input: &[u8],
+        out: &'o mut [MaybeUninit<u8>],
+    ) -> Option<&'o [u8]> {
         let (out_ptr, out_len) = out_raw(out);
-        // SAFETY: as in deflate_compress.
+        // SAFETY: self.raw is a live compressor used by this thread only
+        // (&mut self); input is readable for input.len() bytes and out is
+        // writable for out_len bytes (libdeflate never reads from out). The
+        // return value is the number of bytes written, at most out_len, or 0.
         let n = unsafe {
-            sys::libdeflate_zlib_compress(
+            compress(
                 self.raw.as_ptr(),
                 input.as_ptr().cast::<c_void>(),
                 input.len(),
