@@ -10,6 +10,11 @@ pub mod codec;
 pub mod ffi;
 pub mod parser;
 pub mod sniff;
+/// Test support for the parser: its unit tests and the `parser_split` fuzz
+/// target (which enables the `testing` feature) share it.
+#[cfg(any(test, feature = "testing"))]
+#[doc(hidden)]
+pub mod testing;
 
 /// The engine's version: the distribution's one version number.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

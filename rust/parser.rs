@@ -651,6 +651,7 @@ fn push_digit(num: u64, b: u8, max: u64) -> Result<u64, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{feed, parse, Norm};
 
     /// Responses recorded from memcached 1.6 on loopback (`-U 0`), after
     /// `set foo 0 0 3` "bar", `set bin 2 0 23` (NULs, "\r\nEND\r\n" and a
@@ -668,19 +669,8 @@ mod tests {
     /// A `set` of 2 MB on a server with `-I 1m`.
     const OBJECT_TOO_LARGE: &[u8] = b"SERVER_ERROR object too large for cache\r\n";
 
-    /// An event with its data owned; consecutive `Data` events are merged so
-    /// that responses read in different chunks compare equal.
-    #[derive(Debug, Clone, PartialEq, Eq)]
-    enum Norm {
-        Value(Vec<u8>, u32, u64, Option<u64>),
-        Data(Vec<u8>),
-        ValueEnd,
-        End,
-        Err(ParseError),
-        /// Input ran out without an error: the bytes left unconsumed, whether
-        /// END was seen, and `data_remaining()`.
-        Rest(Vec<u8>, bool, u64),
-    }
+    // `Norm` and the `feed` driver (which checks every promise of `next`) are
+    // in rust/testing.rs, shared with the parser_split fuzz target.
 
     fn value(key: &[u8], flags: u32, len: u64, cas: Option<u64>) -> Norm {
         Norm::Value(key.to_vec(), flags, len, cas)
@@ -688,93 +678,6 @@ mod tests {
 
     fn data(d: &[u8]) -> Norm {
         Norm::Data(d.to_vec())
-    }
-
-    /// Feeds `input` to a fresh parser in chunks whose sizes `chunk` picks,
-    /// as a real caller would: unconsumed bytes are kept and more appended.
-    /// Checks the API's promises on every call along the way.
-    fn feed(input: &[u8], max: u64, mut chunk: impl FnMut() -> usize) -> Vec<Norm> {
-        let mut p = ResponseParser::new(max);
-        let mut out: Vec<Norm> = Vec::new();
-        let mut pending: Vec<u8> = Vec::new();
-        let mut pos = 0;
-        loop {
-            loop {
-                let before = format!("{p:?}");
-                let remaining = p.data_remaining();
-                match p.next(&pending) {
-                    Ok(Status::Partial) => {
-                        assert_eq!(format!("{p:?}"), before, "Partial changed the parser");
-                        assert!(pending.len() < MAX_LINE_LEN, "Partial on a full line");
-                        assert!(remaining == 0 || pending.is_empty());
-                        break;
-                    }
-                    Ok(Status::Complete((n, ev))) => {
-                        assert!(
-                            n >= 1 && n <= pending.len(),
-                            "consumed {n} of {}",
-                            pending.len()
-                        );
-                        let norm = match ev {
-                            Event::Value {
-                                key,
-                                flags,
-                                len,
-                                cas,
-                            } => {
-                                assert_eq!(&pending[6..6 + key.len()], key);
-                                assert!(n < MAX_LINE_LEN + 1);
-                                assert_eq!(&pending[n - 2..n], b"\r\n");
-                                assert_eq!(p.data_remaining(), len);
-                                value(key, flags, len, cas)
-                            }
-                            Event::Data(d) => {
-                                assert!(!d.is_empty());
-                                assert_eq!(d.len(), n);
-                                assert_eq!(d, &pending[..n]);
-                                assert_eq!(p.data_remaining(), remaining - n as u64);
-                                data(d)
-                            }
-                            Event::ValueEnd => {
-                                assert_eq!(n, 2);
-                                Norm::ValueEnd
-                            }
-                            Event::End => {
-                                assert_eq!(n, 5);
-                                assert!(p.is_complete());
-                                Norm::End
-                            }
-                        };
-                        match (out.last_mut(), norm) {
-                            (Some(Norm::Data(acc)), Norm::Data(d)) => acc.extend_from_slice(&d),
-                            (_, norm) => out.push(norm),
-                        }
-                        pending.drain(..n);
-                    }
-                    Err(e) => {
-                        // Sticky, whatever comes next.
-                        assert_eq!(p.next(&pending), Err(e));
-                        assert_eq!(p.next(b""), Err(e));
-                        assert_eq!(p.next(b"END\r\n"), Err(e));
-                        assert!(!p.is_complete());
-                        out.push(Norm::Err(e));
-                        return out;
-                    }
-                }
-            }
-            if pos == input.len() {
-                out.push(Norm::Rest(pending, p.is_complete(), p.data_remaining()));
-                return out;
-            }
-            let k = chunk().clamp(1, input.len() - pos);
-            pending.extend_from_slice(&input[pos..pos + k]);
-            pos += k;
-        }
-    }
-
-    /// The whole input in one buffer.
-    fn parse(input: &[u8], max: u64) -> Vec<Norm> {
-        feed(input, max, || usize::MAX)
     }
 
     /// A small deterministic PRNG (xorshift64*), so failures reproduce.

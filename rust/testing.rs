@@ -1,0 +1,144 @@
+//! Test support shared by the parser's unit tests (`rust/parser.rs`) and the
+//! `parser_split` fuzz target (`fuzz/fuzz_targets/parser_split.rs`): a
+//! normalized, owned form of the parser's events and a driver that feeds a
+//! response to a [`ResponseParser`] in chunks, as a real caller does, checking
+//! every promise of [`ResponseParser::next`] on the way.
+//!
+//! Compiled only for the crate's own tests and with the `testing` feature
+//! (which the fuzz crate turns on); never part of the release library.
+
+use crate::parser::{
+    Event, ParseError, ResponseParser, Status, DEFAULT_MAX_VALUE_LEN, MAX_KEY_LEN, MAX_LINE_LEN,
+};
+
+/// An event with its data owned; consecutive `Data` events are merged so
+/// that responses read in different chunks compare equal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Norm {
+    Value(Vec<u8>, u32, u64, Option<u64>),
+    Data(Vec<u8>),
+    ValueEnd,
+    End,
+    Err(ParseError),
+    /// Input ran out without an error: the bytes left unconsumed, whether
+    /// END was seen, and `data_remaining()`.
+    Rest(Vec<u8>, bool, u64),
+}
+
+/// Feeds `input` to a fresh `ResponseParser::new(max)` in chunks whose sizes
+/// `chunk` picks (clamped to 1 and to what is left), as a real caller would:
+/// unconsumed bytes are kept and the next chunk appended. Returns the
+/// normalized events, ending with `Norm::Err` or `Norm::Rest`.
+///
+/// Panics when the parser breaks a promise: `Partial` consumes nothing,
+/// leaves the parser as it was, never happens with `MAX_LINE_LEN` or more
+/// bytes buffered (so a caller never holds more than that of an unfinished
+/// line) nor inside a value's data; `Complete` consumes 1..=len bytes; events
+/// agree with the bytes they came from (`Data` is never empty, a `VALUE`
+/// line is well-formed and within the limits); errors are sticky until
+/// `reset`, which makes the parser usable again.
+pub fn feed(input: &[u8], max: u64, mut chunk: impl FnMut() -> usize) -> Vec<Norm> {
+    let mut p = ResponseParser::new(max);
+    let limit = if max == 0 { DEFAULT_MAX_VALUE_LEN } else { max };
+    let mut out: Vec<Norm> = Vec::new();
+    let mut pending: Vec<u8> = Vec::new();
+    let mut pos = 0;
+    loop {
+        loop {
+            let before = p.clone();
+            let remaining = p.data_remaining();
+            match p.next(&pending) {
+                Ok(Status::Partial) => {
+                    // ResponseParser has no PartialEq; its Debug shows all of it.
+                    assert_eq!(
+                        format!("{p:?}"),
+                        format!("{before:?}"),
+                        "Partial changed the parser"
+                    );
+                    assert!(
+                        pending.len() < MAX_LINE_LEN,
+                        "Partial with {} bytes buffered (MAX_LINE_LEN {MAX_LINE_LEN})",
+                        pending.len()
+                    );
+                    assert!(remaining == 0 || pending.is_empty(), "Partial inside data");
+                    break;
+                }
+                Ok(Status::Complete((n, ev))) => {
+                    assert!(
+                        n >= 1 && n <= pending.len(),
+                        "consumed {n} of {}",
+                        pending.len()
+                    );
+                    let norm = match ev {
+                        Event::Value {
+                            key,
+                            flags,
+                            len,
+                            cas,
+                        } => {
+                            assert_eq!(remaining, 0);
+                            assert!(!key.is_empty() && key.len() <= MAX_KEY_LEN);
+                            assert!(key.iter().all(|&b| b > b' ' && b != 0x7f));
+                            assert_eq!(&pending[..6], b"VALUE ");
+                            assert_eq!(&pending[6..6 + key.len()], key);
+                            assert!(n <= MAX_LINE_LEN, "VALUE line of {n} bytes");
+                            assert_eq!(&pending[n - 2..n], b"\r\n");
+                            assert!(len <= limit, "len {len} over the limit {limit}");
+                            assert_eq!(p.data_remaining(), len);
+                            Norm::Value(key.to_vec(), flags, len, cas)
+                        }
+                        Event::Data(d) => {
+                            assert!(!d.is_empty(), "empty Data event");
+                            assert_eq!(d.len(), n);
+                            assert_eq!(d, &pending[..n]);
+                            assert!(n as u64 <= remaining, "Data past the value's end");
+                            assert_eq!(p.data_remaining(), remaining - n as u64);
+                            Norm::Data(d.to_vec())
+                        }
+                        Event::ValueEnd => {
+                            assert_eq!(n, 2);
+                            assert_eq!(&pending[..2], b"\r\n");
+                            Norm::ValueEnd
+                        }
+                        Event::End => {
+                            assert_eq!(n, 5);
+                            assert_eq!(&pending[..n], b"END\r\n");
+                            assert!(p.is_complete());
+                            Norm::End
+                        }
+                    };
+                    match (out.last_mut(), norm) {
+                        (Some(Norm::Data(acc)), Norm::Data(d)) => acc.extend_from_slice(&d),
+                        (_, norm) => out.push(norm),
+                    }
+                    pending.drain(..n);
+                }
+                Err(e) => {
+                    // Sticky until reset, whatever is offered next.
+                    assert_eq!(p.next(&pending), Err(e));
+                    assert_eq!(p.next(b""), Err(e));
+                    assert_eq!(p.next(b"END\r\n"), Err(e));
+                    assert!(!p.is_complete());
+                    assert!((1..=12).contains(&e.code()));
+                    // reset makes it usable again.
+                    p.reset();
+                    assert_eq!(p.next(b"END\r\n"), Ok(Status::Complete((5, Event::End))));
+                    out.push(Norm::Err(e));
+                    return out;
+                }
+            }
+        }
+        if pos == input.len() {
+            out.push(Norm::Rest(pending, p.is_complete(), p.data_remaining()));
+            return out;
+        }
+        let k = chunk().clamp(1, input.len() - pos);
+        pending.extend_from_slice(&input[pos..pos + k]);
+        pos += k;
+    }
+}
+
+/// The whole input in one buffer.
+pub fn parse(input: &[u8], max: u64) -> Vec<Norm> {
+    feed(input, max, || usize::MAX)
+}
