@@ -19,7 +19,7 @@ use Compress::Zlib ();
 use Cache::Memcached ();
 use CMRXBench::Runner qw(loop_timed);
 use CMRXBench::Parse qw(get_response parse_timed check_parse);
-use CMRXBench::Data qw(data_dir slurp text_value fake_jpeg raw_get_flags server_version);
+use CMRXBench::Data qw(data_files slurp text_value fake_jpeg raw_get_flags server_version);
 use CMRXBench::Report qw(evaluate print_table write_json write_svg);
 use CMRXBench::Server ();
 
@@ -36,7 +36,7 @@ my $ROUNDS  = $ENV{BENCH_ROUNDS}  || ($QUICK ? 3    : 15);
 my $SECONDS = $ENV{BENCH_SECONDS} || ($QUICK ? 0.03 : 0.2);
 my $FILTER  = $ENV{BENCH_FILTER};
 my $NS      = "cmrxb$$:";    # key namespace, so an existing server is not disturbed
-my $DATA    = data_dir($ROOT);
+my $DATA    = data_files($ROOT);
 
 # ---- modules ---------------------------------------------------------------
 
@@ -65,8 +65,8 @@ $_->{missing} = $MISSING{ $_->{class} } for @PARSERS;
 
 # ---- inputs ----------------------------------------------------------------
 
-my $JSON = slurp("$DATA/seed.json");
-my $DOC  = slurp("$DATA/perldiag.pod");
+my $JSON = slurp($DATA->{json});
+my $DOC  = slurp($DATA->{doc});
 my $SMALL = substr($JSON, 0, 300);
 my $JPEG = fake_jpeg(30_000);
 

@@ -1,6 +1,6 @@
 package CMRXBench::Data;
 
-# Inputs of the benchmark: the shared sample files, deterministic values cut
+# Inputs of the benchmark: the two sample files, deterministic values cut
 # from the document, a synthetic JPEG, and raw memcached look-ups.
 
 use strict;
@@ -8,15 +8,20 @@ use warnings;
 use IO::Socket::INET ();
 use Exporter 'import';
 
-our @EXPORT_OK = qw(data_dir slurp text_value fake_jpeg raw_get_flags server_version);
+our @EXPORT_OK = qw(data_files slurp text_value fake_jpeg raw_get_flags server_version);
 
-# BENCH_DATA, else the project's shared/ folder beside the work tree.
-sub data_dir {
+# The two sample inputs: a real 9 KB JSON value from a production cache
+# (t/data/seed.json, also used by the tests) and 300 KB of real text, perl's
+# own perldiag.pod (bench/data/). BENCH_DATA names another folder holding
+# both.
+sub data_files {
     my ($root) = @_;
-    for my $d (grep { defined } $ENV{BENCH_DATA}, "$root/../shared", "$root/shared", '/work/shared') {
-        return $d if -f "$d/seed.json" && -f "$d/perldiag.pod";
-    }
-    die "seed.json and perldiag.pod not found: set BENCH_DATA to the folder holding them\n";
+    my %file = defined $ENV{BENCH_DATA}
+        ? (json => "$ENV{BENCH_DATA}/seed.json", doc => "$ENV{BENCH_DATA}/perldiag.pod")
+        : (json => "$root/t/data/seed.json", doc => "$root/bench/data/perldiag.pod");
+    -f $_ or die "benchmark input $_ not found (BENCH_DATA names a folder holding seed.json and perldiag.pod)\n"
+        for values %file;
+    return \%file;
 }
 
 sub slurp {
