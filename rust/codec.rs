@@ -480,7 +480,7 @@ mod tests {
         }
     }
 
-    /// JSON resembling a memcached value (shared/seed.json's shape).
+    /// JSON resembling a memcached value (t/data/seed.json's shape).
     fn json_like(records: usize) -> Vec<u8> {
         let mut rng = Rng(7);
         let words = [

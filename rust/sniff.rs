@@ -685,10 +685,10 @@ mod tests {
         }
     }
 
-    /// The start of shared/seed.json (a typical memcached JSON value).
+    /// The start of t/data/seed.json (a typical memcached JSON value).
     const SEED_JSON_HEAD: &str = r#"[[{"catalog":"Book","img":"http://ecx.images-amazon.com/images/I/417K6qXAgvL._SL75_.jpg","media":"大型本","imagefilesmall":"http://ecx.images-amazon.com/images/I/417K6qXAgvL._SL75_.jpg","mobile_url":"http://www.amazon.co.jp/gp/aw/rd.html?url=/gp/aw/d.html&lc=msn&dl=1&a=4798119172&at=-m-&uid="}]]"#;
 
-    /// The start of perl's perldiag.pod (shared/perldiag.pod).
+    /// The start of perl's perldiag.pod (bench/data/perldiag.pod).
     const PERLDIAG_HEAD: &str = "=head1 NAME\n\nperldiag - various Perl diagnostics\n\n=head1 DESCRIPTION\n\nThese messages are classified as follows (listed in increasing order of\ndesperation):\n\n    (W) A warning (optional).\n    (D) A deprecation (enabled by default).\n";
 
     #[test]
@@ -761,13 +761,16 @@ mod tests {
         }
     }
 
-    /// Files, when present: the shared corpus (not part of the distribution).
+    /// The distribution's two real sample files: a production JSON value and
+    /// perl's perldiag.pod, whole.
     #[test]
-    fn shared_corpus_if_present() {
-        for path in ["../shared/seed.json", "../shared/perldiag.pod"] {
-            if let Ok(data) = std::fs::read(path) {
-                assert_eq!(sniff(&data), None, "{path}");
-            }
+    fn real_sample_files_are_not_sniffed() {
+        let samples: [(&str, &[u8]); 2] = [
+            ("t/data/seed.json", include_bytes!("../t/data/seed.json")),
+            ("bench/data/perldiag.pod", include_bytes!("../bench/data/perldiag.pod")),
+        ];
+        for (path, data) in samples {
+            assert_eq!(sniff(data), None, "{path}");
         }
     }
 }
