@@ -40,17 +40,20 @@
 /* Shared helpers                                                           */
 
 /* The bytes of sv for function `what`: undef is "", a UTF-8 string is
- * downgraded in place (as Compress::Zlib does), wide characters croak. */
+ * downgraded in place (as Compress::Zlib does), wide characters croak.
+ * Get-magic (tied scalars, substr() lvalues) runs once, first. The pointer
+ * is valid until perl code next runs: read every other argument before. */
 static const char *
 bytes_of(pTHX_ SV *sv, const char *what, STRLEN *len)
 {
+    SvGETMAGIC(sv);
     if (!SvOK(sv)) {
         *len = 0;
         return "";
     }
-    if (SvUTF8(sv) && !sv_utf8_downgrade(sv, TRUE))
+    if (SvUTF8(sv) && !sv_utf8_downgrade_flags(sv, TRUE, 0))
         croak("Wide character in %s", what);
-    return SvPVbyte(sv, *len);
+    return SvPVbyte_nomg(sv, *len);
 }
 
 /* Grows sv's own (never shared) string buffer to exactly `want` bytes plus
@@ -237,32 +240,35 @@ getparser_of(pTHX_ SV *self)
 static void
 getparser_flush(pTHX_ getparser *p)
 {
-    SV *batch_ref;
-    if (!p->batch || HvUSEDKEYS(p->batch) == 0)
+    HV *batch = p->batch;
+    if (!batch || HvUSEDKEYS(batch) == 0)
         return;
     if (!p->on_item) {
-        hv_clear(p->batch);
+        hv_clear(batch);
         return;
     }
-    batch_ref = newRV_inc((SV *)p->batch);
+    /* Detached while on_item runs: if on_item parses more with this parser,
+     * that goes into a new batch; if it dies, these keys are not handed
+     * over a second time. */
+    p->batch = NULL;
     {
         dSP;
         ENTER;
         SAVETMPS;
         PUSHMARK(SP);
-        XPUSHs(sv_2mortal(batch_ref));
+        XPUSHs(sv_2mortal(newRV_inc((SV *)batch)));
         PUTBACK;
         call_sv(p->on_item, G_DISCARD | G_VOID);
         FREETMPS;
         LEAVE;
     }
     /* Reuse the hash (and its bucket array) unless on_item kept it. */
-    if (SvREFCNT((SV *)p->batch) == 1) {
-        hv_clear(p->batch);
+    if (!p->batch && SvREFCNT((SV *)batch) == 1) {
+        hv_clear(batch);
+        p->batch = batch;
     }
     else {
-        SvREFCNT_dec((SV *)p->batch);
-        p->batch = NULL;
+        SvREFCNT_dec((SV *)batch);
     }
 }
 
@@ -305,7 +311,12 @@ getparser_finish_value(pTHX_ getparser *p)
         SvTAINTED_on(val); /* as sysread's data would be */
     key = SvPV(p->key, klen);
     PERL_HASH(hash, key, klen); /* once for both hashes */
-    (void)hv_store(p->dest, key, (I32)klen, val, hash);
+    if (!hv_store(p->dest, key, (I32)klen, val, hash)) {
+        /* A tied hash: hv_store only gave val the element's magic; setting
+         * it calls STORE, which copies the value (perlguts). */
+        SvSETMAGIC(val);
+        SvREFCNT_dec(val);
+    }
     if (!p->batch)
         p->batch = newHV();
     /* Flags repeat (mostly 0): share one read-only scalar per value. */
@@ -513,13 +524,16 @@ set_gzerrno(pTHX_ int status)
     dMY_CXT;
     SV *sv = GvSVn(MY_CXT.gzerrno);
     if (status == 0) {
-        sv_setiv(sv, 0);
+        sv_setiv_mg(sv, 0);
     }
     else {
-        /* A dualvar, as Compress::Zlib's _set_gzerr makes: -3 / "data error". */
+        /* A dualvar, as Compress::Zlib's _set_gzerr makes: -3 / "data error".
+         * Upgraded first: a plain string SV has no IV slot to write into. */
+        (void)SvUPGRADE(sv, SVt_PVIV);
         sv_setpv(sv, "data error");
         SvIV_set(sv, -3);
         SvIOK_on(sv);
+        SvSETMAGIC(sv);
     }
 }
 
@@ -544,7 +558,16 @@ config_iv(pTHX_ GV *gv, IV fallback)
 }
 
 #define GZIP_LEVEL() config_iv(aTHX_ MY_CXT.level, 6)
-#define MAX_OUTPUT() ((size_t)config_iv(aTHX_ MY_CXT.max_output, 64 << 20))
+#define MAX_OUTPUT() max_output(aTHX_ MY_CXT.max_output)
+
+static size_t
+max_output(pTHX_ GV *gv)
+{
+    IV max = config_iv(aTHX_ gv, 64 << 20);
+    if (max < 0)
+        croak("$Cache::Memcached::RustXS::Zlib::MaxOutput must be a size in bytes, not %" IVdf, max);
+    return (size_t)max;
+}
 
 typedef int (*encode_fn)(const uint8_t *, size_t, int, uint8_t *, size_t, size_t *);
 
@@ -561,6 +584,9 @@ encode_to_sv(pTHX_ encode_fn encode, size_t bound, const char *in, STRLEN len, i
     SvPOK_only(out);
     SvCUR_set(out, got);
     *SvEND(out) = '\0';
+    /* The bound is the input's size and more; keep only what is used. */
+    if (SvLEN(out) - got > 4096 && SvLEN(out) / 2 > got)
+        SvPV_renew(out, got + 1);
     return out;
 }
 
@@ -586,6 +612,7 @@ XS(xs_fast_compress)
     if (!result)
         XSRETURN_NO;
     sv_setsv_flags(out_sv, result, SV_GMAGIC | SV_DO_COW_SVSETSV);
+    SvSETMAGIC(out_sv);
     SvREFCNT_dec(result);
     XSRETURN_YES;
 }
@@ -606,6 +633,7 @@ XS(xs_fast_decompress)
     if (!result)
         XSRETURN_NO;
     sv_setsv_flags(out_sv, result, SV_GMAGIC | SV_DO_COW_SVSETSV);
+    SvSETMAGIC(out_sv);
     SvREFCNT_dec(result);
     XSRETURN_YES;
 }
@@ -687,6 +715,9 @@ parse_from_sock(self, sock)
     int fd;
   CODE:
     p = getparser_of(aTHX_ self);
+    /* on_item may drop the last reference to the parser: keep it alive
+     * until this call is over. */
+    sv_2mortal(SvREFCNT_inc_simple_NN(SvRV(self)));
     if (p->result != 0) {
         RETVAL = p->result;
     }
@@ -708,6 +739,9 @@ parse_from_string(self, bytes)
     STRLEN len;
   CODE:
     p = getparser_of(aTHX_ self);
+    /* on_item may drop the last reference to the parser: keep it alive
+     * until this call is over. */
+    sv_2mortal(SvREFCNT_inc_simple_NN(SvRV(self)));
     if (p->result != 0) {
         RETVAL = p->result;
     }
@@ -739,10 +773,12 @@ memGzip(data)
     dMY_CXT;
     const char *in;
     STRLEN len;
+    IV level;
   CODE:
     set_gzerrno(aTHX_ 0);
+    level = GZIP_LEVEL(); /* before bytes_of: it may run perl code */
     in = bytes_of(aTHX_ input_of(aTHX_ data), "memGzip", &len);
-    RETVAL = encode_to_sv(aTHX_ cmrx_gzip, cmrx_gzip_bound(len), in, len, (int)GZIP_LEVEL());
+    RETVAL = encode_to_sv(aTHX_ cmrx_gzip, cmrx_gzip_bound(len), in, len, (int)level);
     if (!RETVAL)
         XSRETURN_UNDEF;
   OUTPUT:
@@ -757,9 +793,11 @@ memGunzip(data)
     const char *in;
     STRLEN len;
     int status;
+    size_t max_out;
   CODE:
+    max_out = MAX_OUTPUT(); /* before bytes_of: it may run perl code */
     in = bytes_of(aTHX_ input_of(aTHX_ data), "memGunzip", &len);
-    RETVAL = gunzip_to_sv(aTHX_ in, len, MAX_OUTPUT(), 0, &status);
+    RETVAL = gunzip_to_sv(aTHX_ in, len, max_out, 0, &status);
     set_gzerrno(aTHX_ RETVAL ? 0 : -3);
     if (!RETVAL)
         XSRETURN_UNDEF;
@@ -775,10 +813,11 @@ compress(data, ...)
     STRLEN len;
     IV lvl;
   CODE:
-    in = bytes_of(aTHX_ input_of(aTHX_ data), "compress", &len);
     /* As Compress::Zlib: no level means Z_DEFAULT_COMPRESSION; an explicit
-     * undef is level 0 (it warns there too, through SvIV). */
+     * undef is level 0 (it warns there too, through SvIV). Read before
+     * bytes_of, whose pointer perl code could invalidate. */
     lvl = items > 1 ? SvIV(ST(1)) : -1;
+    in = bytes_of(aTHX_ input_of(aTHX_ data), "compress", &len);
     if (lvl == -1)
         lvl = 6; /* Z_DEFAULT_COMPRESSION */
     if (lvl < 0 || lvl > 9)
@@ -800,8 +839,8 @@ uncompress(data)
     int status;
     size_t max_out;
   CODE:
+    max_out = MAX_OUTPUT(); /* before bytes_of: it may run perl code */
     in = bytes_of(aTHX_ input_of(aTHX_ data), "uncompress", &len);
-    max_out = MAX_OUTPUT();
     RETVAL = decode_to_sv(aTHX_ cmrx_uncompress,
                           cmrx_uncompress_size_hint((const uint8_t *)in, len, max_out),
                           in, len, max_out, 0, &status);

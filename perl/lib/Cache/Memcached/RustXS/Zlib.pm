@@ -27,6 +27,8 @@ sub compress_methods {
     my $max   = exists $opt{max_output} ? $opt{max_output} : $MaxOutput;
     Carp::croak("compress_methods: unknown option(s): " . join(', ', sort grep { !/^(?:level|max_output)$/ } keys %opt))
         if grep { !/^(?:level|max_output)$/ } keys %opt;
+    Carp::croak("compress_methods: max_output must be a size in bytes")
+        unless defined $max && $max =~ /^\d+\z/;
     return _compress_methods($level, $max);
 }
 
