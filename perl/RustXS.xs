@@ -608,6 +608,10 @@ XS(xs_fast_compress)
      * Cache::Memcached::Fast stores the value raw. */
     if (cmrx_sniff_compressed((const uint8_t *)in, len) != CMRX_FMT_NONE)
         XSRETURN_NO;
+    /* Large and a sample does not shrink (encrypted, random, unknown media):
+     * no at once too, rather than compress it all for Fast to throw away. */
+    if (cmrx_looks_incompressible((const uint8_t *)in, len))
+        XSRETURN_NO;
     result = encode_to_sv(aTHX_ cmrx_gzip, cmrx_gzip_bound(len), in, len, (int)XSANY.any_iv);
     if (!result)
         XSRETURN_NO;

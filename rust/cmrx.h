@@ -128,6 +128,9 @@ int cmrx_uncompress(const uint8_t *in, size_t in_len, uint8_t *out,
  * else a CMRX_FMT_* code. */
 #define CMRX_FMT_NONE   0
 int cmrx_sniff_compressed(const uint8_t *in, size_t in_len);
+/* 1 if in[0..in_len) is large (128 KiB or more) and a 16 KiB sample of it
+ * does not deflate by 3 %: not worth compressing. 0 otherwise. */
+int cmrx_looks_incompressible(const uint8_t *in, size_t in_len);
 /* A static, NUL-terminated name of a CMRX_FMT_* code ("" for none). */
 const char *cmrx_format_name(int format);
 

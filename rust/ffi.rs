@@ -370,6 +370,15 @@ pub unsafe extern "C" fn cmrx_sniff_compressed(input: *const u8, in_len: usize) 
     })
 }
 
+/// # Safety
+/// `input` readable for `in_len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn cmrx_looks_incompressible(input: *const u8, in_len: usize) -> i32 {
+    inspect(input, in_len, 0, |src| {
+        i32::from(codec::looks_incompressible(src))
+    })
+}
+
 #[no_mangle]
 pub extern "C" fn cmrx_format_name(format: i32) -> *const c_char {
     // Names are built once, NUL-terminated, and live for the whole process.

@@ -205,6 +205,27 @@ is ref $methods->[$_], 'CODE', "... code ref $_" for 0, 1;
     }
 }
 
+# ---- large data that does not compress -------------------------------------------------
+
+{
+    my ($compress) = @$methods;
+    # 256 KiB with no magic number: pseudo-random bytes, and the same size of
+    # compressible text. A 16 KiB sample decides, without compressing it all.
+    my $x = 12345;
+    my $random = pack 'N*', map { $x = ($x * 1103515245 + 12345) % 2**31; $x ^ ($x >> 7) } 1 .. 65536;
+    my $out = 'untouched';
+    ok !$compress->(\$random, \$out), 'compress(256 KiB of random bytes) returns false';
+    is $out, 'untouched', '... and leaves $out alone';
+    my $text256 = substr($text x (1 + int(262144 / length $text)), 0, 262144);
+    ok $compress->(\$text256, \$out), 'compress(256 KiB of text) compresses';
+    cmp_ok length $out, '<', length($text256) / 2, '... well';
+    my $f = fast(compress_threshold => 100, compress_methods => $methods);
+    ok $f->set('random256', $random), 'Fast+ours sets the random bytes';
+    my ($flags) = raw_get('random256');
+    is $flags, 0, '... stored without F_COMPRESS';
+    is $f->get('random256'), $random, '... and read back';
+}
+
 # ---- compress_methods options ------------------------------------------------------------
 
 {
