@@ -441,9 +441,11 @@ getparser_feed(pTHX_ getparser *p, const char *bytes, size_t len)
 }
 
 /* Reads what the socket has and parses it. A non-blocking socket is read
- * until a read comes back short (the socket had no more at that moment); a
- * blocking one once per call, so Cache::Memcached's select loop keeps its
- * timeout. */
+ * until a read into the line buffer comes back short (the socket had no
+ * more at that moment) or, while a large value streams straight into its
+ * scalar, until EAGAIN (half the trips through Cache::Memcached's select
+ * loop for a 1 MB value); a blocking one once per call, so the select loop
+ * keeps its timeout. */
 static int
 getparser_read_fd(pTHX_ getparser *p, int fd)
 {
@@ -477,7 +479,9 @@ getparser_read_fd(pTHX_ getparser *p, int fd)
                 if (kind != CMRX_EV_DATA || ev.consumed != (size_t)got)
                     return -1; /* cannot happen: the engine asked for these bytes */
                 SvCUR_set(p->val, cur + (size_t)got);
-                if (!p->nonblocking || (size_t)got < asked)
+                /* A large value streams in: read on until the socket is
+                 * empty (EAGAIN) rather than go back to the select loop. */
+                if (!p->nonblocking)
                     return 0;
                 continue;
             }
