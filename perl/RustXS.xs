@@ -32,9 +32,11 @@
 /* Bytes read per read(2) into the line buffer; values at least this large
  * (still to come) are read straight into their own scalar instead. */
 #define READ_CHUNK (64 * 1024)
-/* A value's scalar starts at most this large and doubles as data arrives:
- * the declared length is a claim, not a fact. */
-#define VALUE_FIRST_ALLOC (256 * 1024)
+/* A value's scalar starts at most this large (memcached's default item size
+ * limit, 1 MiB, and its CRLF) and doubles as data arrives: a declared length
+ * is a claim, not a fact, trusted only this far. Below the limit a value's
+ * reads are not cut short by a scalar still growing. */
+#define VALUE_FIRST_ALLOC (1024 * 1024 + 2)
 
 /* ------------------------------------------------------------------------ */
 /* Shared helpers                                                           */
