@@ -133,10 +133,15 @@ the result.
 
 =item Memory
 
-Small values are parsed out of one reusable 64 KiB buffer. A large value
-is read straight into its own scalar, which grows as data arrives (never by
-the declared size up front: that is a claim, not a fact), so a 20 MB value
-costs about one copy of itself.
+Small values are parsed out of one 64 KiB read buffer, which the next
+parser reuses. A large value is read straight into its own scalar. The
+declared length is a claim, not a fact: the scalar starts at most 1 MiB
+(memcached's default item limit) large and doubles as data arrives, so a
+reply that promises a gigabyte and sends nothing costs a megabyte at most
+(Cache::Memcached::Fast allocates the whole claim and dies with "Out of
+memory!"). Finished values are sized exactly, so the copy Cache::Memcached's
+C<get> returns shares their buffer: a 20 MB value costs about one copy of
+itself.
 
 =item Keys
 
@@ -159,15 +164,15 @@ against the other parsers in the same run; the README has the whole table):
 
                                   GetParserXS  GetParser    ours   vs XS
   parse-only (socketpair, with Cache::Memcached's finalize as on_item)
-    1 x 100 B                        4.8 us      5.1 us   2.8 us   1.7x
-    100 x 100 B                     40.5 us      230 us  36.0 us   1.1x
-    100 x 1 KB                      46.7 us      336 us  45.2 us   1.0x
-    10 x 100 KB                      108 us      172 us  93.0 us   1.2x
-    1 x 1 MB                        77.3 us     81.5 us  67.2 us   1.2x
-    100 gzip'd 9 KB JSON values     1.52 ms     1.85 ms   487 us   3.1x
+    1 x 100 B                        5.0 us      5.2 us   2.9 us   1.7x
+    100 x 100 B                     40.5 us      224 us  36.2 us   1.1x
+    100 x 1 KB                      45.5 us      359 us  44.3 us   1.0x
+    10 x 100 KB                      107 us      145 us  91.3 us   1.2x
+    1 x 1 MB                        90.3 us     79.8 us  65.1 us   1.4x
+    100 gzip'd 9 KB JSON values     1.51 ms     1.84 ms   485 us   3.1x
   end to end (Cache::Memcached get/get_multi, memcached on loopback)
-    get_multi 100 x 100 B            209 us      414 us   202 us   1.0x
-    get_multi 100 gzip'd JSON       1.90 ms     2.33 ms   703 us   2.7x
+    get_multi 100 x 100 B            182 us      377 us   177 us   1.0x
+    get_multi 100 gzip'd JSON       1.88 ms     2.12 ms   695 us   2.7x
 
 Compressed values gain most, since the gunzip moves from Perl and zlib into
 Rust and libdeflate. For small plain values Cache::Memcached's finalize
