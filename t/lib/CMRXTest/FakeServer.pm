@@ -6,18 +6,22 @@ package CMRXTest::FakeServer;
 use strict;
 use warnings;
 
+use parent 'CMRXTest::ChildProcess';    # registry, stop, DESTROY, END
+
 use Carp        qw(croak);
 use File::Temp  ();
 use IO::Select  ();
 use IO::Socket::INET ();
-use POSIX       qw(WNOHANG);
+use POSIX       ();
 use Socket      qw(IPPROTO_TCP TCP_NODELAY SOL_SOCKET SO_LINGER);
-use Time::HiRes qw(sleep time);
+use Time::HiRes qw(sleep);
 
 our $VERSION = '0.01';
 
 my $HOST = '127.0.0.1';    # loopback only
-my %LIVE;                  # pid => $$ of the starter (see END)
+
+# Registry of live children, stop, DESTROY, END and the accessors (host,
+# port, pid, address) are in CMRXTest::ChildProcess.
 
 # --------------------------------------------------------------------------
 # Public API
@@ -47,17 +51,13 @@ sub start {
         POSIX::_exit($ok ? 0 : 1);
     }
     my $self = bless {
-        port => $listen->sockport, pid => $pid, owner => $$, log => $log,
+        host => $HOST, port => $listen->sockport, pid => $pid, owner => $$,
+        log => $log,
     }, $class;
     close $listen;
-    $LIVE{$pid} = $$;
+    $class->_track($pid);
     return $self;
 }
-
-sub host    { $HOST }
-sub port    { $_[0]{port} }
-sub pid     { $_[0]{pid} }
-sub address { "$HOST:$_[0]{port}" }
 
 # Everything the clients sent, one string per request read (all connections,
 # in order). A request is what was read up to and including a "\r\n".
@@ -66,27 +66,6 @@ sub requests {
     open my $fh, '<:raw', $self->{log}->filename or return;
     my $data = do { local $/; <$fh> } // '';
     return unpack '(N/a*)*', $data;
-}
-
-sub stop {
-    my ($self) = @_;
-    my $pid = $self->{pid};
-    return unless $pid && $self->{owner} == $$;
-    delete $self->{pid};
-    _kill_and_reap($pid) if exists $LIVE{$pid};
-    return;
-}
-
-sub DESTROY {
-    my ($self) = @_;
-    local ($?, $!, $@);
-    $self->stop;
-}
-
-END {
-    local ($?, $!, $@);
-    # All at once: memcached takes up to a second to act on TERM.
-    _kill_and_reap(grep { $LIVE{$_} == $$ } keys %LIVE);
 }
 
 # --------------------------------------------------------------------------
@@ -100,23 +79,6 @@ sub _check_step {
     croak "bad script step: " . (defined $step ? $step : 'undef')
         unless ref $step eq 'ARRAY' && defined $step->[0]
             && exists $STEP_ARGS{ $step->[0] };
-    return;
-}
-
-# TERM, give them up to 2 s, then KILL; always reap.
-sub _kill_and_reap {
-    my @pids = @_;
-    delete @LIVE{@pids};
-    kill 'TERM', @pids;
-    my $deadline = time + 2;
-    while (@pids && time < $deadline) {
-        @pids = grep { my $r = waitpid $_, WNOHANG; $r != $_ && $r != -1 }
-                @pids;
-        sleep 0.01 if @pids;
-    }
-    return unless @pids;
-    kill 'KILL', @pids;
-    waitpid $_, 0 for @pids;
     return;
 }
 
@@ -279,5 +241,7 @@ after 2 s, reap; idempotent).
 The child is stopped by C<stop>, when the object is destroyed, and in an
 C<END> block, only ever by the process that started it (fork safe). The
 child also quits by itself within about half a second if its parent dies.
+The stopping and the accessors come from the base class
+L<CMRXTest::ChildProcess>, shared with L<CMRXTest::Memcached>.
 
 =cut

@@ -6,6 +6,8 @@ package CMRXTest::Memcached;
 use strict;
 use warnings;
 
+use parent 'CMRXTest::ChildProcess';    # registry, stop, DESTROY, END
+
 use Carp         qw(croak);
 use File::Spec   ();
 use File::Temp   ();
@@ -20,9 +22,8 @@ my $HOST          = '127.0.0.1';    # loopback only, never anything else
 my $START_TIMEOUT = 5;              # seconds to wait for a server to come up
 my $ATTEMPTS      = 5;              # ports to try before giving up
 
-# pid => $$ of the process that started it. Plain data, not objects, so the
-# registry never keeps an object alive; END stops whatever is left.
-my %LIVE;
+# Registry of live servers, stop, DESTROY, END and the accessors (host,
+# port, pid, address) are in CMRXTest::ChildProcess.
 
 # --------------------------------------------------------------------------
 # Class methods
@@ -71,38 +72,6 @@ sub start_or_skip {
 }
 
 # --------------------------------------------------------------------------
-# Accessors and stop
-
-sub host    { $_[0]{host} }
-sub port    { $_[0]{port} }
-sub pid     { $_[0]{pid} }
-sub address { "$_[0]{host}:$_[0]{port}" }
-
-# Stop the server (TERM, then KILL) and reap it. Idempotent; does nothing in
-# a process other than the one that started the server (fork safety).
-sub stop {
-    my ($self) = @_;
-    my $pid = $self->{pid};
-    return unless $pid && $self->{owner} == $$;
-    delete $self->{pid};
-    # Not in %LIVE: END has already stopped it (global destruction).
-    _kill_and_reap($pid) if exists $LIVE{$pid};
-    return;
-}
-
-sub DESTROY {
-    my ($self) = @_;
-    local ($?, $!, $@);
-    $self->stop;
-}
-
-END {
-    local ($?, $!, $@);    # keep the test's exit status
-    # All at once: memcached takes up to a second to act on TERM.
-    _kill_and_reap(grep { $LIVE{$_} == $$ } keys %LIVE);
-}
-
-# --------------------------------------------------------------------------
 # Internals
 
 sub _required {
@@ -134,14 +103,14 @@ sub _start_one {
                     @user, @$args);
         my $log  = File::Temp->new;    # memcached's stderr, for diagnostics
         my $pid  = _spawn(\@cmd, "$log");
-        $LIVE{$pid} = $$;
+        $class->_track($pid);
         my $state = _wait_until_up($pid, $port);
         if ($state eq 'up') {
             return bless { host => $HOST, port => $port, pid => $pid,
                            owner => $$ }, $class;
         }
-        if ($state eq 'exited') { delete $LIVE{$pid} }    # already reaped
-        else                    { _kill_and_reap($pid) }
+        if ($state eq 'exited') { $class->_untrack($pid) }    # reaped
+        else                    { $class->_kill_and_reap($pid) }
         my $err = do { local (@ARGV, $/) = ("$log"); <> } // '';
         $err =~ s/\s+\z//;
         $last_error = "'@cmd' did not come up"
@@ -196,23 +165,6 @@ sub _answers_version {
     return $buf =~ /\AVERSION \S+\r\n/ ? 1 : 0;
 }
 
-# TERM, give them up to 2 s, then KILL; always reap.
-sub _kill_and_reap {
-    my @pids = @_;
-    delete @LIVE{@pids};
-    kill 'TERM', @pids;
-    my $deadline = time + 2;
-    while (@pids && time < $deadline) {
-        @pids = grep { my $r = waitpid $_, WNOHANG; $r != $_ && $r != -1 }
-                @pids;
-        sleep 0.01 if @pids;
-    }
-    return unless @pids;
-    kill 'KILL', @pids;
-    waitpid $_, 0 for @pids;
-    return;
-}
-
 # If the test is interrupted (Ctrl-C, harness timeout), exit normally so END
 # runs and no memcached is left behind. Only where nobody set a handler.
 my %SIGNUM = (HUP => 1, INT => 2, TERM => 15);
@@ -262,6 +214,9 @@ started a server stops it, so forked children may exit freely. Because the
 object's destruction stops the server, keep the objects alive for as long
 as you use the addresses: C<< map { $_->address } CMRXTest::Memcached->start >>
 stops the servers at the end of that statement.
+
+The stopping (and the accessors below) come from the base class
+L<CMRXTest::ChildProcess>, shared with L<CMRXTest::FakeServer>.
 
 If SIGINT, SIGTERM and SIGHUP have no handler, handlers are installed that
 C<exit> so that END still stops the servers.
