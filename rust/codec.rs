@@ -457,18 +457,6 @@ pub fn uncompress_vec(input: &[u8], max_out: usize) -> Result<Vec<u8>, CodecErro
     )
 }
 
-/// A small xorshift generator for tests.
-#[cfg(test)]
-fn tests_rng(seed: u32) -> impl FnMut() -> u8 {
-    let mut x = seed.max(1);
-    move || {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        (x >> 24) as u8
-    }
-}
-
 /// Inputs at least this long are sampled by [`looks_incompressible`];
 /// shorter ones cost little to compress and say little in a sample.
 pub const SAMPLE_FROM: usize = 128 << 10;
@@ -508,8 +496,7 @@ pub fn looks_incompressible(input: &[u8]) -> bool {
 mod tests {
     #[test]
     fn large_random_input_looks_incompressible_and_text_does_not() {
-        let mut rng = super::tests_rng(99);
-        let random: Vec<u8> = (0..super::SAMPLE_FROM * 2).map(|_| rng()).collect();
+        let random = crate::testing::Rng(99).bytes(super::SAMPLE_FROM * 2);
         assert!(super::looks_incompressible(&random));
         assert!(
             !super::looks_incompressible(&random[..super::SAMPLE_FROM - 1]),
@@ -531,22 +518,7 @@ mod tests {
 
     // ---------------------------------------------------------------- helpers
 
-    /// xorshift64*: deterministic pseudo-random bytes.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-        fn bytes(&mut self, n: usize) -> Vec<u8> {
-            (0..n).map(|_| (self.next() >> 56) as u8).collect()
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
+    use crate::testing::Rng;
 
     /// JSON resembling a memcached value (t/data/seed.json's shape).
     fn json_like(records: usize) -> Vec<u8> {
@@ -571,9 +543,9 @@ mod tests {
             s.push_str(&format!(
                 "{{\"catalog\":\"{w}\",\"img\":\"http://ecx.images-amazon.com/images/I/{:x}._SL75_.jpg\",\
                  \"price\":{},\"asin\":\"{:010}\",\"title\":\"{} {}\"}}",
-                rng.next() >> 20,
+                rng.next_u64() >> 20,
                 rng.below(100_000),
-                rng.next() % 10_000_000_000,
+                rng.next_u64() % 10_000_000_000,
                 w,
                 words[rng.below(words.len())]
             ));
@@ -1383,6 +1355,30 @@ mod tests {
     /// Run `perl -MCompress::Zlib` over a batch of inputs (each framed with
     /// pack "N/a*"); each answer is `Some(output)` or `None` for undef.
     /// Returns `None` if perl or Compress::Zlib is not available.
+    /// Asserts that `ours` accepts exactly the inputs Compress::Zlib's `func`
+    /// accepts, with the same output. Needs perl (callers skip without it).
+    fn assert_agrees_with_perl(
+        func: &str,
+        cases: &[Vec<u8>],
+        ours: fn(&[u8], usize) -> Result<Vec<u8>, CodecError>,
+    ) {
+        let theirs = perl_batch(func, cases).unwrap();
+        let mut mismatches = Vec::new();
+        for (case, t) in cases.iter().zip(&theirs) {
+            let ours = ours(case, DEFAULT_MAX_OUT).ok();
+            if ours.as_ref() != t.as_ref() {
+                mismatches.push((case.clone(), ours.is_some(), t.is_some()));
+            }
+        }
+        assert!(
+            mismatches.is_empty(),
+            "{func}: {} of {} differ, first: {:02x?}",
+            mismatches.len(),
+            cases.len(),
+            mismatches.first()
+        );
+    }
+
     fn perl_batch(func: &str, inputs: &[Vec<u8>]) -> Option<Vec<Option<Vec<u8>>>> {
         use std::io::Write;
         use std::process::{Command, Stdio};
@@ -1501,26 +1497,12 @@ mod tests {
             let mut bad = m.clone();
             for _ in 0..1 + rng.below(3) {
                 let at = rng.below(bad.len());
-                bad[at] = (rng.next() >> 56) as u8;
+                bad[at] = (rng.next_u64() >> 56) as u8;
             }
             bad.truncate(bad.len() - rng.below(4).min(bad.len()));
             cases.push(bad);
         }
-        let theirs = perl_batch("memGunzip", &cases).unwrap();
-        let mut mismatches = Vec::new();
-        for (case, t) in cases.iter().zip(&theirs) {
-            let ours = gunzip_vec(case, DEFAULT_MAX_OUT).ok();
-            if ours.as_ref() != t.as_ref() {
-                mismatches.push((case.clone(), ours.is_some(), t.is_some()));
-            }
-        }
-        assert!(
-            mismatches.is_empty(),
-            "{} of {} differ, first: {:02x?}",
-            mismatches.len(),
-            cases.len(),
-            mismatches.first()
-        );
+        assert_agrees_with_perl("memGunzip", &cases, gunzip_vec);
 
         // uncompress likewise.
         let z = zlib_vec(&data, 6).unwrap();
@@ -1535,20 +1517,6 @@ mod tests {
         let mut v = z.clone();
         v.extend_from_slice(b"after");
         cases.push(v);
-        let theirs = perl_batch("uncompress", &cases).unwrap();
-        let mut mismatches = Vec::new();
-        for (case, t) in cases.iter().zip(&theirs) {
-            let ours = uncompress_vec(case, DEFAULT_MAX_OUT).ok();
-            if ours.as_ref() != t.as_ref() {
-                mismatches.push((case.clone(), ours.is_some(), t.is_some()));
-            }
-        }
-        assert!(
-            mismatches.is_empty(),
-            "{} of {} differ, first: {:02x?}",
-            mismatches.len(),
-            cases.len(),
-            mismatches.first()
-        );
+        assert_agrees_with_perl("uncompress", &cases, uncompress_vec);
     }
 }

@@ -651,7 +651,7 @@ fn push_digit(num: u64, b: u8, max: u64) -> Result<u64, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{feed, parse, Norm};
+    use crate::testing::{feed, parse, Norm, Rng};
 
     /// Responses recorded from memcached 1.6 on loopback (`-U 0`), after
     /// `set foo 0 0 3` "bar", `set bin 2 0 23` (NULs, "\r\nEND\r\n" and a
@@ -678,22 +678,6 @@ mod tests {
 
     fn data(d: &[u8]) -> Norm {
         Norm::Data(d.to_vec())
-    }
-
-    /// A small deterministic PRNG (xorshift64*), so failures reproduce.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
     }
 
     /// Parses `input` in one buffer, then split in two at every byte position,
@@ -895,7 +879,7 @@ mod tests {
         let mut input = Vec::new();
         let mut expected = Vec::new();
         for (i, size) in [70_000usize, 1, 0, 4096, 65_537].into_iter().enumerate() {
-            let mut v: Vec<u8> = (0..size).map(|_| rng.next() as u8).collect();
+            let mut v: Vec<u8> = (0..size).map(|_| rng.next_u64() as u8).collect();
             if size > 100 {
                 // The lines a scanning parser would trip on, inside the data.
                 v[10..17].copy_from_slice(b"\r\nEND\r\n");

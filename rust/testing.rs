@@ -4,6 +4,8 @@
 //! response to a [`ResponseParser`] in chunks, as a real caller does, checking
 //! every promise of [`ResponseParser::next`] on the way.
 //!
+//! It also holds the small deterministic PRNG the engine's tests share.
+//!
 //! Compiled only for the crate's own tests and with the `testing` feature
 //! (which the fuzz crate turns on); never part of the release library.
 
@@ -141,4 +143,28 @@ pub fn feed(input: &[u8], max: u64, mut chunk: impl FnMut() -> usize) -> Vec<Nor
 /// The whole input in one buffer.
 pub fn parse(input: &[u8], max: u64) -> Vec<Norm> {
     feed(input, max, || usize::MAX)
+}
+
+/// A small deterministic PRNG (xorshift64*), so test failures reproduce.
+#[derive(Debug, Clone)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 pseudo-random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// `n` pseudo-random bytes.
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| (self.next_u64() >> 56) as u8).collect()
+    }
 }
