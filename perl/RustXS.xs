@@ -72,6 +72,21 @@ grow_to(pTHX_ SV *sv, size_t want)
     return SvPVX(sv);
 }
 
+/* Makes out the string of the `got` bytes the engine wrote, keeping room for
+ * `reserve` more. A buffer sized for the worst case (a compression bound, a
+ * decompression guess of at least 64 KiB) gives its slack back rather than
+ * keep it for as long as the value lives. */
+static SV *
+finish_output(pTHX_ SV *out, size_t got, size_t reserve)
+{
+    SvPOK_only(out);
+    SvCUR_set(out, got);
+    *SvEND(out) = '\0';
+    if (SvLEN(out) - got > 4096 && SvLEN(out) / 2 > got + reserve)
+        SvPV_renew(out, got + reserve + 1);
+    return out;
+}
+
 typedef int (*decode_fn)(const uint8_t *, size_t, uint8_t *, size_t, size_t, size_t *);
 
 /* Decompresses in[0..len) into a new scalar with `reserve` spare bytes after
@@ -94,14 +109,7 @@ decode_to_sv(pTHX_ decode_fn decode, size_t hint, const char *in, STRLEN len,
         SvREFCNT_dec(out);
         return NULL;
     }
-    SvPOK_only(out);
-    SvCUR_set(out, got);
-    *SvEND(out) = '\0';
-    /* Without an exact size hint the first guess can be far too big (at
-     * least 64 KiB): give the slack back rather than keep it in the cache. */
-    if (SvLEN(out) - got > 4096 && SvLEN(out) / 2 > got + reserve)
-        SvPV_renew(out, got + reserve + 1);
-    return out;
+    return finish_output(aTHX_ out, got, reserve);
 }
 
 static SV *
@@ -587,13 +595,7 @@ encode_to_sv(pTHX_ encode_fn encode, size_t bound, const char *in, STRLEN len, i
         SvREFCNT_dec(out);
         return NULL;
     }
-    SvPOK_only(out);
-    SvCUR_set(out, got);
-    *SvEND(out) = '\0';
-    /* The bound is the input's size and more; keep only what is used. */
-    if (SvLEN(out) - got > 4096 && SvLEN(out) / 2 > got)
-        SvPV_renew(out, got + 1);
-    return out;
+    return finish_output(aTHX_ out, got, 0);
 }
 
 /* compress_methods: XSUBs Cache::Memcached::Fast calls as f(\$in, \$out).
