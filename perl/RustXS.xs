@@ -13,6 +13,7 @@
 #include "EXTERN.h"
 #include "perl.h"
 #include "XSUB.h"
+#define NEED_mg_findext
 #include "ppport.h"
 
 #include <errno.h>
@@ -21,11 +22,10 @@
 
 #include "cmrx.h"
 
-/* No XS_VERSION check at boot: the Perl modules take $VERSION from this very
- * object (engine_version), so there is nothing to compare against, and the
- * check would croak on the not-yet-set $VERSION. */
-#undef XS_VERSION
-#define XS_VERSION ""
+/* Not in ppport.h: SSize_t_MAX appeared in perl 5.21. */
+#ifndef SSize_t_MAX
+#define SSize_t_MAX ((SSize_t)(~(Size_t)0 >> 1))
+#endif
 
 #define F_COMPRESS 2
 
@@ -43,8 +43,11 @@
 
 /* The bytes of sv for function `what`: undef is "", a UTF-8 string is
  * downgraded in place (as Compress::Zlib does), wide characters croak.
- * Get-magic (tied scalars, substr() lvalues) runs once, first. The pointer
- * is valid until perl code next runs: read every other argument before. */
+ * Get-magic (tied scalars, substr() lvalues) runs once, first: a magical
+ * scalar's fetched value is copied and the copy downgraded, because
+ * sv_utf8_downgrade runs get-magic again (sv_utf8_downgrade_flags, which
+ * need not, is perl 5.32+). The pointer is valid until perl code next runs:
+ * read every other argument before. */
 static const char *
 bytes_of(pTHX_ SV *sv, const char *what, STRLEN *len)
 {
@@ -53,9 +56,14 @@ bytes_of(pTHX_ SV *sv, const char *what, STRLEN *len)
         *len = 0;
         return "";
     }
-    if (SvUTF8(sv) && !sv_utf8_downgrade_flags(sv, TRUE, 0))
+    if (SvGMAGICAL(sv)) {
+        SV *fetched = sv_newmortal();
+        sv_setsv_flags(fetched, sv, 0);
+        sv = fetched;
+    }
+    if (SvUTF8(sv) && !sv_utf8_downgrade(sv, TRUE))
         croak("Wide character in %s", what);
-    return SvPVbyte_nomg(sv, *len);
+    return SvPV_nomg(sv, *len);
 }
 
 /* Grows sv's own (never shared) string buffer to exactly `want` bytes plus
@@ -212,7 +220,7 @@ getparser_mg_free(pTHX_ SV *sv, MAGIC *mg)
     SvREFCNT_dec(p->flags_sv);
     {
         dMY_CXT;
-        if (p->buf_cap == READ_CHUNK && !MY_CXT.spare_buf && PL_phase != PERL_PHASE_DESTRUCT)
+        if (p->buf_cap == READ_CHUNK && !MY_CXT.spare_buf && !PL_dirty)
             MY_CXT.spare_buf = p->buf; /* for the next parser */
         else
             Safefree(p->buf);
@@ -641,7 +649,7 @@ XS(xs_fast_decompress)
         croak("Usage: $decompress->(\\$in, \\$out)");
     in = bytes_of(aTHX_ SvRV(ST(0)), "decompress", &len);
     out_sv = SvRV(ST(1));
-    result = gunzip_to_sv(aTHX_ in, len, (size_t)XSANY.any_uv, 0, &status);
+    result = gunzip_to_sv(aTHX_ in, len, (size_t)(UV)XSANY.any_iv, 0, &status);
     if (!result)
         XSRETURN_NO;
     sv_setsv_flags(out_sv, result, SV_GMAGIC | SV_DO_COW_SVSETSV);
@@ -874,7 +882,7 @@ _compress_methods(level, max_output)
     c = newXS(NULL, xs_fast_compress, __FILE__);
     CvXSUBANY(c).any_iv = level;
     d = newXS(NULL, xs_fast_decompress, __FILE__);
-    CvXSUBANY(d).any_uv = max_output;
+    CvXSUBANY(d).any_iv = (IV)max_output; /* ANY has no any_uv before 5.18 */
     pair = newAV();
     av_push(pair, newRV_noinc((SV *)c));
     av_push(pair, newRV_noinc((SV *)d));

@@ -3,11 +3,12 @@ package Cache::Memcached::RustXS;
 use strict;
 use warnings;
 
-require XSLoader;
-XSLoader::load(__PACKAGE__);
+# Cargo.toml's release number (0.1.0) in Perl's decimal notation; t/ and
+# Makefile.PL check that the two, and the linked engine, agree.
+our $VERSION = '0.100';
 
-# The version is stated once, in Cargo.toml; the linked engine reports it.
-our $VERSION = engine_version();
+require XSLoader;
+XSLoader::load(__PACKAGE__, $VERSION);    # a stale .so of another version croaks
 
 1;
 __END__

@@ -5,7 +5,7 @@ use warnings;
 
 use Cache::Memcached::RustXS ();
 
-our $VERSION = $Cache::Memcached::RustXS::VERSION;
+our $VERSION = '0.100';
 
 # new, parse_from_sock, parse_from_string and current_key are XSUBs
 # (perl/RustXS.xs).
