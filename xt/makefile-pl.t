@@ -1,0 +1,62 @@
+#!/usr/bin/perl
+# Makefile.PL follows the CPAN toolchain's conventions where Rust is
+# missing or too old: it says what to install and exits 0 without writing a
+# Makefile, which CPAN clients report as NA rather than FAIL.
+use strict;
+use warnings;
+
+use File::Copy ();
+use File::Spec ();
+use File::Temp ();
+use Test::More;
+
+my $dir = File::Temp::tempdir(CLEANUP => 1);
+File::Copy::copy($_, File::Spec->catfile($dir, $_)) or die "copy $_: $!" for qw(Makefile.PL Cargo.toml);
+for my $sub (qw(perl perl/lib perl/lib/Cache perl/lib/Cache/Memcached)) {
+    mkdir File::Spec->catdir($dir, $sub) or die "mkdir $sub: $!";
+}
+File::Copy::copy('perl/lib/Cache/Memcached/RustXS.pm', "$dir/perl/lib/Cache/Memcached/RustXS.pm") or die $!;
+my ($rust_version) = do { local (@ARGV, $/) = ('Cargo.toml'); <> } =~ /^rust-version\s*=\s*"([^"]+)"/m;
+
+# Fake tools: a bin folder with only what the case provides.
+sub fake_bin {
+    my (%tools) = @_;
+    my $bin = File::Temp::tempdir(CLEANUP => 1);
+    while (my ($name, $version) = each %tools) {
+        open my $fh, '>', "$bin/$name" or die $!;
+        print {$fh} "#!/bin/sh\necho '$name $version (fake)'\n";
+        close $fh;
+        chmod 0755, "$bin/$name";
+    }
+    return $bin;
+}
+
+sub run_makefile_pl {
+    my ($bin) = @_;
+    unlink "$dir/Makefile";
+    local $ENV{PATH} = "$bin:/usr/bin:/bin";
+    local @ENV{qw(CARGO RUSTC)};
+    my $out = `cd "$dir" && "$^X" Makefile.PL 2>&1`;
+    return ($? >> 8, $out, -e "$dir/Makefile");
+}
+
+# /usr/bin and /bin must not hold cargo for these cases to mean anything.
+plan skip_all => 'cargo or rustc is installed in /usr/bin or /bin'
+    if grep { -x "$_/cargo" || -x "$_/rustc" } qw(/usr/bin /bin);
+
+my ($rc, $out, $made) = run_makefile_pl(fake_bin());
+is $rc, 0, 'no cargo: exit 0';
+ok !$made, 'no cargo: no Makefile';
+like $out, qr/cargo was not found.*rustup\.rs/s, 'no cargo: says what to install';
+
+($rc, $out, $made) = run_makefile_pl(fake_bin(cargo => '1.95.0'));
+is $rc, 0, 'cargo but no rustc: exit 0';
+ok !$made, 'cargo but no rustc: no Makefile';
+like $out, qr/rustc was not found/, 'cargo but no rustc: says so';
+
+($rc, $out, $made) = run_makefile_pl(fake_bin(cargo => '1.60.0', rustc => '1.60.0'));
+is $rc, 0, 'Rust older than rust-version: exit 0';
+ok !$made, 'Rust older than rust-version: no Makefile';
+like $out, qr/cargo 1\.60\.0 is older than \Q$rust_version\E/, 'Rust too old: says which and why';
+
+done_testing;
