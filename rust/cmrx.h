@@ -4,6 +4,11 @@
  * The engine is pure: bytes in, bytes or events out. It does no I/O and knows
  * nothing of Perl; perl/RustXS.xs is the only caller.
  *
+ * Numbers: every code and default below comes from the Rust enums and
+ * constants (rust/ffi.rs, rust/parser.rs, rust/codec.rs). The GENERATED part
+ * is written by `CMRX_UPDATE_HEADER=1 cargo test`, and `cargo test` fails
+ * while it and the Rust disagree: do not edit it by hand.
+ *
  * Panics: every function below catches any Rust panic before it reaches the
  * caller. A function that returns a status returns CMRX_E_PANIC (or, for the
  * parser, an event of kind CMRX_EV_ERROR with error CMRX_PE_INTERNAL); the
@@ -24,88 +29,122 @@
 extern "C" {
 #endif
 
+/* BEGIN GENERATED from rust/ffi.rs (CMRX_UPDATE_HEADER=1 cargo test) */
+#define CMRX_EV_PARTIAL         0
+#define CMRX_EV_VALUE           1
+#define CMRX_EV_DATA            2
+#define CMRX_EV_VALUE_END       3
+#define CMRX_EV_END             4
+#define CMRX_EV_ERROR           (-1)
+#define CMRX_PE_SERVER_ERROR    1
+#define CMRX_PE_CLIENT_ERROR    2
+#define CMRX_PE_ERROR           3
+#define CMRX_PE_UNKNOWN_LINE    4
+#define CMRX_PE_BAD_VALUE_LINE  5
+#define CMRX_PE_BAD_KEY         6
+#define CMRX_PE_BAD_NUMBER      7
+#define CMRX_PE_TOO_LARGE       8
+#define CMRX_PE_BAD_TERMINATOR  9
+#define CMRX_PE_LINE_TOO_LONG   10
+#define CMRX_PE_BAD_LINE_END    11
+#define CMRX_PE_AFTER_END       12
+#define CMRX_PE_INTERNAL        99
+#define CMRX_OK                 0
+#define CMRX_E_NEED_SPACE       1
+#define CMRX_E_DATA             (-3)
+#define CMRX_E_TOO_BIG          (-100)
+#define CMRX_E_ARG              (-101)
+#define CMRX_E_PANIC            (-102)
+#define CMRX_E_NO_MEMORY        (-103)
+#define CMRX_FMT_NONE           0
+#define CMRX_LEVEL_DEFAULT      (-1)
+#define CMRX_DEFAULT_GZIP_LEVEL 6
+#define CMRX_DEFAULT_ZLIB_LEVEL 6
+#define CMRX_DEFAULT_MAX_OUTPUT 67108864
+/* END GENERATED */
+
 /* ------------------------------------------------------------------------ */
 /* The memcached text-protocol get-response parser (rust/parser.rs).        */
 
 typedef struct cmrx_parser cmrx_parser;
 
-/* Event kinds returned by cmrx_parser_next. */
-#define CMRX_EV_PARTIAL    0  /* no complete event in buf: keep its bytes, read more */
-#define CMRX_EV_VALUE      1  /* a VALUE line: key, flags, len (and cas) are set      */
-#define CMRX_EV_DATA       2  /* data bytes of the current value: data, data_len      */
-#define CMRX_EV_VALUE_END  3  /* the value's data and its "\r\n" are complete         */
-#define CMRX_EV_END        4  /* END\r\n: the response is complete                    */
-#define CMRX_EV_ERROR    (-1) /* the response is bad: error says why; parser is dead  */
+/* CMRX_EV_*: what cmrx_parser_next found at the front of the buffer:
+ *   PARTIAL    no complete event: keep the bytes, append more, call again
+ *   VALUE      a VALUE line: key, key_len, flags, len, cas, has_cas are set
+ *   DATA       data bytes of the current value: data, data_len are set
+ *   VALUE_END  the value's data and the "\r\n" after it are complete
+ *   END        END\r\n: the response is complete
+ *   ERROR      the response is bad: error is a CMRX_PE_* code; the parser
+ *              returns the same error on every later call
+ * CMRX_PE_*: why (cmrx_parse_error_str gives the text); CMRX_PE_INTERNAL is
+ * a caught panic, a bug. */
 
-/* Parse errors (cmrx_event.error when kind is CMRX_EV_ERROR). */
-#define CMRX_PE_SERVER_ERROR     1  /* SERVER_ERROR ...                          */
-#define CMRX_PE_CLIENT_ERROR     2  /* CLIENT_ERROR ...                          */
-#define CMRX_PE_ERROR            3  /* ERROR                                     */
-#define CMRX_PE_UNKNOWN_LINE     4  /* a line that is neither VALUE nor END      */
-#define CMRX_PE_BAD_VALUE_LINE   5  /* a malformed VALUE line                    */
-#define CMRX_PE_BAD_KEY          6  /* key empty, longer than 250 or has control bytes */
-#define CMRX_PE_BAD_NUMBER       7  /* flags, length or cas not a bounded number */
-#define CMRX_PE_TOO_LARGE        8  /* declared length over the parser's limit   */
-#define CMRX_PE_BAD_TERMINATOR   9  /* the two bytes after a data block not \r\n */
-#define CMRX_PE_LINE_TOO_LONG   10  /* no \r\n within the line bound             */
-#define CMRX_PE_BAD_LINE_END    11  /* a line ended by \n without \r             */
-#define CMRX_PE_AFTER_END       12  /* bytes after END                           */
-#define CMRX_PE_INTERNAL        99  /* a bug: a caught panic                     */
-
-/* cmrx_parser_next always sets `consumed`, and then only the fields of the
- * kind it returns (marked below); the others keep whatever they held. */
+/* cmrx_parser_next sets `consumed` and the fields of the kind it returns
+ * (marked below), and writes nothing else: the struct may be uninitialised. */
 typedef struct cmrx_event {
-    size_t         consumed;  /* bytes of buf this event used (0 for PARTIAL)     */
-    const uint8_t *key;       /* VALUE: the key, pointing into buf                */
+    size_t         consumed;  /* bytes of buf this event used (0 for PARTIAL, ERROR) */
+    const uint8_t *key;       /* VALUE: the key, pointing into buf                   */
     size_t         key_len;
-    uint32_t       flags;     /* VALUE: client flags                              */
-    uint64_t       len;       /* VALUE: declared data length                      */
-    uint64_t       cas;       /* VALUE: cas unique, when has_cas                  */
+    uint32_t       flags;     /* VALUE: client flags                                 */
+    uint64_t       len;       /* VALUE: declared data length                         */
+    uint64_t       cas;       /* VALUE: cas unique, when has_cas                     */
     int            has_cas;
-    const uint8_t *data;      /* DATA: the bytes, pointing into buf               */
+    const uint8_t *data;      /* DATA: the bytes, pointing into buf                  */
     size_t         data_len;
-    int            error;     /* ERROR: a CMRX_PE_* code                          */
+    int            error;     /* ERROR: a CMRX_PE_* code                             */
 } cmrx_event;
 
 /* A new parser accepting values of at most max_value_len bytes (0 means the
  * default, 1 GiB). NULL if memory is short. */
 cmrx_parser *cmrx_parser_new(uint64_t max_value_len);
 void         cmrx_parser_free(cmrx_parser *parser);     /* NULL is fine */
-void         cmrx_parser_reset(cmrx_parser *parser);    /* ready for a new response */
 
-/* The next event at the front of buf[0..len). The caller drops ev->consumed
- * bytes from the front of its buffer and calls again; on PARTIAL it appends
- * more input to what is left and calls again. Returns ev->kind's value. */
+/* The next event at the front of buf[0..len), returned as a CMRX_EV_* kind.
+ * The caller drops ev->consumed bytes from the front of its buffer and calls
+ * again; on PARTIAL it appends more input to what is left and calls again. */
 int cmrx_parser_next(cmrx_parser *parser, const uint8_t *buf, size_t len,
                      cmrx_event *ev);
 
 /* Data bytes still expected for the current value (0 outside a value). */
 uint64_t cmrx_parser_data_remaining(const cmrx_parser *parser);
 
-/* A static, NUL-terminated description of a CMRX_PE_* code. */
+/* A static, NUL-terminated description of a CMRX_PE_* code (an unknown
+ * code gets CMRX_PE_INTERNAL's). */
 const char *cmrx_parse_error_str(int error);
 
 /* ------------------------------------------------------------------------ */
 /* The gzip / zlib codec (rust/codec.rs), libdeflate underneath, with       */
 /* per-thread compressor and decompressor state.                            */
 
-#define CMRX_OK            0
-#define CMRX_E_NEED_SPACE  1    /* out too small: *out_len holds the capacity to try next */
-#define CMRX_E_DATA      (-3)   /* corrupt or truncated input (zlib's Z_DATA_ERROR)       */
-#define CMRX_E_TOO_BIG   (-100) /* the output would exceed max_out                         */
-#define CMRX_E_ARG       (-101) /* bad argument (level out of range, NULL pointer)         */
-#define CMRX_E_PANIC     (-102) /* a bug: a caught panic                                   */
+/* CMRX_OK and CMRX_E_*: what the codec functions return:
+ *   OK          done: *out_len bytes written
+ *   NEED_SPACE  out is too small: *out_len holds the capacity to try next
+ *               (never above max_out when decompressing)
+ *   DATA        corrupt or truncated input (zlib's Z_DATA_ERROR, -3)
+ *   TOO_BIG     the output would exceed max_out
+ *   ARG         a bad argument: a level out of range, a NULL pointer
+ *   PANIC       a bug: a caught panic
+ *   NO_MEMORY   no memory for the compressor or decompressor state
+ * CMRX_LEVEL_DEFAULT as a level means the function's default:
+ * CMRX_DEFAULT_GZIP_LEVEL for cmrx_gzip, CMRX_DEFAULT_ZLIB_LEVEL for
+ * cmrx_zlib. CMRX_DEFAULT_MAX_OUTPUT is the cap the Perl modules start with. */
 
 /* Largest output cmrx_gzip / cmrx_zlib can produce for in_len input bytes. */
 size_t cmrx_gzip_bound(size_t in_len);
 size_t cmrx_zlib_bound(size_t in_len);
 
-/* Compress in[0..in_len) at level (0..12, libdeflate's scale; 1..9 mean what
- * they mean to zlib) into out[0..out_cap). out_cap of the bound always fits.
- * gzip output carries Compress::Zlib's memGzip header (1f 8b 08 00, mtime 0,
- * xfl 0, os 0xff). */
+/* 1 if cmrx_gzip accepts level (CMRX_LEVEL_DEFAULT or libdeflate's 0..12),
+ * else 0. */
+int cmrx_gzip_level_valid(int level);
+
+/* gzip in[0..in_len) into out[0..out_cap): libdeflate's level 0..12 (1..9
+ * mean roughly what they mean to zlib) or CMRX_LEVEL_DEFAULT, framed with
+ * Compress::Zlib's memGzip header (1f 8b 08 00, mtime 0, xfl 0, os 0xff).
+ * An out_cap of the bound always fits. */
 int cmrx_gzip(const uint8_t *in, size_t in_len, int level,
               uint8_t *out, size_t out_cap, size_t *out_len);
+/* zlib format with Compress::Zlib::compress's levels: CMRX_LEVEL_DEFAULT or
+ * zlib's 0..9 (any other level is CMRX_E_ARG, as zlib refuses it). */
 int cmrx_zlib(const uint8_t *in, size_t in_len, int level,
               uint8_t *out, size_t out_cap, size_t *out_len);
 
@@ -116,23 +155,21 @@ size_t cmrx_gunzip_size_hint(const uint8_t *in, size_t in_len, size_t max_out);
 size_t cmrx_uncompress_size_hint(const uint8_t *in, size_t in_len, size_t max_out);
 
 /* Decompress with Compress::Zlib's memGunzip / uncompress semantics into
- * out[0..out_cap). CMRX_OK: *out_len bytes written. CMRX_E_NEED_SPACE: grow
- * out to *out_len bytes (never above max_out) and call again.
- * CMRX_E_TOO_BIG: the output exceeds max_out. CMRX_E_DATA: bad input. */
+ * out[0..out_cap). On CMRX_OK, cmrx_gunzip also stores in *in_used (unless
+ * in_used is NULL) how many input bytes memGunzip would consume: the header,
+ * the deflate stream and the 8-byte trailer, or everything when fewer than
+ * 8 bytes follow the stream. */
 int cmrx_gunzip(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap,
-                size_t max_out, size_t *out_len);
+                size_t max_out, size_t *out_len, size_t *in_used);
 int cmrx_uncompress(const uint8_t *in, size_t in_len, uint8_t *out,
                     size_t out_cap, size_t max_out, size_t *out_len);
 
-/* Already-compressed data: 0 if in[0..in_len) starts with no known magic,
- * else a CMRX_FMT_* code. */
-#define CMRX_FMT_NONE   0
+/* Already-compressed data: CMRX_FMT_NONE (0) if in[0..in_len) starts with
+ * no known magic, else the code of the format it starts with. */
 int cmrx_sniff_compressed(const uint8_t *in, size_t in_len);
 /* 1 if in[0..in_len) is large (128 KiB or more) and a 16 KiB sample of it
  * does not deflate by 3 %: not worth compressing. 0 otherwise. */
 int cmrx_looks_incompressible(const uint8_t *in, size_t in_len);
-/* A static, NUL-terminated name of a CMRX_FMT_* code ("" for none). */
-const char *cmrx_format_name(int format);
 
 /* The engine's version (Cargo.toml's), NUL-terminated, static. */
 const char *cmrx_version(void);

@@ -45,14 +45,34 @@ pub enum CodecError {
     NeedSpace(usize),
     /// Corrupt or truncated input (zlib's `Z_DATA_ERROR`, -3).
     Data,
-    /// The output would exceed `max_out` (or, in practice never, libdeflate
-    /// could not allocate its compressor or decompressor state).
+    /// The output would exceed `max_out`.
     TooBig,
-    /// A bad argument: a compression level outside 0..=12.
+    /// A bad argument: a compression level out of range.
     Arg,
+    /// libdeflate could not allocate its compressor or decompressor state.
+    NoMemory,
 }
 
-/// The level [`gzip`] callers should use for `memGzip`: the fastest
+/// What [`gunzip_member`] produced: `len` bytes of output, from the first
+/// `input_used` bytes of the input.
+///
+/// `input_used` counts what `Compress::Zlib::memGunzip` removes from its
+/// argument: the header, the DEFLATE stream, and the 8-byte trailer, or,
+/// when fewer than 8 bytes follow the stream, all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Inflated {
+    /// Bytes written to the front of the output buffer.
+    pub len: usize,
+    /// Bytes of the input the gzip member took up.
+    pub input_used: usize,
+}
+
+/// What a level argument of -1 stands for: the default level of the
+/// function it is given to ([`DEFAULT_GZIP_LEVEL`] or [`DEFAULT_ZLIB_LEVEL`]),
+/// as zlib's `Z_DEFAULT_COMPRESSION` does.
+pub const LEVEL_DEFAULT: i32 = -1;
+
+/// The level [`gzip`] uses for `memGzip` (and for -1): the fastest
 /// libdeflate level whose output is within 1 % of zlib level 9's (what
 /// `memGzip` uses) on real JSON and text. Measured on a 9163-byte JSON value
 /// and perldiag.pod (300 KB): memGzip 1280 B / 94 416 B; libdeflate level 5
@@ -61,13 +81,14 @@ pub enum CodecError {
 /// 7.9 ms for libdeflate level 9.
 pub const DEFAULT_GZIP_LEVEL: i32 = 6;
 
-/// The level for `compress` without a level: zlib's default is 6 as well
+/// The level [`zlib`] uses for `compress` without a level (and for -1):
+/// zlib's default is 6 as well
 /// (libdeflate 6 vs zlib 6: 1277 B vs 1270 B and 94 561 B vs 94 689 B on the
 /// same two inputs).
 pub const DEFAULT_ZLIB_LEVEL: i32 = 6;
 
-/// The default cap on decompressed sizes: 64 MiB (memcached items are at most
-/// 1 MiB by default, 1 GiB with `-I`).
+/// The default cap on decompressed sizes (the Perl modules' `$MaxOutput`):
+/// 64 MiB (memcached items are at most 1 MiB by default, 1 GiB with `-I`).
 pub const DEFAULT_MAX_OUT: usize = 64 << 20;
 
 /// memGzip's header: magic, method 8, no flags, mtime 0, xfl 0, OS 0xff.
@@ -120,8 +141,8 @@ fn with_compressor<R>(level: i32, f: impl FnOnce(&mut Compressor) -> R) -> Resul
         return Ok(r);
     }
     // `f` is only taken on the path that returned above.
-    let f = f.take().ok_or(CodecError::TooBig)?;
-    let mut compressor = Compressor::new(level).ok_or(CodecError::TooBig)?;
+    let f = f.take().ok_or(CodecError::NoMemory)?;
+    let mut compressor = Compressor::new(level).ok_or(CodecError::NoMemory)?;
     Ok(f(&mut compressor))
 }
 
@@ -140,16 +161,34 @@ fn with_decompressor<R>(f: impl FnOnce(&mut Decompressor) -> R) -> Result<R, Cod
     if let Ok(Some(r)) = cached {
         return Ok(r);
     }
-    let f = f.take().ok_or(CodecError::TooBig)?;
-    let mut decompressor = Decompressor::new().ok_or(CodecError::TooBig)?;
+    let f = f.take().ok_or(CodecError::NoMemory)?;
+    let mut decompressor = Decompressor::new().ok_or(CodecError::NoMemory)?;
     Ok(f(&mut decompressor))
 }
 
-fn check_level(level: i32) -> Result<(), CodecError> {
-    if (libdeflate::MIN_LEVEL..=libdeflate::MAX_LEVEL).contains(&level) {
-        Ok(())
-    } else {
-        Err(CodecError::Arg)
+/// The highest level [`zlib`] accepts: zlib's, which `Compress::Zlib::compress`
+/// passes on (libdeflate's 10..=12 are not zlib levels).
+const MAX_ZLIB_LEVEL: i32 = 9;
+
+/// The libdeflate level [`gzip`] uses for `level`: -1 is the default, 0..=12
+/// are themselves, anything else is [`CodecError::Arg`]. The one place the
+/// gzip level range is checked.
+pub fn gzip_level(level: i32) -> Result<i32, CodecError> {
+    match level {
+        LEVEL_DEFAULT => Ok(DEFAULT_GZIP_LEVEL),
+        libdeflate::MIN_LEVEL..=libdeflate::MAX_LEVEL => Ok(level),
+        _ => Err(CodecError::Arg),
+    }
+}
+
+/// The level [`zlib`] uses for `level`, with `Compress::Zlib::compress`'s
+/// rules: -1 is the default, 0..=9 are themselves, anything else (which zlib
+/// refuses) is [`CodecError::Arg`].
+pub fn zlib_level(level: i32) -> Result<i32, CodecError> {
+    match level {
+        LEVEL_DEFAULT => Ok(DEFAULT_ZLIB_LEVEL),
+        0..=MAX_ZLIB_LEVEL => Ok(level),
+        _ => Err(CodecError::Arg),
     }
 }
 
@@ -174,12 +213,12 @@ fn put(out: &mut [MaybeUninit<u8>], bytes: &[u8]) {
     }
 }
 
-/// gzip `input` at `level` (0..=12) into `out`, framed exactly as
-/// `Compress::Zlib::memGzip` frames it. `Ok(n)`: `out[..n]` is the gzip
+/// gzip `input` at `level` (see [`gzip_level`]) into `out`, framed exactly
+/// as `Compress::Zlib::memGzip` frames it. `Ok(n)`: `out[..n]` is the gzip
 /// member. An `out` of [`gzip_bound`]`(input.len())` bytes always fits;
 /// a smaller one that does not is `NeedSpace(gzip_bound(..))`.
 pub fn gzip(input: &[u8], level: i32, out: &mut [MaybeUninit<u8>]) -> Result<usize, CodecError> {
-    check_level(level)?;
+    let level = gzip_level(level)?;
     let bound = gzip_bound(input.len());
     let frame = GZIP_HEADER.len() + GZIP_TRAILER_LEN;
     let Some(body_cap) = out.len().checked_sub(frame) else {
@@ -209,12 +248,12 @@ pub fn gzip(input: &[u8], level: i32, out: &mut [MaybeUninit<u8>]) -> Result<usi
     Ok(GZIP_HEADER.len() + n + GZIP_TRAILER_LEN)
 }
 
-/// zlib-format (RFC 1950) compression of `input` at `level` (0..=12) into
-/// `out`, as `Compress::Zlib::compress` produces. An `out` of
-/// [`zlib_bound`]`(input.len())` bytes always fits; a smaller one that does
-/// not is `NeedSpace(zlib_bound(..))`.
+/// zlib-format (RFC 1950) compression of `input` at `level` (see
+/// [`zlib_level`]) into `out`, as `Compress::Zlib::compress` produces. An
+/// `out` of [`zlib_bound`]`(input.len())` bytes always fits; a smaller one
+/// that does not is `NeedSpace(zlib_bound(..))`.
 pub fn zlib(input: &[u8], level: i32, out: &mut [MaybeUninit<u8>]) -> Result<usize, CodecError> {
-    check_level(level)?;
+    let level = zlib_level(level)?;
     let bound = zlib_bound(input.len());
     let out_len = out.len();
     match with_compressor(level, |c| c.zlib_compress(input, out).map(<[u8]>::len))? {
@@ -326,18 +365,29 @@ fn gzip_body_offset(input: &[u8]) -> Result<usize, CodecError> {
 }
 
 /// `memGunzip`: decompress the gzip member `input` into `out`, producing at
-/// most `max_out` bytes. `Ok(n)`: `out[..n]` is the data.
+/// most `max_out` bytes. `Ok(n)`: `out[..n]` is the data. The rest as for
+/// [`gunzip_member`].
+pub fn gunzip(
+    input: &[u8],
+    out: &mut [MaybeUninit<u8>],
+    max_out: usize,
+) -> Result<usize, CodecError> {
+    gunzip_member(input, out, max_out).map(|inflated| inflated.len)
+}
+
+/// [`gunzip`], also saying how much of the input the member took up.
+/// `Ok(inflated)`: `out[..inflated.len]` is the data.
 /// `NeedSpace(m)`: call again with `m` bytes (`m <= max_out`). `TooBig`: the
 /// data is longer than `max_out`. `Data`: a bad header, a DEFLATE stream
 /// that is corrupt or does not end, or a complete trailer whose CRC-32 or
 /// ISIZE does not match. Fewer than 8 bytes after the stream (a missing or
 /// partial trailer) are accepted unchecked, and bytes after the 8-byte
 /// trailer are ignored, as memGunzip does.
-pub fn gunzip(
+pub fn gunzip_member(
     input: &[u8],
     out: &mut [MaybeUninit<u8>],
     max_out: usize,
-) -> Result<usize, CodecError> {
+) -> Result<Inflated, CodecError> {
     let start = gzip_body_offset(input)?;
     let body = input.get(start..).ok_or(CodecError::Data)?;
     let usable = out.len().min(max_out);
@@ -347,19 +397,25 @@ pub fn gunzip(
         Err(DecompressError::BadData) => return Err(CodecError::Data),
         Err(DecompressError::InsufficientSpace) => return Err(grow(usable, input.len(), max_out)),
     };
-    if let Some(trailer) = body
-        .get(used..)
-        .and_then(|rest| rest.get(..GZIP_TRAILER_LEN))
-    {
-        let crc = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
-        let isize = u32::from_le_bytes([trailer[4], trailer[5], trailer[6], trailer[7]]);
-        // ISIZE is the length modulo 2^32 (RFC 1952). (memGunzip compares it
-        // with the full length, which only differs past 4 GiB of output.)
-        if isize != data.len() as u32 || crc != libdeflate::crc32(0, data) {
-            return Err(CodecError::Data);
-        }
+    let after = body.get(used..).unwrap_or_default();
+    let Some(trailer) = after.get(..GZIP_TRAILER_LEN) else {
+        // A missing or partial trailer: accepted unchecked, and consumed.
+        return Ok(Inflated {
+            len: data.len(),
+            input_used: input.len(),
+        });
+    };
+    let crc = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
+    let isize = u32::from_le_bytes([trailer[4], trailer[5], trailer[6], trailer[7]]);
+    // ISIZE is the length modulo 2^32 (RFC 1952). (memGunzip compares it
+    // with the full length, which only differs past 4 GiB of output.)
+    if isize != data.len() as u32 || crc != libdeflate::crc32(0, data) {
+        return Err(CodecError::Data);
     }
-    Ok(data.len())
+    Ok(Inflated {
+        len: data.len(),
+        input_used: start + used + GZIP_TRAILER_LEN,
+    })
 }
 
 /// `Compress::Zlib::uncompress`: decompress the zlib stream `input` into
@@ -379,82 +435,6 @@ pub fn uncompress(
         Err(DecompressError::BadData) => Err(CodecError::Data),
         Err(DecompressError::InsufficientSpace) => Err(grow(usable, input.len(), max_out)),
     }
-}
-
-/// The signature of [`gzip`] and [`zlib`].
-type CompressFn = fn(&[u8], i32, &mut [MaybeUninit<u8>]) -> Result<usize, CodecError>;
-/// The signature of [`gunzip`] and [`uncompress`].
-type DecompressFn = fn(&[u8], &mut [MaybeUninit<u8>], usize) -> Result<usize, CodecError>;
-
-/// Compress into a new `Vec` of the bound's capacity.
-fn compress_vec(
-    input: &[u8],
-    level: i32,
-    bound: usize,
-    f: CompressFn,
-) -> Result<Vec<u8>, CodecError> {
-    check_level(level)?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(bound).map_err(|_| CodecError::TooBig)?;
-    let n = f(input, level, v.spare_capacity_mut())?;
-    // SAFETY: on Ok(n), f (gzip or zlib) has initialised the first n bytes of
-    // the spare capacity, and n <= capacity.
-    unsafe { v.set_len(n) };
-    Ok(v)
-}
-
-/// Decompress into a new `Vec`, running the `NeedSpace` growth loop.
-fn decompress_vec(
-    input: &[u8],
-    max_out: usize,
-    hint: usize,
-    f: DecompressFn,
-) -> Result<Vec<u8>, CodecError> {
-    let mut cap = hint.min(max_out);
-    loop {
-        let mut v = Vec::new();
-        v.try_reserve_exact(cap).map_err(|_| CodecError::TooBig)?;
-        let spare = v.spare_capacity_mut();
-        let spare_len = spare.len().min(cap);
-        match f(input, &mut spare[..spare_len], max_out) {
-            Ok(n) => {
-                // SAFETY: on Ok(n), f (gunzip or uncompress) has initialised
-                // the first n bytes of the buffer it was given, a prefix of
-                // the spare capacity; n <= spare_len <= capacity.
-                unsafe { v.set_len(n) };
-                return Ok(v);
-            }
-            // NeedSpace is always larger than the capacity tried; guard anyway.
-            Err(CodecError::NeedSpace(next)) if next > cap && next <= max_out => cap = next,
-            Err(CodecError::NeedSpace(_)) => return Err(CodecError::TooBig),
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// [`gzip`] into a new `Vec`.
-pub fn gzip_vec(input: &[u8], level: i32) -> Result<Vec<u8>, CodecError> {
-    compress_vec(input, level, gzip_bound(input.len()), gzip)
-}
-
-/// [`zlib`] into a new `Vec`.
-pub fn zlib_vec(input: &[u8], level: i32) -> Result<Vec<u8>, CodecError> {
-    compress_vec(input, level, zlib_bound(input.len()), zlib)
-}
-
-/// [`gunzip`] into a new `Vec`, at most `max_out` bytes.
-pub fn gunzip_vec(input: &[u8], max_out: usize) -> Result<Vec<u8>, CodecError> {
-    decompress_vec(input, max_out, gunzip_size_hint(input, max_out), gunzip)
-}
-
-/// [`uncompress`] into a new `Vec`, at most `max_out` bytes.
-pub fn uncompress_vec(input: &[u8], max_out: usize) -> Result<Vec<u8>, CodecError> {
-    decompress_vec(
-        input,
-        max_out,
-        uncompress_size_hint(input, max_out),
-        uncompress,
-    )
 }
 
 /// Inputs at least this long are sampled by [`looks_incompressible`];
@@ -518,7 +498,9 @@ mod tests {
 
     // ---------------------------------------------------------------- helpers
 
-    use crate::testing::Rng;
+    use crate::testing::{
+        gunzip_vec, gzip_vec, uncompress_vec, zlib_vec, CompressFn, DecompressFn, Rng,
+    };
 
     /// JSON resembling a memcached value (t/data/seed.json's shape).
     fn json_like(records: usize) -> Vec<u8> {
@@ -658,9 +640,9 @@ mod tests {
     fn gunzip_cap(input: &[u8], cap: usize, max_out: usize) -> Result<Vec<u8>, CodecError> {
         let mut buf = vec![MaybeUninit::new(0xa5u8); cap];
         let n = gunzip(input, &mut buf, max_out)?;
-        // The buffer was fully initialised above, so reading it is sound.
         Ok(buf[..n]
             .iter()
+            // SAFETY: the buffer was fully initialised above.
             .map(|b| unsafe { b.assume_init() })
             .collect())
     }
@@ -721,6 +703,9 @@ mod tests {
                     "{name} L{level}"
                 );
 
+                if zlib_level(level).is_err() {
+                    continue; // 10..=12 are gzip levels only
+                }
                 let z = zlib_vec(&data, level).unwrap();
                 assert!(z.len() <= zlib_bound(data.len()), "{name} L{level}");
                 assert_eq!((u32::from(z[0]) * 256 + u32::from(z[1])) % 31, 0);
@@ -779,12 +764,30 @@ mod tests {
     #[test]
     fn bad_levels_are_arg() {
         let mut buf = [MaybeUninit::new(0u8); 64];
-        for level in [-1, 13, 100, i32::MIN, i32::MAX] {
+        for level in [-2, 13, 100, i32::MIN, i32::MAX] {
             assert_eq!(gzip(b"abc", level, &mut buf), Err(CodecError::Arg));
-            assert_eq!(zlib(b"abc", level, &mut buf), Err(CodecError::Arg));
             assert_eq!(gzip_vec(b"abc", level), Err(CodecError::Arg));
+        }
+        // compress()'s levels are zlib's: libdeflate's 10..=12 are not.
+        for level in [-2, 10, 11, 12, 13, i32::MIN, i32::MAX] {
+            assert_eq!(zlib(b"abc", level, &mut buf), Err(CodecError::Arg));
             assert_eq!(zlib_vec(b"abc", level), Err(CodecError::Arg));
         }
+    }
+
+    #[test]
+    fn level_minus_one_is_the_default() {
+        let json = json_like(50);
+        assert_eq!(
+            gzip_vec(&json, LEVEL_DEFAULT),
+            gzip_vec(&json, DEFAULT_GZIP_LEVEL)
+        );
+        assert_eq!(
+            zlib_vec(&json, LEVEL_DEFAULT),
+            zlib_vec(&json, DEFAULT_ZLIB_LEVEL)
+        );
+        assert_eq!(gzip_level(LEVEL_DEFAULT), Ok(DEFAULT_GZIP_LEVEL));
+        assert_eq!(zlib_level(9), Ok(9));
     }
 
     #[test]
@@ -830,7 +833,7 @@ mod tests {
                         let level = (t as i32 + i) % 13;
                         let gz = gzip_vec(&data, level).unwrap();
                         assert_eq!(gunzip_vec(&gz, DEFAULT_MAX_OUT).unwrap(), data);
-                        let z = zlib_vec(&data, level).unwrap();
+                        let z = zlib_vec(&data, level.min(9)).unwrap();
                         assert_eq!(uncompress_vec(&z, DEFAULT_MAX_OUT).unwrap(), data);
                     }
                 })
@@ -1176,9 +1179,9 @@ mod tests {
                 let mut buf = vec![MaybeUninit::new(0xa5u8); cap];
                 assert_eq!(f(input, &mut buf, data.len() - 1), Err(CodecError::TooBig));
                 // Nothing written past max_out.
-                // SAFETY: buf was fully initialised.
                 assert!(buf[data.len() - 1..]
                     .iter()
+                    // SAFETY: buf was fully initialised.
                     .all(|b| unsafe { b.assume_init() } == 0xa5));
             }
             // A buffer smaller than the cap: NeedSpace up to the cap.

@@ -6,44 +6,172 @@
 //! ([`std::panic::catch_unwind`]) and turns them into an error value: no
 //! unwind ever crosses into C (the release profile keeps `panic = "unwind"`
 //! for exactly this).
+//!
+//! The numbers C sees are defined once, here and in the engine's enums
+//! ([`EventKind`], [`ParseError`](crate::parser::ParseError), [`Status`], the
+//! codec's defaults); the `#define`s of `cmrx.h` are generated from them
+//! ([`header_defines`]), and a test fails when the header and the Rust
+//! disagree (`CMRX_UPDATE_HEADER=1 cargo test` rewrites that part of it).
 
 use std::ffi::c_char;
 use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::ptr;
+use std::ptr::{self, addr_of_mut};
 use std::slice;
 
 use crate::codec::{self, CodecError};
-use crate::parser::{Event, ResponseParser, Status};
+use crate::parser::{Event, ParseError, ResponseParser, Status as ParseStatus};
 use crate::sniff;
 
-const EV_PARTIAL: i32 = 0;
-const EV_VALUE: i32 = 1;
-const EV_DATA: i32 = 2;
-const EV_VALUE_END: i32 = 3;
-const EV_END: i32 = 4;
-const EV_ERROR: i32 = -1;
-const PE_INTERNAL: i32 = 99;
+/// Declares a `#[repr(i32)]` enum of C ABI codes together with the table of
+/// their C names, from one list, so the two cannot drift apart.
+macro_rules! abi_codes {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $($(#[$vmeta:meta])* $variant:ident = $value:expr => $cname:literal,)*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[repr(i32)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant = $value,)*
+        }
 
-const OK: i32 = 0;
-const E_NEED_SPACE: i32 = 1;
-const E_DATA: i32 = -3;
-const E_TOO_BIG: i32 = -100;
-const E_ARG: i32 = -101;
-const E_PANIC: i32 = -102;
+        impl $name {
+            /// Every code with its `cmrx.h` name, in declaration order.
+            pub const ALL: &'static [($name, &'static str)] =
+                &[$(($name::$variant, $cname),)*];
+        }
+    };
+}
+
+abi_codes! {
+    /// What `cmrx_parser_next` returns: the kind of event it stored.
+    pub enum EventKind {
+        /// No complete event in the buffer: keep its bytes, read more.
+        Partial = 0 => "CMRX_EV_PARTIAL",
+        /// A `VALUE` line: key, flags, len (and cas) are set.
+        Value = 1 => "CMRX_EV_VALUE",
+        /// Data bytes of the current value: data, data_len.
+        Data = 2 => "CMRX_EV_DATA",
+        /// The value's data and its `\r\n` are complete.
+        ValueEnd = 3 => "CMRX_EV_VALUE_END",
+        /// `END\r\n`: the response is complete.
+        End = 4 => "CMRX_EV_END",
+        /// The response is bad: `error` says why; the parser is dead.
+        Error = -1 => "CMRX_EV_ERROR",
+    }
+}
+
+abi_codes! {
+    /// What the codec functions return.
+    pub enum Status {
+        /// Done: `*out_len` bytes were written.
+        Ok = 0 => "CMRX_OK",
+        /// The output buffer is too small: `*out_len` holds the capacity to
+        /// try next.
+        NeedSpace = 1 => "CMRX_E_NEED_SPACE",
+        /// Corrupt or truncated input (zlib's `Z_DATA_ERROR`).
+        Data = -3 => "CMRX_E_DATA",
+        /// The output would exceed the caller's cap.
+        TooBig = -100 => "CMRX_E_TOO_BIG",
+        /// A bad argument: a level out of range, a NULL pointer.
+        Arg = -101 => "CMRX_E_ARG",
+        /// A bug: a caught panic.
+        Panic = -102 => "CMRX_E_PANIC",
+        /// Memory for the compressor or decompressor state ran out.
+        NoMemory = -103 => "CMRX_E_NO_MEMORY",
+    }
+}
+
+/// The parse error code of a caught panic (`CMRX_PE_INTERNAL`): a bug.
+pub const PARSE_INTERNAL: i32 = 99;
+
+/// The message of [`PARSE_INTERNAL`].
+const PARSE_INTERNAL_MESSAGE: &str = "internal error in the response parser";
+
+impl From<CodecError> for Status {
+    fn from(e: CodecError) -> Status {
+        match e {
+            CodecError::NeedSpace(_) => Status::NeedSpace,
+            CodecError::Data => Status::Data,
+            CodecError::TooBig => Status::TooBig,
+            CodecError::Arg => Status::Arg,
+            CodecError::NoMemory => Status::NoMemory,
+        }
+    }
+}
+
+/// The `#define` lines of `cmrx.h` that carry the engine's numbers: every
+/// code above, the parse errors, the format code for "none", and the codec's
+/// defaults. The header holds exactly these lines between its
+/// `BEGIN GENERATED` and `END GENERATED` markers.
+pub fn header_defines() -> String {
+    let mut defines: Vec<(String, String)> = Vec::new();
+    let mut add = |name: &str, value: String| defines.push((name.to_owned(), value));
+    for &(kind, name) in EventKind::ALL {
+        add(name, (kind as i32).to_string());
+    }
+    for &(error, name) in ParseError::ALL {
+        add(name, error.code().to_string());
+    }
+    add("CMRX_PE_INTERNAL", PARSE_INTERNAL.to_string());
+    for &(status, name) in Status::ALL {
+        add(name, (status as i32).to_string());
+    }
+    add("CMRX_FMT_NONE", "0".to_owned());
+    add("CMRX_LEVEL_DEFAULT", codec::LEVEL_DEFAULT.to_string());
+    add(
+        "CMRX_DEFAULT_GZIP_LEVEL",
+        codec::DEFAULT_GZIP_LEVEL.to_string(),
+    );
+    add(
+        "CMRX_DEFAULT_ZLIB_LEVEL",
+        codec::DEFAULT_ZLIB_LEVEL.to_string(),
+    );
+    add(
+        "CMRX_DEFAULT_MAX_OUTPUT",
+        codec::DEFAULT_MAX_OUT.to_string(),
+    );
+    let width = defines.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    defines
+        .iter()
+        .map(|(name, value)| {
+            // Negative values in parentheses, as macros must have them.
+            let value = if value.starts_with('-') {
+                format!("({value})")
+            } else {
+                value.clone()
+            };
+            format!("#define {name:width$} {value}\n")
+        })
+        .collect()
+}
 
 /// Mirrors `struct cmrx_event` in cmrx.h field for field.
 #[repr(C)]
 pub struct CmrxEvent {
+    /// Bytes of the buffer this event used (0 for PARTIAL).
     pub consumed: usize,
+    /// VALUE: the key, pointing into the buffer.
     pub key: *const u8,
+    /// VALUE: the key's length.
     pub key_len: usize,
+    /// VALUE: client flags.
     pub flags: u32,
+    /// VALUE: declared data length.
     pub len: u64,
+    /// VALUE: cas unique, when `has_cas`.
     pub cas: u64,
+    /// VALUE: whether `cas` is set.
     pub has_cas: i32,
+    /// DATA: the bytes, pointing into the buffer.
     pub data: *const u8,
+    /// DATA: how many.
     pub data_len: usize,
+    /// ERROR: a `CMRX_PE_*` code.
     pub error: i32,
 }
 
@@ -59,7 +187,9 @@ unsafe fn input<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
     if len == 0 {
         &[]
     } else {
-        slice::from_raw_parts(ptr, len)
+        // SAFETY: the caller guarantees ptr..ptr+len is readable and stays
+        // valid and unmodified for 'a; len > 0 here.
+        unsafe { slice::from_raw_parts(ptr, len) }
     }
 }
 
@@ -72,16 +202,22 @@ unsafe fn output<'a>(ptr: *mut u8, cap: usize) -> &'a mut [MaybeUninit<u8>] {
     if cap == 0 {
         &mut []
     } else {
-        slice::from_raw_parts_mut(ptr.cast::<MaybeUninit<u8>>(), cap)
+        // SAFETY: the caller guarantees ptr..ptr+cap is writable, unaliased
+        // and valid for 'a; MaybeUninit<u8> has u8's layout and accepts any
+        // (even uninitialised) contents.
+        unsafe { slice::from_raw_parts_mut(ptr.cast::<MaybeUninit<u8>>(), cap) }
     }
 }
 
+/// A new parser (`cmrx_parser_new`): NULL if memory is short or on a panic.
 #[no_mangle]
 pub extern "C" fn cmrx_parser_new(max_value_len: u64) -> *mut CmrxParser {
     catch_unwind(|| Box::into_raw(Box::new(CmrxParser(ResponseParser::new(max_value_len)))))
         .unwrap_or(ptr::null_mut())
 }
 
+/// Frees a parser (`cmrx_parser_free`).
+///
 /// # Safety
 /// `parser` is NULL or came from `cmrx_parser_new` and is not used afterwards.
 #[no_mangle]
@@ -89,25 +225,68 @@ pub unsafe extern "C" fn cmrx_parser_free(parser: *mut CmrxParser) {
     if !parser.is_null() {
         // SAFETY: the pointer came from Box::into_raw in cmrx_parser_new and the
         // caller gives up its ownership here. Dropping a parser cannot panic.
-        drop(Box::from_raw(parser));
+        drop(unsafe { Box::from_raw(parser) });
     }
 }
 
+/// Writes the fields of `ev` that `kind` defines, through the raw pointer:
+/// the caller's struct may be uninitialised, so no reference to it is made.
+///
 /// # Safety
-/// `parser` is NULL or a live pointer from `cmrx_parser_new`, used by one
-/// thread at a time.
-#[no_mangle]
-pub unsafe extern "C" fn cmrx_parser_reset(parser: *mut CmrxParser) {
-    // SAFETY: see above; as_mut yields None for NULL.
-    if let Some(p) = parser.as_mut() {
-        p.0.reset();
+/// `ev` is non-NULL and points to a writable `cmrx_event`.
+unsafe fn store_event(ev: *mut CmrxEvent, consumed: usize, event: &Event<'_>) -> EventKind {
+    // SAFETY: ev points to a writable cmrx_event (the caller's contract);
+    // addr_of_mut! takes each field's address without creating a reference
+    // to possibly uninitialised memory, and write() neither reads nor drops
+    // the old value.
+    unsafe {
+        addr_of_mut!((*ev).consumed).write(consumed);
+        match *event {
+            Event::Data(data) => {
+                addr_of_mut!((*ev).data).write(data.as_ptr());
+                addr_of_mut!((*ev).data_len).write(data.len());
+                EventKind::Data
+            }
+            Event::ValueEnd => EventKind::ValueEnd,
+            Event::Value {
+                key,
+                flags,
+                len,
+                cas,
+            } => {
+                addr_of_mut!((*ev).key).write(key.as_ptr());
+                addr_of_mut!((*ev).key_len).write(key.len());
+                addr_of_mut!((*ev).flags).write(flags);
+                addr_of_mut!((*ev).len).write(len);
+                addr_of_mut!((*ev).has_cas).write(i32::from(cas.is_some()));
+                addr_of_mut!((*ev).cas).write(cas.unwrap_or(0));
+                EventKind::Value
+            }
+            Event::End => EventKind::End,
+        }
     }
 }
 
+/// Stores an error code in `ev` (which may be uninitialised).
+///
 /// # Safety
-/// `parser` is a live pointer from `cmrx_parser_new` (or NULL), `buf` points
-/// to `len` readable bytes, and `ev` to a writable `cmrx_event`. The key and
-/// data pointers stored in `ev` point into `buf`.
+/// `ev` is non-NULL and points to a writable `cmrx_event`.
+unsafe fn store_error(ev: *mut CmrxEvent, code: i32) -> i32 {
+    // SAFETY: as in store_event.
+    unsafe {
+        addr_of_mut!((*ev).consumed).write(0);
+        addr_of_mut!((*ev).error).write(code);
+    }
+    EventKind::Error as i32
+}
+
+/// The next event at the front of `buf[0..len)` (`cmrx_parser_next`).
+///
+/// # Safety
+/// `parser` is a live pointer from `cmrx_parser_new` (or NULL), used by one
+/// thread at a time; `buf` points to `len` readable bytes; `ev` to a
+/// writable, possibly uninitialised `cmrx_event`. The key and data pointers
+/// stored in `ev` point into `buf`.
 #[no_mangle]
 pub unsafe extern "C" fn cmrx_parser_next(
     parser: *mut CmrxParser,
@@ -115,109 +294,104 @@ pub unsafe extern "C" fn cmrx_parser_next(
     len: usize,
     ev: *mut CmrxEvent,
 ) -> i32 {
-    // SAFETY: the caller passes a writable event; without one there is
-    // nothing to report into.
-    let Some(ev) = ev.as_mut() else {
-        return EV_ERROR;
+    if ev.is_null() {
+        return EventKind::Error as i32; // nowhere to say more
+    }
+    // SAFETY: parser is NULL or live and not shared during the call (the
+    // caller's contract); as_mut yields None for NULL.
+    let Some(parser) = (unsafe { parser.as_mut() }) else {
+        // SAFETY: ev was checked non-NULL and is writable (contract).
+        return unsafe { store_error(ev, PARSE_INTERNAL) };
     };
+    if buf.is_null() && len != 0 {
+        // SAFETY: as above.
+        return unsafe { store_error(ev, PARSE_INTERNAL) };
+    }
+    // SAFETY: buf/len describe readable memory for the duration of the call
+    // (contract; NULL only with len 0, checked above).
+    let bytes = unsafe { input(buf, len) };
     // Only the fields the returned kind defines are written (cmrx.h): this
     // runs three times per value on the hot path.
-    ev.consumed = 0;
-    // SAFETY: parser is live and not shared during the call (see above).
-    let Some(parser) = parser.as_mut() else {
-        ev.error = PE_INTERNAL;
-        return EV_ERROR;
-    };
-    // SAFETY: buf/len describe readable memory for the duration of the call.
-    let bytes = input(buf, len);
-    match catch_unwind(AssertUnwindSafe(|| parser.0.next(bytes))) {
-        Ok(Ok(Status::Complete((consumed, event)))) => {
-            ev.consumed = consumed;
-            match event {
-                Event::Data(data) => {
-                    ev.data = data.as_ptr();
-                    ev.data_len = data.len();
-                    EV_DATA
-                }
-                Event::ValueEnd => EV_VALUE_END,
-                Event::Value {
-                    key,
-                    flags,
-                    len,
-                    cas,
-                } => {
-                    ev.key = key.as_ptr();
-                    ev.key_len = key.len();
-                    ev.flags = flags;
-                    ev.len = len;
-                    ev.has_cas = i32::from(cas.is_some());
-                    ev.cas = cas.unwrap_or(0);
-                    EV_VALUE
-                }
-                Event::End => EV_END,
-            }
+    let outcome = catch_unwind(AssertUnwindSafe(|| parser.0.next(bytes)));
+    match outcome {
+        Ok(Ok(ParseStatus::Complete((consumed, event)))) => {
+            // SAFETY: ev checked non-NULL, writable by contract.
+            unsafe { store_event(ev, consumed, &event) as i32 }
         }
-        Ok(Ok(Status::Partial)) => EV_PARTIAL,
+        Ok(Ok(ParseStatus::Partial)) => {
+            // SAFETY: ev checked non-NULL, writable by contract.
+            unsafe { addr_of_mut!((*ev).consumed).write(0) };
+            EventKind::Partial as i32
+        }
         Ok(Err(e)) => {
-            ev.error = e.code();
-            EV_ERROR
+            // SAFETY: ev checked non-NULL, writable by contract.
+            unsafe { store_error(ev, e.code()) }
         }
         Err(_) => {
-            ev.error = PE_INTERNAL;
-            EV_ERROR
+            // SAFETY: ev checked non-NULL, writable by contract.
+            unsafe { store_error(ev, PARSE_INTERNAL) }
         }
     }
 }
 
+/// Data bytes still expected for the current value
+/// (`cmrx_parser_data_remaining`).
+///
 /// # Safety
 /// `parser` is NULL or a live pointer from `cmrx_parser_new`.
 #[no_mangle]
 pub unsafe extern "C" fn cmrx_parser_data_remaining(parser: *const CmrxParser) -> u64 {
-    // SAFETY: see above.
-    parser.as_ref().map_or(0, |p| p.0.data_remaining())
+    // SAFETY: parser is NULL or live (contract); as_ref yields None for NULL.
+    unsafe { parser.as_ref() }.map_or(0, |p| p.0.data_remaining())
 }
 
+/// A static, NUL-terminated description of a `CMRX_PE_*` code
+/// (`cmrx_parse_error_str`): [`ParseError`]'s own message, the one table.
 #[no_mangle]
 pub extern "C" fn cmrx_parse_error_str(error: i32) -> *const c_char {
-    let text: &'static [u8] = match error {
-        1 => b"server replied SERVER_ERROR\0",
-        2 => b"server replied CLIENT_ERROR\0",
-        3 => b"server replied ERROR\0",
-        4 => b"unknown response line\0",
-        5 => b"malformed VALUE line\0",
-        6 => b"bad key in VALUE line\0",
-        7 => b"bad number in VALUE line\0",
-        8 => b"value larger than the parser's limit\0",
-        9 => b"data block not followed by \\r\\n\0",
-        10 => b"response line too long\0",
-        11 => b"line ended by \\n without \\r\0",
-        12 => b"bytes after END\0",
-        _ => b"internal error in the response parser\0",
-    };
-    text.as_ptr().cast()
+    static MESSAGES: std::sync::OnceLock<Vec<(i32, std::ffi::CString)>> =
+        std::sync::OnceLock::new();
+    let found = catch_unwind(|| {
+        let messages = MESSAGES.get_or_init(|| {
+            ParseError::ALL
+                .iter()
+                .map(|&(e, _)| (e.code(), e.as_str()))
+                .chain([(PARSE_INTERNAL, PARSE_INTERNAL_MESSAGE)])
+                .filter_map(|(code, text)| Some((code, std::ffi::CString::new(text).ok()?)))
+                .collect()
+        });
+        let by_code = messages.iter().find(|(code, _)| *code == error);
+        by_code
+            .or_else(|| messages.iter().find(|(code, _)| *code == PARSE_INTERNAL))
+            .map(|(_, text)| text.as_ptr())
+    });
+    match found {
+        Ok(Some(text)) => text,
+        _ => b"internal error\0".as_ptr().cast(),
+    }
 }
 
+/// Stores a codec result into the caller's `out_len` and says how it went.
 fn status(result: Result<usize, CodecError>, out_len: &mut usize) -> i32 {
     match result {
         Ok(n) => {
             *out_len = n;
-            OK
+            Status::Ok as i32
         }
-        Err(CodecError::NeedSpace(n)) => {
-            *out_len = n;
-            E_NEED_SPACE
+        Err(e) => {
+            if let CodecError::NeedSpace(n) = e {
+                *out_len = n;
+            }
+            Status::from(e) as i32
         }
-        Err(CodecError::Data) => E_DATA,
-        Err(CodecError::TooBig) => E_TOO_BIG,
-        Err(CodecError::Arg) => E_ARG,
     }
 }
 
 /// Runs a codec call on C buffers, catching panics.
 ///
 /// # Safety
-/// `input`/`in_len` readable, `out`/`out_cap` writable and disjoint from the
-/// input, `out_len` writable (all as in cmrx.h).
+/// `input_ptr`/`in_len` readable, `out`/`out_cap` writable and disjoint from
+/// the input, `out_len` writable or NULL (all as in cmrx.h).
 unsafe fn codec_call(
     input_ptr: *const u8,
     in_len: usize,
@@ -226,32 +400,43 @@ unsafe fn codec_call(
     out_len: *mut usize,
     f: impl FnOnce(&[u8], &mut [MaybeUninit<u8>]) -> Result<usize, CodecError>,
 ) -> i32 {
-    // SAFETY: out_len is writable per the contract; NULL is an argument error.
-    let Some(out_len) = out_len.as_mut() else {
-        return E_ARG;
+    // SAFETY: out_len is writable or NULL per the contract; NULL is an
+    // argument error.
+    let Some(out_len) = (unsafe { out_len.as_mut() }) else {
+        return Status::Arg as i32;
     };
     if (input_ptr.is_null() && in_len != 0) || (out.is_null() && out_cap != 0) {
-        return E_ARG;
+        return Status::Arg as i32;
     }
     // SAFETY: the pointers were checked for NULL above; lengths and
     // disjointness are the caller's contract.
-    let (src, dst) = (input(input_ptr, in_len), output(out, out_cap));
+    let (src, dst) = unsafe { (input(input_ptr, in_len), output(out, out_cap)) };
     match catch_unwind(AssertUnwindSafe(|| f(src, dst))) {
         Ok(result) => status(result, out_len),
-        Err(_) => E_PANIC,
+        Err(_) => Status::Panic as i32,
     }
 }
 
+/// Largest gzip output for `in_len` bytes (`cmrx_gzip_bound`); 0 on a panic.
 #[no_mangle]
 pub extern "C" fn cmrx_gzip_bound(in_len: usize) -> usize {
     catch_unwind(|| codec::gzip_bound(in_len)).unwrap_or(0)
 }
 
+/// Largest zlib output for `in_len` bytes (`cmrx_zlib_bound`); 0 on a panic.
 #[no_mangle]
 pub extern "C" fn cmrx_zlib_bound(in_len: usize) -> usize {
     catch_unwind(|| codec::zlib_bound(in_len)).unwrap_or(0)
 }
 
+/// 1 if `level` is one `cmrx_gzip` accepts, else 0 (`cmrx_gzip_level_valid`).
+#[no_mangle]
+pub extern "C" fn cmrx_gzip_level_valid(level: i32) -> i32 {
+    i32::from(codec::gzip_level(level).is_ok())
+}
+
+/// gzip with memGzip's framing (`cmrx_gzip`).
+///
 /// # Safety
 /// As in cmrx.h: `input` readable for `in_len`, `out` writable for `out_cap`.
 #[no_mangle]
@@ -263,11 +448,16 @@ pub unsafe extern "C" fn cmrx_gzip(
     out_cap: usize,
     out_len: *mut usize,
 ) -> i32 {
-    codec_call(input, in_len, out, out_cap, out_len, |i, o| {
-        codec::gzip(i, level, o)
-    })
+    // SAFETY: the caller's contract is codec_call's.
+    unsafe {
+        codec_call(input, in_len, out, out_cap, out_len, |i, o| {
+            codec::gzip(i, level, o)
+        })
+    }
 }
 
+/// zlib format with Compress::Zlib::compress's levels (`cmrx_zlib`).
+///
 /// # Safety
 /// As in cmrx.h: `input` readable for `in_len`, `out` writable for `out_cap`.
 #[no_mangle]
@@ -279,9 +469,12 @@ pub unsafe extern "C" fn cmrx_zlib(
     out_cap: usize,
     out_len: *mut usize,
 ) -> i32 {
-    codec_call(input, in_len, out, out_cap, out_len, |i, o| {
-        codec::zlib(i, level, o)
-    })
+    // SAFETY: the caller's contract is codec_call's.
+    unsafe {
+        codec_call(input, in_len, out, out_cap, out_len, |i, o| {
+            codec::zlib(i, level, o)
+        })
+    }
 }
 
 /// Runs a read-only look at C input, catching panics; `fallback` for a NULL
@@ -299,10 +492,12 @@ unsafe fn inspect<T>(
         return fallback;
     }
     // SAFETY: checked for NULL; readability is the caller's contract.
-    let src = input(input_ptr, in_len);
+    let src = unsafe { input(input_ptr, in_len) };
     catch_unwind(AssertUnwindSafe(|| f(src))).unwrap_or(fallback)
 }
 
+/// A first output capacity for `cmrx_gunzip` (`cmrx_gunzip_size_hint`).
+///
 /// # Safety
 /// `input` readable for `in_len` bytes.
 #[no_mangle]
@@ -311,11 +506,17 @@ pub unsafe extern "C" fn cmrx_gunzip_size_hint(
     in_len: usize,
     max_out: usize,
 ) -> usize {
-    inspect(input, in_len, 0, |src| {
-        codec::gunzip_size_hint(src, max_out)
-    })
+    // SAFETY: the caller's contract is inspect's.
+    unsafe {
+        inspect(input, in_len, 0, |src| {
+            codec::gunzip_size_hint(src, max_out)
+        })
+    }
 }
 
+/// A first output capacity for `cmrx_uncompress`
+/// (`cmrx_uncompress_size_hint`).
+///
 /// # Safety
 /// `input` readable for `in_len` bytes.
 #[no_mangle]
@@ -324,13 +525,20 @@ pub unsafe extern "C" fn cmrx_uncompress_size_hint(
     in_len: usize,
     max_out: usize,
 ) -> usize {
-    inspect(input, in_len, 0, |src| {
-        codec::uncompress_size_hint(src, max_out)
-    })
+    // SAFETY: the caller's contract is inspect's.
+    unsafe {
+        inspect(input, in_len, 0, |src| {
+            codec::uncompress_size_hint(src, max_out)
+        })
+    }
 }
 
+/// memGunzip (`cmrx_gunzip`); `*in_used` (if not NULL) gets what the member
+/// took up of the input, as memGunzip consumes it.
+///
 /// # Safety
-/// As in cmrx.h: `input` readable for `in_len`, `out` writable for `out_cap`.
+/// As in cmrx.h: `input` readable for `in_len`, `out` writable for
+/// `out_cap`, `in_used` writable or NULL.
 #[no_mangle]
 pub unsafe extern "C" fn cmrx_gunzip(
     input: *const u8,
@@ -339,12 +547,24 @@ pub unsafe extern "C" fn cmrx_gunzip(
     out_cap: usize,
     max_out: usize,
     out_len: *mut usize,
+    in_used: *mut usize,
 ) -> i32 {
-    codec_call(input, in_len, out, out_cap, out_len, |i, o| {
-        codec::gunzip(i, o, max_out)
-    })
+    // SAFETY: the caller's contract is codec_call's; in_used is writable or
+    // NULL (contract), and as_mut yields None for NULL.
+    unsafe {
+        let in_used = in_used.as_mut();
+        codec_call(input, in_len, out, out_cap, out_len, |i, o| {
+            let inflated = codec::gunzip_member(i, o, max_out)?;
+            if let Some(used) = in_used {
+                *used = inflated.input_used;
+            }
+            Ok(inflated.len)
+        })
+    }
 }
 
+/// Compress::Zlib::uncompress (`cmrx_uncompress`).
+///
 /// # Safety
 /// As in cmrx.h: `input` readable for `in_len`, `out` writable for `out_cap`.
 #[no_mangle]
@@ -356,51 +576,44 @@ pub unsafe extern "C" fn cmrx_uncompress(
     max_out: usize,
     out_len: *mut usize,
 ) -> i32 {
-    codec_call(input, in_len, out, out_cap, out_len, |i, o| {
-        codec::uncompress(i, o, max_out)
-    })
+    // SAFETY: the caller's contract is codec_call's.
+    unsafe {
+        codec_call(input, in_len, out, out_cap, out_len, |i, o| {
+            codec::uncompress(i, o, max_out)
+        })
+    }
 }
 
+/// The compressed format `input` starts with (`cmrx_sniff_compressed`).
+///
 /// # Safety
 /// `input` readable for `in_len` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn cmrx_sniff_compressed(input: *const u8, in_len: usize) -> i32 {
-    inspect(input, in_len, 0, |src| {
-        sniff::sniff(src).map_or(0, sniff::Format::code)
-    })
+    // SAFETY: the caller's contract is inspect's.
+    unsafe {
+        inspect(input, in_len, 0, |src| {
+            sniff::sniff(src).map_or(0, sniff::Format::code)
+        })
+    }
 }
 
+/// Whether a large input is not worth compressing
+/// (`cmrx_looks_incompressible`).
+///
 /// # Safety
 /// `input` readable for `in_len` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn cmrx_looks_incompressible(input: *const u8, in_len: usize) -> i32 {
-    inspect(input, in_len, 0, |src| {
-        i32::from(codec::looks_incompressible(src))
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn cmrx_format_name(format: i32) -> *const c_char {
-    // Names are built once, NUL-terminated, and live for the whole process.
-    static NAMES: std::sync::OnceLock<Vec<(i32, std::ffi::CString)>> = std::sync::OnceLock::new();
-    let found = catch_unwind(|| {
-        let names = NAMES.get_or_init(|| {
-            (1..=64)
-                .filter_map(sniff::Format::from_code)
-                .filter_map(|f| Some((f.code(), std::ffi::CString::new(f.name()).ok()?)))
-                .collect()
-        });
-        names
-            .iter()
-            .find(|(code, _)| *code == format)
-            .map(|(_, name)| name.as_ptr())
-    });
-    match found {
-        Ok(Some(p)) => p,
-        _ => b"\0".as_ptr().cast(),
+    // SAFETY: the caller's contract is inspect's.
+    unsafe {
+        inspect(input, in_len, 0, |src| {
+            i32::from(codec::looks_incompressible(src))
+        })
     }
 }
 
+/// The engine's version, NUL-terminated, static (`cmrx_version`).
 #[no_mangle]
 pub extern "C" fn cmrx_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
@@ -410,31 +623,116 @@ pub extern "C" fn cmrx_version() -> *const c_char {
 mod tests {
     use super::*;
 
+    const HEADER_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/rust/cmrx.h");
+    const BEGIN: &str = "/* BEGIN GENERATED";
+    const END: &str = "/* END GENERATED */";
+
+    /// cmrx.h carries exactly the numbers of the Rust enums and constants.
+    /// With CMRX_UPDATE_HEADER=1 the generated part is rewritten instead.
+    #[test]
+    fn header_defines_match_the_rust() {
+        let header = std::fs::read_to_string(HEADER_PATH).expect("read rust/cmrx.h");
+        let begin = header
+            .find(BEGIN)
+            .expect("BEGIN GENERATED marker in cmrx.h");
+        let body = begin
+            + header[begin..]
+                .find("*/\n")
+                .expect("end of the BEGIN comment")
+            + 3;
+        let end = header.find(END).expect("END GENERATED marker in cmrx.h");
+        let want = header_defines();
+        if std::env::var_os("CMRX_UPDATE_HEADER").is_some() {
+            let updated = format!("{}{}{}", &header[..body], want, &header[end..]);
+            std::fs::write(HEADER_PATH, updated).expect("write rust/cmrx.h");
+            return;
+        }
+        assert_eq!(
+            &header[body..end],
+            want,
+            "rust/cmrx.h is out of date: run CMRX_UPDATE_HEADER=1 cargo test"
+        );
+        // No other line of the header defines a number.
+        let outside = format!("{}{}", &header[..body], &header[end..]);
+        for line in outside.lines() {
+            assert!(
+                !(line.starts_with("#define CMRX_") && line.split_whitespace().nth(2).is_some()),
+                "a numeric #define outside the generated part: {line}"
+            );
+        }
+    }
+
+    #[test]
+    fn codes_are_unique_within_each_enum() {
+        let mut kinds: Vec<i32> = EventKind::ALL.iter().map(|&(k, _)| k as i32).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        assert_eq!(kinds.len(), EventKind::ALL.len());
+        let mut statuses: Vec<i32> = Status::ALL.iter().map(|&(s, _)| s as i32).collect();
+        statuses.sort_unstable();
+        statuses.dedup();
+        assert_eq!(statuses.len(), Status::ALL.len());
+        let mut errors: Vec<i32> = ParseError::ALL.iter().map(|&(e, _)| e.code()).collect();
+        errors.push(PARSE_INTERNAL);
+        errors.sort_unstable();
+        errors.dedup();
+        assert_eq!(errors.len(), ParseError::ALL.len() + 1);
+    }
+
+    #[test]
+    fn parse_error_messages_come_from_the_enum() {
+        for &(e, _) in ParseError::ALL {
+            // SAFETY: cmrx_parse_error_str returns a static NUL-terminated string.
+            let text = unsafe { std::ffi::CStr::from_ptr(cmrx_parse_error_str(e.code())) };
+            assert_eq!(text.to_str().unwrap(), e.as_str());
+        }
+        for code in [PARSE_INTERNAL, 0, -5, 1000] {
+            // SAFETY: cmrx_parse_error_str returns a static NUL-terminated string.
+            let text = unsafe { std::ffi::CStr::from_ptr(cmrx_parse_error_str(code)) };
+            assert_eq!(text.to_str().unwrap(), PARSE_INTERNAL_MESSAGE);
+        }
+    }
+
     #[test]
     fn parser_round_trip_through_the_abi() {
         let resp = b"VALUE k 5 3\r\nabc\r\nEND\r\n";
         let p = cmrx_parser_new(0);
         assert!(!p.is_null());
-        let mut ev = MaybeUninit::<CmrxEvent>::zeroed();
+        // Uninitialised on purpose: the ABI must only ever write into it.
+        let mut ev = MaybeUninit::<CmrxEvent>::uninit();
         let mut at = 0;
         let mut kinds = Vec::new();
+        // SAFETY: p is live until freed at the end; every buffer passed is a
+        // live slice with its length; ev is only read through raw pointers,
+        // field by field, after the ABI wrote those fields.
         unsafe {
             loop {
                 let k = cmrx_parser_next(p, resp[at..].as_ptr(), resp.len() - at, ev.as_mut_ptr());
-                let e = ev.assume_init_ref();
                 kinds.push(k);
-                if k == EV_VALUE {
-                    assert_eq!(slice::from_raw_parts(e.key, e.key_len), b"k");
-                    assert_eq!((e.flags, e.len), (5, 3));
+                let consumed = addr_of_mut!((*ev.as_mut_ptr()).consumed).read();
+                if k == EventKind::Value as i32 {
+                    let e = ev.as_ptr();
+                    let key = slice::from_raw_parts((*e).key, (*e).key_len);
+                    assert_eq!(key, b"k");
+                    assert_eq!(((*e).flags, (*e).len), (5, 3));
                 }
-                if k <= EV_PARTIAL || k == EV_END {
+                if k <= EventKind::Partial as i32 || k == EventKind::End as i32 {
                     break;
                 }
-                at += e.consumed;
+                at += consumed;
             }
             cmrx_parser_free(p);
         }
-        assert_eq!(kinds, vec![EV_VALUE, EV_DATA, EV_VALUE_END, EV_END]);
+        assert_eq!(
+            kinds,
+            [
+                EventKind::Value,
+                EventKind::Data,
+                EventKind::ValueEnd,
+                EventKind::End
+            ]
+            .map(|k| k as i32)
+        );
     }
 
     #[test]
@@ -442,41 +740,53 @@ mod tests {
         let p = cmrx_parser_new(0);
         let mut ev = MaybeUninit::<CmrxEvent>::zeroed();
         let line = b"SERVER_ERROR out of memory\r\n";
+        // SAFETY: p is live until freed at the end; buffers are live slices
+        // with their lengths (or NULL with 0, or NULL on purpose where the
+        // ABI must refuse it); ev is zeroed, so reading it is sound.
         unsafe {
             assert_eq!(
                 cmrx_parser_next(p, line.as_ptr(), line.len(), ev.as_mut_ptr()),
-                EV_ERROR
+                EventKind::Error as i32
             );
-            assert_eq!(ev.assume_init_ref().error, 1);
+            assert_eq!(ev.assume_init_ref().error, ParseError::ServerError.code());
             assert_eq!(
                 cmrx_parser_next(ptr::null_mut(), ptr::null(), 0, ev.as_mut_ptr()),
-                EV_ERROR
+                EventKind::Error as i32
             );
-            assert_eq!(ev.assume_init_ref().error, PE_INTERNAL);
+            assert_eq!(ev.assume_init_ref().error, PARSE_INTERNAL);
+            assert_eq!(
+                cmrx_parser_next(p, ptr::null(), 5, ev.as_mut_ptr()),
+                EventKind::Error as i32
+            );
+            assert_eq!(
+                cmrx_parser_next(p, line.as_ptr(), line.len(), ptr::null_mut()),
+                EventKind::Error as i32
+            );
             cmrx_parser_free(p);
         }
     }
 
     #[test]
     fn codec_round_trip_and_need_space_through_the_abi() {
+        let ok = Status::Ok as i32;
         let data = vec![b'a'; 100_000];
         let mut gz = vec![0u8; cmrx_gzip_bound(data.len())];
         let mut n = 0;
+        // SAFETY: every pointer passed is a live buffer with its length (or
+        // NULL on purpose where the ABI must refuse it).
         unsafe {
-            assert_eq!(
-                cmrx_gzip(
-                    data.as_ptr(),
-                    data.len(),
-                    6,
-                    gz.as_mut_ptr(),
-                    gz.len(),
-                    &mut n
-                ),
-                OK
+            let rc = cmrx_gzip(
+                data.as_ptr(),
+                data.len(),
+                6,
+                gz.as_mut_ptr(),
+                gz.len(),
+                &mut n,
             );
+            assert_eq!(rc, ok);
             gz.truncate(n);
             let mut out = vec![0u8; 10];
-            let mut m = 0;
+            let (mut m, mut used) = (0, 0);
             let rc = cmrx_gunzip(
                 gz.as_ptr(),
                 gz.len(),
@@ -484,46 +794,67 @@ mod tests {
                 out.len(),
                 1 << 20,
                 &mut m,
+                &mut used,
             );
-            assert_eq!(rc, E_NEED_SPACE);
+            assert_eq!(rc, Status::NeedSpace as i32);
             assert!(m > 10 && m <= 1 << 20);
             let hint = cmrx_gunzip_size_hint(gz.as_ptr(), gz.len(), 1 << 20);
             assert_eq!(hint, data.len());
             out.resize(hint, 0);
-            assert_eq!(
-                cmrx_gunzip(
-                    gz.as_ptr(),
-                    gz.len(),
-                    out.as_mut_ptr(),
-                    out.len(),
-                    1 << 20,
-                    &mut m
-                ),
-                OK
+            // Trailing bytes after the member are not part of it.
+            let mut two = gz.clone();
+            two.extend_from_slice(b"next member");
+            let rc = cmrx_gunzip(
+                two.as_ptr(),
+                two.len(),
+                out.as_mut_ptr(),
+                out.len(),
+                1 << 20,
+                &mut m,
+                &mut used,
             );
+            assert_eq!(rc, ok);
             assert_eq!(&out[..m], &data[..]);
-            let rc = cmrx_gunzip(gz.as_ptr(), gz.len(), out.as_mut_ptr(), 1000, 1000, &mut m);
-            assert_eq!(rc, E_TOO_BIG);
-            assert_eq!(
-                cmrx_gunzip(
-                    b"nope!nope!nope".as_ptr(),
-                    14,
-                    out.as_mut_ptr(),
-                    out.len(),
-                    1 << 20,
-                    &mut m
-                ),
-                E_DATA
+            assert_eq!(used, gz.len());
+            let rc = cmrx_gunzip(
+                gz.as_ptr(),
+                gz.len(),
+                out.as_mut_ptr(),
+                1000,
+                1000,
+                &mut m,
+                ptr::null_mut(),
             );
-            assert_eq!(
-                cmrx_gzip(ptr::null(), 5, 6, out.as_mut_ptr(), out.len(), &mut m),
-                E_ARG
+            assert_eq!(rc, Status::TooBig as i32);
+            let junk = b"nope!nope!nope";
+            let rc = cmrx_gunzip(
+                junk.as_ptr(),
+                junk.len(),
+                out.as_mut_ptr(),
+                out.len(),
+                1 << 20,
+                &mut m,
+                ptr::null_mut(),
             );
+            assert_eq!(rc, Status::Data as i32);
+            let rc = cmrx_gzip(ptr::null(), 5, 6, out.as_mut_ptr(), out.len(), &mut m);
+            assert_eq!(rc, Status::Arg as i32);
+            let rc = cmrx_gzip(data.as_ptr(), 5, 13, out.as_mut_ptr(), out.len(), &mut m);
+            assert_eq!(rc, Status::Arg as i32);
+            let rc = cmrx_zlib(data.as_ptr(), 5, 10, out.as_mut_ptr(), out.len(), &mut m);
+            assert_eq!(rc, Status::Arg as i32, "zlib's levels stop at 9");
+            let rc = cmrx_zlib(data.as_ptr(), 5, -1, out.as_mut_ptr(), out.len(), &mut m);
+            assert_eq!(rc, ok, "-1 is the default level");
         }
+        assert_eq!(cmrx_gzip_level_valid(12), 1);
+        assert_eq!(cmrx_gzip_level_valid(-1), 1);
+        assert_eq!(cmrx_gzip_level_valid(13), 0);
+        assert_eq!(cmrx_gzip_level_valid(-2), 0);
     }
 
     #[test]
     fn version_is_the_crates() {
+        // SAFETY: cmrx_version returns a static NUL-terminated string.
         let v = unsafe { std::ffi::CStr::from_ptr(cmrx_version()) };
         assert_eq!(v.to_str().unwrap(), crate::VERSION);
     }

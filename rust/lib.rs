@@ -6,6 +6,10 @@
 //! already-compressed payloads by their magic bytes. [`ffi`] is the C ABI that
 //! the XS shim (`perl/RustXS.xs`) calls, declared in `rust/cmrx.h`.
 
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+#![warn(unsafe_op_in_unsafe_fn)]
+
 pub mod codec;
 pub mod ffi;
 pub mod parser;

@@ -87,57 +87,63 @@ pub enum Event<'a> {
 /// Why a response is bad. Once a parser has returned one, it returns the same
 /// error on every later call until [`ResponseParser::reset`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
 pub enum ParseError {
     /// The server replied `SERVER_ERROR <msg>`.
-    ServerError,
+    ServerError = 1,
     /// The server replied `CLIENT_ERROR <msg>`.
-    ClientError,
+    ClientError = 2,
     /// The server replied `ERROR`.
-    Error,
+    Error = 3,
     /// A line that is neither `VALUE`, `END` nor an error line (including an
     /// empty line, and `END` followed by anything).
-    UnknownLine,
+    UnknownLine = 4,
     /// A `VALUE` line with a wrong number of fields or an empty number field.
-    BadValueLine,
+    BadValueLine = 5,
     /// A key that is empty, longer than [`MAX_KEY_LEN`] or has a space,
     /// control byte or DEL in it.
-    BadKey,
+    BadKey = 6,
     /// Flags, length or cas with a non-digit in it, or too big for its type
     /// (`u32` for flags, `u64` for the others).
-    BadNumber,
+    BadNumber = 7,
     /// A declared data length over the parser's limit.
-    TooLarge,
+    TooLarge = 8,
     /// The two bytes after a data block are not `\r\n`.
-    BadTerminator,
+    BadTerminator = 9,
     /// [`MAX_LINE_LEN`] bytes without a line end.
-    LineTooLong,
+    LineTooLong = 10,
     /// A line ended by `\n` without `\r` before it.
-    BadLineEnd,
+    BadLineEnd = 11,
     /// Bytes after `END\r\n`.
-    AfterEnd,
+    AfterEnd = 12,
 }
 
 impl ParseError {
-    /// The matching `CMRX_PE_*` code of `rust/cmrx.h` (1 to 12).
+    /// Every error with its `CMRX_PE_*` name in `rust/cmrx.h`, in code order.
+    pub const ALL: &'static [(ParseError, &'static str)] = &[
+        (ParseError::ServerError, "CMRX_PE_SERVER_ERROR"),
+        (ParseError::ClientError, "CMRX_PE_CLIENT_ERROR"),
+        (ParseError::Error, "CMRX_PE_ERROR"),
+        (ParseError::UnknownLine, "CMRX_PE_UNKNOWN_LINE"),
+        (ParseError::BadValueLine, "CMRX_PE_BAD_VALUE_LINE"),
+        (ParseError::BadKey, "CMRX_PE_BAD_KEY"),
+        (ParseError::BadNumber, "CMRX_PE_BAD_NUMBER"),
+        (ParseError::TooLarge, "CMRX_PE_TOO_LARGE"),
+        (ParseError::BadTerminator, "CMRX_PE_BAD_TERMINATOR"),
+        (ParseError::LineTooLong, "CMRX_PE_LINE_TOO_LONG"),
+        (ParseError::BadLineEnd, "CMRX_PE_BAD_LINE_END"),
+        (ParseError::AfterEnd, "CMRX_PE_AFTER_END"),
+    ];
+
+    /// The stable code of the error (1 to 12), its `CMRX_PE_*` value in
+    /// `rust/cmrx.h`.
     #[must_use]
     pub fn code(self) -> i32 {
-        match self {
-            ParseError::ServerError => 1,
-            ParseError::ClientError => 2,
-            ParseError::Error => 3,
-            ParseError::UnknownLine => 4,
-            ParseError::BadValueLine => 5,
-            ParseError::BadKey => 6,
-            ParseError::BadNumber => 7,
-            ParseError::TooLarge => 8,
-            ParseError::BadTerminator => 9,
-            ParseError::LineTooLong => 10,
-            ParseError::BadLineEnd => 11,
-            ParseError::AfterEnd => 12,
-        }
+        self as i32
     }
 
-    /// A short English description.
+    /// A short English description: the one message table (the C ABI's
+    /// `cmrx_parse_error_str` returns these).
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {

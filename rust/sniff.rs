@@ -13,189 +13,113 @@
 //! negative only costs a compression attempt that Cache::Memcached throws away
 //! when it saves less than 20 %.
 
-/// A recognised compressed (or already-compressed media) format.
-///
-/// The numeric [`code`](Format::code)s are part of the C ABI
-/// (`cmrx_sniff_compressed`) and never change; new formats get new codes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// gzip member: `1f 8b 08`, reserved flag bits clear.
-    Gzip,
-    /// zlib stream: CMF `78` (DEFLATE, 32 KiB window) with FLG `01`, `9c` or
-    /// `da` (levels 0–1, 6, 7–9; no preset dictionary).
-    Zlib,
-    /// Zstandard frame `28 b5 2f fd`, or a skippable frame `5? 2a 4d 18`.
-    Zstd,
-    /// zip archive (also docx/xlsx/odt/jar/apk/epub): `PK 03 04`,
-    /// `PK 05 06` (empty), `PK 07 08` (spanned).
-    Zip,
-    /// bzip2: `BZh` + `1`..`9` + block or end-of-stream magic.
-    Bzip2,
-    /// xz: `fd 37 7a 58 5a 00`.
-    Xz,
-    /// 7-Zip: `37 7a bc af 27 1c`.
-    SevenZip,
-    /// LZ4 frame `04 22 4d 18` or legacy frame `02 21 4c 18`.
-    Lz4,
-    /// Snappy framing format stream identifier `ff 06 00 00 "sNaPpY"`.
-    Snappy,
-    /// `.lzma` (LZMA-alone) header: properties `5d`, a standard dictionary
-    /// size, an unknown or sane uncompressed size.
-    Lzma,
-    /// lzip: `LZIP` + version 1.
-    Lzip,
-    /// RAR 1.5–4.x `Rar! 1a 07 00` or 5.x `Rar! 1a 07 01 00`.
-    Rar,
-    /// Unix `compress` (.Z, LZW): `1f 9d` + a sane flags byte.
-    UnixCompress,
-    /// JPEG: `ff d8 ff`.
-    Jpeg,
-    /// PNG: `89 "PNG" 0d 0a 1a 0a`.
-    Png,
-    /// GIF: `GIF87a` or `GIF89a`.
-    Gif,
-    /// WebP: `RIFF` size `WEBP`.
-    Webp,
-    /// AVIF: an ISO-BMFF `ftyp` box with brand `avif` or `avis`.
-    Avif,
-    /// HEIF/HEIC: an `ftyp` box with a HEIF brand (`heic`, `mif1`, ...).
-    Heic,
-    /// JPEG XL: codestream `ff 0a` or container `00 00 00 0c "JXL " 0d 0a 87 0a`.
-    JpegXl,
-    /// MP4 / M4A / 3GP and other ISO-BMFF files: an `ftyp` box.
-    Mp4,
-    /// QuickTime: an `ftyp` box with brand `qt  `.
-    Mov,
-    /// MPEG audio (MP3): an ID3v2 tag or an MPEG-1/2/2.5 layer II/III frame.
-    Mp3,
-    /// AAC in ADTS frames.
-    Aac,
-    /// Ogg (Vorbis, Opus, Theora): `OggS 00`.
-    Ogg,
-    /// FLAC: `fLaC` + a STREAMINFO block header.
-    Flac,
-    /// Matroska / WebM: EBML header `1a 45 df a3`.
-    Matroska,
-    /// WOFF 1.0 font: `wOFF` + an sfnt flavour.
-    Woff,
-    /// WOFF 2.0 font: `wOF2` + an sfnt flavour.
-    Woff2,
+/// Declares [`Format`] from one list: each format's doc, variant, stable
+/// code and name, so that no second list can disagree with it.
+macro_rules! formats {
+    ($($(#[$doc:meta])* $variant:ident = $code:literal, $name:literal;)*) => {
+        /// A recognised compressed (or already-compressed media) format.
+        ///
+        /// The numeric [`code`](Format::code)s are what `cmrx_sniff_compressed`
+        /// returns through the C ABI and never change; new formats get new codes.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(i32)]
+        pub enum Format {
+            $($(#[$doc])* $variant = $code,)*
+        }
+
+        /// Every format, in code order.
+        const ALL: &[Format] = &[$(Format::$variant,)*];
+
+        impl Format {
+            /// A short lower-case name: "gzip", "zlib", "jpeg", "png", ...
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Format::$variant => $name,)*
+                }
+            }
+        }
+    };
 }
 
-/// Every format, in code order (code = index + 1).
-const ALL: [Format; 29] = [
-    Format::Gzip,
-    Format::Zlib,
-    Format::Zstd,
-    Format::Zip,
-    Format::Bzip2,
-    Format::Xz,
-    Format::SevenZip,
-    Format::Lz4,
-    Format::Snappy,
-    Format::Lzma,
-    Format::Lzip,
-    Format::Rar,
-    Format::UnixCompress,
-    Format::Jpeg,
-    Format::Png,
-    Format::Gif,
-    Format::Webp,
-    Format::Avif,
-    Format::Heic,
-    Format::JpegXl,
-    Format::Mp4,
-    Format::Mov,
-    Format::Mp3,
-    Format::Aac,
-    Format::Ogg,
-    Format::Flac,
-    Format::Matroska,
-    Format::Woff,
-    Format::Woff2,
-];
+formats! {
+    /// gzip member: `1f 8b 08`, reserved flag bits clear.
+    Gzip = 1, "gzip";
+    /// zlib stream: CMF `78` (DEFLATE, 32 KiB window) with FLG `01`, `9c` or
+    /// `da` (levels 0–1, 6, 7–9; no preset dictionary).
+    Zlib = 2, "zlib";
+    /// Zstandard frame `28 b5 2f fd`, or a skippable frame `5? 2a 4d 18`.
+    Zstd = 3, "zstd";
+    /// zip archive (also docx/xlsx/odt/jar/apk/epub): `PK 03 04`,
+    /// `PK 05 06` (empty), `PK 07 08` (spanned).
+    Zip = 4, "zip";
+    /// bzip2: `BZh` + `1`..`9` + block or end-of-stream magic.
+    Bzip2 = 5, "bzip2";
+    /// xz: `fd 37 7a 58 5a 00`.
+    Xz = 6, "xz";
+    /// 7-Zip: `37 7a bc af 27 1c`.
+    SevenZip = 7, "7z";
+    /// LZ4 frame `04 22 4d 18` or legacy frame `02 21 4c 18`.
+    Lz4 = 8, "lz4";
+    /// Snappy framing format stream identifier `ff 06 00 00 "sNaPpY"`.
+    Snappy = 9, "snappy";
+    /// `.lzma` (LZMA-alone) header: properties `5d`, a standard dictionary
+    /// size, an unknown or sane uncompressed size.
+    Lzma = 10, "lzma";
+    /// lzip: `LZIP` + version 1.
+    Lzip = 11, "lzip";
+    /// RAR 1.5–4.x `Rar! 1a 07 00` or 5.x `Rar! 1a 07 01 00`.
+    Rar = 12, "rar";
+    /// Unix `compress` (.Z, LZW): `1f 9d` + a sane flags byte.
+    UnixCompress = 13, "compress";
+    /// JPEG: `ff d8 ff`.
+    Jpeg = 14, "jpeg";
+    /// PNG: `89 "PNG" 0d 0a 1a 0a`.
+    Png = 15, "png";
+    /// GIF: `GIF87a` or `GIF89a`.
+    Gif = 16, "gif";
+    /// WebP: `RIFF` size `WEBP`.
+    Webp = 17, "webp";
+    /// AVIF: an ISO-BMFF `ftyp` box with brand `avif` or `avis`.
+    Avif = 18, "avif";
+    /// HEIF/HEIC: an `ftyp` box with a HEIF brand (`heic`, `mif1`, ...).
+    Heic = 19, "heic";
+    /// JPEG XL: codestream `ff 0a` or container `00 00 00 0c "JXL " 0d 0a 87 0a`.
+    JpegXl = 20, "jxl";
+    /// MP4 / M4A / 3GP and other ISO-BMFF files: an `ftyp` box.
+    Mp4 = 21, "mp4";
+    /// QuickTime: an `ftyp` box with brand `qt  `.
+    Mov = 22, "mov";
+    /// MPEG audio (MP3): an ID3v2 tag or an MPEG-1/2/2.5 layer II/III frame.
+    Mp3 = 23, "mp3";
+    /// AAC in ADTS frames.
+    Aac = 24, "aac";
+    /// Ogg (Vorbis, Opus, Theora): `OggS 00`.
+    Ogg = 25, "ogg";
+    /// FLAC: `fLaC` + a STREAMINFO block header.
+    Flac = 26, "flac";
+    /// Matroska / WebM: EBML header `1a 45 df a3`.
+    Matroska = 27, "matroska";
+    /// WOFF 1.0 font: `wOFF` + an sfnt flavour.
+    Woff = 28, "woff";
+    /// WOFF 2.0 font: `wOF2` + an sfnt flavour.
+    Woff2 = 29, "woff2";
+}
 
 impl Format {
-    /// The stable C ABI code, 1.. (`CMRX_FMT_NONE` is 0).
+    /// The stable code, 1.. (`CMRX_FMT_NONE` is 0).
     pub fn code(self) -> i32 {
-        match self {
-            Format::Gzip => 1,
-            Format::Zlib => 2,
-            Format::Zstd => 3,
-            Format::Zip => 4,
-            Format::Bzip2 => 5,
-            Format::Xz => 6,
-            Format::SevenZip => 7,
-            Format::Lz4 => 8,
-            Format::Snappy => 9,
-            Format::Lzma => 10,
-            Format::Lzip => 11,
-            Format::Rar => 12,
-            Format::UnixCompress => 13,
-            Format::Jpeg => 14,
-            Format::Png => 15,
-            Format::Gif => 16,
-            Format::Webp => 17,
-            Format::Avif => 18,
-            Format::Heic => 19,
-            Format::JpegXl => 20,
-            Format::Mp4 => 21,
-            Format::Mov => 22,
-            Format::Mp3 => 23,
-            Format::Aac => 24,
-            Format::Ogg => 25,
-            Format::Flac => 26,
-            Format::Matroska => 27,
-            Format::Woff => 28,
-            Format::Woff2 => 29,
-        }
+        self as i32
     }
 
     /// The format for a code from [`code`](Format::code); `None` for 0 or an
     /// unknown code.
     pub fn from_code(code: i32) -> Option<Format> {
-        let index = usize::try_from(code).ok()?.checked_sub(1)?;
-        ALL.get(index).copied()
-    }
-
-    /// A short lower-case name: "gzip", "zlib", "jpeg", "png", ...
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Gzip => "gzip",
-            Format::Zlib => "zlib",
-            Format::Zstd => "zstd",
-            Format::Zip => "zip",
-            Format::Bzip2 => "bzip2",
-            Format::Xz => "xz",
-            Format::SevenZip => "7z",
-            Format::Lz4 => "lz4",
-            Format::Snappy => "snappy",
-            Format::Lzma => "lzma",
-            Format::Lzip => "lzip",
-            Format::Rar => "rar",
-            Format::UnixCompress => "compress",
-            Format::Jpeg => "jpeg",
-            Format::Png => "png",
-            Format::Gif => "gif",
-            Format::Webp => "webp",
-            Format::Avif => "avif",
-            Format::Heic => "heic",
-            Format::JpegXl => "jxl",
-            Format::Mp4 => "mp4",
-            Format::Mov => "mov",
-            Format::Mp3 => "mp3",
-            Format::Aac => "aac",
-            Format::Ogg => "ogg",
-            Format::Flac => "flac",
-            Format::Matroska => "matroska",
-            Format::Woff => "woff",
-            Format::Woff2 => "woff2",
-        }
+        ALL.iter().copied().find(|f| f.code() == code)
     }
 
     /// Every format, in code order.
     pub fn all() -> &'static [Format] {
-        &ALL
+        ALL
     }
 }
 
@@ -767,7 +691,10 @@ mod tests {
     fn real_sample_files_are_not_sniffed() {
         let samples: [(&str, &[u8]); 2] = [
             ("t/data/seed.json", include_bytes!("../t/data/seed.json")),
-            ("bench/data/perldiag.pod", include_bytes!("../bench/data/perldiag.pod")),
+            (
+                "bench/data/perldiag.pod",
+                include_bytes!("../bench/data/perldiag.pod"),
+            ),
         ];
         for (path, data) in samples {
             assert_eq!(sniff(data), None, "{path}");

@@ -4,11 +4,18 @@
 //! response to a [`ResponseParser`] in chunks, as a real caller does, checking
 //! every promise of [`ResponseParser::next`] on the way.
 //!
-//! It also holds the small deterministic PRNG the engine's tests share.
+//! It also holds the small deterministic PRNG the engine's tests share, and
+//! the codec's functions into a `Vec` that its tests and fuzz targets use.
 //!
 //! Compiled only for the crate's own tests and with the `testing` feature
 //! (which the fuzz crate turns on); never part of the release library.
 
+use core::mem::MaybeUninit;
+
+use crate::codec::{
+    gunzip, gunzip_size_hint, gzip, gzip_bound, uncompress, uncompress_size_hint, zlib, zlib_bound,
+    CodecError,
+};
 use crate::parser::{
     Event, ParseError, ResponseParser, Status, DEFAULT_MAX_VALUE_LEN, MAX_KEY_LEN, MAX_LINE_LEN,
 };
@@ -167,4 +174,82 @@ impl Rng {
     pub fn bytes(&mut self, n: usize) -> Vec<u8> {
         (0..n).map(|_| (self.next_u64() >> 56) as u8).collect()
     }
+}
+
+// ------------------------------------------------------- codec into a Vec
+
+/// The signature of [`gzip`](codec::gzip) and [`zlib`](codec::zlib).
+pub type CompressFn = fn(&[u8], i32, &mut [MaybeUninit<u8>]) -> Result<usize, CodecError>;
+/// The signature of [`gunzip`](codec::gunzip) and [`uncompress`](codec::uncompress).
+pub type DecompressFn = fn(&[u8], &mut [MaybeUninit<u8>], usize) -> Result<usize, CodecError>;
+
+/// Compress into a new `Vec` of the bound's capacity.
+fn compress_vec(
+    input: &[u8],
+    level: i32,
+    bound: usize,
+    f: CompressFn,
+) -> Result<Vec<u8>, CodecError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(bound)
+        .map_err(|_| CodecError::NoMemory)?;
+    let n = f(input, level, v.spare_capacity_mut())?;
+    // SAFETY: on Ok(n), f (gzip or zlib) has initialised the first n bytes of
+    // the spare capacity, and n <= capacity.
+    unsafe { v.set_len(n) };
+    Ok(v)
+}
+
+/// Decompress into a new `Vec`, running the `NeedSpace` growth loop.
+fn decompress_vec(
+    input: &[u8],
+    max_out: usize,
+    hint: usize,
+    f: DecompressFn,
+) -> Result<Vec<u8>, CodecError> {
+    let mut cap = hint.min(max_out);
+    loop {
+        let mut v = Vec::new();
+        v.try_reserve_exact(cap).map_err(|_| CodecError::NoMemory)?;
+        let spare = v.spare_capacity_mut();
+        let spare_len = spare.len().min(cap);
+        match f(input, &mut spare[..spare_len], max_out) {
+            Ok(n) => {
+                // SAFETY: on Ok(n), f (gunzip or uncompress) has initialised
+                // the first n bytes of the buffer it was given, a prefix of
+                // the spare capacity; n <= spare_len <= capacity.
+                unsafe { v.set_len(n) };
+                return Ok(v);
+            }
+            // NeedSpace is always larger than the capacity tried; guard anyway.
+            Err(CodecError::NeedSpace(next)) if next > cap && next <= max_out => cap = next,
+            Err(CodecError::NeedSpace(_)) => return Err(CodecError::TooBig),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// [`gzip`](codec::gzip) into a new `Vec`.
+pub fn gzip_vec(input: &[u8], level: i32) -> Result<Vec<u8>, CodecError> {
+    compress_vec(input, level, gzip_bound(input.len()), gzip)
+}
+
+/// [`zlib`](codec::zlib) into a new `Vec`.
+pub fn zlib_vec(input: &[u8], level: i32) -> Result<Vec<u8>, CodecError> {
+    compress_vec(input, level, zlib_bound(input.len()), zlib)
+}
+
+/// [`gunzip`](codec::gunzip) into a new `Vec`, at most `max_out` bytes.
+pub fn gunzip_vec(input: &[u8], max_out: usize) -> Result<Vec<u8>, CodecError> {
+    decompress_vec(input, max_out, gunzip_size_hint(input, max_out), gunzip)
+}
+
+/// [`uncompress`](codec::uncompress) into a new `Vec`, at most `max_out` bytes.
+pub fn uncompress_vec(input: &[u8], max_out: usize) -> Result<Vec<u8>, CodecError> {
+    decompress_vec(
+        input,
+        max_out,
+        uncompress_size_hint(input, max_out),
+        uncompress,
+    )
 }

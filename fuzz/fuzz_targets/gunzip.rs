@@ -1,4 +1,4 @@
-//! `codec::gunzip_vec` (memGunzip) on arbitrary bytes, with a 1 MiB cap.
+//! `testing::gunzip_vec` (memGunzip) on arbitrary bytes, with a 1 MiB cap.
 //!
 //! * never panics (libFuzzer reports a panic as a crash);
 //! * never holds more than the cap in Rust heap memory at once (a counting
@@ -14,26 +14,27 @@
 mod common;
 
 use cmrx::codec::{self, CodecError};
+use cmrx::testing;
 use libfuzzer_sys::fuzz_target;
 
 const CAP: usize = 1 << 20;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(plain) = common::check_decoder(data, CAP, codec::gunzip_vec, codec::gunzip) {
+    if let Ok(plain) = common::check_decoder(data, CAP, testing::gunzip_vec, codec::gunzip) {
         // Re-encode at a level taken from the input (0..=9; 10..=12 are
         // exercised by compress_roundtrip) and decode again.
         let level = (data.len() % 10) as i32;
-        let gz = codec::gzip_vec(&plain, level).expect("gzip_vec of decoded data");
+        let gz = testing::gzip_vec(&plain, level).expect("gzip_vec of decoded data");
         common::check_gzip_member(&gz, &plain);
         assert_eq!(
-            codec::gunzip_vec(&gz, CAP).as_deref(),
+            testing::gunzip_vec(&gz, CAP).as_deref(),
             Ok(&plain[..]),
             "re-encoded at {level}"
         );
         // A cap one byte short of the data is TooBig.
         if !plain.is_empty() {
             assert_eq!(
-                codec::gunzip_vec(&gz, plain.len() - 1),
+                testing::gunzip_vec(&gz, plain.len() - 1),
                 Err(CodecError::TooBig)
             );
         }

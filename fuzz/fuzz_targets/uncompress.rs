@@ -1,4 +1,4 @@
-//! `codec::uncompress_vec` (Compress::Zlib::uncompress) on arbitrary bytes,
+//! `testing::uncompress_vec` (Compress::Zlib::uncompress) on arbitrary bytes,
 //! with a 1 MiB cap.
 //!
 //! * never panics (libFuzzer reports a panic as a crash);
@@ -15,26 +15,27 @@
 mod common;
 
 use cmrx::codec::{self, CodecError};
+use cmrx::testing;
 use libfuzzer_sys::fuzz_target;
 
 const CAP: usize = 1 << 20;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(plain) = common::check_decoder(data, CAP, codec::uncompress_vec, codec::uncompress) {
+    if let Ok(plain) = common::check_decoder(data, CAP, testing::uncompress_vec, codec::uncompress) {
         // Re-encode at a level taken from the input (0..=9; 10..=12 are
         // exercised by compress_roundtrip) and decode again.
         let level = (data.len() % 10) as i32;
-        let z = codec::zlib_vec(&plain, level).expect("zlib_vec of decoded data");
+        let z = testing::zlib_vec(&plain, level).expect("zlib_vec of decoded data");
         common::check_zlib_stream(&z, &plain);
         assert_eq!(
-            codec::uncompress_vec(&z, CAP).as_deref(),
+            testing::uncompress_vec(&z, CAP).as_deref(),
             Ok(&plain[..]),
             "re-encoded at {level}"
         );
         // A cap one byte short of the data is TooBig.
         if !plain.is_empty() {
             assert_eq!(
-                codec::uncompress_vec(&z, plain.len() - 1),
+                testing::uncompress_vec(&z, plain.len() - 1),
                 Err(CodecError::TooBig)
             );
         }
