@@ -7,6 +7,15 @@
  *
  *   Cache::Memcached::RustXS::GetParser  a parser_class for Cache::Memcached
  *   Cache::Memcached::RustXS::Zlib       Compress::Zlib-compatible gzip/zlib
+ *
+ * Perl code can run in the middle of an XSUB here: get-magic (tied
+ * arguments), a tied hash's STORE, the DESTROY of a value a store replaces,
+ * a signal handler, on_item. Such code may die or call us again. The rules
+ * that keep that safe: read every argument (running its magic) before taking
+ * pointers into other scalars; own every new scalar through the savestack
+ * (a mortal) before perl code can run; and a parser that is running perl
+ * code from the middle of a parse refuses to be re-entered (only on_item,
+ * called once the parser's state is whole again, may parse more).
  */
 
 #define PERL_NO_GET_CONTEXT
@@ -18,6 +27,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cmrx.h"
@@ -27,31 +37,66 @@
 #define SSize_t_MAX ((SSize_t)(~(Size_t)0 >> 1))
 #endif
 
+/* Cache::Memcached's flag bits. */
+#define F_STORABLE 1
 #define F_COMPRESS 2
 
-/* Bytes read per read(2) into the line buffer; values at least this large
- * (still to come) are read straight into their own scalar instead. */
+#define CRLF_LEN 2 /* the "\r\n" after every data block */
+#define NUL_LEN  1 /* perl keeps a NUL after a string's bytes */
+
+/* Bytes read per read(2) into the line buffer. */
 #define READ_CHUNK (64 * 1024)
+/* A value with at least this much data still to come is read straight into
+ * its own scalar instead of through the line buffer. */
+#define DIRECT_READ_MIN (READ_CHUNK / 2)
+/* The line buffer grows when less room than this is left in it. */
+#define LINE_BUF_MIN_ROOM (READ_CHUNK / 4)
 /* A value's scalar starts at most this large (memcached's default item size
  * limit, 1 MiB, and its CRLF) and doubles as data arrives: a declared length
- * is a claim, not a fact, trusted only this far. Below the limit a value's
- * reads are not cut short by a scalar still growing. */
-#define VALUE_FIRST_ALLOC (1024 * 1024 + 2)
+ * is a claim, not a fact, trusted only this far. */
+#define VALUE_FIRST_ALLOC (1024 * 1024 + CRLF_LEN)
+/* An output scalar keeps at most this much unused room... */
+#define OUTPUT_SLACK_MAX 4096
+/* ...unless it would use under half of its buffer. */
+#define OUTPUT_MIN_FILL_DIVISOR 2
+
+/* Cache::Memcached versions whose _load_multi finalize callback is known to
+ * do exactly what GetParser's inline finalize does (see finalize_is_known). */
+static const char *const KNOWN_FINALIZE_VERSIONS[] = { "1.30", NULL };
+
+#define GETPARSER_CLASS "Cache::Memcached::RustXS::GetParser"
 
 /* ------------------------------------------------------------------------ */
 /* Shared helpers                                                           */
 
-/* The bytes of sv for function `what`: undef is "", a UTF-8 string is
- * downgraded in place (as Compress::Zlib does), wide characters croak.
- * Get-magic (tied scalars, substr() lvalues) runs once, first: a magical
- * scalar's fetched value is copied and the copy downgraded, because
- * sv_utf8_downgrade runs get-magic again (sv_utf8_downgrade_flags, which
- * need not, is perl 5.32+). The pointer is valid until perl code next runs:
- * read every other argument before. */
-static const char *
-bytes_of(pTHX_ SV *sv, const char *what, STRLEN *len)
+/* The scalar a Zlib function works on: its argument, or the scalar it
+ * refers to. Get-magic runs first, once on each, so a tied argument whose
+ * FETCH returns a reference is followed. */
+static SV *
+input_of(pTHX_ SV *arg)
 {
-    SvGETMAGIC(sv);
+    SV *in;
+    SvGETMAGIC(arg);
+    if (!SvROK(arg))
+        return arg;
+    in = SvRV(arg);
+    if (SvTYPE(in) >= SVt_PVAV)
+        croak("not a scalar reference");
+    SvGETMAGIC(in);
+    if (SvROK(in) || isGV_with_GP(in))
+        croak("not a scalar reference");
+    return in;
+}
+
+/* The bytes of sv, whose get-magic has run, for function `what`: undef is
+ * "", a UTF-8 string is downgraded in place (as Compress::Zlib does), wide
+ * characters croak. A magical scalar's fetched value is copied and the copy
+ * downgraded, since sv_utf8_downgrade runs get-magic again
+ * (sv_utf8_downgrade_flags, which need not, is perl 5.32+). The pointer is
+ * valid until perl code next runs: read every other argument before. */
+static const char *
+bytes_nomg(pTHX_ SV *sv, const char *what, STRLEN *len)
+{
     if (!SvOK(sv)) {
         *len = 0;
         return "";
@@ -73,10 +118,10 @@ bytes_of(pTHX_ SV *sv, const char *what, STRLEN *len)
 static char *
 grow_to(pTHX_ SV *sv, size_t want)
 {
-    if (want + 1 < want)
+    if (want + NUL_LEN < want)
         croak("Cache::Memcached::RustXS: size overflow");
-    if (SvLEN(sv) < want + 1)
-        SvPV_renew(sv, want + 1);
+    if (SvLEN(sv) < want + NUL_LEN)
+        SvPV_renew(sv, want + NUL_LEN);
     return SvPVX(sv);
 }
 
@@ -90,25 +135,47 @@ finish_output(pTHX_ SV *out, size_t got, size_t reserve)
     SvPOK_only(out);
     SvCUR_set(out, got);
     *SvEND(out) = '\0';
-    if (SvLEN(out) - got > 4096 && SvLEN(out) / 2 > got + reserve)
-        SvPV_renew(out, got + reserve + 1);
+    if (SvLEN(out) - got > OUTPUT_SLACK_MAX
+        && SvLEN(out) / OUTPUT_MIN_FILL_DIVISOR > got + reserve)
+        SvPV_renew(out, got + reserve + NUL_LEN);
     return out;
 }
 
-typedef int (*decode_fn)(const uint8_t *, size_t, uint8_t *, size_t, size_t, size_t *);
+/* Appends "\r\n" to a value whose buffer has room for it. */
+static void
+append_crlf(pTHX_ SV *val)
+{
+    char *end = SvPVX(val) + SvCUR(val);
+    end[0] = '\r';
+    end[1] = '\n';
+    end[CRLF_LEN] = '\0';
+    SvCUR_set(val, SvCUR(val) + CRLF_LEN);
+}
+
+/* The engine's decoders, with one signature: cmrx_gunzip's. */
+typedef int (*decode_fn)(const uint8_t *, size_t, uint8_t *, size_t, size_t, size_t *, size_t *);
+
+static int
+uncompress_decoder(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap,
+                   size_t max_out, size_t *out_len, size_t *in_used)
+{
+    PERL_UNUSED_ARG(in_used);
+    return cmrx_uncompress(in, in_len, out, out_cap, max_out, out_len);
+}
 
 /* Decompresses in[0..len) into a new scalar with `reserve` spare bytes after
  * the output, growing its buffer as the engine asks (never past max_out).
- * Returns NULL with *status set on failure. */
+ * Returns NULL with *status set on failure; *in_used (if not NULL) gets what
+ * the decoder consumed. No perl code runs here. */
 static SV *
 decode_to_sv(pTHX_ decode_fn decode, size_t hint, const char *in, STRLEN len,
-             size_t max_out, size_t reserve, int *status)
+             size_t max_out, size_t reserve, int *status, size_t *in_used)
 {
     size_t cap = hint, got = 0;
-    SV *out = newSV(cap + reserve + 1); /* a PV with a buffer, never SVt_NULL */
+    SV *out = newSV(cap + reserve + NUL_LEN); /* a PV with a buffer, never SVt_NULL */
     for (;;) {
         char *buf = grow_to(aTHX_ out, cap + reserve);
-        *status = decode((const uint8_t *)in, len, (uint8_t *)buf, cap, max_out, &got);
+        *status = decode((const uint8_t *)in, len, (uint8_t *)buf, cap, max_out, &got, in_used);
         if (*status != CMRX_E_NEED_SPACE || got <= cap)
             break;
         cap = got;
@@ -121,21 +188,23 @@ decode_to_sv(pTHX_ decode_fn decode, size_t hint, const char *in, STRLEN len,
 }
 
 static SV *
-gunzip_to_sv(pTHX_ const char *in, STRLEN len, size_t max_out, size_t reserve, int *status)
+gunzip_to_sv(pTHX_ const char *in, STRLEN len, size_t max_out, size_t reserve,
+             int *status, size_t *in_used)
 {
     size_t hint = cmrx_gunzip_size_hint((const uint8_t *)in, len, max_out);
-    return decode_to_sv(aTHX_ cmrx_gunzip, hint, in, len, max_out, reserve, status);
+    return decode_to_sv(aTHX_ cmrx_gunzip, hint, in, len, max_out, reserve, status, in_used);
 }
 
-/* The package variables the Zlib functions read or set at every call. Their
- * globs are looked up once per interpreter (a name lookup costs more than a
- * small gunzip's bookkeeping); the scalar is taken from the glob at each use,
- * so `local` and aliasing keep working. */
+/* The package variables read or set at every call. Their globs are looked
+ * up once per interpreter (a name lookup costs more than a small gunzip's
+ * bookkeeping); the scalar is taken from the glob at each use, so `local`
+ * and aliasing keep working. */
 #define MY_CXT_KEY "Cache::Memcached::RustXS::_guts"
 typedef struct {
-    GV *gzerrno;     /* $Compress::Zlib::gzerrno */
-    GV *level;       /* $Cache::Memcached::RustXS::Zlib::Level */
-    GV *max_output;  /* $Cache::Memcached::RustXS::Zlib::MaxOutput */
+    GV *gzerrno;         /* $Compress::Zlib::gzerrno */
+    GV *level;           /* $Cache::Memcached::RustXS::Zlib::Level */
+    GV *max_output;      /* $Cache::Memcached::RustXS::Zlib::MaxOutput */
+    GV *inline_finalize; /* $Cache::Memcached::RustXS::GetParser::InlineFinalize */
     /* A GetParser read buffer kept from a freed parser for the next one:
      * Cache::Memcached makes a parser per server per get_multi, and malloc
      * plus free of 64 KiB each time costs more than parsing small values. */
@@ -152,15 +221,53 @@ free_spare_buf(pTHX_ void *unused)
     MY_CXT.spare_buf = NULL;
 }
 
+/* A package variable's glob, its scalar set to `initial` unless it holds a
+ * value already: the defaults are the engine's (cmrx.h), stated once. */
+static GV *
+tunable(pTHX_ const char *name, IV initial)
+{
+    GV *gv = gv_fetchpv(name, GV_ADD | GV_ADDMULTI, SVt_PV);
+    SV *sv = GvSVn(gv);
+    if (!SvOK(sv) && !SvMAGICAL(sv))
+        sv_setiv(sv, initial);
+    return gv;
+}
+
 static void
 init_my_cxt(pTHX_ my_cxt_t *cxt)
 {
     cxt->spare_buf = NULL; /* never shared with the interpreter cloned from */
     call_atexit(free_spare_buf, NULL);
     cxt->gzerrno = gv_fetchpvs("Compress::Zlib::gzerrno", GV_ADD | GV_ADDMULTI, SVt_PV);
-    cxt->level = gv_fetchpvs("Cache::Memcached::RustXS::Zlib::Level", GV_ADD | GV_ADDMULTI, SVt_PV);
-    cxt->max_output = gv_fetchpvs("Cache::Memcached::RustXS::Zlib::MaxOutput", GV_ADD | GV_ADDMULTI, SVt_PV);
+    cxt->level = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::Level", CMRX_DEFAULT_GZIP_LEVEL);
+    cxt->max_output = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::MaxOutput", CMRX_DEFAULT_MAX_OUTPUT);
+    cxt->inline_finalize = tunable(aTHX_ GETPARSER_CLASS "::InlineFinalize", 1);
 }
+
+/* A tunable's value (get-magic first), or `fallback` when it is undef. */
+static IV
+config_iv(pTHX_ GV *gv, IV fallback)
+{
+    SV *sv = GvSV(gv);
+    if (!sv)
+        return fallback;
+    SvGETMAGIC(sv);
+    return SvOK(sv) ? SvIV_nomg(sv) : fallback;
+}
+
+/* A size in bytes: a cap must not be negative (that would disable it). */
+static size_t
+size_arg(pTHX_ IV value, const char *what)
+{
+    if (value < 0)
+        croak("%s must be a size in bytes, not %" IVdf, what, value);
+    return (size_t)value;
+}
+
+#define MAX_OUTPUT_NAME "$Cache::Memcached::RustXS::Zlib::MaxOutput"
+#define GZIP_LEVEL() config_iv(aTHX_ MY_CXT.level, CMRX_LEVEL_DEFAULT)
+#define MAX_OUTPUT() \
+    size_arg(aTHX_ config_iv(aTHX_ MY_CXT.max_output, CMRX_DEFAULT_MAX_OUTPUT), MAX_OUTPUT_NAME)
 
 /* ------------------------------------------------------------------------ */
 /* Cache::Memcached::RustXS::GetParser                                      */
@@ -178,9 +285,13 @@ typedef struct {
     int     in_value;    /* a value was begun and not finished (even if the
                             parse then failed and val was dropped) */
     U32     flags;
-    HV     *batch;       /* key => flags completed since on_item last ran */
+    HV     *batch;       /* key => flags for on_item, since it last ran */
     SV     *flags_sv;    /* the flags value last put in batch */
     int     result;      /* 0 running, 1 END seen, -1 failed */
+    int     busy;        /* inside a parse: perl code it runs must not parse */
+    int     inline_finalize; /* on_item is Cache::Memcached's finalize: plain
+                                values are finished here, not handed to it */
+    SV     *error;       /* why the parse failed, or NULL */
     int     fd;          /* the descriptor last read, and whether it is */
     int     nonblocking; /* non-blocking (-1: not looked at yet) */
 } getparser;
@@ -211,6 +322,7 @@ getparser_mg_free(pTHX_ SV *sv, MAGIC *mg)
     PERL_UNUSED_ARG(sv);
     if (!p)
         return 0;
+    mg->mg_ptr = NULL;
     cmrx_parser_free(p->engine);
     getparser_drop_value(aTHX_ p);
     SvREFCNT_dec((SV *)p->dest);
@@ -218,6 +330,7 @@ getparser_mg_free(pTHX_ SV *sv, MAGIC *mg)
     SvREFCNT_dec(p->key);
     SvREFCNT_dec((SV *)p->batch);
     SvREFCNT_dec(p->flags_sv);
+    SvREFCNT_dec(p->error);
     {
         dMY_CXT;
         if (p->buf_cap == READ_CHUNK && !MY_CXT.spare_buf && !PL_dirty)
@@ -226,7 +339,6 @@ getparser_mg_free(pTHX_ SV *sv, MAGIC *mg)
             Safefree(p->buf);
     }
     Safefree(p);
-    mg->mg_ptr = NULL;
     return 0;
 }
 
@@ -242,39 +354,64 @@ static getparser *
 getparser_of(pTHX_ SV *self)
 {
     MAGIC *mg;
+    SvGETMAGIC(self);
     if (SvROK(self) && (mg = mg_findext(SvRV(self), PERL_MAGIC_ext, &getparser_vtbl))) {
         if (!mg->mg_ptr)
-            croak("Cache::Memcached::RustXS::GetParser: object belongs to another thread");
+            croak(GETPARSER_CLASS ": object belongs to another thread");
         return (getparser *)mg->mg_ptr;
     }
-    croak("Cache::Memcached::RustXS::GetParser: not a parser object");
+    croak(GETPARSER_CLASS ": not a parser object");
     return NULL; /* not reached */
 }
 
-/* Hands the values completed since the last call to on_item, in the batched
+/* Ends the parse as failed, saying why (a static message). Returns -1. */
+static int
+getparser_fail(pTHX_ getparser *p, const char *why)
+{
+    if (!p->error)
+        p->error = newSVpv(why, 0);
+    else
+        sv_setpv(p->error, why);
+    p->result = -1;
+    return -1;
+}
+
+/* As getparser_fail, with errno's text after `why`. */
+static int
+getparser_fail_errno(pTHX_ getparser *p, const char *why, int err)
+{
+    getparser_fail(aTHX_ p, why);
+    sv_catpvf(p->error, ": %s", strerror(err));
+    return -1;
+}
+
+/* Hands the values finished since the last call to on_item, in the batched
  * form Cache::Memcached's finalize accepts: on_item->({ key => flags, ... }).
- * Runs at the end of every parse call, so that whatever happens next (END,
- * failure, select timeout) no finished value is left raw in dest. */
+ * Runs at the end of every parse call, with the parser's state whole, so
+ * that whatever happens next (END, failure, select timeout) no finished
+ * value is left raw in dest, and on_item may parse more. */
 static void
 getparser_flush(pTHX_ getparser *p)
 {
     HV *batch = p->batch;
+    SV *batch_ref;
     if (!batch || HvUSEDKEYS(batch) == 0)
         return;
     if (!p->on_item) {
         hv_clear(batch);
         return;
     }
-    /* Detached while on_item runs: if on_item parses more with this parser,
-     * that goes into a new batch; if it dies, these keys are not handed
-     * over a second time. */
+    /* Detached while on_item runs: what on_item parses goes into a new
+     * batch; if on_item dies, these keys are not handed over again, and the
+     * mortal reference frees the hash. */
     p->batch = NULL;
+    batch_ref = sv_2mortal(newRV_noinc((SV *)batch));
     {
         dSP;
         ENTER;
         SAVETMPS;
         PUSHMARK(SP);
-        XPUSHs(sv_2mortal(newRV_inc((SV *)batch)));
+        XPUSHs(batch_ref);
         PUTBACK;
         call_sv(p->on_item, G_DISCARD | G_VOID);
         FREETMPS;
@@ -283,15 +420,47 @@ getparser_flush(pTHX_ getparser *p)
     /* Reuse the hash (and its bucket array) unless on_item kept it. */
     if (!p->batch && SvREFCNT((SV *)batch) == 1) {
         hv_clear(batch);
-        p->batch = batch;
-    }
-    else {
-        SvREFCNT_dec((SV *)batch);
+        p->batch = (HV *)SvREFCNT_inc_simple_NN((SV *)batch);
     }
 }
 
+/* Stores val (whose reference this takes) in dest. A plain hash takes it
+ * and cannot die (a DESTROY of the value it replaces cannot propagate an
+ * exception). A tied hash's STORE and a restricted hash's refusal of a key
+ * can: val is owned by the savestack meanwhile, so nothing leaks. */
+static void
+getparser_store(pTHX_ HV *dest, SV *val, const char *key, I32 klen, U32 hash)
+{
+    if (!SvRMAGICAL((SV *)dest) && !SvREADONLY((SV *)dest)) {
+        (void)hv_store(dest, key, klen, val, hash);
+        return;
+    }
+    sv_2mortal(val);
+    if (hv_store(dest, key, klen, SvREFCNT_inc_simple_NN(val), hash))
+        return;
+    /* A tied hash: hv_store only gave val the element's magic and stored
+     * nothing; setting it calls STORE, which copies the value (perlguts). */
+    SvSETMAGIC(val);
+    SvREFCNT_dec(val);
+}
+
+/* Notes a finished value's key and flags for on_item. */
+static void
+getparser_batch(pTHX_ getparser *p, const char *key, I32 klen, U32 hash, U32 flags)
+{
+    if (!p->batch)
+        p->batch = newHV();
+    /* Flags repeat (mostly 0): share one read-only scalar per value. */
+    if (!p->flags_sv || SvUVX(p->flags_sv) != flags) {
+        SvREFCNT_dec(p->flags_sv);
+        p->flags_sv = newSVuv(flags);
+        SvREADONLY_on(p->flags_sv);
+    }
+    (void)hv_store(p->batch, key, klen, SvREFCNT_inc_simple_NN(p->flags_sv), hash);
+}
+
 /* A value's data and CRLF are complete: gunzip it when flagged, store it
- * under its key and note it for on_item. */
+ * under its key, and finish it (inline) or note it for on_item. */
 static void
 getparser_finish_value(pTHX_ getparser *p)
 {
@@ -304,7 +473,8 @@ getparser_finish_value(pTHX_ getparser *p)
     p->val = NULL;
     if (flags & F_COMPRESS) {
         int status;
-        SV *plain = gunzip_to_sv(aTHX_ SvPVX(val), SvCUR(val) - 2, p->max_out, 2, &status);
+        SV *plain = gunzip_to_sv(aTHX_ SvPVX(val), SvCUR(val) - CRLF_LEN, p->max_out,
+                                 CRLF_LEN, &status, NULL);
         /* A value that would inflate past the cap is dropped: a miss, as
          * Cache::Memcached::Fast makes of a value its decompressor refuses.
          * Left compressed, finalize would inflate it with no cap at all. */
@@ -315,11 +485,7 @@ getparser_finish_value(pTHX_ getparser *p)
         /* A value that does not gunzip stays as it came, flag and all, so
          * that Cache::Memcached's own memGunzip decides, as without us. */
         if (plain) {
-            char *end = SvPVX(plain) + SvCUR(plain);
-            end[0] = '\r';
-            end[1] = '\n';
-            end[2] = '\0';
-            SvCUR_set(plain, SvCUR(plain) + 2);
+            append_crlf(aTHX_ plain);
             SvREFCNT_dec(val);
             val = plain;
             flags &= ~(U32)F_COMPRESS;
@@ -329,38 +495,55 @@ getparser_finish_value(pTHX_ getparser *p)
         SvTAINTED_on(val); /* as sysread's data would be */
     key = SvPV(p->key, klen);
     PERL_HASH(hash, key, klen); /* once for both hashes */
-    if (!hv_store(p->dest, key, (I32)klen, val, hash)) {
-        /* A tied hash: hv_store only gave val the element's magic; setting
-         * it calls STORE, which copies the value (perlguts). */
-        SvSETMAGIC(val);
-        SvREFCNT_dec(val);
+    /* Inline finalize: what Cache::Memcached's finalize would do to a value
+     * with neither flag is drop its CRLF. Any other value goes to it. */
+    if (p->inline_finalize && !(flags & (F_COMPRESS | F_STORABLE))) {
+        SvCUR_set(val, SvCUR(val) - CRLF_LEN);
+        *SvEND(val) = '\0';
     }
-    if (!p->batch)
-        p->batch = newHV();
-    /* Flags repeat (mostly 0): share one read-only scalar per value. */
-    if (!p->flags_sv || SvUVX(p->flags_sv) != flags) {
-        SvREFCNT_dec(p->flags_sv);
-        p->flags_sv = newSVuv(flags);
-        SvREADONLY_on(p->flags_sv);
+    else {
+        getparser_batch(aTHX_ p, key, (I32)klen, hash, flags);
     }
-    (void)hv_store(p->batch, key, (I32)klen, SvREFCNT_inc_simple_NN(p->flags_sv), hash);
+    /* Last: it may run perl code (which cannot reach key) or die. */
+    getparser_store(aTHX_ p->dest, val, key, (I32)klen, hash);
 }
 
-/* Appends data bytes to the value in progress, doubling its buffer up to
- * the declared length (plus CRLF) as data arrives. */
+/* A VALUE line: the key (namespace stripped), flags, and a scalar for the
+ * data, at most VALUE_FIRST_ALLOC large to begin with. */
+static void
+getparser_begin_value(pTHX_ getparser *p, const cmrx_event *ev)
+{
+    size_t klen = ev->key_len > p->nslen ? ev->key_len - p->nslen : 0;
+    size_t first = ev->len + CRLF_LEN < VALUE_FIRST_ALLOC ? (size_t)ev->len + CRLF_LEN : VALUE_FIRST_ALLOC;
+    sv_setpvn(p->key, (const char *)ev->key + (ev->key_len - klen), klen);
+    p->flags = ev->flags;
+    p->in_value = 1;
+    p->val = newSV(first + NUL_LEN);
+    SvPOK_only(p->val);
+}
+
+/* Makes the value's buffer hold at least `need` data bytes and its CRLF,
+ * doubling as data arrives but never past `full`, the declared length. */
+static void
+getparser_value_reserve(pTHX_ getparser *p, size_t need, size_t full)
+{
+    size_t want;
+    if (SvLEN(p->val) >= need + CRLF_LEN + NUL_LEN)
+        return;
+    want = SvLEN(p->val) * 2;
+    if (want < need + CRLF_LEN)
+        want = need + CRLF_LEN;
+    if (want > full + CRLF_LEN)
+        want = full + CRLF_LEN;
+    grow_to(aTHX_ p->val, want);
+}
+
+/* Appends data bytes the engine handed out to the value in progress. */
 static void
 getparser_append(pTHX_ getparser *p, const char *data, size_t n)
 {
-    size_t cur = SvCUR(p->val), need = cur + n + 2;
-    if (SvLEN(p->val) < need + 1) {
-        size_t want = SvLEN(p->val) * 2;
-        size_t full = cur + n + 2 + (size_t)cmrx_parser_data_remaining(p->engine);
-        if (want < need)
-            want = need;
-        if (want > full)
-            want = full;
-        grow_to(aTHX_ p->val, want);
-    }
+    size_t cur = SvCUR(p->val);
+    getparser_value_reserve(aTHX_ p, cur + n, cur + n + (size_t)cmrx_parser_data_remaining(p->engine));
     Copy(data, SvPVX(p->val) + cur, n, char);
     SvCUR_set(p->val, cur + n);
 }
@@ -370,45 +553,34 @@ getparser_append(pTHX_ getparser *p, const char *data, size_t n)
 static int
 getparser_drain(pTHX_ getparser *p)
 {
-    cmrx_event ev;
+    cmrx_event ev; /* the engine writes only what each event defines */
     size_t at = 0;
-    int kind, result = 0;
+    int result = 0;
 
     while (result == 0) {
-        kind = cmrx_parser_next(p->engine, (const uint8_t *)p->buf + at, p->buf_len - at, &ev);
+        int kind = cmrx_parser_next(p->engine, (const uint8_t *)p->buf + at, p->buf_len - at, &ev);
         at += ev.consumed;
         switch (kind) {
-        case CMRX_EV_VALUE: {
-            size_t klen = ev.key_len > p->nslen ? ev.key_len - p->nslen : 0;
-            size_t first = ev.len + 2 < VALUE_FIRST_ALLOC ? (size_t)ev.len + 2 : VALUE_FIRST_ALLOC;
-            sv_setpvn(p->key, (const char *)ev.key + (ev.key_len - klen), klen);
-            p->flags = ev.flags;
-            p->in_value = 1;
-            p->val = newSV(first + 1);
-            SvPOK_only(p->val);
+        case CMRX_EV_VALUE:
+            getparser_begin_value(aTHX_ p, &ev);
             break;
-        }
         case CMRX_EV_DATA:
             getparser_append(aTHX_ p, (const char *)ev.data, ev.data_len);
             break;
-        case CMRX_EV_VALUE_END: {
-            char *end = SvPVX(p->val) + SvCUR(p->val);
-            end[0] = '\r';
-            end[1] = '\n';
-            end[2] = '\0';
-            SvCUR_set(p->val, SvCUR(p->val) + 2);
+        case CMRX_EV_VALUE_END:
+            append_crlf(aTHX_ p->val);
             p->in_value = 0;
             getparser_finish_value(aTHX_ p);
             break;
-        }
         case CMRX_EV_END:
-            /* Bytes after END prove the response bad: let the engine say so. */
-            result = at < p->buf_len ? -1 : 1;
+            /* Bytes after END: the next call has the engine say so. */
+            if (at == p->buf_len)
+                result = 1;
             break;
         case CMRX_EV_PARTIAL:
             goto out;
         default:
-            result = -1;
+            result = getparser_fail(aTHX_ p, cmrx_parse_error_str(ev.error));
             break;
         }
     }
@@ -423,7 +595,135 @@ out:
     return result;
 }
 
-/* Ends the parse with `result`: nothing partial stays behind, and every
+/* The line buffer, with at least LINE_BUF_MIN_ROOM free (a freed parser's
+ * buffer when there is one). */
+static void
+getparser_buf_reserve(pTHX_ getparser *p)
+{
+    if (!p->buf) {
+        dMY_CXT;
+        p->buf = MY_CXT.spare_buf;
+        MY_CXT.spare_buf = NULL;
+        p->buf_cap = READ_CHUNK;
+        if (!p->buf)
+            Newx(p->buf, READ_CHUNK, char);
+    }
+    else if (p->buf_cap - p->buf_len < LINE_BUF_MIN_ROOM) {
+        p->buf_cap = p->buf_len + READ_CHUNK;
+        Renew(p->buf, p->buf_cap, char);
+    }
+}
+
+/* Parses bytes given as a string. */
+static int
+getparser_feed(pTHX_ getparser *p, const char *bytes, size_t len)
+{
+    int result = 0;
+    while (len > 0 && result == 0) {
+        size_t n;
+        getparser_buf_reserve(aTHX_ p);
+        n = p->buf_cap - p->buf_len;
+        if (n > len)
+            n = len;
+        Copy(bytes, p->buf + p->buf_len, n, char);
+        p->buf_len += n;
+        bytes += n;
+        len -= n;
+        result = getparser_drain(aTHX_ p);
+    }
+    /* END at the end of a chunk, and more bytes after it. */
+    if (result == 1 && len > 0)
+        result = getparser_fail(aTHX_ p, cmrx_parse_error_str(CMRX_PE_AFTER_END));
+    return result;
+}
+
+/* One read(2) into the line buffer; *asked is the room offered. */
+static ssize_t
+getparser_read_lines(pTHX_ getparser *p, int fd, size_t *asked)
+{
+    ssize_t got;
+    getparser_buf_reserve(aTHX_ p);
+    *asked = p->buf_cap - p->buf_len;
+    got = read(fd, p->buf + p->buf_len, *asked);
+    if (got > 0)
+        p->buf_len += (size_t)got;
+    return got;
+}
+
+/* What getparser_read_value returns when the engine refuses bytes it asked
+ * for (a bug): not a read(2) result. */
+#define READ_ENGINE_REFUSED (-2)
+
+/* One read(2) straight into the value in progress, a large one. */
+static ssize_t
+getparser_read_value(pTHX_ getparser *p, int fd)
+{
+    size_t cur = SvCUR(p->val), room;
+    uint64_t remaining = cmrx_parser_data_remaining(p->engine);
+    size_t want = remaining > (uint64_t)SSize_t_MAX ? (size_t)SSize_t_MAX : (size_t)remaining;
+    ssize_t got;
+    cmrx_event ev;
+
+    getparser_value_reserve(aTHX_ p, cur + (want < DIRECT_READ_MIN ? want : DIRECT_READ_MIN), cur + want);
+    room = SvLEN(p->val) - cur - CRLF_LEN - NUL_LEN;
+    if (want > room)
+        want = room;
+    got = read(fd, SvPVX(p->val) + cur, want);
+    if (got <= 0)
+        return got;
+    if (cmrx_parser_next(p->engine, (const uint8_t *)SvPVX(p->val) + cur, (size_t)got, &ev) != CMRX_EV_DATA
+        || ev.consumed != (size_t)got)
+        return READ_ENGINE_REFUSED;
+    SvCUR_set(p->val, cur + (size_t)got);
+    return got;
+}
+
+/* Whether fd is non-blocking, looked at once per descriptor. */
+static void
+getparser_note_fd(getparser *p, int fd)
+{
+    if (p->nonblocking < 0 || p->fd != fd) {
+        p->fd = fd;
+        p->nonblocking = (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
+    }
+}
+
+/* Reads what the socket has and parses it. A non-blocking socket is read
+ * until it has no more for now: a read into the line buffer that comes back
+ * short, or EAGAIN (so a large value takes half the trips through
+ * Cache::Memcached's select loop); a blocking one once per call, so the
+ * select loop keeps its timeout. */
+static int
+getparser_read_fd(pTHX_ getparser *p, int fd)
+{
+    getparser_note_fd(p, fd);
+    for (;;) {
+        size_t asked = 0;
+        int direct = p->val && p->buf_len == 0
+                     && cmrx_parser_data_remaining(p->engine) >= DIRECT_READ_MIN;
+        ssize_t got = direct ? getparser_read_value(aTHX_ p, fd) : getparser_read_lines(aTHX_ p, fd, &asked);
+        if (got > 0) {
+            int result = direct ? 0 : getparser_drain(aTHX_ p);
+            int short_read = !direct && (size_t)got < asked;
+            if (result != 0 || !p->nonblocking || short_read)
+                return result;
+            continue;
+        }
+        if (got == READ_ENGINE_REFUSED)
+            return getparser_fail(aTHX_ p, cmrx_parse_error_str(CMRX_PE_INTERNAL));
+        if (got < 0 && errno == EINTR) {
+            PERL_ASYNC_CHECK(); /* signal handlers; one that parses croaks */
+            continue;
+        }
+        if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (got == 0)
+            return getparser_fail(aTHX_ p, "the server closed the connection before the response ended");
+        return getparser_fail_errno(aTHX_ p, "read failed", errno);
+    }
+}
+
+/* Ends a parse call with `result`: nothing partial stays behind, and every
  * finished value reaches on_item. */
 static int
 getparser_conclude(pTHX_ getparser *p, int result)
@@ -437,104 +737,69 @@ getparser_conclude(pTHX_ getparser *p, int result)
     return result;
 }
 
-static int
-getparser_feed(pTHX_ getparser *p, const char *bytes, size_t len)
+/* Savestack destructor of a parse call: drops the reference that kept the
+ * parser alive, and when a croak unwound the call from the middle of the
+ * parse (a tied STORE that died, a signal handler), marks the parser failed:
+ * its buffer and value no longer agree with the engine. */
+static void
+getparser_unwind(pTHX_ void *object)
 {
-    int result = 0;
-    while (len > 0 && result == 0) {
-        size_t room, n;
-        if (p->buf_cap - p->buf_len == 0) {
-            p->buf_cap = p->buf_cap ? p->buf_cap * 2 : READ_CHUNK;
-            Renew(p->buf, p->buf_cap, char);
-        }
-        room = p->buf_cap - p->buf_len;
-        n = len < room ? len : room;
-        Copy(bytes, p->buf + p->buf_len, n, char);
-        p->buf_len += n;
-        bytes += n;
-        len -= n;
-        result = getparser_drain(aTHX_ p);
+    SV *inner = (SV *)object;
+    MAGIC *mg = mg_findext(inner, PERL_MAGIC_ext, &getparser_vtbl);
+    getparser *p = mg ? (getparser *)mg->mg_ptr : NULL;
+    if (p && p->busy) {
+        p->busy = 0;
+        getparser_fail(aTHX_ p, "the parse died in perl code it ran (a tied hash's STORE, a signal handler)");
+        getparser_drop_value(aTHX_ p);
+        p->buf_len = 0;
     }
+    SvREFCNT_dec(inner);
+}
+
+/* One parse call: of the socket fd, or (fd < 0) of bytes[0..len). */
+static int
+getparser_run(pTHX_ SV *self, getparser *p, int fd, const char *bytes, STRLEN len)
+{
+    int result;
+    if (p->busy)
+        croak(GETPARSER_CLASS ": called again from perl code that the same parser ran in the middle "
+              "of a parse (a tied destination's STORE, a DESTROY, a signal handler): it cannot parse there");
+    ENTER;
+    /* The parser stays alive until the call is over, whatever on_item or a
+     * DESTROY does with the last reference to it. */
+    SAVEDESTRUCTOR_X(getparser_unwind, SvREFCNT_inc_simple_NN(SvRV(self)));
+    p->busy = 1;
+    result = fd >= 0 ? getparser_read_fd(aTHX_ p, fd) : getparser_feed(aTHX_ p, bytes, len);
+    p->busy = 0;
+    result = getparser_conclude(aTHX_ p, result);
+    LEAVE;
     return result;
 }
 
-/* Reads what the socket has and parses it. A non-blocking socket is read
- * until a read into the line buffer comes back short (the socket had no
- * more at that moment) or, while a large value streams straight into its
- * scalar, until EAGAIN (half the trips through Cache::Memcached's select
- * loop for a 1 MB value); a blocking one once per call, so the select loop
- * keeps its timeout. */
+/* Whether on_item is the finalize closure of Cache::Memcached's _load_multi
+ * in a version whose finalize is known to do nothing to a value without
+ * flags but drop its CRLF. Recognised strictly: the closure's outer sub is
+ * the very _load_multi loaded now, and $Cache::Memcached::VERSION is one
+ * of KNOWN_FINALIZE_VERSIONS. */
 static int
-getparser_read_fd(pTHX_ getparser *p, int fd)
+finalize_is_known(pTHX_ SV *on_item)
 {
-    int result = 0;
-
-    if (p->nonblocking < 0 || p->fd != fd) {
-        p->fd = fd;
-        p->nonblocking = (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
-    }
-    for (;;) {
-        ssize_t got;
-        size_t asked;
-        uint64_t remaining = cmrx_parser_data_remaining(p->engine);
-
-        if (p->val && p->buf_len == 0 && remaining >= READ_CHUNK / 2) {
-            /* A large value: read straight into its own scalar. */
-            size_t cur = SvCUR(p->val), want = remaining > SSize_t_MAX ? SSize_t_MAX : (size_t)remaining;
-            if (SvLEN(p->val) < cur + 2 + 1 + READ_CHUNK / 2) {
-                size_t grow = SvLEN(p->val) * 2;
-                if (grow > cur + want + 2)
-                    grow = cur + want + 2;
-                grow_to(aTHX_ p->val, grow);
-            }
-            if (want > SvLEN(p->val) - cur - 3)
-                want = SvLEN(p->val) - cur - 3;
-            asked = want;
-            got = read(fd, SvPVX(p->val) + cur, asked);
-            if (got > 0) {
-                cmrx_event ev;
-                int kind = cmrx_parser_next(p->engine, (const uint8_t *)SvPVX(p->val) + cur, (size_t)got, &ev);
-                if (kind != CMRX_EV_DATA || ev.consumed != (size_t)got)
-                    return -1; /* cannot happen: the engine asked for these bytes */
-                SvCUR_set(p->val, cur + (size_t)got);
-                /* A large value streams in: read on until the socket is
-                 * empty (EAGAIN) rather than go back to the select loop. */
-                if (!p->nonblocking)
-                    return 0;
-                continue;
-            }
-        }
-        else {
-            if (!p->buf) {
-                dMY_CXT;
-                p->buf = MY_CXT.spare_buf;
-                MY_CXT.spare_buf = NULL;
-                p->buf_cap = READ_CHUNK;
-                if (!p->buf)
-                    Newx(p->buf, READ_CHUNK, char);
-            }
-            else if (p->buf_cap - p->buf_len < READ_CHUNK / 4) {
-                p->buf_cap = p->buf_len + READ_CHUNK;
-                Renew(p->buf, p->buf_cap, char);
-            }
-            asked = p->buf_cap - p->buf_len;
-            got = read(fd, p->buf + p->buf_len, asked);
-            if (got > 0) {
-                p->buf_len += (size_t)got;
-                result = getparser_drain(aTHX_ p);
-                if (result != 0 || !p->nonblocking || (size_t)got < asked)
-                    return result;
-                continue;
-            }
-        }
-        if (got < 0 && errno == EINTR) {
-            PERL_ASYNC_CHECK();
-            continue;
-        }
-        if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return 0;
-        return -1; /* closed (0) or a real error */
-    }
+    CV *load_multi, *cv;
+    SV *version;
+    const char *const *known;
+    if (!on_item || !SvROK(on_item) || SvTYPE(SvRV(on_item)) != SVt_PVCV)
+        return 0;
+    cv = (CV *)SvRV(on_item);
+    load_multi = get_cv("Cache::Memcached::_load_multi", 0);
+    if (!load_multi || CvOUTSIDE(cv) != load_multi || !CvANON(cv))
+        return 0;
+    version = get_sv("Cache::Memcached::VERSION", 0);
+    if (!version || !SvPOK(version) || SvGMAGICAL(version))
+        return 0;
+    for (known = KNOWN_FINALIZE_VERSIONS; *known; known++)
+        if (strEQ(SvPVX(version), *known))
+            return 1;
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -553,61 +818,39 @@ set_gzerrno(pTHX_ int status)
          * Upgraded first: a plain string SV has no IV slot to write into. */
         (void)SvUPGRADE(sv, SVt_PVIV);
         sv_setpv(sv, "data error");
-        SvIV_set(sv, -3);
+        SvIV_set(sv, status);
         SvIOK_on(sv);
         SvSETMAGIC(sv);
     }
 }
 
-/* The data argument: a scalar, or a reference to one. */
-static SV *
-input_of(pTHX_ SV *arg)
-{
-    if (SvROK(arg)) {
-        SV *in = SvRV(arg);
-        if (SvTYPE(in) >= SVt_PVAV || SvROK(in) || isGV_with_GP(in))
-            croak("not a scalar reference");
-        return in;
-    }
-    return arg;
-}
-
-static IV
-config_iv(pTHX_ GV *gv, IV fallback)
-{
-    SV *sv = GvSV(gv);
-    return sv && SvOK(sv) ? SvIV(sv) : fallback;
-}
-
-#define GZIP_LEVEL() config_iv(aTHX_ MY_CXT.level, 6)
-#define MAX_OUTPUT() max_output(aTHX_ MY_CXT.max_output)
-
-static size_t
-max_output(pTHX_ GV *gv)
-{
-    IV max = config_iv(aTHX_ gv, 64 << 20);
-    if (max < 0)
-        croak("$Cache::Memcached::RustXS::Zlib::MaxOutput must be a size in bytes, not %" IVdf, max);
-    return (size_t)max;
-}
-
 typedef int (*encode_fn)(const uint8_t *, size_t, int, uint8_t *, size_t, size_t *);
 
-/* Compresses into a new scalar; NULL if the engine refuses (bad level). */
+/* Compresses into a new mortal scalar; NULL if the engine refuses (a bad
+ * level, no memory). */
 static SV *
-encode_to_sv(pTHX_ encode_fn encode, size_t bound, const char *in, STRLEN len, int level)
+encode_to_mortal(pTHX_ encode_fn encode, size_t bound, const char *in, STRLEN len, int level)
 {
-    SV *out = newSV(bound + 1);
+    SV *out = sv_2mortal(newSV(bound + NUL_LEN));
     size_t got = 0;
-    if (encode((const uint8_t *)in, len, level, (uint8_t *)SvPVX(out), bound, &got) != CMRX_OK) {
-        SvREFCNT_dec(out);
+    if (encode((const uint8_t *)in, len, level, (uint8_t *)SvPVX(out), bound, &got) != CMRX_OK)
         return NULL;
-    }
     return finish_output(aTHX_ out, got, 0);
 }
 
-/* compress_methods: XSUBs Cache::Memcached::Fast calls as f(\$in, \$out).
- * The level (compress) or output cap (decompress) rides in CvXSUBANY. */
+/* Sets *out_sv (a Fast output argument) to a mortal result, set-magic and
+ * all: a read-only or tied target that dies leaks nothing. */
+static void
+set_output(pTHX_ SV *out_sv, SV *result)
+{
+    sv_setsv_flags(out_sv, result, SV_GMAGIC | SV_DO_COW_SVSETSV);
+    SvSETMAGIC(out_sv);
+}
+
+/* The level and the output cap of a pair of compress_methods ride in their
+ * CvXSUBANY (ANY has no any_uv before 5.18: the cap is stored as an IV). */
+
+/* compress_methods: XSUBs Cache::Memcached::Fast calls as f(\$in, \$out). */
 XS(xs_fast_compress);
 XS(xs_fast_compress)
 {
@@ -619,7 +862,8 @@ XS(xs_fast_compress)
         croak("Usage: $compress->(\\$in, \\$out)");
     in_sv = SvRV(ST(0));
     out_sv = SvRV(ST(1));
-    in = bytes_of(aTHX_ in_sv, "compress", &len);
+    SvGETMAGIC(in_sv);
+    in = bytes_nomg(aTHX_ in_sv, "compress", &len);
     /* Already compressed (JPEG, PNG, gzip, zstd, ...): say no at once, and
      * Cache::Memcached::Fast stores the value raw. */
     if (cmrx_sniff_compressed((const uint8_t *)in, len) != CMRX_FMT_NONE)
@@ -628,12 +872,10 @@ XS(xs_fast_compress)
      * no at once too, rather than compress it all for Fast to throw away. */
     if (cmrx_looks_incompressible((const uint8_t *)in, len))
         XSRETURN_NO;
-    result = encode_to_sv(aTHX_ cmrx_gzip, cmrx_gzip_bound(len), in, len, (int)XSANY.any_iv);
+    result = encode_to_mortal(aTHX_ cmrx_gzip, cmrx_gzip_bound(len), in, len, (int)XSANY.any_iv);
     if (!result)
         XSRETURN_NO;
-    sv_setsv_flags(out_sv, result, SV_GMAGIC | SV_DO_COW_SVSETSV);
-    SvSETMAGIC(out_sv);
-    SvREFCNT_dec(result);
+    set_output(aTHX_ out_sv, result);
     XSRETURN_YES;
 }
 
@@ -641,20 +883,20 @@ XS(xs_fast_decompress);
 XS(xs_fast_decompress)
 {
     dXSARGS;
-    SV *out_sv, *result;
+    SV *in_sv, *out_sv, *result;
     const char *in;
     STRLEN len;
     int status;
     if (items != 2 || !SvROK(ST(0)) || !SvROK(ST(1)))
         croak("Usage: $decompress->(\\$in, \\$out)");
-    in = bytes_of(aTHX_ SvRV(ST(0)), "decompress", &len);
+    in_sv = SvRV(ST(0));
     out_sv = SvRV(ST(1));
-    result = gunzip_to_sv(aTHX_ in, len, (size_t)(UV)XSANY.any_iv, 0, &status);
+    SvGETMAGIC(in_sv);
+    in = bytes_nomg(aTHX_ in_sv, "decompress", &len);
+    result = gunzip_to_sv(aTHX_ in, len, (size_t)(UV)XSANY.any_iv, 0, &status, NULL);
     if (!result)
         XSRETURN_NO;
-    sv_setsv_flags(out_sv, result, SV_GMAGIC | SV_DO_COW_SVSETSV);
-    SvSETMAGIC(out_sv);
-    SvREFCNT_dec(result);
+    set_output(aTHX_ out_sv, sv_2mortal(result));
     XSRETURN_YES;
 }
 
@@ -697,17 +939,25 @@ new(class, dest, namespace_len, on_item = &PL_sv_undef)
     HV *obj;
     SV *self;
     const char *classname;
+    size_t max_out;
+    int inline_finalize;
   CODE:
+    /* Everything that can run perl code or croak comes first: nothing is
+     * allocated yet. */
+    SvGETMAGIC(dest);
+    SvGETMAGIC(on_item);
     if (!SvROK(dest) || SvTYPE(SvRV(dest)) != SVt_PVHV)
-        croak("Cache::Memcached::RustXS::GetParser->new: destination must be a hash reference");
+        croak(GETPARSER_CLASS "->new: destination must be a hash reference");
     if (SvOK(on_item) && !(SvROK(on_item) && SvTYPE(SvRV(on_item)) == SVt_PVCV))
-        croak("Cache::Memcached::RustXS::GetParser->new: on_item must be a code reference");
+        croak(GETPARSER_CLASS "->new: on_item must be a code reference");
+    max_out = MAX_OUTPUT();
+    inline_finalize = config_iv(aTHX_ MY_CXT.inline_finalize, 1) && finalize_is_known(aTHX_ on_item);
     classname = SvROK(class) ? sv_reftype(SvRV(class), TRUE) : SvPV_nolen(class);
     Newxz(p, 1, getparser);
     p->engine = cmrx_parser_new(0);
     if (!p->engine) {
         Safefree(p);
-        croak("Cache::Memcached::RustXS::GetParser->new: out of memory");
+        croak(GETPARSER_CLASS "->new: out of memory");
     }
     p->dest = (HV *)SvREFCNT_inc_simple_NN(SvRV(dest));
     p->on_item = SvOK(on_item) ? newSVsv(on_item) : NULL;
@@ -715,7 +965,8 @@ new(class, dest, namespace_len, on_item = &PL_sv_undef)
     p->fd = -1;
     p->nonblocking = -1;
     p->nslen = namespace_len > 0 ? (STRLEN)namespace_len : 0;
-    p->max_out = MAX_OUTPUT();
+    p->max_out = max_out;
+    p->inline_finalize = inline_finalize;
     p->key = newSVpvs("");
     obj = newHV();
     self = newRV_noinc((SV *)obj);
@@ -735,16 +986,14 @@ parse_from_sock(self, sock)
     int fd;
   CODE:
     p = getparser_of(aTHX_ self);
-    /* on_item may drop the last reference to the parser: keep it alive
-     * until this call is over. */
-    sv_2mortal(SvREFCNT_inc_simple_NN(SvRV(self)));
     if (p->result != 0) {
         RETVAL = p->result;
     }
     else {
         io = sv_2io(sock);
         fd = IoIFP(io) ? PerlIO_fileno(IoIFP(io)) : -1;
-        RETVAL = getparser_conclude(aTHX_ p, fd < 0 ? -1 : getparser_read_fd(aTHX_ p, fd));
+        RETVAL = fd < 0 ? getparser_conclude(aTHX_ p, getparser_fail(aTHX_ p, "not an open socket"))
+                        : getparser_run(aTHX_ self, p, fd, NULL, 0);
     }
   OUTPUT:
     RETVAL
@@ -755,19 +1004,21 @@ parse_from_string(self, bytes)
     SV *bytes
   PREINIT:
     getparser *p;
+    SV *copy;
     const char *in;
     STRLEN len;
   CODE:
     p = getparser_of(aTHX_ self);
-    /* on_item may drop the last reference to the parser: keep it alive
-     * until this call is over. */
-    sv_2mortal(SvREFCNT_inc_simple_NN(SvRV(self)));
     if (p->result != 0) {
         RETVAL = p->result;
     }
     else {
-        in = SvPVbyte(bytes, len);
-        RETVAL = getparser_conclude(aTHX_ p, getparser_feed(aTHX_ p, in, len));
+        /* A copy (shared copy-on-write where perl can): the stores of the
+         * parse may free or change the caller's scalar, even `bytes` itself
+         * when it is an element of the destination hash. */
+        copy = sv_mortalcopy(bytes);
+        in = SvPVbyte(copy, len);
+        RETVAL = getparser_run(aTHX_ self, p, -1, in, len);
     }
   OUTPUT:
     RETVAL
@@ -783,9 +1034,28 @@ current_key(self)
   OUTPUT:
     RETVAL
 
+SV *
+error(self)
+    SV *self
+  PREINIT:
+    getparser *p;
+  CODE:
+    p = getparser_of(aTHX_ self);
+    RETVAL = p->error ? newSVsv(p->error) : &PL_sv_undef;
+  OUTPUT:
+    RETVAL
+
+int
+inline_finalize(self)
+    SV *self
+  CODE:
+    RETVAL = getparser_of(aTHX_ self)->inline_finalize;
+  OUTPUT:
+    RETVAL
+
 MODULE = Cache::Memcached::RustXS  PACKAGE = Cache::Memcached::RustXS::Zlib
 
-SV *
+void
 memGzip(data)
     SV *data
   PROTOTYPE: $
@@ -794,17 +1064,16 @@ memGzip(data)
     const char *in;
     STRLEN len;
     IV level;
-  CODE:
+    SV *out;
+  PPCODE:
     set_gzerrno(aTHX_ 0);
-    level = GZIP_LEVEL(); /* before bytes_of: it may run perl code */
-    in = bytes_of(aTHX_ input_of(aTHX_ data), "memGzip", &len);
-    RETVAL = encode_to_sv(aTHX_ cmrx_gzip, cmrx_gzip_bound(len), in, len, (int)level);
-    if (!RETVAL)
-        XSRETURN_UNDEF;
-  OUTPUT:
-    RETVAL
+    level = GZIP_LEVEL(); /* before the input's pointer: it may run perl code */
+    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "memGzip", &len);
+    out = encode_to_mortal(aTHX_ cmrx_gzip, cmrx_gzip_bound(len), in, len, (int)level);
+    ST(0) = out ? out : &PL_sv_undef;
+    XSRETURN(1);
 
-SV *
+void
 memGunzip(data)
     SV *data
   PROTOTYPE: $
@@ -814,41 +1083,64 @@ memGunzip(data)
     STRLEN len;
     int status;
     size_t max_out;
-  CODE:
-    max_out = MAX_OUTPUT(); /* before bytes_of: it may run perl code */
-    in = bytes_of(aTHX_ input_of(aTHX_ data), "memGunzip", &len);
-    RETVAL = gunzip_to_sv(aTHX_ in, len, max_out, 0, &status);
-    set_gzerrno(aTHX_ RETVAL ? 0 : -3);
-    if (!RETVAL)
-        XSRETURN_UNDEF;
-  OUTPUT:
-    RETVAL
+    SV *out;
+  PPCODE:
+    max_out = MAX_OUTPUT(); /* before the input's pointer: it may run perl code */
+    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "memGunzip", &len);
+    out = gunzip_to_sv(aTHX_ in, len, max_out, 0, &status, NULL);
+    if (out)
+        sv_2mortal(out); /* before $gzerrno's set-magic, which may die */
+    set_gzerrno(aTHX_ out ? 0 : CMRX_E_DATA);
+    ST(0) = out ? out : &PL_sv_undef;
+    XSRETURN(1);
 
-SV *
+void
+_gunzip_member(data)
+    SV *data
+  PREINIT:
+    dMY_CXT;
+    const char *in;
+    STRLEN len;
+    int status;
+    size_t max_out, used = 0;
+    SV *out;
+  PPCODE:
+    /* For the override of Compress::Zlib::memGunzip: (data, bytes of the
+     * input the member took up), or nothing when it does not gunzip. */
+    max_out = MAX_OUTPUT();
+    SvGETMAGIC(data);
+    in = bytes_nomg(aTHX_ data, "memGunzip", &len);
+    out = gunzip_to_sv(aTHX_ in, len, max_out, 0, &status, &used);
+    if (!out)
+        XSRETURN_EMPTY;
+    sv_2mortal(out);
+    set_gzerrno(aTHX_ 0);
+    EXTEND(SP, 2);
+    PUSHs(out);
+    mPUSHu((UV)used);
+
+void
 compress(data, ...)
     SV *data
   PROTOTYPE: $;$
   PREINIT:
     const char *in;
     STRLEN len;
-    IV lvl;
-  CODE:
-    /* As Compress::Zlib: no level means Z_DEFAULT_COMPRESSION; an explicit
-     * undef is level 0 (it warns there too, through SvIV). Read before
-     * bytes_of, whose pointer perl code could invalidate. */
-    lvl = items > 1 ? SvIV(ST(1)) : -1;
-    in = bytes_of(aTHX_ input_of(aTHX_ data), "compress", &len);
-    if (lvl == -1)
-        lvl = 6; /* Z_DEFAULT_COMPRESSION */
-    if (lvl < 0 || lvl > 9)
-        XSRETURN_UNDEF; /* zlib refuses other levels; so does Compress::Zlib */
-    RETVAL = encode_to_sv(aTHX_ cmrx_zlib, cmrx_zlib_bound(len), in, len, (int)lvl);
-    if (!RETVAL)
-        XSRETURN_UNDEF;
-  OUTPUT:
-    RETVAL
+    IV level;
+    SV *out;
+  PPCODE:
+    /* As Compress::Zlib: no level is the default; an explicit undef is
+     * level 0 (it warns there too, through SvIV). Read before the input's
+     * pointer, since it may run perl code. */
+    level = items > 1 ? SvIV(ST(1)) : CMRX_LEVEL_DEFAULT;
+    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "compress", &len);
+    /* Levels zlib refuses give undef, as in Compress::Zlib. */
+    out = level < INT_MIN || level > INT_MAX ? NULL
+        : encode_to_mortal(aTHX_ cmrx_zlib, cmrx_zlib_bound(len), in, len, (int)level);
+    ST(0) = out ? out : &PL_sv_undef;
+    XSRETURN(1);
 
-SV *
+void
 uncompress(data)
     SV *data
   PROTOTYPE: $
@@ -858,54 +1150,41 @@ uncompress(data)
     STRLEN len;
     int status;
     size_t max_out;
-  CODE:
-    max_out = MAX_OUTPUT(); /* before bytes_of: it may run perl code */
-    in = bytes_of(aTHX_ input_of(aTHX_ data), "uncompress", &len);
-    RETVAL = decode_to_sv(aTHX_ cmrx_uncompress,
-                          cmrx_uncompress_size_hint((const uint8_t *)in, len, max_out),
-                          in, len, max_out, 0, &status);
-    if (!RETVAL)
-        XSRETURN_UNDEF;
-  OUTPUT:
-    RETVAL
+    SV *out;
+  PPCODE:
+    max_out = MAX_OUTPUT(); /* before the input's pointer: it may run perl code */
+    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "uncompress", &len);
+    out = decode_to_sv(aTHX_ uncompress_decoder,
+                       cmrx_uncompress_size_hint((const uint8_t *)in, len, max_out),
+                       in, len, max_out, 0, &status, NULL);
+    ST(0) = out ? sv_2mortal(out) : &PL_sv_undef;
+    XSRETURN(1);
 
 SV *
-_compress_methods(level, max_output)
-    IV level
-    UV max_output
+_compress_methods(level_sv, max_output_sv)
+    SV *level_sv
+    SV *max_output_sv
   PREINIT:
+    IV level;
+    size_t max_output;
     CV *c, *d;
     AV *pair;
   CODE:
-    if (level < 0 || level > 12)
-        croak("compress_methods: level must be 0..12");
+    SvGETMAGIC(level_sv);
+    level = SvOK(level_sv) ? SvIV_nomg(level_sv) : CMRX_LEVEL_DEFAULT;
+    if (level < INT_MIN || level > INT_MAX || !cmrx_gzip_level_valid((int)level))
+        croak("compress_methods: level must be -1 (the default) or 0 to 12, not %" IVdf, level);
+    SvGETMAGIC(max_output_sv);
+    if (!SvOK(max_output_sv) || !looks_like_number(max_output_sv))
+        croak("compress_methods: max_output must be a size in bytes");
+    max_output = size_arg(aTHX_ SvIV_nomg(max_output_sv), "compress_methods: max_output");
     c = newXS(NULL, xs_fast_compress, __FILE__);
     CvXSUBANY(c).any_iv = level;
     d = newXS(NULL, xs_fast_decompress, __FILE__);
-    CvXSUBANY(d).any_iv = (IV)max_output; /* ANY has no any_uv before 5.18 */
+    CvXSUBANY(d).any_iv = (IV)max_output;
     pair = newAV();
     av_push(pair, newRV_noinc((SV *)c));
     av_push(pair, newRV_noinc((SV *)d));
     RETVAL = newRV_noinc((SV *)pair);
-  OUTPUT:
-    RETVAL
-
-int
-sniff_compressed(data)
-    SV *data
-  PREINIT:
-    const char *in;
-    STRLEN len;
-  CODE:
-    in = SvPVbyte(data, len);
-    RETVAL = cmrx_sniff_compressed((const uint8_t *)in, len);
-  OUTPUT:
-    RETVAL
-
-const char *
-format_name(code)
-    int code
-  CODE:
-    RETVAL = cmrx_format_name(code);
   OUTPUT:
     RETVAL

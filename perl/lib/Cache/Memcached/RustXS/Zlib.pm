@@ -13,36 +13,57 @@ our @EXPORT_OK = qw(memGzip memGunzip compress uncompress compress_methods
                     override_compress_zlib restore_compress_zlib);
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
-# Tunables, read at each call (so `local` works).
-our $Level     = 6;          # memGzip's libdeflate level
-our $MaxOutput = 64 << 20;   # largest output memGunzip/uncompress will make
+# Tunables, read at each call (so `local` works). The XS gives them their
+# defaults (the engine's: level 6, 64 MiB) when it loads; undef means the
+# default too.
+our $Level;       # memGzip's libdeflate level
+our $MaxOutput;   # largest output memGunzip/uncompress will make
 
 # Compress::Zlib's error variable, shared: reading either name gives the same.
 our $gzerrno;
 *gzerrno = \$Compress::Zlib::gzerrno;
 
+my @OPTIONS = qw(level max_output);
+
 sub compress_methods {
     my %opt = @_;
-    my $level = exists $opt{level} ? $opt{level} : $Level;
-    my $max   = exists $opt{max_output} ? $opt{max_output} : $MaxOutput;
-    Carp::croak("compress_methods: unknown option(s): " . join(', ', sort grep { !/^(?:level|max_output)$/ } keys %opt))
-        if grep { !/^(?:level|max_output)$/ } keys %opt;
-    Carp::croak("compress_methods: max_output must be a size in bytes")
-        unless defined $max && $max =~ /^\d+\z/;
-    return _compress_methods($level, $max);
+    my @unknown = grep { my $o = $_; !grep { $_ eq $o } @OPTIONS } sort keys %opt;
+    Carp::croak("compress_methods: unknown option(s): @unknown") if @unknown;
+    return _compress_methods(exists $opt{level}      ? $opt{level}      : $Level,
+                             exists $opt{max_output} ? $opt{max_output} : $MaxOutput);
 }
 
 my %original;    # Compress::Zlib's own functions while overridden
-my @OVERRIDDEN = qw(memGzip memGunzip compress uncompress);
+
+# What replaces each of Compress::Zlib's functions.
+my %REPLACEMENT = (
+    memGzip    => \&memGzip,
+    memGunzip  => \&_memGunzip_consuming,
+    compress   => \&compress,
+    uncompress => \&uncompress,
+);
+
+# Compress::Zlib::memGunzip, to the letter, for code that is not ours: it
+# removes the gzip member it read from the caller's variable (so a loop over
+# concatenated members ends), and anything that does not gunzip here is left
+# to the original, whose failures (and what they leave in the variable) are
+# then exactly the original's.
+sub _memGunzip_consuming ($) {
+    my $string = ref $_[0] ? $_[0] : \$_[0];
+    my ($data, $used) = _gunzip_member($$string);
+    return $original{memGunzip}->($_[0]) unless defined $used;
+    substr($$string, 0, $used) = '';
+    return $data;
+}
 
 sub override_compress_zlib {
     require Compress::Zlib;
     return 1 if %original;
     no strict 'refs';
     no warnings 'redefine';
-    for my $name (@OVERRIDDEN) {
+    for my $name (sort keys %REPLACEMENT) {
         $original{$name} = \&{"Compress::Zlib::$name"};
-        *{"Compress::Zlib::$name"} = \&{__PACKAGE__ . "::$name"};
+        *{"Compress::Zlib::$name"} = $REPLACEMENT{$name};
     }
     return 1;
 }
@@ -51,7 +72,7 @@ sub restore_compress_zlib {
     return 1 unless %original;
     no strict 'refs';
     no warnings 'redefine';
-    *{"Compress::Zlib::$_"} = delete $original{$_} for @OVERRIDDEN;
+    *{"Compress::Zlib::$_"} = delete $original{$_} for sort keys %REPLACEMENT;
     return 1;
 }
 
