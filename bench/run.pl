@@ -149,9 +149,9 @@ for my $shape (@SHAPES) {
         setup => sub { $resp = \shape_data($shape)->{response} },
         impls => [ map {
             my $class = $_->{class};
-            +{ %$_, build => sub { parse_timed($class, $resp, length $NS) } };
+            +{ %$_, build => sub { parse_timed($class, $resp, length $NS, servers()) } };
         } @PARSERS ],
-        check => sub { check_parse($_[0]{class}, $resp, length $NS, shape_data($shape)->{expect}) },
+        check => sub { check_parse($_[0]{class}, $resp, length $NS, servers(), shape_data($shape)->{expect}) },
     };
 }
 
@@ -166,9 +166,9 @@ for my $shape (grep { !$_->{gzip} } @SHAPES) {
         setup => sub { $resp = \shape_data($shape)->{response} },
         impls => [ map {
             my $class = $_->{class};
-            +{ %$_, build => sub { parse_timed($class, $resp, length $NS, 1) } };
+            +{ %$_, build => sub { parse_timed($class, $resp, length $NS, servers(), 1) } };
         } @PARSERS ],
-        check => sub { check_parse($_[0]{class}, $resp, length $NS, shape_data($shape)->{expect}) },
+        check => sub { check_parse($_[0]{class}, $resp, length $NS, servers(), shape_data($shape)->{expect}) },
     };
 }
 

@@ -60,10 +60,6 @@
 /* ...unless it would use under half of its buffer. */
 #define OUTPUT_MIN_FILL_DIVISOR 2
 
-/* Cache::Memcached versions whose _load_multi finalize callback is known to
- * do exactly what GetParser's inline finalize does (see finalize_is_known). */
-static const char *const KNOWN_FINALIZE_VERSIONS[] = { "1.30", NULL };
-
 #define GETPARSER_CLASS "Cache::Memcached::RustXS::GetParser"
 
 /* ------------------------------------------------------------------------ */
@@ -205,6 +201,11 @@ typedef struct {
     GV *level;           /* $Cache::Memcached::RustXS::Zlib::Level */
     GV *max_output;      /* $Cache::Memcached::RustXS::Zlib::MaxOutput */
     GV *inline_finalize; /* $Cache::Memcached::RustXS::GetParser::InlineFinalize */
+    /* Cache::Memcached::_load_multi as last seen (a counted reference, so
+     * its address cannot be reused), and the op tree of its finalize
+     * closure (0: none known). See finalize_is_known. */
+    CV *load_multi;
+    UV finalize_root;
     /* A GetParser read buffer kept from a freed parser for the next one:
      * Cache::Memcached makes a parser per server per get_multi, and malloc
      * plus free of 64 KiB each time costs more than parsing small values. */
@@ -237,6 +238,8 @@ static void
 init_my_cxt(pTHX_ my_cxt_t *cxt)
 {
     cxt->spare_buf = NULL; /* never shared with the interpreter cloned from */
+    cxt->load_multi = NULL;
+    cxt->finalize_root = 0;
     call_atexit(free_spare_buf, NULL);
     cxt->gzerrno = gv_fetchpvs("Compress::Zlib::gzerrno", GV_ADD | GV_ADDMULTI, SVt_PV);
     cxt->level = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::Level", CMRX_DEFAULT_GZIP_LEVEL);
@@ -776,30 +779,54 @@ getparser_run(pTHX_ SV *self, getparser *p, int fd, const char *bytes, STRLEN le
     return result;
 }
 
-/* Whether on_item is the finalize closure of Cache::Memcached's _load_multi
- * in a version whose finalize is known to do nothing to a value without
- * flags but drop its CRLF. Recognised strictly: the closure's outer sub is
- * the very _load_multi loaded now, and $Cache::Memcached::VERSION is one
- * of KNOWN_FINALIZE_VERSIONS. */
+/* The op tree of the finalize closure in _load_multi, by address, as
+ * GetParser.pm's _finalize_root finds it (0 for none or an unknown
+ * Cache::Memcached version). Perl code: call it before allocating. */
+static UV
+finalize_root_of(pTHX)
+{
+    UV root = 0;
+    dSP;
+    ENTER;
+    SAVETMPS;
+    PUSHMARK(SP);
+    PUTBACK;
+    if (call_pv(GETPARSER_CLASS "::_finalize_root", G_SCALAR) == 1) {
+        SPAGAIN;
+        root = POPu;
+        PUTBACK;
+    }
+    FREETMPS;
+    LEAVE;
+    return root;
+}
+
+/* Whether on_item is the finalize closure of the Cache::Memcached::_load_multi
+ * loaded now, in a version whose finalize is known to do nothing to a value
+ * without flags but drop its CRLF. Every closure made from one anonymous sub
+ * shares its op tree, so an on_item whose op tree is that closure's is one
+ * of them: a strict test, and cheap once the op tree is known (it is looked
+ * up again whenever _load_multi is another sub than last time). */
 static int
 finalize_is_known(pTHX_ SV *on_item)
 {
-    CV *load_multi, *cv;
-    SV *version;
-    const char *const *known;
-    if (!on_item || !SvROK(on_item) || SvTYPE(SvRV(on_item)) != SVt_PVCV)
+    dMY_CXT;
+    CV *cv, *load_multi;
+    if (!SvROK(on_item) || SvTYPE(SvRV(on_item)) != SVt_PVCV)
         return 0;
     cv = (CV *)SvRV(on_item);
+    if (!CvANON(cv) || CvISXSUB(cv) || !CvROOT(cv))
+        return 0;
     load_multi = get_cv("Cache::Memcached::_load_multi", 0);
-    if (!load_multi || CvOUTSIDE(cv) != load_multi || !CvANON(cv))
+    if (!load_multi)
         return 0;
-    version = get_sv("Cache::Memcached::VERSION", 0);
-    if (!version || !SvPOK(version) || SvGMAGICAL(version))
-        return 0;
-    for (known = KNOWN_FINALIZE_VERSIONS; *known; known++)
-        if (strEQ(SvPVX(version), *known))
-            return 1;
-    return 0;
+    if (load_multi != MY_CXT.load_multi) {
+        UV root = finalize_root_of(aTHX);
+        SvREFCNT_dec((SV *)MY_CXT.load_multi);
+        MY_CXT.load_multi = (CV *)SvREFCNT_inc_simple_NN((SV *)load_multi);
+        MY_CXT.finalize_root = root;
+    }
+    return MY_CXT.finalize_root != 0 && PTR2UV(CvROOT(cv)) == MY_CXT.finalize_root;
 }
 
 /* ------------------------------------------------------------------------ */

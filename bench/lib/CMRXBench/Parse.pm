@@ -18,7 +18,7 @@ use Storable ();
 use CMRXBench::Runner qw(now);
 use Exporter 'import';
 
-our @EXPORT_OK = qw(get_response finalize_for socket_pair parse_once parse_timed check_parse);
+our @EXPORT_OK = qw(get_response cache_memcached_finalize socket_pair parse_once parse_timed check_parse);
 
 use constant MAX_IDLE_CALLS => 200_000;    # a parser that never finishes
 
@@ -28,25 +28,33 @@ sub get_response {
     return join('', map { "VALUE $_->[0] $_->[1] " . length($_->[2]) . "\r\n$_->[2]\r\n" } @items) . "END\r\n";
 }
 
-# The finalize closure of Cache::Memcached 1.30 _load_multi, for %$ret.
-sub finalize_for {
-    my ($ret) = @_;
-    return sub {
-        my $map = $_[0];
-        $map = {@_} unless ref $map;
+# Cache::Memcached's own finalize closure (made in _load_multi) and the hash
+# it finalizes, captured from a real get_multi on $servers: the parse-only
+# rows hand every parser exactly what Cache::Memcached hands it. (A copy of
+# the closure's code would not do: a parser may recognise the real one.)
+{
+    package CMRXBench::Parse::Capture;
+    our @captured;
+    sub new {
+        my ($class, $ret, $nslen, $finalize) = @_;
+        @captured = ($ret, $finalize);
+        return Cache::Memcached::GetParser->new($ret, $nslen, $finalize);
+    }
+}
 
-        while (my ($k, $flags) = each %$map) {
-            # remove trailing \r\n
-            chop $ret->{$k}; chop $ret->{$k};
-
-            $ret->{$k} = Compress::Zlib::memGunzip($ret->{$k})
-                if $flags & 2;
-            if ($flags & 1) {
-                eval { $ret->{$k} = Storable::thaw($ret->{$k}) };
-                delete $ret->{$k} if $@;
-            }
-        }
-    };
+sub cache_memcached_finalize {
+    my ($servers) = @_;
+    require Cache::Memcached;
+    require Cache::Memcached::GetParser;
+    my $memd = Cache::Memcached->new({
+        servers => $servers, parser_class => 'CMRXBench::Parse::Capture',
+    });
+    local @CMRXBench::Parse::Capture::captured;
+    $memd->get_multi("cmrx-bench-capture-$$");    # a miss is enough
+    my ($ret, $finalize) = @CMRXBench::Parse::Capture::captured;
+    die "could not capture Cache::Memcached's finalize from a get_multi on @$servers\n"
+        unless $finalize;
+    return ($ret, $finalize);
 }
 
 sub socket_pair {
@@ -99,32 +107,35 @@ sub parse_once {
 }
 
 # A timed closure (n) -> seconds for one parser class and response. The
-# parser's on_item is Cache::Memcached's finalize, unless $raw: then a no-op,
-# which measures the parser's own work alone (values keep their CRLF).
+# parser's on_item is Cache::Memcached's finalize (captured from a get_multi
+# on $servers), unless $raw: then a no-op, which measures the parser's own
+# work alone (values keep their CRLF).
 sub parse_timed {
-    my ($class, $resp, $nslen, $raw) = @_;
+    my ($class, $resp, $nslen, $servers, $raw) = @_;
     my ($rd, $wr) = socket_pair();
-    my %dest;
-    my $on_item = $raw ? sub { } : finalize_for(\%dest);
+    my ($dest, $on_item) = $raw ? ({}, sub { }) : cache_memcached_finalize($servers);
     return sub {
         my $n = shift;
         my $dt = 0;
         for (1 .. $n) {
-            %dest = ();
-            $dt += parse_once($class, $rd, $wr, $resp, $nslen, \%dest, $on_item);
+            %$dest = ();
+            $dt += parse_once($class, $rd, $wr, $resp, $nslen, $dest, $on_item);
         }
         return $dt;
     };
 }
 
-# Parse once on a fresh socketpair and compare with %$expect (key => value).
+# Parse once on a fresh socketpair, with Cache::Memcached's finalize, and
+# compare with %$expect (key => value).
 sub check_parse {
-    my ($class, $resp, $nslen, $expect) = @_;
+    my ($class, $resp, $nslen, $servers, $expect) = @_;
     my ($rd, $wr) = socket_pair();
-    my %dest;
-    my $ok = eval { parse_once($class, $rd, $wr, $resp, $nslen, \%dest, finalize_for(\%dest)); 1 };
-    return "parse failed: " . ($@ =~ s/\s+$//r) unless $ok;
-    return compare_values(\%dest, $expect);
+    my ($dest, $on_item) = cache_memcached_finalize($servers);
+    %$dest = ();
+    my $ok = eval { parse_once($class, $rd, $wr, $resp, $nslen, $dest, $on_item); 1 };
+    (my $why = $@) =~ s/\s+$//;
+    return "parse failed: $why" unless $ok;
+    return compare_values($dest, $expect);
 }
 
 # undef when equal, else a short description of the first differences.

@@ -7,8 +7,47 @@ use Cache::Memcached::RustXS ();
 
 our $VERSION = '0.100';
 
-# new, parse_from_sock, parse_from_string and current_key are XSUBs
-# (perl/RustXS.xs).
+# new, parse_from_sock, parse_from_string, current_key, error and
+# inline_finalize are XSUBs (perl/RustXS.xs).
+
+# Whether new() finishes plain values itself when on_item is Cache::Memcached's
+# own finalize (see "INLINE FINALIZE"); read by new(). The XS sets it to 1.
+our $InlineFinalize;
+
+# Cache::Memcached versions whose _load_multi finalize does to a value with
+# neither flag nothing but chop its "\r\n" (t/16 compares the two ways).
+my @KNOWN_FINALIZE = ('1.30');
+
+# The address of the op tree of the finalize closure in the
+# Cache::Memcached::_load_multi loaded now, or 0 when there is none or its
+# version is not known. The XS compares each on_item's op tree with it: all
+# closures made from one anonymous sub share its op tree. The closure is the
+# one anonymous sub of _load_multi that chops and iterates with each.
+sub _finalize_root {
+    my $version = $Cache::Memcached::VERSION;
+    return 0 unless defined $version && grep { $version eq $_ } @KNOWN_FINALIZE;
+    return 0 unless defined &Cache::Memcached::_load_multi;
+    require B;
+    my (undef, $pad) = B::svref_2object(\&Cache::Memcached::_load_multi)->PADLIST->ARRAY;
+    my @finalize = grep {
+        $_->isa('B::CV') && ($_->CvFLAGS & B::CVf_ANON()) && _has_ops($_->ROOT, qw(schop each))
+    } $pad->ARRAY;
+    return @finalize == 1 ? ${ $finalize[0]->ROOT } : 0;
+}
+
+# Whether the op tree under $root has ops of each of the given names.
+sub _has_ops {
+    my ($root, @want) = @_;
+    my %seen;
+    my @todo = ($root);
+    while (my $op = shift @todo) {
+        next unless $$op;
+        $seen{ $op->name } = 1;
+        push @todo, $op->first if $op->flags & B::OPf_KIDS() && $op->can('first');
+        push @todo, $op->sibling if $op->can('sibling');
+    }
+    return !grep { !$seen{$_} } @want;
+}
 
 1;
 __END__
