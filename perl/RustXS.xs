@@ -205,6 +205,7 @@ typedef struct {
      * its address cannot be reused), and the op tree of its finalize
      * closure (0: none known). See finalize_is_known. */
     CV *load_multi;
+    SV *load_multi_version; /* $Cache::Memcached::VERSION then */
     UV finalize_root;
     /* A GetParser read buffer kept from a freed parser for the next one:
      * Cache::Memcached makes a parser per server per get_multi, and malloc
@@ -239,6 +240,7 @@ init_my_cxt(pTHX_ my_cxt_t *cxt)
 {
     cxt->spare_buf = NULL; /* never shared with the interpreter cloned from */
     cxt->load_multi = NULL;
+    cxt->load_multi_version = NULL;
     cxt->finalize_root = 0;
     call_atexit(free_spare_buf, NULL);
     cxt->gzerrno = gv_fetchpvs("Compress::Zlib::gzerrno", GV_ADD | GV_ADDMULTI, SVt_PV);
@@ -430,21 +432,21 @@ getparser_flush(pTHX_ getparser *p)
 /* Stores val (whose reference this takes) in dest. A plain hash takes it
  * and cannot die (a DESTROY of the value it replaces cannot propagate an
  * exception). A tied hash's STORE and a restricted hash's refusal of a key
- * can: val is owned by the savestack meanwhile, so nothing leaks. */
+ * can die: for them val is owned by the savestack, and it is stored as perl
+ * assigns `$dest{$key} = $val`, through an lvalue element and set-magic. */
 static void
 getparser_store(pTHX_ HV *dest, SV *val, const char *key, I32 klen, U32 hash)
 {
+    SV **slot;
     if (!SvRMAGICAL((SV *)dest) && !SvREADONLY((SV *)dest)) {
         (void)hv_store(dest, key, klen, val, hash);
         return;
     }
     sv_2mortal(val);
-    if (hv_store(dest, key, klen, SvREFCNT_inc_simple_NN(val), hash))
-        return;
-    /* A tied hash: hv_store only gave val the element's magic and stored
-     * nothing; setting it calls STORE, which copies the value (perlguts). */
-    SvSETMAGIC(val);
-    SvREFCNT_dec(val);
+    PERL_UNUSED_ARG(hash);
+    slot = hv_fetch(dest, key, klen, 1);
+    if (slot)
+        sv_setsv_mg(*slot, val);
 }
 
 /* Notes a finished value's key and flags for on_item. */
@@ -805,25 +807,33 @@ finalize_root_of(pTHX)
  * loaded now, in a version whose finalize is known to do nothing to a value
  * without flags but drop its CRLF. Every closure made from one anonymous sub
  * shares its op tree, so an on_item whose op tree is that closure's is one
- * of them: a strict test, and cheap once the op tree is known (it is looked
- * up again whenever _load_multi is another sub than last time). */
+ * of them: a strict test, and cheap once the op tree is known. It is looked
+ * up again whenever _load_multi or $Cache::Memcached::VERSION is another
+ * than last time. */
 static int
 finalize_is_known(pTHX_ SV *on_item)
 {
     dMY_CXT;
     CV *cv, *load_multi;
+    SV *version;
     if (!SvROK(on_item) || SvTYPE(SvRV(on_item)) != SVt_PVCV)
         return 0;
     cv = (CV *)SvRV(on_item);
     if (!CvANON(cv) || CvISXSUB(cv) || !CvROOT(cv))
         return 0;
     load_multi = get_cv("Cache::Memcached::_load_multi", 0);
-    if (!load_multi)
+    version = get_sv("Cache::Memcached::VERSION", 0);
+    if (!load_multi || !version || !SvOK(version))
         return 0;
-    if (load_multi != MY_CXT.load_multi) {
+    if (load_multi != MY_CXT.load_multi || !MY_CXT.load_multi_version
+        || !sv_eq(version, MY_CXT.load_multi_version)) {
         UV root = finalize_root_of(aTHX);
         SvREFCNT_dec((SV *)MY_CXT.load_multi);
         MY_CXT.load_multi = (CV *)SvREFCNT_inc_simple_NN((SV *)load_multi);
+        if (!MY_CXT.load_multi_version)
+            MY_CXT.load_multi_version = newSVsv(version);
+        else
+            sv_setsv(MY_CXT.load_multi_version, version);
         MY_CXT.finalize_root = root;
     }
     return MY_CXT.finalize_root != 0 && PTR2UV(CvROOT(cv)) == MY_CXT.finalize_root;
