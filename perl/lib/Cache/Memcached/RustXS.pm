@@ -66,18 +66,52 @@ codec) linked into the XS module; this module loads it. Its only function:
 
 =item engine_version()
 
-The version of the linked engine, which is the distribution's
-C<$VERSION>.
+The version of the linked Rust engine, as its Cargo.toml states it
+(C<0.1.0>). C<$VERSION> is the same release number as a Perl decimal
+version (C<0.100>: MAJOR.MINOR and PATCH as two digits), so that
+C<use Cache::Memcached::RustXS 0.1> holds for every 0.1.x.
 
 =back
+
+=head1 INSTALLATION
+
+The engine is written in Rust, so building this distribution needs Rust
+(cargo and rustc 1.70 or newer, from L<https://rustup.rs> or your system's
+packages) besides a C compiler and perl 5.10.1 or newer:
+
+    perl Makefile.PL && make && make test && make install
+
+Without cargo and rustc, C<perl Makefile.PL> says so and stops without
+writing a Makefile (CPAN clients report this as NA, not FAIL). The
+distribution carries the Rust crates it needs (in F<vendor/>), so the build
+needs no network. Only the build needs Rust: the installed module is an
+ordinary XS module.
+
+Tested on Linux x86_64 with perl 5.10.1, 5.16.3, 5.26.3, 5.30.3, 5.36,
+5.40.1 and a C<-DDEBUGGING> 5.40.1. Other Unix-like systems with Rust should
+work but are not tested; Windows is not supported (C<Makefile.PL> says "OS
+unsupported").
 
 =head1 SEE ALSO
 
 The README of the distribution has the benchmark numbers.
 
-=head1 LICENSE
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 BUGS AND SUPPORT
+
+Please report bugs and ask questions at
+L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
+
+=head1 COPYRIGHT AND LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
 
 This library is free software; you can redistribute it and/or modify it
-under the same terms as Perl itself.
+under the same terms as Perl itself. The Rust crates it is built with, and
+the C libraries inside them (libdeflate), have their own licences, listed in
+the distribution's F<THIRD-PARTY.md>.
 
 =cut

@@ -118,7 +118,28 @@ that deletion never removes a good value.
 =item parse_from_string($bytes)
 
 Parses bytes given directly instead of read from a socket, with the same
-results. Handy for tests and for feeding recorded responses.
+results. Handy for tests and for feeding recorded responses. The parser
+works on its own copy of C<$bytes>, so the scalar may be anything, even an
+element of the destination hash that the parse overwrites.
+
+=back
+
+These are not part of the contract Cache::Memcached uses; they are ours:
+
+=over 4
+
+=item error
+
+Why the parse failed, as a short English message (C<"server replied
+SERVER_ERROR">, C<"bytes after END">, C<"the server closed the connection
+before the response ended">, C<"read failed: Connection reset by peer">,
+...), or C<undef> while it has not failed. Cache::Memcached does not ask;
+its debug output and your own code may.
+
+=item inline_finalize
+
+True when this parser finishes plain values itself because C<$on_item> is
+Cache::Memcached's own finalize (see L</INLINE FINALIZE>).
 
 =back
 
@@ -128,6 +149,46 @@ C<$on_item> is called in the batched form C<< $on_item->({ $key => $flags,
 ... }) >> at the end of every C<parse_from_sock> call that finished values,
 including the call that fails. Under taint mode (C<-T>) the values are
 tainted, as data read with C<sysread> is.
+
+=head1 INLINE FINALIZE
+
+For small values, Cache::Memcached's finalize callback (a Perl loop that
+chops each value's C<"\r\n"> and tests its flags) costs more than parsing
+them. When C<$on_item> is that very callback, the parser does its work
+itself for values with neither flag (F_COMPRESS, F_STORABLE) set, which is
+only to store them without their C<"\r\n">, and hands finalize only the
+others (Storable images, and compressed values that did not gunzip), in the
+same batched form as always. The results are exactly those of the pure-Perl
+parser with finalize doing all of it (F<t/16-getparser-inline.t> compares
+them for every kind of value).
+
+The callback is recognised strictly: it must be the closure made by the
+C<Cache::Memcached::_load_multi> loaded in the process (every such closure
+shares that sub's code, which is what is compared), and
+C<$Cache::Memcached::VERSION> must be one whose finalize is known to match
+(1.30). Any other C<$on_item> is called for every value, as before.
+
+=over 4
+
+=item $Cache::Memcached::RustXS::GetParser::InlineFinalize
+
+1 by default. Set it to 0 to hand every value to C<$on_item>, as
+GetParserXS does; read when a parser is created.
+
+=back
+
+=head1 PERL CODE INSIDE A PARSE
+
+A parse can run Perl code before it returns: the C<STORE> of a tied
+destination hash, the C<DESTROY> of a value that a store replaces, a signal
+handler, and C<$on_item>. All of it may die, and nothing leaks when it
+does: a parse that dies in the middle fails (it returns C<-1> from then
+on, and L</error> says why). C<$on_item> is called once the parser's state is
+whole again, so it may parse more with the same parser (the values go into
+a new batch) or drop the last reference to it. The other code runs in the
+middle of the parse: if it calls the same parser, that call croaks with a
+message saying so, and the outer parse goes on (or stops, if the croak is
+not caught).
 
 =head1 DIFFERENCES FROM GetParser AND GetParserXS
 
@@ -154,8 +215,9 @@ allocation.
 The response must be C<VALUE E<lt>keyE<gt> E<lt>flagsE<gt> E<lt>bytesE<gt>[
 E<lt>casE<gt>]\r\n>, the data block, C<\r\n>, ... C<END\r\n>. Flags must fit
 32 bits, the length at most 1 GiB (the largest item memcached allows), the
-key 1 to 250 bytes without control characters; an optional cas field is
-accepted (the pure-Perl parser rejects it). The two bytes after each data
+key 1 to 250 bytes of anything memcached stores in a key (control bytes
+and DEL included: only NUL, space and line ends are refused); an optional
+cas field is accepted (the pure-Perl parser rejects it). The two bytes after each data
 block must be C<\r\n> (neither old parser checks). C<SERVER_ERROR>,
 C<CLIENT_ERROR>, C<ERROR>, an unknown line or a malformed C<VALUE> line fail
 at once, where the old parsers wait for more data until C<select_timeout>
@@ -224,7 +286,18 @@ L<Cache::Memcached>, L<Cache::Memcached::GetParser>,
 L<Cache::Memcached::GetParserXS>, L<Cache::Memcached::RustXS::Zlib>,
 L<Cache::Memcached::RustXS>.
 
-=head1 LICENSE
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 BUGS AND SUPPORT
+
+Please report bugs at
+L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
+
+=head1 COPYRIGHT AND LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
 
 This library is free software; you can redistribute it and/or modify it
 under the same terms as Perl itself.

@@ -155,7 +155,8 @@ and bytes after the trailer are ignored. C<$gzerrno> is 0 after success.
 =item compress($data [, $level])
 
 zlib format (RFC 1950). C<$level> is zlib's, -1 (the default, meaning 6) to
-9; other levels give C<undef>, as zlib refuses them.
+9; other levels give C<undef>, as zlib refuses them (libdeflate's 10 to 12
+are for C<memGzip> only).
 
 =item uncompress($z)
 
@@ -181,12 +182,14 @@ that costs about 1 % of compressing it all. Options:
 
 =item level => 6
 
-libdeflate level, 0 to 12. Default: C<$Level>.
+libdeflate level, 0 to 12, or -1 for the default (6). Default: C<$Level>.
+Another level croaks.
 
 =item max_output => 64 MiB
 
 The largest value the decompressor will produce; a larger (or corrupt)
-value makes Fast treat the key as a miss. Default: C<$MaxOutput>.
+value makes Fast treat the key as a miss. Default: C<$MaxOutput>. Anything
+but a size in bytes croaks.
 
 =back
 
@@ -200,6 +203,14 @@ Compress::Zlib first if needed). Cache::Memcached's set path (which calls
 C<Compress::Zlib::memGzip> by its full name) and Cache::Memcached::Fast's
 default compress methods (which look the functions up by name at each call)
 then use libdeflate with no other change. Calling it again does nothing.
+
+The override reaches code that is not ours, so there C<memGunzip> behaves as
+Compress::Zlib's does, to the letter: it removes the gzip member it read
+from the caller's variable (code that loops over concatenated members with
+C<while (length $gz) { memGunzip($gz) ... }> ends), and input that does
+not gunzip here is handed to Compress::Zlib's own C<memGunzip>, so failures,
+C<$gzerrno> and what is left in the variable are exactly its own. (The
+module's own C<memGunzip> keeps leaving its input alone.)
 
 =item restore_compress_zlib()
 
@@ -217,8 +228,9 @@ True while the override is in place.
 
 =item $Cache::Memcached::RustXS::Zlib::Level
 
-The libdeflate level C<memGzip> uses, 6 by default. Read at every call, so
-C<local> works.
+The libdeflate level C<memGzip> uses, 6 by default; 0 to 12, or -1 (or
+undef) for the default. Read at every call, so C<local> works. A level out
+of range makes C<memGzip> return C<undef>.
 
 =item $Cache::Memcached::RustXS::Zlib::MaxOutput
 
@@ -242,7 +254,8 @@ The same variable as C<$Compress::Zlib::gzerrno>.
 
 The input is left alone. Compress::Zlib's C<memGunzip> empties (consumes)
 the caller's variable even when it is not passed by reference; this one
-does not.
+does not. (Under L</override_compress_zlib()>, C<Compress::Zlib::memGunzip>
+consumes, as the original does.)
 
 =item *
 
@@ -315,7 +328,18 @@ against Compress::Zlib in the same run.
 L<Compress::Zlib>, L<Cache::Memcached::Fast>, L<Cache::Memcached>,
 L<Cache::Memcached::RustXS::GetParser>.
 
-=head1 LICENSE
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 BUGS AND SUPPORT
+
+Please report bugs at
+L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
+
+=head1 COPYRIGHT AND LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
 
 This library is free software; you can redistribute it and/or modify it
 under the same terms as Perl itself.
