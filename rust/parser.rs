@@ -28,6 +28,25 @@
 //! well-formed line already in the buffer takes a quicker one-pass path to the
 //! same result.)
 //!
+//! A key is whatever memcached lets through its text protocol: 1 to
+//! [`MAX_KEY_LEN`] bytes, none of them NUL, space or `\n`. Every other byte
+//! (tab, `\r`, the other control bytes, DEL, bytes from 0x80 up) is stored by
+//! memcached's `set` and returned by its `get`, anywhere in a key, while NUL
+//! cuts its command line short, a space separates keys and `\n` ends the line
+//! (measured on memcached 1.6.18). Clients such as Cache::Memcached do not
+//! check keys, so a response may hold any of them, and one odd key must not
+//! fail the others. A `\r` is a key byte unless a `\n` follows it and makes it
+//! the line end. A bad key fails as follows, however the line is split into
+//! reads:
+//!
+//! * a NUL byte, or a key byte past the 250th: [`ParseError::BadKey`] at that
+//!   byte (a `\r` there shows it only once the next byte is not `\n`);
+//! * an empty key: [`ParseError::BadKey`] at the space after it;
+//! * a `\n` without `\r` before it: [`ParseError::BadLineEnd`], the line
+//!   having ended there (after the bytes before it are judged);
+//! * `\r\n` right after the key: [`ParseError::BadValueLine`], a line
+//!   without flags and length.
+//!
 //! Memory stays bounded even for a hostile server: a line is at most
 //! [`MAX_LINE_LEN`] bytes including its `\r\n`, so a caller never buffers more
 //! than that of an unfinished line; data blocks are handed out as
@@ -65,8 +84,9 @@ pub enum Status<T> {
 pub enum Event<'a> {
     /// `VALUE <key> <flags> <bytes>[ <cas>]\r\n`; `len` data bytes follow.
     Value {
-        /// The key, 1 to [`MAX_KEY_LEN`] bytes, none of them a space, a control
-        /// byte or DEL (bytes of 0x80 and above are allowed: UTF-8 keys).
+        /// The key, 1 to [`MAX_KEY_LEN`] bytes, none of them NUL, space or `\n`;
+        /// any other byte may be in it, as in memcached's own keys: tab, `\r`,
+        /// other control bytes, DEL, bytes of 0x80 and above (UTF-8 keys).
         key: &'a [u8],
         /// The item's client flags.
         flags: u32,
@@ -100,8 +120,11 @@ pub enum ParseError {
     UnknownLine = 4,
     /// A `VALUE` line with a wrong number of fields or an empty number field.
     BadValueLine = 5,
-    /// A key that is empty, longer than [`MAX_KEY_LEN`] or has a space,
-    /// control byte or DEL in it.
+    /// A key that is empty or longer than [`MAX_KEY_LEN`], or has a NUL byte
+    /// in it. (A space ends the key; a `\n` in it ends the line, which is
+    /// [`BadLineEnd`](Self::BadLineEnd) without a `\r` before it; other
+    /// bytes, `\r` and control bytes included, are key bytes: see the module
+    /// docs.)
     BadKey = 6,
     /// Flags, length or cas with a non-digit in it, or too big for its type
     /// (`u32` for flags, `u64` for the others).
@@ -497,11 +520,12 @@ impl ResponseParser {
     /// Judges the fields of a `VALUE` line (what follows `"VALUE "`), as
     /// [`check_line`](Self::check_line) does.
     ///
-    /// Each byte is checked as soon as it is seen: a bad key byte, a key over
-    /// 250 bytes, a non-digit or a number overflowing its type fail at that
-    /// byte. Whether a length is over the limit is decided when its field
-    /// ends, because until then more digits could still make it a `u64`
-    /// overflow ([`ParseError::BadNumber`]) instead.
+    /// Each byte is checked as soon as it is seen: a NUL in the key, a key
+    /// over 250 bytes, a non-digit or a number overflowing its type fail at
+    /// that byte (`fields` never holds a `\n`: the line ends before it).
+    /// Whether a length is over the limit is decided when its field ends,
+    /// because until then more digits could still make it a `u64` overflow
+    /// ([`ParseError::BadNumber`]) instead.
     fn check_value_line<'a>(
         &self,
         fields: &'a [u8],
@@ -538,7 +562,7 @@ impl ResponseParser {
                 start = i + 1;
                 num = 0;
             } else if field == Field::Key {
-                if b < b' ' || b == 0x7f || i >= MAX_KEY_LEN {
+                if !is_key_byte(b) || i >= MAX_KEY_LEN {
                     return Err(ParseError::BadKey);
                 }
             } else {
@@ -580,32 +604,51 @@ impl ResponseParser {
     }
 }
 
-/// Whether `b` may be in a key: not a space, a control byte or DEL.
+/// Whether `b` may be in a key: anything but NUL, `\n` and space (see the
+/// module docs).
 #[inline]
 fn is_key_byte(b: u8) -> bool {
-    b > b' ' && b != 0x7f
+    !matches!(b, 0 | b'\n' | b' ')
+}
+
+const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+
+/// The bytes of `word` (eight bytes read little-endian) that are not key
+/// bytes, each flagged by its top bit. The lowest flagged byte is exact;
+/// bytes above it may be flagged wrongly, which does not matter.
+///
+/// `word & !0x20..` turns exactly the NUL and space bytes into zero bytes,
+/// `word ^ 0x0a..` exactly the `\n` bytes; the classic `(v - 0x01..) & !v &
+/// 0x80..` then flags the zero bytes of each, exactly up to the lowest one
+/// (past it, a borrow may flag more).
+#[inline]
+fn non_key_bytes(word: u64) -> u64 {
+    let nul_or_space = word & !(ONES * 0x20);
+    let newline = word ^ (ONES * u64::from(b'\n'));
+    (nul_or_space.wrapping_sub(ONES) & !nul_or_space | newline.wrapping_sub(ONES) & !newline) & HIGH
 }
 
 /// How many key bytes `s` starts with, or any count over [`MAX_KEY_LEN`] if
 /// more than that.
 ///
-/// Eight bytes at a time while there are that many: a word's bytes below
-/// `0x21` and its DEL bytes get their top bit set in `stop` (the classic
-/// "has a byte less than" trick, whose lowest flagged byte is exact; bytes
-/// above it may be flagged wrongly, which does not matter).
+/// Eight bytes at a time while there are that many. The bytes that end a key
+/// are all below 0x21, and most keys have no such byte but the space after
+/// them, so one cheap test first asks whether a word has any byte below 0x21
+/// (`(v - 0x21..) & !v & 0x80..` is zero exactly when none is); only then
+/// does [`non_key_bytes`] say which byte ends the key, if one does.
 #[inline]
 fn key_prefix_len(s: &[u8]) -> usize {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
     let mut i = 0;
     while let Some(word) = s.get(i..i + 8) {
         let mut bytes = [0; 8];
         bytes.copy_from_slice(word);
         let x = u64::from_le_bytes(bytes);
-        let del = x ^ (ONES * 0x7f);
-        let stop = (x.wrapping_sub(ONES * 0x21) & !x | del.wrapping_sub(ONES) & !del) & HIGH;
-        if stop != 0 {
-            return i + (stop.trailing_zeros() / 8) as usize;
+        if x.wrapping_sub(ONES * 0x21) & !x & HIGH != 0 {
+            let stop = non_key_bytes(x);
+            if stop != 0 {
+                return i + (stop.trailing_zeros() / 8) as usize;
+            }
         }
         i += 8;
         if i > MAX_KEY_LEN {
@@ -666,6 +709,11 @@ mod tests {
     const GET_MULTI: &[u8] = b"VALUE foo 0 3\r\nbar\r\nVALUE bin 2 23\r\n\x00\x01\r\nEND\r\nVALUE x 0 1\r\n\x00\r\nVALUE empty 4294967295 0\r\n\r\nVALUE caf\xc3\xa9 1 3\r\n\xe2\x82\xac\r\nEND\r\n";
     /// `gets foo bin empty` on the same server.
     const GETS_MULTI: &[u8] = b"VALUE foo 0 3 1\r\nbar\r\nVALUE bin 2 23 2\r\n\x00\x01\r\nEND\r\nVALUE x 0 1\r\n\x00\r\nVALUE empty 4294967295 0 3\r\n\r\nEND\r\n";
+    /// `get k1 a\tb t\x0b \x0cf c\rr e\r \r \x7fdel \x80\xff \x01\x02\x1f k2`
+    /// on memcached 1.6.18, each key set with its index as flags and
+    /// "val<index>" as data: keys with a tab, 0x0b, 0x0c, a `\r` inside, at
+    /// the end and alone, DEL, bytes from 0x80 up and other control bytes.
+    const GET_ODD_KEYS: &[u8] = b"VALUE k1 0 4\r\nval0\r\nVALUE a\tb 1 4\r\nval1\r\nVALUE t\x0b 2 4\r\nval2\r\nVALUE \x0cf 3 4\r\nval3\r\nVALUE c\rr 4 4\r\nval4\r\nVALUE e\r 5 4\r\nval5\r\nVALUE \r 6 4\r\nval6\r\nVALUE \x7fdel 7 4\r\nval7\r\nVALUE \x80\xff 8 4\r\nval8\r\nVALUE \x01\x02\x1f 9 4\r\nval9\r\nVALUE k2 10 5\r\nval10\r\nEND\r\n";
     /// `get nothing`.
     const MISS: &[u8] = b"END\r\n";
     /// An unknown command.
@@ -958,6 +1006,28 @@ mod tests {
         );
     }
 
+    /// The bytes a key may hold: all but NUL, `\n` and space.
+    fn allowed_key_bytes() -> Vec<u8> {
+        (0..=0xffu8)
+            .filter(|b| ![0, b'\n', b' '].contains(b))
+            .collect()
+    }
+
+    /// A response holding one value of one byte per key, and its events.
+    fn response_with_keys<'k>(keys: impl IntoIterator<Item = &'k [u8]>) -> (Vec<u8>, Vec<Norm>) {
+        let (mut input, mut want) = (Vec::new(), Vec::new());
+        for (i, key) in keys.into_iter().enumerate() {
+            let flags = i as u32;
+            input.extend_from_slice(b"VALUE ");
+            input.extend_from_slice(key);
+            input.extend_from_slice(format!(" {flags} 1\r\nx\r\n").as_bytes());
+            want.extend([value(key, flags, 1, None), data(b"x"), Norm::ValueEnd]);
+        }
+        input.extend_from_slice(b"END\r\n");
+        want.extend([Norm::End, Norm::Rest(vec![], true, 0)]);
+        (input, want)
+    }
+
     #[test]
     fn keys() {
         let long = [b'k'; MAX_KEY_LEN];
@@ -965,40 +1035,144 @@ mod tests {
         line.extend_from_slice(&long);
         line.extend_from_slice(b" 0 1\r\nx\r\nEND\r\n");
         assert_eq!(parse_every_way(&line, 0)[0], value(&long, 0, 1, None));
-        // Every byte from 0x21 up, except DEL, may be in a key.
-        let all: Vec<u8> = (0x21..=0xffu8).filter(|&b| b != 0x7f).collect();
-        for key in all.chunks(MAX_KEY_LEN) {
-            let mut line = b"VALUE ".to_vec();
-            line.extend_from_slice(key);
-            line.extend_from_slice(b" 0 0\r\n\r\n");
-            assert_eq!(parse(&line, 0)[0], value(key, 0, 0, None));
+        // Every byte but NUL, `\n` and space may be in a key: 253 of them, in
+        // two keys, the first of the longest length.
+        let all = allowed_key_bytes();
+        assert_eq!(all.len(), 253);
+        let (input, want) = response_with_keys(all.chunks(MAX_KEY_LEN));
+        assert_eq!(parse_every_way(&input, 0), want);
+        // Each of them as a whole key, first, last and inside one.
+        for &b in &all {
+            let keys = [vec![b], vec![b, b'k'], vec![b'k', b], vec![b'k', b, b'k']];
+            let (input, want) = response_with_keys(keys.iter().map(Vec::as_slice));
+            assert_eq!(parse_every_way(&input, 0), want, "byte {b:#04x}");
         }
+        // All of them in one response, a key each: 253 values.
+        let (input, want) = response_with_keys(all.chunks(1));
+        assert_eq!(parse(&input, 0), want);
+        random_chunks(&input, 0, &want);
+        // The longest key ending in `\r` (memcached stores and returns it).
+        let mut key = vec![0x01; MAX_KEY_LEN - 1];
+        key.push(b'\r');
+        let (input, want) = response_with_keys([key.as_slice(), b"\r", b"\r\r"]);
+        assert_eq!(parse_every_way(&input, 0), want);
+    }
+
+    #[test]
+    fn recorded_odd_keys() {
+        let keys: [&[u8]; 11] = [
+            b"k1",
+            b"a\tb",
+            b"t\x0b",
+            b"\x0cf",
+            b"c\rr",
+            b"e\r",
+            b"\r",
+            b"\x7fdel",
+            b"\x80\xff",
+            b"\x01\x02\x1f",
+            b"k2",
+        ];
+        let mut want = Vec::new();
+        for (i, key) in keys.iter().enumerate() {
+            let d = format!("val{i}").into_bytes();
+            want.extend([value(key, i as u32, d.len() as u64, None), data(&d)]);
+            want.push(Norm::ValueEnd);
+        }
+        want.extend([Norm::End, Norm::Rest(vec![], true, 0)]);
+        assert_eq!(parse_every_way(GET_ODD_KEYS, 0), want);
+        // The fast path takes each of these lines (it may decline only lines
+        // with numbers of 20 digits or more): 11 VALUE lines and END.
+        assert!(assert_fast_path_agrees(GET_ODD_KEYS, 0) >= 12);
     }
 
     #[test]
     fn bad_keys() {
+        use ParseError::{BadKey, BadLineEnd, BadNumber, BadValueLine};
         // 251 bytes: the 251st key byte proves it, no need to see the line end.
-        let mut line = b"VALUE ".to_vec();
-        line.extend_from_slice(&[b'k'; MAX_KEY_LEN + 1]);
-        line.extend_from_slice(b" 0 1\r\nx\r\nEND\r\n");
-        assert_error_at(&line, 6 + MAX_KEY_LEN + 1, ParseError::BadKey);
-        // Control bytes and DEL fail at once.
-        for b in (0..0x20u8).chain([0x7f]) {
-            if b == b'\r' {
-                continue;
-            }
+        let k250 = [b"VALUE ".as_slice(), &[b'k'; MAX_KEY_LEN]].concat();
+        let line = [&k250, b"k 0 1\r\nx\r\nEND\r\n".as_slice()].concat();
+        assert_error_at(&line, 6 + MAX_KEY_LEN + 1, BadKey);
+        // Every byte inside a key: NUL fails at once; `\n` ends the line
+        // there, without `\r`; a space ends the key ("b" is then the flags);
+        // any other byte is a key byte.
+        for b in 0..=0xffu8 {
             let line = [b"VALUE a".as_slice(), &[b], b"b 0 1\r\nx\r\nEND\r\n"].concat();
-            let expected = if b == b'\n' {
-                ParseError::BadLineEnd
-            } else {
-                ParseError::BadKey
-            };
-            assert_error_at(&line, 8, expected);
+            match b {
+                0 => assert_error_at(&line, 8, BadKey),
+                b'\n' => assert_error_at(&line, 8, BadLineEnd),
+                b' ' => assert_error_at(&line, 9, BadNumber),
+                _ => assert_eq!(
+                    parse_every_way(&line, 0)[..4],
+                    [
+                        value(&[b'a', b, b'b'], 0, 1, None),
+                        data(b"x"),
+                        Norm::ValueEnd,
+                        Norm::End
+                    ],
+                    "byte {b:#04x}"
+                ),
+            }
         }
-        // A `\r` might be the line end until the byte after it shows otherwise.
-        assert_error_at(b"VALUE a\rb 0 1\r\n", 9, ParseError::BadKey);
+        // A `\r` might be the line end until the byte after it shows
+        // otherwise: then it is a key byte, or the line ends with no fields.
+        assert_eq!(
+            parse_every_way(b"VALUE a\rb 0 1\r\n", 0)[0],
+            value(b"a\rb", 0, 1, None)
+        );
+        assert_error_at(b"VALUE a\r\r\n", 10, BadValueLine);
+        assert_error_at(b"VALUE a\r\x00 0 1\r\n", 9, BadKey);
+        // A NUL anywhere in the key, first and before a `\n` included.
+        assert_error_at(b"VALUE \x00a 0 1\r\n", 7, BadKey);
+        assert_error_at(b"VALUE a\x00\n", 8, BadKey);
+        assert_error_at(b"VALUE \n", 7, BadLineEnd);
+        // At the 251st byte: a `\r` there is a 251st key byte only once the
+        // next byte is not `\n`; a `\n` there ends a line of 250 good key
+        // bytes; a NUL is bad either way.
+        let at = 6 + MAX_KEY_LEN;
+        let after_250 = |tail: &[u8]| [&k250, tail].concat();
+        assert_error_at(&after_250(b"\r 0 1\r\n"), at + 2, BadKey);
+        assert_error_at(&after_250(b"\r\r\n"), at + 2, BadKey);
+        assert_error_at(&after_250(b"\r\n"), at + 2, BadValueLine);
+        assert_error_at(&after_250(b"\n"), at + 1, BadLineEnd);
+        assert_error_at(&after_250(b"\x00 0 1\r\n"), at + 1, BadKey);
+        assert_error_at(&after_250(b"k\n"), at + 1, BadKey);
         // An empty key shows at its terminating space.
-        assert_error_at(b"VALUE  0 1\r\nx\r\n", 7, ParseError::BadKey);
+        assert_error_at(b"VALUE  0 1\r\nx\r\n", 7, BadKey);
+    }
+
+    /// [`key_prefix_len`] against a plain byte loop: one byte of every value
+    /// at every position of keys up to 300 bytes long, with random bytes
+    /// around it (key bytes before it, any after it, where a SWAR scan's
+    /// borrows could flag wrong bytes).
+    #[test]
+    fn key_prefix_len_is_exact() {
+        let mut rng = Rng(5);
+        let mut key_byte = || loop {
+            let b = (rng.next_u64() >> 56) as u8;
+            if is_key_byte(b) {
+                return b;
+            }
+        };
+        let mut rng2 = Rng(6);
+        for len in (0..=40).chain([247, 248, 249, 250, 251, 252, 255, 256, 257, 300]) {
+            for at in 0..len {
+                for b in 0..=0xffu8 {
+                    let mut s: Vec<u8> = (0..len).map(|_| key_byte()).collect();
+                    s[at] = b;
+                    for x in &mut s[at + 1..] {
+                        *x = (rng2.next_u64() >> 56) as u8;
+                    }
+                    let want = s.iter().position(|&b| !is_key_byte(b)).unwrap_or(len);
+                    let got = key_prefix_len(&s);
+                    if want > MAX_KEY_LEN {
+                        assert!(got > MAX_KEY_LEN, "{s:?}: {got}");
+                    } else {
+                        assert_eq!(got, want, "{s:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
@@ -1312,7 +1486,7 @@ mod tests {
             b"SERVER_ERROR out of memory\r\n",
             b"VALUE a 0 2\r\n\r\n\r\nVALUE b 0 0\r\n\r\nEND\r\n",
         ];
-        let alphabet = b"VALUEND RO\r\n 0129\x00\x7f\xc3k";
+        let alphabet = b"VALUEND RO\r\n 0129\x00\x01\t\x7f\xc3k";
         let mut rng = Rng(7);
         let mut corpus = Vec::new();
         for round in 0..400 {
@@ -1424,26 +1598,34 @@ mod tests {
         for n in [7, 8, 9, 15, 16, 17, 249, 250, 251, 256, 257] {
             keys.push(long_key(n));
         }
-        // One odd byte, in the first eight bytes, in a later eight or in the
-        // few after the last whole eight (bytes from 0x80 up are fine).
-        for (len, at, b) in [
-            (1, 0, 0x7f),
-            (2, 1, 0x01),
-            (16, 0, 0x7f),
-            (16, 3, b'\t'),
-            (16, 7, 0x00),
-            (16, 8, 0x1f),
-            (16, 12, 0xff),
-            (16, 15, b'\r'),
-            (9, 8, 0x7f),
-            (9, 8, 0x80),
-            (10, 9, 0x00),
-            (13, 12, b'\t'),
-            (13, 10, 0x20),
+        // One odd byte (a key byte or not) at the start, the end and the
+        // edges of the scan's eight-byte steps, in keys that end in a whole
+        // step or in the few bytes after the last one.
+        for (len, at) in [
+            (1, 0),
+            (2, 1),
+            (9, 8),
+            (10, 9),
+            (13, 12),
+            (16, 0),
+            (16, 7),
+            (16, 8),
+            (16, 15),
+            (17, 16),
+            (24, 23),
+            (25, 24),
+            (31, 20),
+            (32, 31),
+            (40, 33),
+            (250, 249),
         ] {
-            let mut key = long_key(len);
-            key[at] = b;
-            keys.push(key);
+            for b in [
+                0x00, b'\n', b' ', b'\r', b'\t', 0x01, 0x0b, 0x1f, 0x21, 0x7f, 0x80, 0xff,
+            ] {
+                let mut key = long_key(len);
+                key[at] = b;
+                keys.push(key);
+            }
         }
         let numbers: [&[u8]; 16] = [
             b"0",

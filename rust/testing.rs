@@ -87,7 +87,7 @@ pub fn feed(input: &[u8], max: u64, mut chunk: impl FnMut() -> usize) -> Vec<Nor
                         } => {
                             assert_eq!(remaining, 0);
                             assert!(!key.is_empty() && key.len() <= MAX_KEY_LEN);
-                            assert!(key.iter().all(|&b| b > b' ' && b != 0x7f));
+                            assert!(!key.iter().any(|&b| matches!(b, 0 | b'\n' | b' ')));
                             assert_eq!(&pending[..6], b"VALUE ");
                             assert_eq!(&pending[6..6 + key.len()], key);
                             assert!(n <= MAX_LINE_LEN, "VALUE line of {n} bytes");
