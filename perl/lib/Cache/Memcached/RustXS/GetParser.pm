@@ -216,7 +216,7 @@ The response must be C<VALUE E<lt>keyE<gt> E<lt>flagsE<gt> E<lt>bytesE<gt>[
 E<lt>casE<gt>]\r\n>, the data block, C<\r\n>, ... C<END\r\n>. Flags must fit
 32 bits, the length at most 1 GiB (the largest item memcached allows), the
 key 1 to 250 bytes of anything memcached stores in a key (control bytes
-and DEL included: only NUL, space and line ends are refused); an optional
+and DEL included: only NUL, space and line feed are refused); an optional
 cas field is accepted (the pure-Perl parser rejects it). The two bytes after each data
 block must be C<\r\n> (neither old parser checks). C<SERVER_ERROR>,
 C<CLIENT_ERROR>, C<ERROR>, an unknown line or a malformed C<VALUE> line fail
