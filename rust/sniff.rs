@@ -767,7 +767,10 @@ mod tests {
     fn real_sample_files_are_not_sniffed() {
         let samples: [(&str, &[u8]); 2] = [
             ("t/data/seed.json", include_bytes!("../t/data/seed.json")),
-            ("bench/data/perldiag.pod", include_bytes!("../bench/data/perldiag.pod")),
+            (
+                "bench/data/perldiag.pod",
+                include_bytes!("../bench/data/perldiag.pod"),
+            ),
         ];
         for (path, data) in samples {
             assert_eq!(sniff(data), None, "{path}");
