@@ -988,6 +988,9 @@ pub fn train(samples: &[&[u8]], dict_size: usize) -> Result<Vec<u8>, Error> {
 mod tests {
     use super::*;
     use crate::testing::Rng;
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Stdio};
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     // ---------------------------------------------------------------- helpers
 
@@ -1833,5 +1836,245 @@ mod tests {
         assert_eq!(Error::Data.code(), -3);
         assert_eq!(Error::TooBig.code(), -100);
         assert_eq!(Error::Arg.code(), -101);
+    }
+
+    // ------------------------------------------------------ the zstd command
+
+    /// The `zstd` command, if it runs; else prints why the test is skipped.
+    fn zstd_command(test: &str) -> Option<()> {
+        let ok = Command::new("zstd")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if !ok {
+            eprintln!("{test}: skipped: the zstd command is not available");
+        }
+        ok.then_some(())
+    }
+
+    /// A temporary directory, removed on drop.
+    struct TempDir(PathBuf);
+    impl TempDir {
+        fn new() -> TempDir {
+            static N: AtomicUsize = AtomicUsize::new(0);
+            let path = std::env::temp_dir().join(format!(
+                "cmrx-zstd-test-{}-{}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
+            std::fs::create_dir_all(&path).unwrap();
+            TempDir(path)
+        }
+        fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
+            let p = self.0.join(name);
+            std::fs::write(&p, bytes).unwrap();
+            p
+        }
+    }
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// Run `zstd args...` with `stdin` piped in (so that zstd does not know
+    /// its size); returns stdout, panicking on failure.
+    fn zstd(args: &[&dyn AsRef<std::ffi::OsStr>], stdin: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut child = Command::new("zstd")
+            .args(args.iter().map(|a| a.as_ref()))
+            .arg("-q")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        let stdin = stdin.to_vec();
+        let writer = std::thread::spawn(move || input.write_all(&stdin));
+        let out = child.wait_with_output().unwrap();
+        // zstd reading a file instead may close its stdin unread.
+        match writer.join().unwrap() {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => panic!("{e}"),
+            _ => {}
+        }
+        assert!(
+            out.status.success(),
+            "zstd {:?}: {}",
+            args.iter()
+                .map(|a| a.as_ref().to_owned())
+                .collect::<Vec<_>>(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
+
+    fn path_arg(p: &Path) -> String {
+        p.to_str().unwrap().to_owned()
+    }
+
+    #[test]
+    fn frames_made_by_the_zstd_command_decode() {
+        let Some(()) = zstd_command("frames_made_by_the_zstd_command_decode") else {
+            return;
+        };
+        let tmp = TempDir::new();
+        let dict_path = tmp.write("dict", dict().as_bytes());
+        let dict_arg = path_arg(&dict_path);
+        for (name, data) in corpus() {
+            let file = tmp.write("input", &data);
+            let file_arg = path_arg(&file);
+            let cases: [(&str, Vec<&dyn AsRef<std::ffi::OsStr>>, bool); 7] = [
+                ("file", vec![&"-c", &file_arg], true),
+                (
+                    "file --no-content-size",
+                    vec![&"-c", &"--no-content-size", &file_arg],
+                    false,
+                ),
+                ("pipe", vec![&"-c"], false),
+                (
+                    "pipe -19 --no-check",
+                    vec![&"-c", &"-19", &"--no-check"],
+                    false,
+                ),
+                (
+                    "pipe --fast=3 --long=27",
+                    vec![&"-c", &"--fast=3", &"--long=27"],
+                    false,
+                ),
+                ("file -D", vec![&"-c", &"-D", &dict_arg, &file_arg], true),
+                ("pipe -D", vec![&"-c", &"-D", &dict_arg], false),
+            ];
+            for (how, args, sized) in cases {
+                let frame = zstd(&args, &data);
+                let what = format!("{name}: {how}");
+                let (stated, id, _) = header(&frame);
+                // (An empty input gets its size, 0, even from a pipe.)
+                if !data.is_empty() {
+                    assert_eq!(stated.is_some(), sized, "{what}");
+                }
+                let uses_dict = how.contains("-D");
+                assert_eq!(id, uses_dict.then(|| dict().id()), "{what}");
+                assert_eq!(decompress_vec(&frame, 1 << 30).unwrap(), data, "{what}");
+                // The exact cap is enough, one byte less is not.
+                assert_eq!(decompress_vec(&frame, data.len()).unwrap(), data, "{what}");
+                if !data.is_empty() {
+                    assert_eq!(
+                        decompress_vec(&frame, data.len() - 1),
+                        Err(Error::TooBig),
+                        "{what}"
+                    );
+                }
+            }
+        }
+        // The command's checksum is checked.
+        let data = json_values(10, 18).concat();
+        let frame = zstd(&[&"-c"], &data);
+        assert!(header(&frame).2, "zstd writes a checksum by default");
+        let mut bad = frame.clone();
+        let last = bad.len() - 1;
+        bad[last] ^= 0x40;
+        assert_eq!(decompress_vec(&bad, 1 << 20), Err(Error::Data));
+        // A 100 MiB bomb from a pipe, cap 1 MiB.
+        let frame = zstd(&[&"-c"], &vec![0u8; 100 << 20]);
+        assert_eq!(header(&frame).0, None);
+        let (r, tried) = drive(&frame, 1 << 20);
+        assert_eq!(r, Err(Error::TooBig));
+        assert!(tried.iter().all(|&c| c <= 1 << 20), "{tried:?}");
+        // The same with its size: TooBig from the header.
+        let file = tmp.write("zeros", &vec![0u8; 100 << 20]);
+        let frame = zstd(&[&"-c", &path_arg(&file)], b"");
+        assert_eq!(header(&frame).0, Some(100 << 20));
+        assert_eq!(drive(&frame, 1 << 20), (Err(Error::TooBig), vec![0]));
+    }
+
+    #[test]
+    fn our_frames_decode_with_the_zstd_command() {
+        let Some(()) = zstd_command("our_frames_decode_with_the_zstd_command") else {
+            return;
+        };
+        let tmp = TempDir::new();
+        let dict_arg = path_arg(&tmp.write("dict", dict().as_bytes()));
+        for (name, data) in corpus() {
+            for level in [-3, 1, 3, 19] {
+                let frame = compress_vec(&data, level, None).unwrap();
+                assert_eq!(zstd(&[&"-d", &"-c"], &frame), data, "{name} {level}");
+                let frame = compress_vec(&data, level, Some(dict())).unwrap();
+                assert_eq!(
+                    zstd(&[&"-d", &"-c", &"-D", &dict_arg], &frame),
+                    data,
+                    "{name} {level} with dictionary"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn dictionaries_trained_by_the_zstd_command_and_by_us_interoperate() {
+        let Some(()) =
+            zstd_command("dictionaries_trained_by_the_zstd_command_and_by_us_interoperate")
+        else {
+            return;
+        };
+        let tmp = TempDir::new();
+        let samples = json_values(400, 19);
+        let dir = tmp.0.join("samples");
+        std::fs::create_dir(&dir).unwrap();
+        let mut files = Vec::new();
+        for (i, s) in samples.iter().enumerate() {
+            let p = dir.join(format!("{i}.json"));
+            std::fs::write(&p, s).unwrap();
+            files.push(path_arg(&p));
+        }
+        let values = json_values(30, 20);
+
+        // zstd --train, with its own ID and with one we choose.
+        for chosen in [None, Some(123_456u32)] {
+            let out = tmp.0.join("trained");
+            let mut args: Vec<String> = vec!["--train".into(), "--maxdict=16384".into()];
+            if let Some(id) = chosen {
+                args.push(format!("--dictID={id}"));
+            }
+            args.extend(["-o".into(), path_arg(&out)]);
+            args.extend(files.iter().cloned());
+            let argv: Vec<&dyn AsRef<std::ffi::OsStr>> = args
+                .iter()
+                .map(|a| a as &dyn AsRef<std::ffi::OsStr>)
+                .collect();
+            zstd(&argv, b"");
+            let bytes = std::fs::read(&out).unwrap();
+            let d = Dictionary::from_bytes(&bytes).unwrap();
+            if let Some(id) = chosen {
+                assert_eq!(d.id(), id);
+            }
+            let id = register(&bytes).unwrap();
+            assert_eq!(id, d.id());
+            let out_arg = path_arg(&out);
+            for v in &values {
+                // zstd -D frames name the ID we read, and decode through the
+                // registry.
+                let frame = zstd(&[&"-c", &"-D", &out_arg], v);
+                assert_eq!(frame_dictionary_id(&frame), Some(id));
+                assert_eq!(decompress_vec(&frame, 1 << 20).unwrap(), *v);
+                // Ours decode with zstd -D.
+                let ours = compress_vec(v, 3, Some(&d)).unwrap();
+                assert_eq!(zstd(&[&"-d", &"-c", &"-D", &out_arg], &ours), *v);
+            }
+        }
+
+        // Ours, used by zstd -D both ways.
+        let bytes = train(&refs(&samples), 16 << 10).unwrap();
+        let d = Dictionary::from_bytes(&bytes).unwrap();
+        let ours_arg = path_arg(&tmp.write("ours", &bytes));
+        for v in &values {
+            let frame = zstd(&[&"-c", &"-D", &ours_arg], v);
+            assert_eq!(frame_dictionary_id(&frame), Some(d.id()));
+            assert_eq!(decompress_vec_with(&frame, Some(&d), 1 << 20).unwrap(), *v);
+            let ours = compress_vec(v, 3, Some(&d)).unwrap();
+            assert_eq!(zstd(&[&"-d", &"-c", &"-D", &ours_arg], &ours), *v);
+        }
     }
 }
