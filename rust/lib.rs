@@ -2,7 +2,8 @@
 //!
 //! Pure functions over bytes: no I/O and no Perl. [`parser`] turns the bytes of
 //! a memcached text-protocol `get` response into events; [`codec`] is gzip and
-//! zlib with Compress::Zlib's semantics on top of libdeflate; [`sniff`] tells
+//! zlib with Compress::Zlib's semantics on top of libdeflate; [`zstd`] is zstd
+//! with trained dictionaries on top of libzstd; [`sniff`] tells
 //! already-compressed payloads by their magic bytes. [`ffi`] is the C ABI that
 //! the XS shim (`perl/RustXS.xs`) calls, declared in `rust/cmrx.h`.
 
@@ -19,6 +20,7 @@ pub mod sniff;
 #[cfg(any(test, feature = "testing"))]
 #[doc(hidden)]
 pub mod testing;
+pub mod zstd;
 
 /// The engine's version: the distribution's one version number.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
