@@ -1343,9 +1343,9 @@ mod tests {
         // Bigger than needed: only the stated size is written.
         let mut buf = vec![MaybeUninit::new(0xa5u8); data.len() + 100];
         assert_eq!(decompress(&frame, &mut buf, 1 << 20), Ok(data.len()));
-        // SAFETY: buf was fully initialised.
         assert!(buf[data.len()..]
             .iter()
+            // SAFETY: buf was fully initialised.
             .all(|b| unsafe { b.assume_init() } == 0xa5));
         // Not a frame: nothing to allocate.
         for junk in [&b""[..], b"junk", &MAGIC, &frame[..5]] {
@@ -1402,9 +1402,9 @@ mod tests {
                 decompress(&frame, &mut buf, data.len() - 1),
                 Err(Error::TooBig)
             );
-            // SAFETY: buf was fully initialised.
             assert!(buf[data.len() - 1..]
                 .iter()
+                // SAFETY: buf was fully initialised.
                 .all(|b| unsafe { b.assume_init() } == 0xa5));
         }
         // A buffer smaller than the cap: NeedSpace up to the cap.
