@@ -148,34 +148,28 @@ append_crlf(pTHX_ SV *val)
     SvCUR_set(val, SvCUR(val) + CRLF_LEN);
 }
 
-/* The engine's decoders, with one signature: cmrx_gunzip's. */
-typedef int (*decode_fn)(const uint8_t *, size_t, uint8_t *, size_t, size_t, size_t *, size_t *);
-
-static int
-uncompress_decoder(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap,
-                   size_t max_out, size_t *out_len, size_t *in_used)
-{
-    PERL_UNUSED_ARG(in_used);
-    return cmrx_uncompress(in, in_len, out, out_cap, max_out, out_len);
-}
-
-/* Decompresses in[0..len) into a new scalar with `reserve` spare bytes after
- * the output, growing its buffer as the engine asks (never past max_out).
- * Returns NULL with *status set on failure; *in_used (if not NULL) gets what
- * the decoder consumed. No perl code runs here. */
+/* Decodes in[0..len) as `format` (CMRX_DECODE_*) into a new scalar with
+ * `reserve` spare bytes after the output, growing its buffer as the engine
+ * asks (never past max_out). Returns NULL with *status set on failure;
+ * *in_used and *dictionary (either may be NULL) as cmrx_decode sets them.
+ * No perl code runs here. */
 static SV *
-decode_to_sv(pTHX_ decode_fn decode, size_t hint, const char *in, STRLEN len,
-             size_t max_out, size_t reserve, int *status, size_t *in_used)
+decode_to_sv(pTHX_ int format, const char *in, STRLEN len, size_t max_out, size_t reserve,
+             int *status, size_t *in_used, U32 *dictionary)
 {
-    size_t cap = hint, got = 0;
+    size_t cap = cmrx_decode_size_hint(format, (const uint8_t *)in, len, max_out), got = 0;
+    uint32_t missing = 0;
     SV *out = newSV(cap + reserve + NUL_LEN); /* a PV with a buffer, never SVt_NULL */
     for (;;) {
         char *buf = grow_to(aTHX_ out, cap + reserve);
-        *status = decode((const uint8_t *)in, len, (uint8_t *)buf, cap, max_out, &got, in_used);
+        *status = cmrx_decode(format, (const uint8_t *)in, len, (uint8_t *)buf, cap, max_out,
+                              &got, in_used, &missing);
         if (*status != CMRX_E_NEED_SPACE || got <= cap)
             break;
         cap = got;
     }
+    if (dictionary)
+        *dictionary = (U32)missing;
     if (*status != CMRX_OK) {
         SvREFCNT_dec(out);
         return NULL;
@@ -183,12 +177,15 @@ decode_to_sv(pTHX_ decode_fn decode, size_t hint, const char *in, STRLEN len,
     return finish_output(aTHX_ out, got, reserve);
 }
 
-static SV *
-gunzip_to_sv(pTHX_ const char *in, STRLEN len, size_t max_out, size_t reserve,
-             int *status, size_t *in_used)
+/* A value compressed with a zstd dictionary that is not loaded is a miss:
+ * says so once per dictionary in the process, not once per value. */
+static void
+warn_missing_dictionary(pTHX_ U32 id)
 {
-    size_t hint = cmrx_gunzip_size_hint((const uint8_t *)in, len, max_out);
-    return decode_to_sv(aTHX_ cmrx_gunzip, hint, in, len, max_out, reserve, status, in_used);
+    if (cmrx_zstd_first_report(id))
+        warn("Cache::Memcached::RustXS: zstd dictionary %lu is not loaded, so values compressed "
+             "with it are misses (load it with Cache::Memcached::RustXS::Zstd::load_dictionary)",
+             (unsigned long)id);
 }
 
 /* The package variables read or set at every call. Their globs are looked
@@ -478,17 +475,22 @@ getparser_finish_value(pTHX_ getparser *p)
     p->val = NULL;
     if (flags & F_COMPRESS) {
         int status;
-        SV *plain = gunzip_to_sv(aTHX_ SvPVX(val), SvCUR(val) - CRLF_LEN, p->max_out,
-                                 CRLF_LEN, &status, NULL);
+        U32 dictionary;
+        SV *plain = decode_to_sv(aTHX_ CMRX_DECODE_CACHED, SvPVX(val), SvCUR(val) - CRLF_LEN,
+                                 p->max_out, CRLF_LEN, &status, NULL, &dictionary);
         /* A value that would inflate past the cap is dropped: a miss, as
          * Cache::Memcached::Fast makes of a value its decompressor refuses.
-         * Left compressed, finalize would inflate it with no cap at all. */
-        if (!plain && status == CMRX_E_TOO_BIG) {
+         * Left compressed, finalize would inflate it with no cap at all. So
+         * is a zstd value whose dictionary is not loaded. */
+        if (!plain && (status == CMRX_E_TOO_BIG || status == CMRX_E_UNKNOWN_DICTIONARY)) {
             SvREFCNT_dec(val);
+            if (status == CMRX_E_UNKNOWN_DICTIONARY)
+                warn_missing_dictionary(aTHX_ dictionary); /* perl code: last */
             return;
         }
-        /* A value that does not gunzip stays as it came, flag and all, so
-         * that Cache::Memcached's own memGunzip decides, as without us. */
+        /* A value that does not decode (gzip, or zstd) stays as it came,
+         * flag and all, so that Cache::Memcached's own memGunzip decides, as
+         * without us (a zstd frame is not gzip: undef). */
         if (plain) {
             append_crlf(aTHX_ plain);
             SvREFCNT_dec(val);
@@ -924,15 +926,20 @@ XS(xs_fast_decompress)
     const char *in;
     STRLEN len;
     int status;
+    U32 dictionary;
     if (items != 2 || !SvROK(ST(0)) || !SvROK(ST(1)))
         croak("Usage: $decompress->(\\$in, \\$out)");
     in_sv = SvRV(ST(0));
     out_sv = SvRV(ST(1));
     SvGETMAGIC(in_sv);
     in = bytes_nomg(aTHX_ in_sv, "decompress", &len);
-    result = gunzip_to_sv(aTHX_ in, len, (size_t)(UV)XSANY.any_iv, 0, &status, NULL);
-    if (!result)
+    result = decode_to_sv(aTHX_ CMRX_DECODE_ANY, in, len, (size_t)(UV)XSANY.any_iv, 0, &status,
+                          NULL, &dictionary);
+    if (!result) {
+        if (status == CMRX_E_UNKNOWN_DICTIONARY)
+            warn_missing_dictionary(aTHX_ dictionary);
         XSRETURN_NO;
+    }
     set_output(aTHX_ out_sv, sv_2mortal(result));
     XSRETURN_YES;
 }
@@ -1124,7 +1131,7 @@ memGunzip(data)
   PPCODE:
     max_out = MAX_OUTPUT(); /* before the input's pointer: it may run perl code */
     in = bytes_nomg(aTHX_ input_of(aTHX_ data), "memGunzip", &len);
-    out = gunzip_to_sv(aTHX_ in, len, max_out, 0, &status, NULL);
+    out = decode_to_sv(aTHX_ CMRX_DECODE_GZIP, in, len, max_out, 0, &status, NULL, NULL);
     if (out)
         sv_2mortal(out); /* before $gzerrno's set-magic, which may die */
     set_gzerrno(aTHX_ out ? 0 : CMRX_E_DATA);
@@ -1147,7 +1154,7 @@ _gunzip_member(data)
     max_out = MAX_OUTPUT();
     SvGETMAGIC(data);
     in = bytes_nomg(aTHX_ data, "memGunzip", &len);
-    out = gunzip_to_sv(aTHX_ in, len, max_out, 0, &status, &used);
+    out = decode_to_sv(aTHX_ CMRX_DECODE_GZIP, in, len, max_out, 0, &status, &used, NULL);
     if (!out)
         XSRETURN_EMPTY;
     sv_2mortal(out);
@@ -1191,9 +1198,7 @@ uncompress(data)
   PPCODE:
     max_out = MAX_OUTPUT(); /* before the input's pointer: it may run perl code */
     in = bytes_nomg(aTHX_ input_of(aTHX_ data), "uncompress", &len);
-    out = decode_to_sv(aTHX_ uncompress_decoder,
-                       cmrx_uncompress_size_hint((const uint8_t *)in, len, max_out),
-                       in, len, max_out, 0, &status, NULL);
+    out = decode_to_sv(aTHX_ CMRX_DECODE_ZLIB, in, len, max_out, 0, &status, NULL, NULL);
     ST(0) = out ? sv_2mortal(out) : &PL_sv_undef;
     XSRETURN(1);
 

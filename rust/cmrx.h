@@ -30,37 +30,47 @@ extern "C" {
 #endif
 
 /* BEGIN GENERATED from rust/ffi.rs (CMRX_UPDATE_HEADER=1 cargo test) */
-#define CMRX_EV_PARTIAL         0
-#define CMRX_EV_VALUE           1
-#define CMRX_EV_DATA            2
-#define CMRX_EV_VALUE_END       3
-#define CMRX_EV_END             4
-#define CMRX_EV_ERROR           (-1)
-#define CMRX_PE_SERVER_ERROR    1
-#define CMRX_PE_CLIENT_ERROR    2
-#define CMRX_PE_ERROR           3
-#define CMRX_PE_UNKNOWN_LINE    4
-#define CMRX_PE_BAD_VALUE_LINE  5
-#define CMRX_PE_BAD_KEY         6
-#define CMRX_PE_BAD_NUMBER      7
-#define CMRX_PE_TOO_LARGE       8
-#define CMRX_PE_BAD_TERMINATOR  9
-#define CMRX_PE_LINE_TOO_LONG   10
-#define CMRX_PE_BAD_LINE_END    11
-#define CMRX_PE_AFTER_END       12
-#define CMRX_PE_INTERNAL        99
-#define CMRX_OK                 0
-#define CMRX_E_NEED_SPACE       1
-#define CMRX_E_DATA             (-3)
-#define CMRX_E_TOO_BIG          (-100)
-#define CMRX_E_ARG              (-101)
-#define CMRX_E_PANIC            (-102)
-#define CMRX_E_NO_MEMORY        (-103)
-#define CMRX_FMT_NONE           0
-#define CMRX_LEVEL_DEFAULT      (-1)
-#define CMRX_DEFAULT_GZIP_LEVEL 6
-#define CMRX_DEFAULT_ZLIB_LEVEL 6
-#define CMRX_DEFAULT_MAX_OUTPUT 67108864
+#define CMRX_EV_PARTIAL            0
+#define CMRX_EV_VALUE              1
+#define CMRX_EV_DATA               2
+#define CMRX_EV_VALUE_END          3
+#define CMRX_EV_END                4
+#define CMRX_EV_ERROR              (-1)
+#define CMRX_PE_SERVER_ERROR       1
+#define CMRX_PE_CLIENT_ERROR       2
+#define CMRX_PE_ERROR              3
+#define CMRX_PE_UNKNOWN_LINE       4
+#define CMRX_PE_BAD_VALUE_LINE     5
+#define CMRX_PE_BAD_KEY            6
+#define CMRX_PE_BAD_NUMBER         7
+#define CMRX_PE_TOO_LARGE          8
+#define CMRX_PE_BAD_TERMINATOR     9
+#define CMRX_PE_LINE_TOO_LONG      10
+#define CMRX_PE_BAD_LINE_END       11
+#define CMRX_PE_AFTER_END          12
+#define CMRX_PE_INTERNAL           99
+#define CMRX_OK                    0
+#define CMRX_E_NEED_SPACE          1
+#define CMRX_E_DATA                (-3)
+#define CMRX_E_TOO_BIG             (-100)
+#define CMRX_E_ARG                 (-101)
+#define CMRX_E_PANIC               (-102)
+#define CMRX_E_NO_MEMORY           (-103)
+#define CMRX_E_UNKNOWN_DICTIONARY  (-104)
+#define CMRX_E_BAD_DICTIONARY      (-105)
+#define CMRX_E_DICTIONARY_CONFLICT (-106)
+#define CMRX_E_TRAINING            (-107)
+#define CMRX_DECODE_GZIP           1
+#define CMRX_DECODE_ZLIB           2
+#define CMRX_DECODE_ZSTD           3
+#define CMRX_DECODE_CACHED         4
+#define CMRX_DECODE_ANY            5
+#define CMRX_FMT_NONE              0
+#define CMRX_LEVEL_DEFAULT         (-1)
+#define CMRX_DEFAULT_GZIP_LEVEL    6
+#define CMRX_DEFAULT_ZLIB_LEVEL    6
+#define CMRX_DEFAULT_MAX_OUTPUT    67108864
+#define CMRX_ZSTD_DEFAULT_LEVEL    3
 /* END GENERATED */
 
 /* ------------------------------------------------------------------------ */
@@ -125,6 +135,8 @@ const char *cmrx_parse_error_str(int error);
  *   ARG         a bad argument: a level out of range, a NULL pointer
  *   PANIC       a bug: a caught panic
  *   NO_MEMORY   no memory for the compressor or decompressor state
+ *   UNKNOWN_DICTIONARY, BAD_DICTIONARY, DICTIONARY_CONFLICT, TRAINING:
+ *               zstd's dictionaries (below)
  * CMRX_LEVEL_DEFAULT as a level means the function's default:
  * CMRX_DEFAULT_GZIP_LEVEL for cmrx_gzip, CMRX_DEFAULT_ZLIB_LEVEL for
  * cmrx_zlib. CMRX_DEFAULT_MAX_OUTPUT is the cap the Perl modules start with. */
@@ -148,21 +160,64 @@ int cmrx_gzip(const uint8_t *in, size_t in_len, int level,
 int cmrx_zlib(const uint8_t *in, size_t in_len, int level,
               uint8_t *out, size_t out_cap, size_t *out_len);
 
-/* A first output capacity for decompressing in[0..in_len): the gzip trailer's
- * size when plausible (never above what deflate can expand in_len to, nor
- * above max_out), else a small multiple of in_len. */
-size_t cmrx_gunzip_size_hint(const uint8_t *in, size_t in_len, size_t max_out);
-size_t cmrx_uncompress_size_hint(const uint8_t *in, size_t in_len, size_t max_out);
+/* Decoding. CMRX_DECODE_*: what cmrx_decode reads:
+ *   GZIP    gzip with Compress::Zlib's memGunzip semantics
+ *   ZLIB    zlib with Compress::Zlib's uncompress semantics
+ *   ZSTD    one zstd frame, with the loaded dictionary its header names
+ *   CACHED  a compressed memcached value as the Perl clients write it: a
+ *           zstd frame (told by its magic number), else gzip
+ *   ANY     zstd or gzip by their magic numbers, else zlib
+ * cmrx_decode_size_hint gives a first output capacity: what the data's header
+ * says (gzip's trailer, a zstd frame's content size) when plausible, else a
+ * small multiple of in_len; never above max_out; 0 when decoding will fail at
+ * once or the format is unknown.
+ * cmrx_decode writes at most max_out bytes into out[0..out_cap):
+ *   CMRX_OK: *out_len bytes; *in_used (unless NULL) gets how many input bytes
+ *     gzip data took up as memGunzip consumes them (the header, the deflate
+ *     stream and the 8-byte trailer, or everything when fewer than 8 bytes
+ *     follow the stream; the whole input for the other formats)
+ *   CMRX_E_NEED_SPACE: grow out to *out_len bytes (never above max_out) and
+ *     call again
+ *   CMRX_E_TOO_BIG: the output exceeds max_out
+ *   CMRX_E_UNKNOWN_DICTIONARY: *dictionary (unless NULL) gets the ID of the
+ *     dictionary the zstd frame needs
+ *   CMRX_E_DATA: bad input */
+size_t cmrx_decode_size_hint(int format, const uint8_t *in, size_t in_len, size_t max_out);
+int cmrx_decode(int format, const uint8_t *in, size_t in_len, uint8_t *out,
+                size_t out_cap, size_t max_out, size_t *out_len, size_t *in_used,
+                uint32_t *dictionary);
 
-/* Decompress with Compress::Zlib's memGunzip / uncompress semantics into
- * out[0..out_cap). On CMRX_OK, cmrx_gunzip also stores in *in_used (unless
- * in_used is NULL) how many input bytes memGunzip would consume: the header,
- * the deflate stream and the 8-byte trailer, or everything when fewer than
- * 8 bytes follow the stream. */
-int cmrx_gunzip(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap,
-                size_t max_out, size_t *out_len, size_t *in_used);
-int cmrx_uncompress(const uint8_t *in, size_t in_len, uint8_t *out,
-                    size_t out_cap, size_t max_out, size_t *out_len);
+/* ------------------------------------------------------------------------ */
+/* zstd (rust/zstd.rs): libzstd, with standard dictionaries loaded once for */
+/* the whole process and per-thread contexts.                               */
+
+/* Largest frame cmrx_zstd_compress can make of in_len bytes. */
+size_t cmrx_zstd_compress_bound(size_t in_len);
+/* 1 if level is 0 (CMRX_ZSTD_DEFAULT_LEVEL) or zstd's -7..22, else 0. */
+int cmrx_zstd_level_valid(int level);
+/* One zstd frame of in[0..in_len) at level, stating its content size, with
+ * the loaded dictionary of ID `dictionary` (0: none; one not loaded is
+ * CMRX_E_UNKNOWN_DICTIONARY). An out_cap of the bound always fits. */
+int cmrx_zstd_compress(const uint8_t *in, size_t in_len, int level,
+                       uint32_t dictionary, uint8_t *out, size_t out_cap,
+                       size_t *out_len);
+/* Loads the standard zstd dictionary bytes[0..len) (as `zstd --train`
+ * writes them) for the whole process; *id gets its ID. Loading the same
+ * bytes again is CMRX_OK; other bytes with a loaded ID are
+ * CMRX_E_DICTIONARY_CONFLICT; anything else CMRX_E_BAD_DICTIONARY. */
+int cmrx_zstd_register(const uint8_t *bytes, size_t len, uint32_t *id);
+/* Trains a standard zstd dictionary of at most dict_size bytes on `count`
+ * samples (samples[i] of lens[i] bytes) into out[0..dict_size):
+ * CMRX_E_TRAINING when zstd cannot (too few or too small samples). */
+int cmrx_zstd_train(const uint8_t *const *samples, const size_t *lens,
+                    size_t count, size_t dict_size, uint8_t *out,
+                    size_t *out_len);
+/* 1 the first time the process reports dictionary `id` missing, then 0:
+ * a reader warns once per dictionary, not once per value. */
+int cmrx_zstd_first_report(uint32_t id);
+
+/* A static, NUL-terminated description of a CMRX_OK / CMRX_E_* status. */
+const char *cmrx_status_str(int status);
 
 /* Already-compressed data: CMRX_FMT_NONE (0) if in[0..in_len) starts with
  * no known magic, else the code of the format it starts with. */

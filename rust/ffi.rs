@@ -22,6 +22,7 @@ use std::slice;
 use crate::codec::{self, CodecError};
 use crate::parser::{Event, ParseError, ResponseParser, Status as ParseStatus};
 use crate::sniff;
+use crate::zstd;
 
 /// Declares a `#[repr(i32)]` enum of C ABI codes together with the table of
 /// their C names, from one list, so the two cannot drift apart.
@@ -83,6 +84,52 @@ abi_codes! {
         Panic = -102 => "CMRX_E_PANIC",
         /// Memory for the compressor or decompressor state ran out.
         NoMemory = -103 => "CMRX_E_NO_MEMORY",
+        /// A zstd frame names a dictionary that is not loaded (its ID is
+        /// reported beside).
+        UnknownDictionary = -104 => "CMRX_E_UNKNOWN_DICTIONARY",
+        /// Not a standard zstd dictionary.
+        BadDictionary = -105 => "CMRX_E_BAD_DICTIONARY",
+        /// Another dictionary with the same ID is loaded already.
+        DictionaryConflict = -106 => "CMRX_E_DICTIONARY_CONFLICT",
+        /// zstd could not train a dictionary from the samples.
+        Training = -107 => "CMRX_E_TRAINING",
+    }
+}
+
+abi_codes! {
+    /// What `cmrx_decode` decodes.
+    pub enum DecodeFormat {
+        /// gzip, as `Compress::Zlib::memGunzip`.
+        Gzip = 1 => "CMRX_DECODE_GZIP",
+        /// zlib, as `Compress::Zlib::uncompress`.
+        Zlib = 2 => "CMRX_DECODE_ZLIB",
+        /// One zstd frame.
+        Zstd = 3 => "CMRX_DECODE_ZSTD",
+        /// A compressed memcached value as the Perl clients write them: a
+        /// zstd frame (by its magic number), else gzip.
+        Cached = 4 => "CMRX_DECODE_CACHED",
+        /// zstd or gzip by their magic numbers, else zlib: what any client
+        /// (of any language) may have stored.
+        Any = 5 => "CMRX_DECODE_ANY",
+    }
+}
+
+impl Status {
+    /// A short English description of the status, for messages.
+    pub fn message(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::NeedSpace => "output buffer too small",
+            Status::Data => "corrupt or truncated data",
+            Status::TooBig => "output larger than the limit",
+            Status::Arg => "bad argument",
+            Status::Panic => "internal error",
+            Status::NoMemory => "out of memory",
+            Status::UnknownDictionary => "the zstd dictionary it needs is not loaded",
+            Status::BadDictionary => "not a zstd dictionary",
+            Status::DictionaryConflict => "a different zstd dictionary with the same ID is loaded",
+            Status::Training => "zstd could not train a dictionary from these samples",
+        }
     }
 }
 
@@ -92,15 +139,41 @@ pub const PARSE_INTERNAL: i32 = 99;
 /// The message of [`PARSE_INTERNAL`].
 const PARSE_INTERNAL_MESSAGE: &str = "internal error in the response parser";
 
-impl From<CodecError> for Status {
-    fn from(e: CodecError) -> Status {
-        match e {
-            CodecError::NeedSpace(_) => Status::NeedSpace,
-            CodecError::Data => Status::Data,
-            CodecError::TooBig => Status::TooBig,
-            CodecError::Arg => Status::Arg,
-            CodecError::NoMemory => Status::NoMemory,
-        }
+/// A failed engine call as the ABI reports it: a status, and the number
+/// that goes with some (the capacity of `NeedSpace`, the ID of a dictionary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Failure {
+    status: Status,
+    number: u64,
+}
+
+impl From<CodecError> for Failure {
+    fn from(e: CodecError) -> Failure {
+        let (status, number) = match e {
+            CodecError::NeedSpace(n) => (Status::NeedSpace, n as u64),
+            CodecError::Data => (Status::Data, 0),
+            CodecError::TooBig => (Status::TooBig, 0),
+            CodecError::Arg => (Status::Arg, 0),
+            CodecError::NoMemory => (Status::NoMemory, 0),
+        };
+        Failure { status, number }
+    }
+}
+
+impl From<zstd::Error> for Failure {
+    fn from(e: zstd::Error) -> Failure {
+        let (status, number) = match e {
+            zstd::Error::NeedSpace(n) => (Status::NeedSpace, n as u64),
+            zstd::Error::Data => (Status::Data, 0),
+            zstd::Error::TooBig => (Status::TooBig, 0),
+            zstd::Error::Arg => (Status::Arg, 0),
+            zstd::Error::UnknownDictionary(id) => (Status::UnknownDictionary, u64::from(id)),
+            zstd::Error::BadDictionary => (Status::BadDictionary, 0),
+            zstd::Error::DictionaryConflict(id) => (Status::DictionaryConflict, u64::from(id)),
+            zstd::Error::Training => (Status::Training, 0),
+            zstd::Error::OutOfMemory => (Status::NoMemory, 0),
+        };
+        Failure { status, number }
     }
 }
 
@@ -121,6 +194,9 @@ pub fn header_defines() -> String {
     for &(status, name) in Status::ALL {
         add(name, (status as i32).to_string());
     }
+    for &(format, name) in DecodeFormat::ALL {
+        add(name, (format as i32).to_string());
+    }
     add("CMRX_FMT_NONE", "0".to_owned());
     add("CMRX_LEVEL_DEFAULT", codec::LEVEL_DEFAULT.to_string());
     add(
@@ -135,6 +211,7 @@ pub fn header_defines() -> String {
         "CMRX_DEFAULT_MAX_OUTPUT",
         codec::DEFAULT_MAX_OUT.to_string(),
     );
+    add("CMRX_ZSTD_DEFAULT_LEVEL", zstd::DEFAULT_LEVEL.to_string());
     let width = defines.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
     defines
         .iter()
@@ -371,18 +448,19 @@ pub extern "C" fn cmrx_parse_error_str(error: i32) -> *const c_char {
     }
 }
 
-/// Stores a codec result into the caller's `out_len` and says how it went.
-fn status(result: Result<usize, CodecError>, out_len: &mut usize) -> i32 {
+/// Stores an engine result into the caller's `out_len` (the output's length,
+/// or the capacity `NeedSpace` asks for) and says how it went.
+fn status(result: Result<usize, Failure>, out_len: &mut usize) -> i32 {
     match result {
         Ok(n) => {
             *out_len = n;
             Status::Ok as i32
         }
-        Err(e) => {
-            if let CodecError::NeedSpace(n) = e {
-                *out_len = n;
+        Err(failure) => {
+            if failure.status == Status::NeedSpace {
+                *out_len = usize::try_from(failure.number).unwrap_or(usize::MAX);
             }
-            Status::from(e) as i32
+            failure.status as i32
         }
     }
 }
@@ -398,7 +476,7 @@ unsafe fn codec_call(
     out: *mut u8,
     out_cap: usize,
     out_len: *mut usize,
-    f: impl FnOnce(&[u8], &mut [MaybeUninit<u8>]) -> Result<usize, CodecError>,
+    f: impl FnOnce(&[u8], &mut [MaybeUninit<u8>]) -> Result<usize, Failure>,
 ) -> i32 {
     // SAFETY: out_len is writable or NULL per the contract; NULL is an
     // argument error.
@@ -451,7 +529,7 @@ pub unsafe extern "C" fn cmrx_gzip(
     // SAFETY: the caller's contract is codec_call's.
     unsafe {
         codec_call(input, in_len, out, out_cap, out_len, |i, o| {
-            codec::gzip(i, level, o)
+            Ok(codec::gzip(i, level, o)?)
         })
     }
 }
@@ -472,7 +550,7 @@ pub unsafe extern "C" fn cmrx_zlib(
     // SAFETY: the caller's contract is codec_call's.
     unsafe {
         codec_call(input, in_len, out, out_cap, out_len, |i, o| {
-            codec::zlib(i, level, o)
+            Ok(codec::zlib(i, level, o)?)
         })
     }
 }
@@ -496,51 +574,67 @@ unsafe fn inspect<T>(
     catch_unwind(AssertUnwindSafe(|| f(src))).unwrap_or(fallback)
 }
 
-/// A first output capacity for `cmrx_gunzip` (`cmrx_gunzip_size_hint`).
+/// What `format` makes of `input`: the decoder that applies.
+fn decoder_for(format: DecodeFormat, input: &[u8]) -> DecodeFormat {
+    let gzip = input.starts_with(&[0x1f, 0x8b]);
+    match format {
+        DecodeFormat::Cached | DecodeFormat::Any if zstd::is_zstd_frame(input) => {
+            DecodeFormat::Zstd
+        }
+        DecodeFormat::Cached => DecodeFormat::Gzip,
+        DecodeFormat::Any if gzip => DecodeFormat::Gzip,
+        DecodeFormat::Any => DecodeFormat::Zlib,
+        other => other,
+    }
+}
+
+/// The `DecodeFormat` with this code.
+fn decode_format(code: i32) -> Option<DecodeFormat> {
+    DecodeFormat::ALL
+        .iter()
+        .map(|&(f, _)| f)
+        .find(|&f| f as i32 == code)
+}
+
+/// A first output capacity for `cmrx_decode` (`cmrx_decode_size_hint`):
+/// what the data's header says when it says something plausible, else a few
+/// times the input; 0 for an unknown format, or when decoding will fail at
+/// once (a zstd frame stating more than `max_out`).
 ///
 /// # Safety
 /// `input` readable for `in_len` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn cmrx_gunzip_size_hint(
+pub unsafe extern "C" fn cmrx_decode_size_hint(
+    format: i32,
     input: *const u8,
     in_len: usize,
     max_out: usize,
 ) -> usize {
+    let Some(format) = decode_format(format) else {
+        return 0;
+    };
     // SAFETY: the caller's contract is inspect's.
     unsafe {
-        inspect(input, in_len, 0, |src| {
-            codec::gunzip_size_hint(src, max_out)
+        inspect(input, in_len, 0, |src| match decoder_for(format, src) {
+            DecodeFormat::Zstd => zstd::size_hint(src, max_out),
+            DecodeFormat::Zlib => codec::uncompress_size_hint(src, max_out),
+            _ => codec::gunzip_size_hint(src, max_out),
         })
     }
 }
 
-/// A first output capacity for `cmrx_uncompress`
-/// (`cmrx_uncompress_size_hint`).
-///
-/// # Safety
-/// `input` readable for `in_len` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn cmrx_uncompress_size_hint(
-    input: *const u8,
-    in_len: usize,
-    max_out: usize,
-) -> usize {
-    // SAFETY: the caller's contract is inspect's.
-    unsafe {
-        inspect(input, in_len, 0, |src| {
-            codec::uncompress_size_hint(src, max_out)
-        })
-    }
-}
-
-/// memGunzip (`cmrx_gunzip`); `*in_used` (if not NULL) gets what the member
-/// took up of the input, as memGunzip consumes it.
+/// Decodes `input` as `format` into `out` (`cmrx_decode`). `*in_used` (if
+/// not NULL) gets how much of the input gzip data took up, as memGunzip
+/// consumes it (the whole input for the other formats); `*dictionary` (if
+/// not NULL) the ID of the dictionary a zstd frame needs, with
+/// `CMRX_E_UNKNOWN_DICTIONARY`.
 ///
 /// # Safety
 /// As in cmrx.h: `input` readable for `in_len`, `out` writable for
-/// `out_cap`, `in_used` writable or NULL.
+/// `out_cap`, `out_len` writable, `in_used` and `dictionary` writable or NULL.
 #[no_mangle]
-pub unsafe extern "C" fn cmrx_gunzip(
+pub unsafe extern "C" fn cmrx_decode(
+    format: i32,
     input: *const u8,
     in_len: usize,
     out: *mut u8,
@@ -548,39 +642,203 @@ pub unsafe extern "C" fn cmrx_gunzip(
     max_out: usize,
     out_len: *mut usize,
     in_used: *mut usize,
+    dictionary: *mut u32,
 ) -> i32 {
-    // SAFETY: the caller's contract is codec_call's; in_used is writable or
-    // NULL (contract), and as_mut yields None for NULL.
-    unsafe {
-        let in_used = in_used.as_mut();
+    let Some(format) = decode_format(format) else {
+        return Status::Arg as i32;
+    };
+    // SAFETY: in_used and dictionary are writable or NULL (contract), and
+    // as_mut yields None for NULL.
+    let (in_used, dictionary) = unsafe { (in_used.as_mut(), dictionary.as_mut()) };
+    let mut missing = None;
+    // SAFETY: the caller's contract is codec_call's.
+    let status = unsafe {
         codec_call(input, in_len, out, out_cap, out_len, |i, o| {
-            let inflated = codec::gunzip_member(i, o, max_out)?;
-            if let Some(used) = in_used {
-                *used = inflated.input_used;
+            let (len, used) = match decoder_for(format, i) {
+                DecodeFormat::Zstd => match zstd::decompress(i, o, max_out) {
+                    Ok(n) => (n, i.len()),
+                    Err(e) => {
+                        let failure = Failure::from(e);
+                        if failure.status == Status::UnknownDictionary {
+                            missing = u32::try_from(failure.number).ok();
+                        }
+                        return Err(failure);
+                    }
+                },
+                DecodeFormat::Zlib => (codec::uncompress(i, o, max_out)?, i.len()),
+                _ => {
+                    let inflated = codec::gunzip_member(i, o, max_out)?;
+                    (inflated.len, inflated.input_used)
+                }
+            };
+            if let Some(slot) = in_used {
+                *slot = used;
             }
-            Ok(inflated.len)
+            Ok(len)
         })
+    };
+    if let (Some(slot), Some(id)) = (dictionary, missing) {
+        *slot = id;
     }
+    status
 }
 
-/// Compress::Zlib::uncompress (`cmrx_uncompress`).
+/// Largest frame `cmrx_zstd_compress` can make of `in_len` bytes
+/// (`cmrx_zstd_compress_bound`); 0 on a panic.
+#[no_mangle]
+pub extern "C" fn cmrx_zstd_compress_bound(in_len: usize) -> usize {
+    catch_unwind(|| zstd::compress_bound(in_len)).unwrap_or(0)
+}
+
+/// 1 if `cmrx_zstd_compress` accepts `level` (0 for the default, or
+/// zstd's -7..=22), else 0 (`cmrx_zstd_level_valid`).
+#[no_mangle]
+pub extern "C" fn cmrx_zstd_level_valid(level: i32) -> i32 {
+    i32::from(level == 0 || (zstd::MIN_LEVEL..=zstd::MAX_LEVEL).contains(&level))
+}
+
+/// One zstd frame of `input` at `level`, with the loaded dictionary
+/// `dictionary` (0: none) (`cmrx_zstd_compress`).
 ///
 /// # Safety
 /// As in cmrx.h: `input` readable for `in_len`, `out` writable for `out_cap`.
 #[no_mangle]
-pub unsafe extern "C" fn cmrx_uncompress(
+pub unsafe extern "C" fn cmrx_zstd_compress(
     input: *const u8,
     in_len: usize,
+    level: i32,
+    dictionary: u32,
     out: *mut u8,
     out_cap: usize,
-    max_out: usize,
     out_len: *mut usize,
 ) -> i32 {
     // SAFETY: the caller's contract is codec_call's.
     unsafe {
         codec_call(input, in_len, out, out_cap, out_len, |i, o| {
-            codec::uncompress(i, o, max_out)
+            let dict = match dictionary {
+                0 => None,
+                id => Some(zstd::lookup(id).ok_or(zstd::Error::UnknownDictionary(id))?),
+            };
+            Ok(zstd::compress(i, level, dict.as_deref(), o)?)
         })
+    }
+}
+
+/// Loads the standard zstd dictionary `bytes` for the whole process
+/// (`cmrx_zstd_register`); `*id` gets its ID (also when it conflicts).
+///
+/// # Safety
+/// `bytes` readable for `len` bytes, `id` writable.
+#[no_mangle]
+pub unsafe extern "C" fn cmrx_zstd_register(bytes: *const u8, len: usize, id: *mut u32) -> i32 {
+    if id.is_null() || (bytes.is_null() && len != 0) {
+        return Status::Arg as i32;
+    }
+    // SAFETY: checked for NULL; readability is the caller's contract.
+    let src = unsafe { input(bytes, len) };
+    let (status, number) = match catch_unwind(|| zstd::register(src)) {
+        Ok(Ok(registered)) => (Status::Ok, registered),
+        Ok(Err(e)) => {
+            let failure = Failure::from(e);
+            (failure.status, u32::try_from(failure.number).unwrap_or(0))
+        }
+        Err(_) => (Status::Panic, 0),
+    };
+    // SAFETY: id was checked non-NULL and is writable (contract).
+    unsafe { id.write(number) };
+    status as i32
+}
+
+/// Trains a standard zstd dictionary of at most `dict_size` bytes on
+/// `count` samples (`cmrx_zstd_train`) into `out`, which holds `dict_size`.
+///
+/// # Safety
+/// `samples` and `lens` point to `count` entries; each `samples[i]` is
+/// readable for `lens[i]` bytes; `out` writable for `dict_size` bytes;
+/// `out_len` writable.
+#[no_mangle]
+pub unsafe extern "C" fn cmrx_zstd_train(
+    samples: *const *const u8,
+    lens: *const usize,
+    count: usize,
+    dict_size: usize,
+    out: *mut u8,
+    out_len: *mut usize,
+) -> i32 {
+    if (samples.is_null() || lens.is_null()) && count != 0 {
+        return Status::Arg as i32;
+    }
+    // SAFETY: both arrays hold count entries (contract; NULL only with 0),
+    // and each sample is readable for its length.
+    let inputs: Vec<&[u8]> = unsafe {
+        let ptrs = if count == 0 {
+            &[][..]
+        } else {
+            slice::from_raw_parts(samples, count)
+        };
+        let sizes = if count == 0 {
+            &[][..]
+        } else {
+            slice::from_raw_parts(lens, count)
+        };
+        ptrs.iter()
+            .zip(sizes)
+            .map(|(&p, &n)| if p.is_null() { &[][..] } else { input(p, n) })
+            .collect()
+    };
+    // SAFETY: out is writable for dict_size bytes and out_len writable
+    // (contract); codec_call checks them for NULL.
+    unsafe {
+        codec_call(ptr::null(), 0, out, dict_size, out_len, |_, o| {
+            let dict = zstd::train(&inputs, dict_size)?;
+            let dst = o
+                .get_mut(..dict.len())
+                .ok_or(Failure::from(zstd::Error::TooBig))?;
+            for (d, &b) in dst.iter_mut().zip(&dict) {
+                d.write(b);
+            }
+            Ok(dict.len())
+        })
+    }
+}
+
+/// 1 the first time it is told of a missing dictionary `id` in this
+/// process, 0 afterwards (`cmrx_zstd_first_report`): so a reader warns once
+/// per dictionary, not once per value.
+#[no_mangle]
+pub extern "C" fn cmrx_zstd_first_report(id: u32) -> i32 {
+    static REPORTED: std::sync::Mutex<std::collections::BTreeSet<u32>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut reported = REPORTED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    i32::from(reported.insert(id))
+}
+
+/// A static, NUL-terminated description of a status (`cmrx_status_str`).
+#[no_mangle]
+pub extern "C" fn cmrx_status_str(status: i32) -> *const c_char {
+    static MESSAGES: std::sync::OnceLock<Vec<(i32, std::ffi::CString)>> =
+        std::sync::OnceLock::new();
+    let found = catch_unwind(|| {
+        let messages = MESSAGES.get_or_init(|| {
+            Status::ALL
+                .iter()
+                .filter_map(|&(s, _)| Some((s as i32, std::ffi::CString::new(s.message()).ok()?)))
+                .collect()
+        });
+        let by_status = messages.iter().find(|(code, _)| *code == status);
+        by_status
+            .or_else(|| {
+                messages
+                    .iter()
+                    .find(|(code, _)| *code == Status::Panic as i32)
+            })
+            .map(|(_, text)| text.as_ptr())
+    });
+    match found {
+        Ok(Some(text)) => text,
+        _ => b"internal error\0".as_ptr().cast(),
     }
 }
 
@@ -766,6 +1024,45 @@ mod tests {
         }
     }
 
+    /// cmrx_decode with every out-parameter, for the tests.
+    fn decode(
+        format: DecodeFormat,
+        input: &[u8],
+        cap: usize,
+        max_out: usize,
+    ) -> (i32, Vec<u8>, usize, u32) {
+        let mut out = vec![0u8; cap];
+        let (mut n, mut used, mut dict) = (0, 0, 0);
+        // SAFETY: every pointer is a live buffer with its length, or a
+        // writable local.
+        let rc = unsafe {
+            cmrx_decode(
+                format as i32,
+                input.as_ptr(),
+                input.len(),
+                out.as_mut_ptr(),
+                out.len(),
+                max_out,
+                &mut n,
+                &mut used,
+                &mut dict,
+            )
+        };
+        if rc == Status::Ok as i32 {
+            out.truncate(n);
+        }
+        (
+            rc,
+            out,
+            if rc == Status::NeedSpace as i32 {
+                n
+            } else {
+                used
+            },
+            dict,
+        )
+    }
+
     #[test]
     fn codec_round_trip_and_need_space_through_the_abi() {
         let ok = Status::Ok as i32;
@@ -785,71 +1082,190 @@ mod tests {
             );
             assert_eq!(rc, ok);
             gz.truncate(n);
-            let mut out = vec![0u8; 10];
-            let (mut m, mut used) = (0, 0);
-            let rc = cmrx_gunzip(
-                gz.as_ptr(),
-                gz.len(),
-                out.as_mut_ptr(),
-                out.len(),
-                1 << 20,
-                &mut m,
-                &mut used,
-            );
-            assert_eq!(rc, Status::NeedSpace as i32);
-            assert!(m > 10 && m <= 1 << 20);
-            let hint = cmrx_gunzip_size_hint(gz.as_ptr(), gz.len(), 1 << 20);
-            assert_eq!(hint, data.len());
-            out.resize(hint, 0);
-            // Trailing bytes after the member are not part of it.
-            let mut two = gz.clone();
-            two.extend_from_slice(b"next member");
-            let rc = cmrx_gunzip(
-                two.as_ptr(),
-                two.len(),
-                out.as_mut_ptr(),
-                out.len(),
-                1 << 20,
-                &mut m,
-                &mut used,
-            );
-            assert_eq!(rc, ok);
-            assert_eq!(&out[..m], &data[..]);
-            assert_eq!(used, gz.len());
-            let rc = cmrx_gunzip(
-                gz.as_ptr(),
-                gz.len(),
-                out.as_mut_ptr(),
-                1000,
-                1000,
-                &mut m,
-                ptr::null_mut(),
-            );
-            assert_eq!(rc, Status::TooBig as i32);
-            let junk = b"nope!nope!nope";
-            let rc = cmrx_gunzip(
-                junk.as_ptr(),
-                junk.len(),
-                out.as_mut_ptr(),
-                out.len(),
-                1 << 20,
-                &mut m,
-                ptr::null_mut(),
-            );
-            assert_eq!(rc, Status::Data as i32);
-            let rc = cmrx_gzip(ptr::null(), 5, 6, out.as_mut_ptr(), out.len(), &mut m);
+            let mut out = vec![0u8; 64];
+            let rc = cmrx_gzip(ptr::null(), 5, 6, out.as_mut_ptr(), out.len(), &mut n);
             assert_eq!(rc, Status::Arg as i32);
-            let rc = cmrx_gzip(data.as_ptr(), 5, 13, out.as_mut_ptr(), out.len(), &mut m);
+            let rc = cmrx_gzip(data.as_ptr(), 5, 13, out.as_mut_ptr(), out.len(), &mut n);
             assert_eq!(rc, Status::Arg as i32);
-            let rc = cmrx_zlib(data.as_ptr(), 5, 10, out.as_mut_ptr(), out.len(), &mut m);
+            let rc = cmrx_zlib(data.as_ptr(), 5, 10, out.as_mut_ptr(), out.len(), &mut n);
             assert_eq!(rc, Status::Arg as i32, "zlib's levels stop at 9");
-            let rc = cmrx_zlib(data.as_ptr(), 5, -1, out.as_mut_ptr(), out.len(), &mut m);
+            let rc = cmrx_zlib(data.as_ptr(), 5, -1, out.as_mut_ptr(), out.len(), &mut n);
             assert_eq!(rc, ok, "-1 is the default level");
+            let hint =
+                cmrx_decode_size_hint(DecodeFormat::Gzip as i32, gz.as_ptr(), gz.len(), 1 << 20);
+            assert_eq!(hint, data.len());
         }
+        let (rc, _, want, _) = decode(DecodeFormat::Gzip, &gz, 10, 1 << 20);
+        assert_eq!(rc, Status::NeedSpace as i32);
+        assert!(want > 10 && want <= 1 << 20);
+        // Trailing bytes after the member are not part of it.
+        let mut two = gz.clone();
+        two.extend_from_slice(b"next member");
+        let (rc, out, used, _) = decode(DecodeFormat::Gzip, &two, data.len(), 1 << 20);
+        assert_eq!((rc, &out[..], used), (ok, &data[..], gz.len()));
+        let (rc, ..) = decode(DecodeFormat::Gzip, &gz, 1000, 1000);
+        assert_eq!(rc, Status::TooBig as i32);
+        let (rc, ..) = decode(DecodeFormat::Gzip, b"nope!nope!nope", 100, 1 << 20);
+        assert_eq!(rc, Status::Data as i32);
         assert_eq!(cmrx_gzip_level_valid(12), 1);
         assert_eq!(cmrx_gzip_level_valid(-1), 1);
         assert_eq!(cmrx_gzip_level_valid(13), 0);
         assert_eq!(cmrx_gzip_level_valid(-2), 0);
+    }
+
+    #[test]
+    fn decode_formats_by_magic() {
+        let ok = Status::Ok as i32;
+        let data = b"the same data in three formats ".repeat(20);
+        let gz = crate::testing::gzip_vec(&data, 6).unwrap();
+        let z = crate::testing::zlib_vec(&data, 6).unwrap();
+        let zs = zstd::compress_vec(&data, 3, None).unwrap();
+        for (name, input) in [("gzip", &gz), ("zlib", &z), ("zstd", &zs)] {
+            let (rc, out, ..) = decode(DecodeFormat::Any, input, data.len(), 1 << 20);
+            assert_eq!((rc, out), (ok, data.clone()), "Any reads {name}");
+            let (rc, ..) = decode(DecodeFormat::Cached, input, data.len(), 1 << 20);
+            let want = if name == "zlib" {
+                Status::Data as i32
+            } else {
+                ok
+            };
+            assert_eq!(rc, want, "Cached reads zstd and gzip, not {name}");
+        }
+        let (rc, ..) = decode(DecodeFormat::Gzip, &zs, data.len(), 1 << 20);
+        assert_eq!(rc, Status::Data as i32, "Gzip is gzip only");
+        let (rc, ..) = decode(DecodeFormat::Zstd, &gz, data.len(), 1 << 20);
+        assert_eq!(rc, Status::Data as i32, "Zstd is zstd only");
+        let (rc, ..) = decode(DecodeFormat::Zstd, &zs, data.len() - 1, data.len() - 1);
+        assert_eq!(rc, Status::TooBig as i32);
+        // SAFETY: a live slice and its length.
+        let rc = unsafe { cmrx_decode_size_hint(99, zs.as_ptr(), zs.len(), 1 << 20) };
+        assert_eq!(rc, 0, "an unknown format has no hint");
+        let (rc, ..) = {
+            let mut n = 0;
+            let mut out = [0u8; 8];
+            // SAFETY: live buffers with their lengths; NULL optional outputs.
+            let rc = unsafe {
+                cmrx_decode(
+                    99,
+                    zs.as_ptr(),
+                    zs.len(),
+                    out.as_mut_ptr(),
+                    8,
+                    8,
+                    &mut n,
+                    ptr::null_mut(),
+                    ptr::null_mut(),
+                )
+            };
+            (rc, ())
+        };
+        assert_eq!(
+            rc,
+            Status::Arg as i32,
+            "an unknown format is a bad argument"
+        );
+    }
+
+    #[test]
+    fn zstd_through_the_abi() {
+        let ok = Status::Ok as i32;
+        let samples: Vec<Vec<u8>> = (0..300)
+            .map(|i| {
+                format!(r#"{{"id":{i},"name":"user{}","roles":["a","b"]}}"#, i * 13).into_bytes()
+            })
+            .collect();
+        let ptrs: Vec<*const u8> = samples.iter().map(|s| s.as_ptr()).collect();
+        let lens: Vec<usize> = samples.iter().map(Vec::len).collect();
+        let mut dict = vec![0u8; 4096];
+        let (mut dict_len, mut id) = (0, 0);
+        let mut frame = vec![0u8; cmrx_zstd_compress_bound(samples[7].len())];
+        let mut frame_len = 0;
+        // SAFETY: every pointer is a live buffer with its length, or a
+        // writable local; the sample arrays hold samples.len() entries.
+        unsafe {
+            let rc = cmrx_zstd_train(
+                ptrs.as_ptr(),
+                lens.as_ptr(),
+                ptrs.len(),
+                dict.len(),
+                dict.as_mut_ptr(),
+                &mut dict_len,
+            );
+            assert_eq!(rc, ok);
+            assert!(dict_len > 0 && dict_len <= 4096);
+            assert_eq!(cmrx_zstd_register(dict.as_ptr(), dict_len, &mut id), ok);
+            assert!(id != 0);
+            assert_eq!(
+                cmrx_zstd_register(b"not a dictionary".as_ptr(), 16, &mut id),
+                Status::BadDictionary as i32
+            );
+            let rc = cmrx_zstd_train(
+                ptrs.as_ptr(),
+                lens.as_ptr(),
+                2,
+                dict.len(),
+                dict.as_mut_ptr(),
+                &mut dict_len,
+            );
+            assert_eq!(rc, Status::Training as i32, "two samples are too few");
+        }
+        // SAFETY: as above.
+        unsafe {
+            let mut reg = 0;
+            assert_eq!(cmrx_zstd_register(dict.as_ptr(), dict_len, &mut reg), ok);
+            id = reg;
+            let rc = cmrx_zstd_compress(
+                samples[7].as_ptr(),
+                samples[7].len(),
+                3,
+                id,
+                frame.as_mut_ptr(),
+                frame.len(),
+                &mut frame_len,
+            );
+            assert_eq!(rc, ok);
+            let rc = cmrx_zstd_compress(
+                samples[7].as_ptr(),
+                samples[7].len(),
+                3,
+                12345,
+                frame.as_mut_ptr(),
+                frame.len(),
+                &mut frame_len,
+            );
+            assert_eq!(rc, Status::UnknownDictionary as i32);
+            let rc = cmrx_zstd_compress(
+                samples[7].as_ptr(),
+                samples[7].len(),
+                3,
+                id,
+                frame.as_mut_ptr(),
+                frame.len(),
+                &mut frame_len,
+            );
+            assert_eq!(rc, ok);
+        }
+        frame.truncate(frame_len);
+        let (rc, out, ..) = decode(DecodeFormat::Cached, &frame, samples[7].len(), 1 << 20);
+        assert_eq!((rc, out), (ok, samples[7].clone()));
+        // A frame naming a dictionary nobody loaded: its ID comes back.
+        let mut other = frame.clone();
+        let at = 5; // after the magic and the frame header descriptor
+        other[at] ^= 0x55;
+        if zstd::frame_dictionary_id(&other).is_some_and(|d| d != id) {
+            let (rc, _, _, missing) = decode(DecodeFormat::Cached, &other, 4096, 1 << 20);
+            assert_eq!(rc, Status::UnknownDictionary as i32);
+            assert_eq!(Some(missing), zstd::frame_dictionary_id(&other));
+        }
+        assert_eq!(cmrx_zstd_first_report(77_777), 1);
+        assert_eq!(cmrx_zstd_first_report(77_777), 0);
+        assert_eq!(cmrx_zstd_level_valid(0), 1);
+        assert_eq!(cmrx_zstd_level_valid(22), 1);
+        assert_eq!(cmrx_zstd_level_valid(23), 0);
+        // SAFETY: cmrx_status_str returns a static NUL-terminated string.
+        let text =
+            unsafe { std::ffi::CStr::from_ptr(cmrx_status_str(Status::UnknownDictionary as i32)) };
+        assert_eq!(text.to_str().unwrap(), Status::UnknownDictionary.message());
     }
 
     #[test]
