@@ -34,7 +34,7 @@ sub client {
     return Cache::Memcached->new({
         servers => $opt{servers} // \@addrs, namespace => $NS,
         parser_class => $parser, select_timeout => 5, connect_timeout => 2,
-        %opt{ grep { exists $opt{$_} } qw(compress_threshold) },
+        map { ($_ => $opt{$_}) } grep { exists $opt{$_} } qw(compress_threshold),
     });
 }
 my $rust = client($RUST);

@@ -27,7 +27,9 @@ my $Z      = 'Cache::Memcached::RustXS::Zlib';
 
 # The Compress::Zlib functions as they are before any override.
 my @FUNCS = qw(memGzip memGunzip compress uncompress);
-my %ORIG = map { no strict 'refs'; ($_ => \&{"Compress::Zlib::$_"}) } @FUNCS;
+# (\&{"name"} is allowed under strict refs. A `no strict` inside the map
+# block made perl 5.16 take the block for an expression: a syntax error.)
+my %ORIG = map { ($_ => \&{"Compress::Zlib::$_"}) } @FUNCS;
 
 # ---- helpers ---------------------------------------------------------------
 

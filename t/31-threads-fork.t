@@ -124,7 +124,8 @@ if ($THREAD_CHILD) {
         fail "memcached is required here (CI or CMRX_REQUIRE_MEMCACHED) but: $mc_error";
     }
     local $ENV{CMRX_T31_MEMCACHED} = $mc ? $mc->address : '';
-    local $ENV{CMRX_T31_NO_MEMCACHED} = $mc ? '' : ($mc_error =~ s/\s+\z//r);
+    (my $why = $mc_error) =~ s/\s+\z//;
+    local $ENV{CMRX_T31_NO_MEMCACHED} = $mc ? '' : $why;
 
     my $t0 = time;
     my @inc = map { "-I$_" } grep { !ref } @INC;
