@@ -118,10 +118,8 @@ if ($THREAD_CHILD) {
         CMRXTest::Memcached->start;
     };
     my $mc_error = $@;
-    my $required = ($ENV{CI} // '') =~ /\A(?:true|1)\z/i
-                || $ENV{CMRX_REQUIRE_MEMCACHED};
-    if (!$mc && $required) {
-        fail "memcached is required here (CI or CMRX_REQUIRE_MEMCACHED) but: $mc_error";
+    if (!$mc && CMRXTest::Memcached->required) {
+        fail "memcached is required here (CMRX_REQUIRE_MEMCACHED) but: $mc_error";
     }
     local $ENV{CMRX_T31_MEMCACHED} = $mc ? $mc->address : '';
     (my $why = $mc_error) =~ s/\s+\z//;
