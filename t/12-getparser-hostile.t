@@ -1,9 +1,10 @@
 #!/usr/bin/perl
 # Cache::Memcached with Cache::Memcached::RustXS::GetParser against hostile
 # servers: scripted fakes (CMRXTest::FakeServer) sending bad responses, next
-# to a real memcached in the same get_multi. The parser must fail fast (well
-# before select_timeout), store nothing partial, finalize what it finished,
-# and leave the good server's values alone.
+# to a good server in the same get_multi -- a real memcached, or without
+# one a fake that answers with the same values. The parser must fail fast
+# (well before select_timeout), store nothing partial, finalize what it
+# finished, and leave the good server's values alone.
 use strict;
 use warnings;
 
@@ -25,7 +26,7 @@ my $NS      = 'h:';
 my $TIMEOUT = 5;      # select_timeout: a parser that waits for it is slow
 my $FAST    = 0.5;    # generous bound for "failed at once"
 
-my $good = CMRXTest::Memcached->start_or_skip;
+my $good;    # the good server, set below
 
 sub client {
     my ($fake, %opt) = @_;
@@ -52,21 +53,36 @@ my @fake_data = (
 my @fake_want = ($fake_data[0][1], $text, $ref);
 
 # Keys for each server, by Cache::Memcached's own mapping. The servers are
-# always [real, fake], so a key's server is its bucket (hash % 2) whatever
-# the fake's port: one set of keys serves every case. The real server's
-# values are set once.
-my (@gk, @fk, %good_want);
+# always [good, fake], so a key's server is its bucket (hash % 2) whatever
+# the ports: one set of keys serves every case, found with two placeholder
+# addresses.
+my (@gk, @fk);
 {
-    my $fake = CMRXTest::FakeServer->start(script => ["END\r\n"]);
-    my $memd = client($fake);
-    @gk = keys_for($memd, $good->address, 4, 'g');
-    @fk = keys_for($memd, $fake->address, 4, 'f');
-    %good_want = (
-        $gk[0] => "good\0\r\nEND\r\n", $gk[1] => '',
-        $gk[2] => { deep => [ 'x' x 500 ] }, $gk[3] => join('', map { chr } 0 .. 255),
-    );
+    my $map = Cache::Memcached->new({ servers => [ '127.0.0.1:1', '127.0.0.1:2' ] });
+    @gk = keys_for($map, '127.0.0.1:1', 4, 'g');
+    @fk = keys_for($map, '127.0.0.1:2', 4, 'f');
+}
+my %good_want = (
+    $gk[0] => "good\0\r\nEND\r\n", $gk[1] => '',
+    $gk[2] => { deep => [ 'x' x 500 ] }, $gk[3] => join('', map { chr } 0 .. 255),
+);
+
+# The good server: a real memcached, its values set once; without memcached
+# (CMRX_REQUIRE_MEMCACHED=1 makes that fail) a fake answering every request
+# with the values as Cache::Memcached stores them (a reference frozen with
+# Storable::nfreeze, flag 1).
+$good = CMRXTest::Memcached->start_optional;
+SKIP: {
+    skip 'memcached: ' . CMRXTest::Memcached->unavailable
+       . ' (a fake server plays the good one)', 1 unless $good;
+    my $memd = Cache::Memcached->new({ servers => [ $good->address ], namespace => $NS });
     is scalar(grep { $memd->set($_, $good_want{$_}) } @gk), 4, 'good values set on the real server';
 }
+$good ||= CMRXTest::FakeServer->start(script => [ join('', map {
+    ref $good_want{$_} ? item($_, 1, Storable::nfreeze($good_want{$_}))
+                       : item($_, 0, $good_want{$_})
+} @gk) . "END\r\n" ]);
+note 'good server: ' . ($good->isa('CMRXTest::Memcached') ? 'memcached' : 'a fake');
 
 # One get_multi of all keys against a fake playing @$script next to the real
 # server; returns the result, the elapsed time and the fake.
