@@ -8,11 +8,10 @@ use warnings;
 use lib 't/lib';
 use Compress::Zlib ();
 use File::Temp ();
-use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK);
-use Socket qw(AF_UNIX SOCK_STREAM PF_UNSPEC);
 use Test::More;
 
 use Cache::Memcached::RustXS::GetParser;
+use CMRXTest::Protocol qw(value_item nonblocking pair);
 
 my $CLASS = 'Cache::Memcached::RustXS::GetParser';
 
@@ -36,24 +35,6 @@ sub feed {
     my @rv = map { $p->parse_from_string($_) } @chunks;
     return { rv => \@rv, last => $rv[-1], dest => $dest, calls => $calls,
              seen => { map { %$_ } @$calls }, current_key => $p->current_key };
-}
-
-sub value_item {    # one VALUE item of the text protocol
-    my ($key, $flags, $data, $cas) = @_;
-    return "VALUE $key $flags " . length($data)
-         . (defined $cas ? " $cas" : '') . "\r\n$data\r\n";
-}
-
-sub nonblocking {
-    my ($fh) = @_;
-    fcntl($fh, F_SETFL, fcntl($fh, F_GETFL, 0) | O_NONBLOCK) or die "fcntl: $!";
-}
-
-sub pair {    # (reader, writer); the reader non-blocking as Cache::Memcached's
-    socketpair(my $r, my $w, AF_UNIX, SOCK_STREAM, PF_UNSPEC) or die "socketpair: $!";
-    binmode $_ for $r, $w;
-    nonblocking($r);
-    return ($r, $w);
 }
 
 # ---- values under key minus namespace, with CRLF; on_item batched ------------

@@ -25,16 +25,12 @@ use Cache::Memcached::RustXS::GetParser;
 use Cache::Memcached::RustXS::Zlib ();
 use CMRXTest::FakeServer;
 use CMRXTest::Keys qw(keys_for);
+use CMRXTest::Protocol qw(value_item);
 
 my $CLASS = 'Cache::Memcached::RustXS::GetParser';
 my $MB    = 1024;    # /proc/self/status counts kB
 
 # ---- helpers ---------------------------------------------------------------------
-
-sub value_item {
-    my ($key, $flags, $data) = @_;
-    return "VALUE $key $flags " . length($data) . "\r\n$data\r\n";
-}
 
 sub client {
     my ($servers, %opt) = @_;
