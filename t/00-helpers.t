@@ -1,6 +1,8 @@
 #!/usr/bin/perl
 # Tests of the test helpers themselves: CMRXTest::Memcached starts and stops
 # real memcached servers; CMRXTest::FakeServer plays scripted responses.
+# The lower bounds on the fake's pauses are wall-clock assertions, made only
+# with CMRX_TIMING_TESTS=1 (xt/timing-helpers.t).
 use strict;
 use warnings;
 
@@ -12,6 +14,7 @@ use Test::More;
 
 use CMRXTest::FakeServer;
 use CMRXTest::Memcached;
+use CMRXTest::Timing qw(timing_ok);
 
 # ---- small raw-socket client ------------------------------------------------
 
@@ -194,7 +197,7 @@ for my $s (@servers) {
     $sock = connect_to($fake->address);
     my $t0 = time;
     is command($sock, "get a\r\n", $END), "END\r\n", 'fake conn 2: second script';
-    cmp_ok time - $t0, '>=', 0.15, 'fake conn 2: after the sleep';
+    timing_ok time - $t0, '>=', 0.15, 'fake conn 2: after the sleep';
 
     $sock = connect_to($fake->address);
     $t0 = time;
@@ -202,7 +205,7 @@ for my $s (@servers) {
     ($buf, undef, $eof) = read_until($sock, sub { 0 });
     is $buf, '', 'fake conn 3: nothing written while holding';
     ok $eof, 'fake conn 3: then reset';
-    cmp_ok time - $t0, '>=', 0.25, 'fake conn 3: held for the time asked';
+    timing_ok time - $t0, '>=', 0.25, 'fake conn 3: held for the time asked';
 
     $sock = connect_to($fake->address);
     print {$sock} "get a\r\n";
