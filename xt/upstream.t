@@ -12,7 +12,9 @@
 #                              obtained and pass (script/upstream-tests
 #                              --require: a Cache::Memcached, b Fast,
 #                              c IO-Compress).
-# Runs after `make`: the script tests the module built in blib/.
+# Not in t/: it touches the system (apt, a fixed port). After `make` (the
+# script tests the module built in blib/):
+#   CMRX_UPSTREAM_TESTS=1 prove -b xt/upstream.t
 use strict;
 use warnings;
 
