@@ -123,7 +123,8 @@ sub check_parse {
     my ($rd, $wr) = socket_pair();
     my %dest;
     my $ok = eval { parse_once($class, $rd, $wr, $resp, $nslen, \%dest, finalize_for(\%dest)); 1 };
-    return "parse failed: " . ($@ =~ s/\s+$//r) unless $ok;
+    (my $err = $@) =~ s/\s+$//;
+    return "parse failed: $err" unless $ok;
     return compare_values(\%dest, $expect);
 }
 
