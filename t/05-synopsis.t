@@ -7,7 +7,7 @@ use warnings;
 use lib 't/lib';
 use Test::More;
 use File::Temp qw(tempfile);
-use CMRXTest::Fast qw(fast_missing);
+use CMRXTest::Clients qw(fast_missing);
 use CMRXTest::Memcached;
 
 my $server = CMRXTest::Memcached->start_or_skip;

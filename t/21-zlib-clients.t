@@ -23,7 +23,7 @@ use Cache::Memcached ();
 use Cache::Memcached::RustXS::GetParser ();
 use Cache::Memcached::RustXS::Zlib ();
 
-use CMRXTest::Fast qw(fast_missing);
+use CMRXTest::Clients qw(fast_missing default_parser);
 use CMRXTest::Memcached;
 
 my $server = CMRXTest::Memcached->start_optional;    # before any test
@@ -78,7 +78,14 @@ sub raw_set {
 }
 
 sub fast { Cache::Memcached::Fast->new({ servers => [$ADDR], @_ }) }
-sub cm   { Cache::Memcached->new({ servers => [$ADDR], @_ }) }
+# Cache::Memcached as it comes: its own default parser (unless a broken
+# GetParserXS build would kill the process; CMRXTest::Clients).
+my ($DEFAULT_PARSER, $DEFAULT_NOTE) = default_parser();
+note $DEFAULT_NOTE if $DEFAULT_NOTE;
+sub cm {
+    Cache::Memcached->new({ servers => [$ADDR],
+        ($DEFAULT_NOTE ? (parser_class => $DEFAULT_PARSER) : ()), @_ });
+}
 
 sub same {    # equal, comparing references by canonical Storable image
     my ($got, $want) = @_;
