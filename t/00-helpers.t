@@ -137,7 +137,7 @@ for my $s (@servers) {
         my ($rc, $out) = $run->($helper);
         is $rc, 0, "$helper, no memcached: exit 0";
         like $out, $helper eq 'start_or_skip'
-            ? qr/^1\.\.0 # SKIP memcached not found in PATH/m
+            ? qr{^1\.\.0 # SKIP memcached not found: CMRX_MEMCACHED=/nonexistent/memcached is not an executable$}m
             : qr/^ok 1 - nothing started\nok 2 - why\n1\.\.2\n\z/,
             $helper eq 'start_or_skip' ? '... the file is skipped' : '... it returns nothing';
         for my $ci (qw(true 1)) {

@@ -47,8 +47,10 @@ sub start {
     my ($class, %opt) = @_;
     my $count = $opt{count} // 1;
     my @args  = @{ $opt{args} // [] };
-    my $bin   = $class->find_binary
-        // die "memcached not found in PATH; install it to run these tests\n";
+    my $bin   = $class->find_binary // die(
+        defined $ENV{CMRX_MEMCACHED} && length $ENV{CMRX_MEMCACHED}
+            ? "memcached not found: CMRX_MEMCACHED=$ENV{CMRX_MEMCACHED} is not an executable\n"
+            : "memcached not found in PATH; install it to run these tests\n");
     _install_signal_handlers();
     my @servers = map { $class->_start_one($bin, \@args) } 1 .. $count;
     return wantarray ? @servers : $servers[0];
