@@ -177,7 +177,7 @@ sub write_json {
                 +{ kind => $_->{kind}, text => bar_text($_), target => $_->{min} // $_->{max},
                    (defined $_->{allow} ? (allow => $_->{allow}) : ()),
                    value => $_->{value},
-                   met => defined $_->{met} ? ($_->{met} ? JSON::PP::true : JSON::PP::false) : undef,
+                   met => defined $_->{met} ? ($_->{met} ? JSON::PP::true() : JSON::PP::false()) : undef,
                    (defined $_->{why} ? (not_evaluated => $_->{why}) : ()) }
             } @{ $row->{bars} || [] } ],
         };
@@ -197,9 +197,9 @@ sub write_json {
 sub _row_met {
     my ($row) = @_;
     my @b = @{ $row->{bars} || [] } or return undef;
-    return JSON::PP::false if grep { defined $_->{met} && !$_->{met} } @b;
+    return JSON::PP::false() if grep { defined $_->{met} && !$_->{met} } @b;
     return undef if grep { !defined $_->{met} } @b;
-    return JSON::PP::true;
+    return JSON::PP::true();
 }
 
 # ---- SVG -------------------------------------------------------------------
