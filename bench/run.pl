@@ -436,6 +436,7 @@ for my $m (sort keys %LOAD_ERROR) { print "note: $m: $LOAD_ERROR{$m}\n" }
 
 my $out = "$FindBin::Bin/results";
 File::Path::make_path($out);
-write_json("$out/latest.json", \%meta, @ROWS);
+my $no_json = write_json("$out/latest.json", \%meta, @ROWS);
 write_svg("$out/latest.svg", \%meta, \@GROUPS, @ROWS);
-print "results: bench/results/latest.json, bench/results/latest.svg\n";
+print $no_json ? "results: bench/results/latest.svg (no latest.json: $no_json)\n"
+               : "results: bench/results/latest.json, bench/results/latest.svg\n";

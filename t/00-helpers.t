@@ -1,6 +1,8 @@
 #!/usr/bin/perl
 # Tests of the test helpers themselves: CMRXTest::Memcached starts and stops
 # real memcached servers; CMRXTest::FakeServer plays scripted responses.
+# The lower bounds on the fake's pauses are wall-clock assertions, made only
+# with CMRX_TIMING_TESTS=1 (xt/timing-helpers.t).
 use strict;
 use warnings;
 
@@ -12,6 +14,7 @@ use Test::More;
 
 use CMRXTest::FakeServer;
 use CMRXTest::Memcached;
+use CMRXTest::Timing qw(timing_ok);
 
 # ---- small raw-socket client ------------------------------------------------
 
@@ -51,7 +54,11 @@ my $END  = qr/^END\r\n\z/m;
 
 # ---- CMRXTest::Memcached ---------------------------------------------------
 
-my @servers = CMRXTest::Memcached->start_or_skip(count => 1);
+# Without memcached these skip (or, with CMRX_REQUIRE_MEMCACHED, fail); the
+# fake server's tests and start_or_skip's own below run anyway.
+my @servers = CMRXTest::Memcached->start_optional(count => 1);
+SKIP: {
+skip 'memcached: ' . CMRXTest::Memcached->unavailable, 22 unless @servers;
 push @servers, CMRXTest::Memcached->start(args => ['-I', '32m']);
 is scalar @servers, 2, 'two memcached servers started';
 like $_->address, qr/\A127\.0\.0\.1:\d+\z/, 'address is loopback:port'
@@ -105,25 +112,44 @@ for my $s (@servers) {
     }
     ok !kill(0, $pid), 'scoped server stopped when the object went away';
 }
+}    # SKIP: memcached
 
-{   # start_or_skip without memcached: skip normally, fail under CI.
-    local $ENV{CMRX_MEMCACHED} = '/nonexistent/memcached';
-    my $code = 'use CMRXTest::Memcached; use Test::More; '
-             . 'CMRXTest::Memcached->start_or_skip; ok 1; done_testing';
-    my $run = sub {
-        my %env = @_;
-        local @ENV{ keys %env } = values %env;
-        my $out = `$^X -It/lib -e '$code' 2>&1`;
+{   # Without memcached: start_or_skip skips the file and start_optional
+    # returns nothing, unless CMRX_REQUIRE_MEMCACHED=1: then both fail. A
+    # generic CI variable changes nothing.
+    my %code = (
+        start_or_skip => 'CMRXTest::Memcached->start_or_skip; ok 1',
+        start_optional => 'my @s = CMRXTest::Memcached->start_optional; '
+            . 'is scalar(@s), 0, "nothing started"; '
+            . 'like(CMRXTest::Memcached->unavailable, qr/memcached not found/, "why")',
+    );
+    my $run = sub {    # ($helper, %env) -> (exit code, output)
+        my ($helper, %env) = @_;
+        local %ENV = %ENV;
+        delete @ENV{qw(CI CMRX_REQUIRE_MEMCACHED)};
+        @ENV{ keys %env } = values %env;
+        $ENV{CMRX_MEMCACHED} = '/nonexistent/memcached';
+        my $code = "use CMRXTest::Memcached; use Test::More; $code{$helper}; done_testing";
+        my $out = `"$^X" -It/lib -e '$code' 2>&1`;
         return ($? >> 8, $out);
     };
-    my ($rc, $out) = $run->(CI => 'false', CMRX_REQUIRE_MEMCACHED => '');
-    is $rc, 0, 'no memcached, not CI: exit 0';
-    like $out, qr/^1\.\.0 # SKIP memcached not found in PATH/m, '... skipped';
-    ($rc, $out) = $run->(CI => 'true', CMRX_REQUIRE_MEMCACHED => '');
-    isnt $rc, 0, 'no memcached under CI=true: the test fails';
-    like $out, qr/memcached not found/, '... saying why';
-    ($rc) = $run->(CI => '', CMRX_REQUIRE_MEMCACHED => 1);
-    isnt $rc, 0, 'no memcached with CMRX_REQUIRE_MEMCACHED: the test fails';
+    for my $helper (sort keys %code) {
+        my ($rc, $out) = $run->($helper);
+        is $rc, 0, "$helper, no memcached: exit 0";
+        like $out, $helper eq 'start_or_skip'
+            ? qr{^1\.\.0 # SKIP memcached not found: CMRX_MEMCACHED=/nonexistent/memcached is not an executable$}m
+            : qr/^ok 1 - nothing started\nok 2 - why\n1\.\.2\n\z/,
+            $helper eq 'start_or_skip' ? '... the file is skipped' : '... it returns nothing';
+        for my $ci (qw(true 1)) {
+            my @ci = $run->($helper, CI => $ci);
+            is_deeply \@ci, [ $rc, $out ], "$helper, no memcached, CI=$ci: exactly the same";
+        }
+        my ($req_rc, $req_out) = $run->($helper, CMRX_REQUIRE_MEMCACHED => 1);
+        isnt $req_rc, 0, "$helper, no memcached, CMRX_REQUIRE_MEMCACHED=1: the test fails";
+        like $req_out, qr/memcached not found.*CMRX_REQUIRE_MEMCACHED/, '... saying why';
+        ($req_rc) = $run->($helper, CMRX_REQUIRE_MEMCACHED => 0);
+        is $req_rc, 0, "$helper, CMRX_REQUIRE_MEMCACHED=0: not required";
+    }
 }
 
 # ---- CMRXTest::FakeServer --------------------------------------------------
@@ -171,7 +197,7 @@ for my $s (@servers) {
     $sock = connect_to($fake->address);
     my $t0 = time;
     is command($sock, "get a\r\n", $END), "END\r\n", 'fake conn 2: second script';
-    cmp_ok time - $t0, '>=', 0.15, 'fake conn 2: after the sleep';
+    timing_ok time - $t0, '>=', 0.15, 'fake conn 2: after the sleep';
 
     $sock = connect_to($fake->address);
     $t0 = time;
@@ -179,7 +205,7 @@ for my $s (@servers) {
     ($buf, undef, $eof) = read_until($sock, sub { 0 });
     is $buf, '', 'fake conn 3: nothing written while holding';
     ok $eof, 'fake conn 3: then reset';
-    cmp_ok time - $t0, '>=', 0.25, 'fake conn 3: held for the time asked';
+    timing_ok time - $t0, '>=', 0.25, 'fake conn 3: held for the time asked';
 
     $sock = connect_to($fake->address);
     print {$sock} "get a\r\n";

@@ -8,11 +8,10 @@ use warnings;
 use lib 't/lib';
 use Compress::Zlib ();
 use File::Temp ();
-use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK);
-use Socket qw(AF_UNIX SOCK_STREAM PF_UNSPEC);
 use Test::More;
 
 use Cache::Memcached::RustXS::GetParser;
+use CMRXTest::Protocol qw(value_item nonblocking pair);
 
 my $CLASS = 'Cache::Memcached::RustXS::GetParser';
 
@@ -36,24 +35,6 @@ sub feed {
     my @rv = map { $p->parse_from_string($_) } @chunks;
     return { rv => \@rv, last => $rv[-1], dest => $dest, calls => $calls,
              seen => { map { %$_ } @$calls }, current_key => $p->current_key };
-}
-
-sub value_item {    # one VALUE item of the text protocol
-    my ($key, $flags, $data, $cas) = @_;
-    return "VALUE $key $flags " . length($data)
-         . (defined $cas ? " $cas" : '') . "\r\n$data\r\n";
-}
-
-sub nonblocking {
-    my ($fh) = @_;
-    fcntl($fh, F_SETFL, fcntl($fh, F_GETFL, 0) | O_NONBLOCK) or die "fcntl: $!";
-}
-
-sub pair {    # (reader, writer); the reader non-blocking as Cache::Memcached's
-    socketpair(my $r, my $w, AF_UNIX, SOCK_STREAM, PF_UNSPEC) or die "socketpair: $!";
-    binmode $_ for $r, $w;
-    nonblocking($r);
-    return ($r, $w);
 }
 
 # ---- values under key minus namespace, with CRLF; on_item batched ------------
@@ -319,7 +300,11 @@ CHILD
     my $tmp = File::Temp->new(SUFFIX => '.pl');
     print {$tmp} $child;
     close $tmp;
-    my $out = `"$^X" -T -Mblib -MCompress::Zlib "$tmp" 2>&1`;
+    # This test's @INC (blib first) as -I switches, not -Mblib: blib.pm 1.04
+    # (perl 5.10.1) puts getcwd()'s tainted result into @INC, and under -T
+    # every later require then dies "Insecure dependency in require".
+    my $inc = join ' ', map { qq{"-I$_"} } grep { !ref } @INC;
+    my $out = `"$^X" -T $inc -MCompress::Zlib "$tmp" 2>&1`;
     is $out, "taint=1 rv=1 a=1 z=1 ok=1\n",
         'under -T: values (plain and gunzipped) are tainted, as sysread data';
 }

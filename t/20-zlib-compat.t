@@ -39,14 +39,32 @@ sub crc32 { Compress::Raw::Zlib::crc32($_[0]) }
 
 # Call Compress::Zlib::$fn and ours on copies of $input; returns
 # ($cz_result, $cz_gzerrno, $our_result, $our_gzerrno).
+# $gzerrno is set to 42 (which neither sets) before each call, so a value
+# left by an earlier call cannot pass for this call's.
 sub both {
     my ($fn, $input) = @_;
     no strict 'refs';
     my ($x, $y) = ($input, $input);
+    $Compress::Zlib::gzerrno = 42;
     my $cz = &{"Compress::Zlib::$fn"}($x);
     my $cz_err = $Compress::Zlib::gzerrno;
+    $Compress::Zlib::gzerrno = 42;
     my $us = &{"${PKG}::$fn"}($y);
     return ($cz, $cz_err, $us, $Compress::Zlib::gzerrno);
+}
+
+# Compress::Zlib's memGunzip sets $gzerrno since IO-Compress 2.024 (RT#47283);
+# before (perl 5.10.1 ships 2.020) it leaves it alone. Ours always sets it.
+my $CZ_SETS_GZERRNO = Compress::Zlib->VERSION >= 2.024;
+
+sub cz_gzerrno_ok {    # an assertion about Compress::Zlib's own $gzerrno
+    my ($ok, $name) = @_;
+  SKIP: {
+        skip "Compress::Zlib $Compress::Zlib::VERSION does not set \$gzerrno "
+           . "in memGunzip (2.024 and later do): $name", 1
+            unless $CZ_SETS_GZERRNO;
+        ok $ok, $name;
+    }
 }
 
 # ---- corpus ----------------------------------------------------------------
@@ -180,14 +198,15 @@ sub corrupt_case {
     my ($what, $input, $expect) = @_;
     my ($cz, $cz_err, $us, $us_err) = both(memGunzip => $input);
     if ($expect eq 'ok') {
-        ok defined $cz && $cz eq $json && 0 + $cz_err == 0, "$what: Compress::Zlib accepts";
+        ok defined $cz && $cz eq $json, "$what: Compress::Zlib accepts";
+        cz_gzerrno_ok 0 + $cz_err == 0, "$what: Compress::Zlib gzerrno 0";
         ok defined $us && $us eq $json && 0 + $us_err == 0, "$what: ours accepts";
         return;
     }
     ok !defined $cz, "$what: Compress::Zlib rejects";
     ok !defined $us, "$what: ours rejects";
     if ($expect eq 'data') {
-        ok 0 + $cz_err == -3 && "$cz_err" eq 'data error', "$what: Compress::Zlib gzerrno";
+        cz_gzerrno_ok 0 + $cz_err == -3 && "$cz_err" eq 'data error', "$what: Compress::Zlib gzerrno";
     }
     ok 0 + $us_err == -3 && "$us_err" eq 'data error', "$what: our gzerrno -3 / data error";
 }
@@ -254,7 +273,14 @@ for my $fn (qw(memGzip memGunzip compress uncompress)) {
     # reference (and memGzip for a REF): so must ours, rather than read the
     # stringified glob or reference ("*main::STDOUT", "SCALAR(0x...)").
     for my $ref (\*STDOUT, \\'x') {
+        # IO-Compress before 2.055 (perl 5.16 and older) gzips through
+        # IO::Compress::Gzip, which takes a glob for an input filehandle:
+        # memGzip(\*STDOUT) then reads STDOUT and warns ("Filehandle STDOUT
+        # opened only for output"). Those warnings are Compress::Zlib's.
+        my @cz_warnings;
+        local $SIG{__WARN__} = sub { push @cz_warnings, $_[0] };
         my $cz_croaks = !eval { &{"Compress::Zlib::$fn"}($ref); 1 };
+        note "Compress::Zlib::$fn(" . ref($ref) . " ref) warned: $_" for @cz_warnings;
         next unless $cz_croaks;
         ok !eval { $ours->($ref); 1 }, "$fn(" . ref($ref) . ' ref) croaks like Compress::Zlib';
     }

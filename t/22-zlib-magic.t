@@ -29,7 +29,7 @@ use Cache::Memcached::RustXS::Zlib qw(memGzip memGunzip compress uncompress);
     my $text = 'abcdefgh';
     is memGunzip(memGzip(substr($text, 2))), 'cdefgh', 'memGzip(substr(...))';
 
-    package Counting { sub TIESCALAR { bless [0], shift } sub FETCH { $_[0][0]++; 'fresh tied value' } }
+    { package Counting; sub TIESCALAR { bless [0], shift } sub FETCH { $_[0][0]++; 'fresh tied value' } }
     tie my $tied, 'Counting';
     is memGunzip(memGzip($tied)), 'fresh tied value', 'memGzip(tied scalar) compresses what FETCH gives';
     is tied($tied)->[0], 1, '... fetching it once';
@@ -37,14 +37,14 @@ use Cache::Memcached::RustXS::Zlib qw(memGzip memGunzip compress uncompress);
 
 {   # an overloaded tunable whose numification frees the input
     our $data = 'A' x 100_000;
-    package FreesData { use overload '0+' => sub { undef $main::data; 6 }, fallback => 1 }
+    { package FreesData; use overload '0+' => sub { undef $main::data; 6 }, fallback => 1 }
     local $Cache::Memcached::RustXS::Zlib::Level = bless {}, 'FreesData';
     my $gz = memGzip(\$data);
     is length(memGunzip($gz)), 0, 'the level is read before the input: a freed input is empty, never read freed';
 }
 
 {   # compress_methods writes through set-magic
-    package Store { sub TIESCALAR { bless [], shift } sub FETCH { $_[0][0] } sub STORE { $_[0][1]++; $_[0][0] = $_[1] } }
+    { package Store; sub TIESCALAR { bless [], shift } sub FETCH { $_[0][0] } sub STORE { $_[0][1]++; $_[0][0] = $_[1] } }
     my ($c, $d) = @{ Cache::Memcached::RustXS::Zlib::compress_methods() };
     tie my $out, 'Store';
     my $in = 'hello ' x 100;

@@ -29,36 +29,20 @@ BEGIN {
 
 use lib 't/lib';
 use Compress::Zlib ();
-use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK);
 use POSIX ();
-use Socket qw(AF_UNIX SOCK_STREAM PF_UNSPEC);
 use Time::HiRes qw(time);
 use Test::More;
 
 use Cache::Memcached::RustXS::GetParser;
 use Cache::Memcached::RustXS::Zlib ();
+use CMRXTest::Protocol qw(value_item);
 
 my $CLASS = 'Cache::Memcached::RustXS::GetParser';
 
 # ---- shared helpers -------------------------------------------------------------
 
-sub value_item {
-    my ($key, $flags, $data) = @_;
-    return "VALUE $key $flags " . length($data) . "\r\n$data\r\n";
-}
-
-sub nonblocking {
-    my ($fh) = @_;
-    fcntl($fh, F_SETFL, fcntl($fh, F_GETFL, 0) | O_NONBLOCK) or die "fcntl: $!";
-}
-
-sub pair {
-    socketpair(my $r, my $w, AF_UNIX, SOCK_STREAM, PF_UNSPEC)
-        or die "socketpair: $!";
-    binmode $_ for $r, $w;
-    nonblocking($_) for $r, $w;
-    return ($r, $w);
-}
+# Socket pairs non-blocking at both ends: pump writes while a parser reads.
+sub pair { CMRXTest::Protocol::pair(nonblocking_writer => 1) }
 
 # Cache::Memcached's finalize, reduced: chop the CRLF, gunzip flag 2 with
 # Compress::Zlib (as it would), remember the flags.
@@ -118,13 +102,12 @@ if ($THREAD_CHILD) {
         CMRXTest::Memcached->start;
     };
     my $mc_error = $@;
-    my $required = ($ENV{CI} // '') =~ /\A(?:true|1)\z/i
-                || $ENV{CMRX_REQUIRE_MEMCACHED};
-    if (!$mc && $required) {
-        fail "memcached is required here (CI or CMRX_REQUIRE_MEMCACHED) but: $mc_error";
+    if (!$mc && CMRXTest::Memcached->required) {
+        fail "memcached is required here (CMRX_REQUIRE_MEMCACHED) but: $mc_error";
     }
     local $ENV{CMRX_T31_MEMCACHED} = $mc ? $mc->address : '';
-    local $ENV{CMRX_T31_NO_MEMCACHED} = $mc ? '' : ($mc_error =~ s/\s+\z//r);
+    (my $why = $mc_error) =~ s/\s+\z//;
+    local $ENV{CMRX_T31_NO_MEMCACHED} = $mc ? '' : $why;
 
     my $t0 = time;
     my @inc = map { "-I$_" } grep { !ref } @INC;

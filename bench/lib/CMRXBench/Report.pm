@@ -6,7 +6,6 @@ package CMRXBench::Report;
 use strict;
 use warnings;
 use utf8;
-use JSON::PP ();
 use Exporter 'import';
 
 our @EXPORT_OK = qw(evaluate print_table write_json write_svg fmt_time);
@@ -142,8 +141,12 @@ sub _max { my $m = shift; for (@_) { $m = $_ if $_ > $m } $m }
 
 # ---- JSON ------------------------------------------------------------------
 
+# Returns '' once written, or why it was not: JSON::PP is core only since
+# perl 5.14 (older perls need it from CPAN).
 sub write_json {
     my ($path, $meta, @rows) = @_;
+    eval { require JSON::PP; 1 }
+        or return 'JSON::PP is not installed (core since perl 5.14; install it from CPAN)';
     my @out;
     for my $row (@rows) {
         push @out, {
@@ -174,7 +177,7 @@ sub write_json {
                 +{ kind => $_->{kind}, text => bar_text($_), target => $_->{min} // $_->{max},
                    (defined $_->{allow} ? (allow => $_->{allow}) : ()),
                    value => $_->{value},
-                   met => defined $_->{met} ? ($_->{met} ? JSON::PP::true : JSON::PP::false) : undef,
+                   met => defined $_->{met} ? ($_->{met} ? JSON::PP::true() : JSON::PP::false()) : undef,
                    (defined $_->{why} ? (not_evaluated => $_->{why}) : ()) }
             } @{ $row->{bars} || [] } ],
         };
@@ -187,15 +190,16 @@ sub write_json {
     open my $fh, '>:raw', $path or die "$path: $!\n";
     print $fh JSON::PP->new->utf8->canonical->pretty->encode(\%doc);
     close $fh or die "$path: $!\n";
+    return '';
 }
 
 # true: every bar met; false: one missed; null: no bar, or one not evaluated
 sub _row_met {
     my ($row) = @_;
     my @b = @{ $row->{bars} || [] } or return undef;
-    return JSON::PP::false if grep { defined $_->{met} && !$_->{met} } @b;
+    return JSON::PP::false() if grep { defined $_->{met} && !$_->{met} } @b;
     return undef if grep { !defined $_->{met} } @b;
-    return JSON::PP::true;
+    return JSON::PP::true();
 }
 
 # ---- SVG -------------------------------------------------------------------

@@ -33,7 +33,8 @@ sub servers {
             push @running, @s;
             return ([map { $_->address } @s], 'own memcached (CMRXTest::Memcached)');
         }
-        warn "CMRXTest::Memcached failed (" . ($@ =~ s/\s+$//r) . "); starting memcached here\n";
+        (my $err = $@) =~ s/\s+$//;
+        warn "CMRXTest::Memcached failed ($err); starting memcached here\n";
     }
     my $s = CMRXBench::Server::Inline->start(@ARGS);
     push @running, $s;

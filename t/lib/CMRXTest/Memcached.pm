@@ -47,38 +47,51 @@ sub start {
     my ($class, %opt) = @_;
     my $count = $opt{count} // 1;
     my @args  = @{ $opt{args} // [] };
-    my $bin   = $class->find_binary
-        // die "memcached not found in PATH; install it to run these tests\n";
+    my $bin   = $class->find_binary // die(
+        defined $ENV{CMRX_MEMCACHED} && length $ENV{CMRX_MEMCACHED}
+            ? "memcached not found: CMRX_MEMCACHED=$ENV{CMRX_MEMCACHED} is not an executable\n"
+            : "memcached not found in PATH; install it to run these tests\n");
     _install_signal_handlers();
     my @servers = map { $class->_start_one($bin, \@args) } 1 .. $count;
     return wantarray ? @servers : $servers[0];
 }
 
-# Like start(), but when memcached cannot be started: skip the whole test
-# file, or (under CI=true or CMRX_REQUIRE_MEMCACHED) fail it loudly.
-# Call it before any plan or test.
-sub start_or_skip {
+# Like start(), but when memcached cannot be started: return nothing and
+# keep the reason for unavailable(), or (CMRX_REQUIRE_MEMCACHED) die.
+my $UNAVAILABLE;
+
+sub start_optional {
     my ($class, %opt) = @_;
+    undef $UNAVAILABLE;
     my @servers = eval { $class->start(%opt) };
     return wantarray ? @servers : $servers[0] if @servers;
     (my $why = $@ || "memcached did not start") =~ s/\s+\z//;
-    if (_required()) {
-        die "FATAL: $why (memcached is required here: CI or "
-          . "CMRX_REQUIRE_MEMCACHED is set)\n";
-    }
+    die "FATAL: $why (memcached is required here: "
+      . "CMRX_REQUIRE_MEMCACHED is set)\n" if $class->required;
+    $UNAVAILABLE = $why;
+    return;
+}
+
+# Why the last start_optional returned nothing (undef if it did not fail).
+sub unavailable { $UNAVAILABLE }
+
+# True when a test must fail, not skip, without memcached.
+sub required { $ENV{CMRX_REQUIRE_MEMCACHED} ? 1 : 0 }
+
+# Like start_optional(), but when memcached cannot be started: skip the
+# whole test file (or, with CMRX_REQUIRE_MEMCACHED, fail it loudly).
+# Call it before any plan or test.
+sub start_or_skip {
+    my ($class, %opt) = @_;
+    my @servers = $class->start_optional(%opt);
+    return wantarray ? @servers : $servers[0] if @servers;
     require Test::More;
-    Test::More::plan(skip_all => $why);
+    Test::More::plan(skip_all => $UNAVAILABLE);
     exit 0;    # not reached: skip_all exits
 }
 
 # --------------------------------------------------------------------------
 # Internals
-
-sub _required {
-    return 1 if ($ENV{CI} // '') =~ /\A(?:true|1)\z/i;
-    return 1 if $ENV{CMRX_REQUIRE_MEMCACHED};
-    return 0;
-}
 
 # A port nobody listens on right now: bind to port 0 and ask which one we got.
 # (Another process could take it before memcached does; start retries.)
@@ -230,13 +243,31 @@ C<exit> so that END still stops the servers.
 Starts N servers (default 1) and returns the objects (in scalar context
 the first one). Dies with a message saying why on failure.
 
+=item C<< CMRXTest::Memcached->start_optional(%same) >>
+
+Like C<start>. If memcached cannot be started, returns nothing (undef in
+scalar context) and C<unavailable> tells why, so a test can skip just the
+cases that need memcached -- unless C<$ENV{CMRX_REQUIRE_MEMCACHED}> is true:
+then it dies, so the test fails.
+
 =item C<< CMRXTest::Memcached->start_or_skip(%same) >>
 
-Like C<start>. If memcached cannot be started, the test file is skipped
-(C<plan skip_all> with the reason, e.g. "memcached not found in PATH;
-install it to run these tests"), unless C<$ENV{CI}> is C<true> (or C<1>) or
-C<$ENV{CMRX_REQUIRE_MEMCACHED}> is true: then it dies, so the test fails.
-Call it before planning or running any test.
+Like C<start_optional>, but if memcached cannot be started the whole test
+file is skipped (C<plan skip_all> with the reason, e.g. "memcached not found
+in PATH; install it to run these tests"), or, with
+C<CMRX_REQUIRE_MEMCACHED>, fails. Call it before planning or running any
+test.
+
+=item C<< CMRXTest::Memcached->unavailable >>
+
+The reason the last C<start_optional> failed, one line; undef after a
+success.
+
+=item C<< CMRXTest::Memcached->required >>
+
+True when C<$ENV{CMRX_REQUIRE_MEMCACHED}> is: tests must then fail, not
+skip, without memcached. Nothing else (in particular no generic C<CI>
+variable) changes that.
 
 =item C<< CMRXTest::Memcached->find_binary >>
 

@@ -1,0 +1,112 @@
+package CMRXTest::Clients;
+
+# Test helper: can the memcached clients the tests compare with be used
+# here? See the POD at the end of the file.
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use POSIX ();
+
+our $VERSION   = '0.01';
+our @EXPORT_OK = qw(fast_missing default_parser);
+
+my $missing;
+
+# '' when Cache::Memcached::Fast loads, else why not (one line).
+sub fast_missing {
+    return $missing if defined $missing;
+    return $missing = '' if eval { require Cache::Memcached::Fast; 1 };
+    my ($err) = split /\n/, $@;
+    $err =~ s/ \(\@INC contains:.*//;    # the path list says nothing here
+    return $missing = $err =~ /\ACan't locate Cache\/Memcached\/Fast\.pm/
+        ? 'Cache::Memcached::Fast is not installed (0.28 needs perl 5.12)'
+        : "Cache::Memcached::Fast does not load: $err";
+}
+
+my @default;
+
+# (class, note): the parser_class Cache::Memcached uses when given none, and
+# '' -- or, when that is a Cache::Memcached::GetParserXS that cannot parse
+# in this perl, the pure-Perl Cache::Memcached::GetParser and why.
+sub default_parser {
+    return @default if @default;
+    require Cache::Memcached;
+    my $class = Cache::Memcached->new({ servers => [] })->{parser_class};
+    return @default = ($class, '') if $class ne 'Cache::Memcached::GetParserXS';
+    # Parse one response in a child perl that loads the module lazily, as
+    # perl 5.10.1 does even under PERL_DL_NONLAZY: a build missing symbols
+    # then dies at its first parse ("symbol lookup error"), not at load.
+    my $code = <<'CHILD';
+use Socket qw(AF_UNIX SOCK_STREAM PF_UNSPEC);
+use Cache::Memcached::GetParserXS;
+socketpair(my $r, my $w, AF_UNIX, SOCK_STREAM, PF_UNSPEC) or die "socketpair: $!";
+syswrite $w, "VALUE k 0 1\r\nx\r\nEND\r\n";
+close $w;
+my %dest;
+my $rv = Cache::Memcached::GetParserXS->new(\%dest, 0, sub { })->parse_from_sock($r);
+print "parsed rv=$rv k=$dest{k}";
+CHILD
+    my ($out, $status);
+    {
+        local $ENV{PERL_DL_NONLAZY};
+        delete $ENV{PERL_DL_NONLAZY};
+        my @inc = map { "-I$_" } grep { !ref } @INC;
+        my $pid = open my $fh, '-|';
+        die "fork: $!" unless defined $pid;
+        if (!$pid) {    # child: never back into the test (no END blocks)
+            open STDERR, '>&', \*STDOUT;
+            { exec $^X, @inc, '-e', $code }
+            POSIX::_exit(127);
+        }
+        $out = do { local $/; <$fh> } // '';
+        close $fh;
+        $status = $?;
+    }
+    return @default = ($class, '') if $status == 0 && $out =~ /\Aparsed rv=1 k=x\r\n\z/;
+    my ($why) = split /\n/, $out;
+    return @default = ('Cache::Memcached::GetParser',
+        'Cache::Memcached::GetParserXS is installed but cannot parse in this perl ('
+        . ($why // "exit status $status") . '): the pure-Perl Cache::Memcached::GetParser stands in');
+}
+
+1;
+
+__END__
+
+=head1 NAME
+
+CMRXTest::Clients - whether the clients the tests compare with can be used
+
+=head1 SYNOPSIS
+
+    use CMRXTest::Clients qw(fast_missing default_parser);
+    SKIP: {
+        skip fast_missing(), 3 if fast_missing();
+        my $fast = Cache::Memcached::Fast->new({ ... });
+        ...
+    }
+    my ($parser, $note) = default_parser();
+    note $note if $note;
+    my $memd = Cache::Memcached->new({ ..., parser_class => $parser });
+
+=head1 DESCRIPTION
+
+C<fast_missing> loads L<Cache::Memcached::Fast> once and returns the empty
+string when that worked, or a one-line reason to skip with when it did not
+(Cache::Memcached::Fast 0.28 needs perl 5.12, so on perl 5.10.1 its cases
+skip while everything else in the file runs).
+
+C<default_parser> returns the C<parser_class> that L<Cache::Memcached> picks
+when given none (L<Cache::Memcached::GetParserXS> when it loads, else
+L<Cache::Memcached::GetParser>) and an empty note. A GetParserXS build that
+lacks symbols (its C<inline> functions compiled without an external
+definition) fails to load under C<PERL_DL_NONLAZY=1> on most perls, and
+Cache::Memcached then falls back by itself; but perl 5.10.1 can load it
+lazily anyway, and the first parse kills the process ("symbol lookup
+error"). C<default_parser> tries one parse in a child perl; if that fails
+it returns the pure-Perl parser, which Cache::Memcached would use without
+GetParserXS, and a note saying why.
+
+=cut
