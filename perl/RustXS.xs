@@ -877,6 +877,23 @@ encode_to_mortal(pTHX_ encode_fn encode, size_t bound, const char *in, STRLEN le
     return finish_output(aTHX_ out, got, 0);
 }
 
+/* A zstd frame of in[0..len) in a new mortal scalar; NULL (with *status
+ * set, unless status is NULL) if the engine refuses: a bad level, a
+ * dictionary that is not loaded, no memory. */
+static SV *
+zstd_to_mortal(pTHX_ const char *in, STRLEN len, int level, U32 dictionary, int *status)
+{
+    size_t bound = cmrx_zstd_compress_bound(len), got = 0;
+    SV *out = sv_2mortal(newSV(bound + NUL_LEN));
+    int rc = cmrx_zstd_compress((const uint8_t *)in, len, level, dictionary,
+                                (uint8_t *)SvPVX(out), bound, &got);
+    if (status)
+        *status = rc;
+    if (rc != CMRX_OK)
+        return NULL;
+    return finish_output(aTHX_ out, got, 0);
+}
+
 /* Sets *out_sv (a Fast output argument) to a mortal result, set-magic and
  * all: a read-only or tied target that dies leaks nothing. */
 static void
@@ -886,14 +903,40 @@ set_output(pTHX_ SV *out_sv, SV *result)
     SvSETMAGIC(out_sv);
 }
 
-/* The level and the output cap of a pair of compress_methods ride in their
- * CvXSUBANY (ANY has no any_uv before 5.18: the cap is stored as an IV). */
+/* compress_methods: XSUBs Cache::Memcached::Fast calls as f(\$in, \$out).
+ * Each pair shares its settings, kept in a scalar that magic ties to each
+ * XSUB (so it lives as long as they do, and a new ithread gets its copy). */
+typedef struct {
+    int    zstd;       /* the compressor writes zstd frames, else gzip */
+    int    level;      /* its level (CMRX_LEVEL_DEFAULT or 0: the default) */
+    U32    dictionary; /* zstd: the loaded dictionary's ID, 0 for none */
+    size_t max_output; /* the decompressor's cap */
+} fast_methods;
 
-/* compress_methods: XSUBs Cache::Memcached::Fast calls as f(\$in, \$out). */
+static MGVTBL fast_methods_vtbl; /* tells this magic from any other */
+
+static const fast_methods *
+fast_methods_of(pTHX_ CV *cv)
+{
+    MAGIC *mg = mg_findext((SV *)cv, PERL_MAGIC_ext, &fast_methods_vtbl);
+    if (!mg || !mg->mg_obj)
+        croak("Cache::Memcached::RustXS: compress_methods XSUB without its settings");
+    return (const fast_methods *)SvPVX(mg->mg_obj);
+}
+
+static SV *
+new_fast_method(pTHX_ XSUBADDR_t xsub, SV *settings)
+{
+    CV *cv = newXS(NULL, xsub, __FILE__);
+    sv_magicext((SV *)cv, settings, PERL_MAGIC_ext, &fast_methods_vtbl, NULL, 0);
+    return newRV_noinc((SV *)cv);
+}
+
 XS(xs_fast_compress);
 XS(xs_fast_compress)
 {
     dXSARGS;
+    const fast_methods *m = fast_methods_of(aTHX_ cv);
     SV *in_sv, *out_sv, *result;
     const char *in;
     STRLEN len;
@@ -911,7 +954,8 @@ XS(xs_fast_compress)
      * no at once too, rather than compress it all for Fast to throw away. */
     if (cmrx_looks_incompressible((const uint8_t *)in, len))
         XSRETURN_NO;
-    result = encode_to_mortal(aTHX_ cmrx_gzip, cmrx_gzip_bound(len), in, len, (int)XSANY.any_iv);
+    result = m->zstd ? zstd_to_mortal(aTHX_ in, len, m->level, m->dictionary, NULL)
+                     : encode_to_mortal(aTHX_ cmrx_gzip, cmrx_gzip_bound(len), in, len, m->level);
     if (!result)
         XSRETURN_NO;
     set_output(aTHX_ out_sv, result);
@@ -922,6 +966,7 @@ XS(xs_fast_decompress);
 XS(xs_fast_decompress)
 {
     dXSARGS;
+    const fast_methods *m = fast_methods_of(aTHX_ cv);
     SV *in_sv, *out_sv, *result;
     const char *in;
     STRLEN len;
@@ -933,8 +978,7 @@ XS(xs_fast_decompress)
     out_sv = SvRV(ST(1));
     SvGETMAGIC(in_sv);
     in = bytes_nomg(aTHX_ in_sv, "decompress", &len);
-    result = decode_to_sv(aTHX_ CMRX_DECODE_ANY, in, len, (size_t)(UV)XSANY.any_iv, 0, &status,
-                          NULL, &dictionary);
+    result = decode_to_sv(aTHX_ CMRX_DECODE_ANY, in, len, m->max_output, 0, &status, NULL, &dictionary);
     if (!result) {
         if (status == CMRX_E_UNKNOWN_DICTIONARY)
             warn_missing_dictionary(aTHX_ dictionary);
@@ -966,6 +1010,47 @@ const char *
 engine_version()
   CODE:
     RETVAL = cmrx_version();
+  OUTPUT:
+    RETVAL
+
+SV *
+_compress_methods(format, level_sv, dictionary, max_output_sv)
+    const char *format
+    SV *level_sv
+    UV dictionary
+    SV *max_output_sv
+  PREINIT:
+    fast_methods m;
+    SV *settings;
+    IV level;
+    AV *pair;
+  CODE:
+    /* For Zlib's and Zstd's compress_methods: the pair of XSUBs, their
+     * arguments checked here, once. */
+    Zero(&m, 1, fast_methods);
+    m.zstd = strEQ(format, "zstd");
+    if (!m.zstd && !strEQ(format, "gzip"))
+        croak("compress_methods: unknown format %s", format);
+    SvGETMAGIC(level_sv);
+    level = SvOK(level_sv) ? SvIV_nomg(level_sv) : m.zstd ? 0 : CMRX_LEVEL_DEFAULT;
+    if (level < INT_MIN || level > INT_MAX
+        || !(m.zstd ? cmrx_zstd_level_valid((int)level) : cmrx_gzip_level_valid((int)level)))
+        croak(m.zstd ? "compress_methods: level must be 0 (the default), 1 to 22 or -1 to -7, not %" IVdf
+                     : "compress_methods: level must be -1 (the default) or 0 to 12, not %" IVdf,
+              level);
+    m.level = (int)level;
+    if (dictionary > (UV)U32_MAX)
+        croak("compress_methods: no such dictionary ID %" UVuf, dictionary);
+    m.dictionary = (U32)dictionary;
+    SvGETMAGIC(max_output_sv);
+    if (!SvOK(max_output_sv) || !looks_like_number(max_output_sv))
+        croak("compress_methods: max_output must be a size in bytes");
+    m.max_output = size_arg(aTHX_ SvIV_nomg(max_output_sv), "compress_methods: max_output");
+    settings = sv_2mortal(newSVpvn((const char *)&m, sizeof m));
+    pair = newAV();
+    av_push(pair, new_fast_method(aTHX_ xs_fast_compress, settings));
+    av_push(pair, new_fast_method(aTHX_ xs_fast_decompress, settings));
+    RETVAL = newRV_noinc((SV *)pair);
   OUTPUT:
     RETVAL
 
@@ -1202,31 +1287,118 @@ uncompress(data)
     ST(0) = out ? sv_2mortal(out) : &PL_sv_undef;
     XSRETURN(1);
 
-SV *
-_compress_methods(level_sv, max_output_sv)
-    SV *level_sv
-    SV *max_output_sv
+MODULE = Cache::Memcached::RustXS  PACKAGE = Cache::Memcached::RustXS::Zstd
+
+UV
+_load_dictionary_bytes(bytes)
+    SV *bytes
   PREINIT:
-    IV level;
-    size_t max_output;
-    CV *c, *d;
-    AV *pair;
+    const char *in;
+    STRLEN len;
+    uint32_t id = 0;
+    int status;
   CODE:
-    SvGETMAGIC(level_sv);
-    level = SvOK(level_sv) ? SvIV_nomg(level_sv) : CMRX_LEVEL_DEFAULT;
-    if (level < INT_MIN || level > INT_MAX || !cmrx_gzip_level_valid((int)level))
-        croak("compress_methods: level must be -1 (the default) or 0 to 12, not %" IVdf, level);
-    SvGETMAGIC(max_output_sv);
-    if (!SvOK(max_output_sv) || !looks_like_number(max_output_sv))
-        croak("compress_methods: max_output must be a size in bytes");
-    max_output = size_arg(aTHX_ SvIV_nomg(max_output_sv), "compress_methods: max_output");
-    c = newXS(NULL, xs_fast_compress, __FILE__);
-    CvXSUBANY(c).any_iv = level;
-    d = newXS(NULL, xs_fast_decompress, __FILE__);
-    CvXSUBANY(d).any_iv = (IV)max_output;
-    pair = newAV();
-    av_push(pair, newRV_noinc((SV *)c));
-    av_push(pair, newRV_noinc((SV *)d));
-    RETVAL = newRV_noinc((SV *)pair);
+    SvGETMAGIC(bytes);
+    in = bytes_nomg(aTHX_ bytes, "load_dictionary", &len);
+    status = cmrx_zstd_register((const uint8_t *)in, len, &id);
+    if (status == CMRX_E_DICTIONARY_CONFLICT)
+        croak("%s (ID %lu)", cmrx_status_str(status), (unsigned long)id);
+    if (status != CMRX_OK)
+        croak("%s", cmrx_status_str(status));
+    RETVAL = id;
   OUTPUT:
     RETVAL
+
+SV *
+_train(samples, dict_size)
+    AV *samples
+    UV dict_size
+  PREINIT:
+    SSize_t i, count;
+    const uint8_t **ptrs;
+    size_t *lens;
+    size_t got = 0;
+    int status;
+    SV *out;
+  CODE:
+    /* Each sample is copied (shared copy-on-write where perl can) with its
+     * get-magic run, so that perl code a later sample runs (a tied array's
+     * FETCH) cannot move or free the bytes of an earlier one; then no perl
+     * code runs until the engine is done with the pointers. */
+    count = av_len(samples) + 1;
+    Newx(ptrs, count ? count : 1, const uint8_t *);
+    SAVEFREEPV(ptrs);
+    Newx(lens, count ? count : 1, size_t);
+    SAVEFREEPV(lens);
+    for (i = 0; i < count; i++) {
+        SV **elem = av_fetch(samples, i, 0);
+        SV *sample = sv_mortalcopy(elem ? *elem : &PL_sv_undef);
+        STRLEN n;
+        ptrs[i] = (const uint8_t *)bytes_nomg(aTHX_ sample, "train_dictionary", &n);
+        lens[i] = n;
+    }
+    out = sv_2mortal(newSV(dict_size + NUL_LEN));
+    status = cmrx_zstd_train(ptrs, lens, (size_t)count, (size_t)dict_size,
+                             (uint8_t *)SvPVX(out), &got);
+    if (status != CMRX_OK)
+        croak("train_dictionary: %s", cmrx_status_str(status));
+    RETVAL = SvREFCNT_inc_simple_NN(finish_output(aTHX_ out, got, 0));
+  OUTPUT:
+    RETVAL
+
+void
+compress(data, ...)
+    SV *data
+  PREINIT:
+    const char *in;
+    STRLEN len;
+    IV level = 0;
+    UV dictionary = 0;
+    int i, status;
+    SV *out;
+  PPCODE:
+    /* Options first (their magic may run perl code), then the input. */
+    if ((items - 1) % 2)
+        croak("Cache::Memcached::RustXS::Zstd::compress: options come in pairs (level => N, dictionary => ID)");
+    for (i = 1; i < items; i += 2) {
+        const char *name = SvPV_nolen(ST(i));
+        SV *value = ST(i + 1);
+        if (strEQ(name, "level"))
+            level = SvOK(value) ? SvIV(value) : 0;
+        else if (strEQ(name, "dictionary"))
+            dictionary = SvOK(value) ? SvUV(value) : 0;
+        else
+            croak("Cache::Memcached::RustXS::Zstd::compress: unknown option %s", name);
+    }
+    if (level < INT_MIN || level > INT_MAX || !cmrx_zstd_level_valid((int)level))
+        croak("Cache::Memcached::RustXS::Zstd::compress: level must be 0 (the default), 1 to 22 or -1 to -7, not %" IVdf, level);
+    if (dictionary > (UV)U32_MAX)
+        croak("Cache::Memcached::RustXS::Zstd::compress: no such dictionary ID %" UVuf, dictionary);
+    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "Cache::Memcached::RustXS::Zstd::compress", &len);
+    out = zstd_to_mortal(aTHX_ in, len, (int)level, (U32)dictionary, &status);
+    if (!out && status == CMRX_E_UNKNOWN_DICTIONARY)
+        croak("Cache::Memcached::RustXS::Zstd::compress: dictionary %" UVuf " is not loaded", dictionary);
+    ST(0) = out ? out : &PL_sv_undef;
+    XSRETURN(1);
+
+void
+decompress(data)
+    SV *data
+  PREINIT:
+    dMY_CXT;
+    const char *in;
+    STRLEN len;
+    int status;
+    size_t max_out;
+    U32 dictionary;
+    SV *out;
+  PPCODE:
+    max_out = MAX_OUTPUT(); /* before the input's pointer: it may run perl code */
+    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "Cache::Memcached::RustXS::Zstd::decompress", &len);
+    out = decode_to_sv(aTHX_ CMRX_DECODE_ZSTD, in, len, max_out, 0, &status, NULL, &dictionary);
+    if (out)
+        sv_2mortal(out);
+    else if (status == CMRX_E_UNKNOWN_DICTIONARY)
+        warn_missing_dictionary(aTHX_ dictionary); /* perl code ($SIG{__WARN__}): out is safe */
+    ST(0) = out ? out : &PL_sv_undef;
+    XSRETURN(1);

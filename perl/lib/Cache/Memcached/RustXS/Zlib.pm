@@ -29,8 +29,12 @@ sub compress_methods {
     my %opt = @_;
     my @unknown = grep { my $o = $_; !grep { $_ eq $o } @OPTIONS } sort keys %opt;
     Carp::croak("compress_methods: unknown option(s): @unknown") if @unknown;
-    return _compress_methods(exists $opt{level}      ? $opt{level}      : $Level,
-                             exists $opt{max_output} ? $opt{max_output} : $MaxOutput);
+    return Cache::Memcached::RustXS::_compress_methods(
+        'gzip',
+        exists $opt{level}      ? $opt{level}      : $Level,
+        0,
+        exists $opt{max_output} ? $opt{max_output} : $MaxOutput,
+    );
 }
 
 my %original;    # Compress::Zlib's own functions while overridden
