@@ -19,7 +19,7 @@ use Compress::Zlib ();
 use Cache::Memcached ();
 use CMRXBench::Runner qw(loop_timed);
 use CMRXBench::Parse qw(get_response parse_timed check_parse);
-use CMRXBench::Data qw(data_files slurp text_value fake_jpeg raw_get_flags server_version);
+use CMRXBench::Data qw(data_files slurp corpus_values text_value fake_jpeg raw_get_flags server_version);
 use CMRXBench::Report qw(evaluate print_table write_json write_svg);
 use CMRXBench::Server ();
 
@@ -52,9 +52,10 @@ sub missing {      # undef when loadable, else the reason shown in the table
 
 my $OUR_PARSER = 'Cache::Memcached::RustXS::GetParser';
 my $OUR_ZLIB   = 'Cache::Memcached::RustXS::Zlib';
+my $OUR_ZSTD   = 'Cache::Memcached::RustXS::Zstd';
 my %MISSING = map { $_ => missing($_, $_ =~ /RustXS/ ? 1 : 0) }
     'Cache::Memcached::GetParser', 'Cache::Memcached::GetParserXS', 'Cache::Memcached::Fast',
-    $OUR_PARSER, $OUR_ZLIB;
+    $OUR_PARSER, $OUR_ZLIB, $OUR_ZSTD;
 
 my @PARSERS = (    # baselines first: the first one is the primary ratio
     { label => 'GetParserXS', role => 'baseline', class => 'Cache::Memcached::GetParserXS' },
@@ -136,6 +137,8 @@ my @GROUPS = (
     { id => 'e2e',   title => 'Cache::Memcached parser, end to end (get/get_multi on memcached)' },
     { id => 'codec', title => 'Compress::Zlib functions', notes_title => 'output size' },
     { id => 'fast',  title => 'Cache::Memcached::Fast compress_methods (compress_threshold 1000)', notes_title => 'notes' },
+    { id => 'zstd',  title => 'zstd on real small values (bench/data/values: time per value and stored bytes over the odd-numbered values of each family; its dictionary, 16 KiB, trained on the even-numbered ones)', notes_title => 'stored bytes' },
+    { id => 'zstd-fast', title => 'Cache::Memcached::Fast get_multi of 100 real small values (one 16 KiB dictionary for all families)', notes_title => 'notes' },
 );
 
 my @ROWS;
@@ -363,6 +366,150 @@ push @ROWS, {
         return (undef, result => sprintf('gzip %d B (%.0f%%)', length $out, 100 * length($out) / length $JPEG));
     },
     notes => sub { join '; ', map { "$_->{label}: $_->{info}{result}" } grep { $_->{info} && $_->{info}{result} } @{ $_[0]{impls} } },
+};
+
+# 5. zstd with trained dictionaries on real cache-sized values.
+my ($CORPUS, %HELD_OUT, %DICT_ID, $ALL_DICT_FILE, $ALL_DICT_ID);
+my $DICT_SIZE = 16 << 10;
+sub corpus_setup {
+    return if $CORPUS;
+    $CORPUS = corpus_values("$ROOT/bench/data/values");
+    return if $MISSING{$OUR_ZSTD};
+    my @all_train;
+    for my $fam (sort keys %$CORPUS) {
+        my @v = map { $_->[1] } @{ $CORPUS->{$fam} };
+        my @train = @v[ grep { $_ % 2 == 0 } 0 .. $#v ];
+        $HELD_OUT{$fam} = [ @v[ grep { $_ % 2 == 1 } 0 .. $#v ] ];
+        push @all_train, @train;
+        my $dict = $OUR_ZSTD->can('train_dictionary')->(\@train, size => $DICT_SIZE);
+        $DICT_ID{$fam} = load_dict_bytes($dict);
+    }
+    my $shared = $OUR_ZSTD->can('train_dictionary')->(\@all_train, size => $DICT_SIZE);
+    ($ALL_DICT_FILE, $ALL_DICT_ID) = (dict_file($shared), load_dict_bytes($shared));
+}
+my @DICT_FILES;
+END { unlink @DICT_FILES }
+sub dict_file {
+    my ($bytes) = @_;
+    my $path = "$FindBin::Bin/results/dict-$$-" . scalar(@DICT_FILES) . '.zdict';
+    File::Path::make_path("$FindBin::Bin/results");
+    open my $fh, '>:raw', $path or die "$path: $!\n";
+    print {$fh} $bytes;
+    close $fh or die "$path: $!\n";
+    push @DICT_FILES, $path;
+    return $path;
+}
+sub load_dict_bytes { $OUR_ZSTD->can('load_dictionary')->(dict_file($_[0])) }
+
+# [family, value] of every held-out value, in a fixed order.
+sub held_out { map { my $f = $_; map { [$f, $_] } @{ $HELD_OUT{$f} } } sort keys %HELD_OUT }
+
+my %ZSTD_WAY = (    # label => [compress(family, value), decompress(stored)]
+    'Compress::Zlib memGzip' => [ sub { Compress::Zlib::memGzip($_[1]) },
+                                  sub { my $c = $_[0]; Compress::Zlib::memGunzip($c) } ],
+    'our memGzip' => [ sub { $OUR_ZLIB->can('memGzip')->($_[1]) },
+                       sub { $OUR_ZLIB->can('memGunzip')->($_[0]) } ],
+    'zstd' => [ sub { $OUR_ZSTD->can('compress')->($_[1], level => 3) },
+                sub { $OUR_ZSTD->can('decompress')->($_[0]) } ],
+    'zstd + dictionary' => [ sub { $OUR_ZSTD->can('compress')->($_[1], level => 3, dictionary => $DICT_ID{ $_[0] }) },
+                             sub { $OUR_ZSTD->can('decompress')->($_[0]) } ],
+);
+sub zstd_impl {
+    my ($label, $role, $dir) = @_;
+    my $missing = $label =~ /^Compress/ ? undef : $label =~ /memGzip/ ? $MISSING{$OUR_ZLIB} : $MISSING{$OUR_ZSTD};
+    my ($comp, $decomp) = @{ $ZSTD_WAY{$label} };
+    return {
+        label => $label, role => $role, missing => $missing,
+        build => sub {
+            my @values = held_out();
+            my @stored = map { $comp->(@$_) } @values;
+            my $i = 0;
+            return $dir eq 'compress'
+                ? loop_timed(sub { my $v = $values[ $i++ % @values ]; my $r = $comp->(@$v) })
+                : loop_timed(sub { my $r = $decomp->($stored[ $i++ % @stored ]) });
+        },
+    };
+}
+sub zstd_check {
+    my ($impl) = @_;
+    my ($comp, $decomp) = @{ $ZSTD_WAY{ $impl->{label} } };
+    my ($stored, $raw) = (0, 0);
+    for my $v (held_out()) {
+        my $c = $comp->(@$v);
+        return "$v->[0]: compress returned undef" unless defined $c;
+        my $back = $decomp->($c);
+        return "$v->[0]: does not decompress to the value" unless defined $back && $back eq $v->[1];
+        $stored += length $c;
+        $raw += length $v->[1];
+    }
+    return (undef, size => $stored, raw => $raw);
+}
+sub zstd_sizes {
+    my ($row) = @_;
+    join '; ', map { "$_->{label} $_->{info}{size} B" } grep { $_->{info} && $_->{info}{size} } @{ $row->{impls} };
+}
+for my $spec (
+    [ 'compress, zstd + dictionary', 'zstd + dictionary', 'compress',
+      [ at_least(8), { kind => 'ratio', min => 3, vs => 'our memGzip' }, { kind => 'size', max => 0.40, vs => 'our memGzip' } ] ],
+    [ 'compress, zstd', 'zstd', 'compress', [ { kind => 'size', max => 1.08, vs => 'our memGzip' } ] ],
+    [ 'decompress, zstd + dictionary', 'zstd + dictionary', 'decompress', [ { kind => 'ratio', min => 1.5, vs => 'our memGunzip' } ] ],
+    [ 'decompress, zstd', 'zstd', 'decompress', [] ],
+) {
+    my ($label, $ours, $dir, $bars) = @$spec;
+    (my $name = "zstd $label") =~ s/,//g;
+    my @base = ('Compress::Zlib memGzip', 'our memGzip');
+    push @ROWS, {
+        group => 'zstd', name => $name, label => $label, bars => $bars,
+        setup => \&corpus_setup,
+        impls => [ (map { my $i = zstd_impl($_, 'baseline', $dir); $i->{label} =~ s/memGzip/memGunzip/ if $dir eq 'decompress'; $i } @base),
+                   zstd_impl($ours, 'ours', $dir) ],
+        check => sub {
+            my ($impl) = @_;
+            (my $way = $impl->{label}) =~ s/memGunzip/memGzip/;
+            zstd_check({ %$impl, label => $way });
+        },
+        notes => $dir eq 'compress' ? \&zstd_sizes : undef,
+    };
+}
+
+# Fast get_multi of 100 held-out values, each client reading what it wrote.
+my @ZFAST_KEYS = map { sprintf 'z%03d', $_ } 0 .. 99;
+my %zfast_stored;
+my @ZFASTS = (
+    { label => 'Fast default (gzip)', role => 'baseline', ns => 'default', methods => sub { () } },
+    { label => 'our gzip', role => 'baseline', ns => 'gzip', missing => $MISSING{$OUR_ZLIB},
+      methods => sub { (compress_methods => $OUR_ZLIB->can('compress_methods')->()) } },
+    { label => 'zstd + dictionary', role => 'ours', ns => 'zstd', missing => $MISSING{$OUR_ZSTD},
+      methods => sub { (compress_methods => $OUR_ZSTD->can('compress_methods')->(dictionary => $ALL_DICT_FILE)) } },
+);
+$_->{missing} //= $MISSING{'Cache::Memcached::Fast'} for @ZFASTS;
+sub zfast_values { my @v = held_out(); map { $v[$_]->[1] } 0 .. $#ZFAST_KEYS }
+sub zfast_client {
+    my ($impl) = @_;
+    return Cache::Memcached::Fast->new({
+        servers => servers(), namespace => "${NS}zf:$impl->{ns}:", compress_threshold => 100, $impl->{methods}->(),
+    });
+}
+push @ROWS, {
+    group => 'zstd-fast', name => 'zstd fast get_multi 100', label => 'get_multi 100 values',
+    bars  => [],
+    setup => \&corpus_setup,
+    impls => [ map {
+        +{ %$_, build => sub {
+            my ($impl) = @_;
+            my $memd = $impl->{memd} = zfast_client($impl);
+            unless ($zfast_stored{ $impl->{ns} }++) {
+                my @v = zfast_values();
+                $memd->set($ZFAST_KEYS[$_], $v[$_], 3600) or die "Fast set failed\n" for 0 .. $#ZFAST_KEYS;
+            }
+            loop_timed(sub { my $h = $memd->get_multi(@ZFAST_KEYS) });
+        } };
+    } @ZFASTS ],
+    check => sub {
+        my ($impl) = @_;
+        my @v = zfast_values();
+        CMRXBench::Parse::compare_values($impl->{memd}->get_multi(@ZFAST_KEYS), { map { $ZFAST_KEYS[$_] => $v[$_] } 0 .. $#ZFAST_KEYS });
+    },
 };
 
 # ---- run -------------------------------------------------------------------

@@ -17,7 +17,9 @@ sub _baselines { grep { $_->{role} ne 'ours' } @{ $_[0]{impls} } }
 sub _ok        { $_[0] && ($_[0]{status} // '') eq 'ok' }
 
 # Adds to each row: ratios {label => baseline/ours}, ratio (vs the primary
-# baseline), size_ratio (ours/primary output size), and per bar: met, why.
+# baseline), size_ratios {label => ours/baseline output size}, size_ratio
+# (vs the primary), and per bar: met, why. A bar with `vs => LABEL` is
+# judged against that baseline instead of the primary one.
 sub evaluate {
     my (@rows) = @_;
     for my $row (@rows) {
@@ -30,14 +32,20 @@ sub evaluate {
                 if _ok($b) && _ok($ours) && $ours->{median} > 0;
         }
         $row->{ratio} = $row->{ratios}{ $prim->{label} };
-        my ($ps, $os) = map { $_ && $_->{info} ? $_->{info}{size} : undef } $prim, $ours;
-        $row->{size_ratio} = $os / $ps if defined $ps && defined $os && $ps > 0;
+        my $size = sub { my $i = shift; $i && $i->{info} ? $i->{info}{size} : undef };
+        $row->{size_ratios} = {};
+        for my $b (@base) {
+            my ($bs, $os) = ($size->($b), $size->($ours));
+            $row->{size_ratios}{ $b->{label} } = $os / $bs if defined $bs && defined $os && $bs > 0;
+        }
+        $row->{size_ratio} = $row->{size_ratios}{ $prim->{label} };
 
         for my $bar (@{ $row->{bars} || [] }) {
             my $k = $bar->{kind};
+            my $vs = defined $bar->{vs} ? $bar->{vs} : $prim->{label};
             my $v = $k eq 'max_us' ? (_ok($ours) ? $ours->{median} * 1e6 : undef)
-                  : $k eq 'size'   ? $row->{size_ratio}
-                  :                  $row->{ratio};
+                  : $k eq 'size'   ? $row->{size_ratios}{$vs}
+                  :                  $row->{ratios}{$vs};
             $bar->{value} = $v;
             if (!defined $v) {
                 # ours wrong or failing misses its bar; not built or a broken
@@ -59,10 +67,11 @@ sub evaluate {
 sub bar_text {
     my ($bar) = @_;
     my $k = $bar->{kind};
+    my $vs = defined $bar->{vs} ? " vs $bar->{vs}" : '';
     return $k eq 'max_us' ? "<$bar->{max} µs"
-         : $k eq 'size'   ? "size ≤$bar->{max}×"
-         : $k eq 'noloss' ? "no loss (≥$bar->{allow}×)"
-         :                  "≥$bar->{min}×";
+         : $k eq 'size'   ? "size ≤$bar->{max}×$vs"
+         : $k eq 'noloss' ? "no loss (≥$bar->{allow}×)$vs"
+         :                  "≥$bar->{min}×$vs";
 }
 
 sub _mark { !defined $_[0] ? '—' : $_[0] ? '✓' : '✗' }

@@ -153,7 +153,7 @@ default) on the sample values, and returns its bytes (write them to a file
 to load them with L</load_dictionary> or use them with C<zstd -D>). Train it
 on values of the kind it will compress (the same key prefix, say), a few
 hundred of them or more, uncompressed. It croaks when zstd cannot train a
-dictionary from the samples (fewer than 7 of them, or too little data).
+dictionary from the samples (fewer than 5 of them, or too little data).
 
 =item compress($data, level => 3, dictionary => $id)
 
