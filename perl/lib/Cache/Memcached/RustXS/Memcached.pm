@@ -65,6 +65,8 @@ for my $command (qw(set add replace)) {
         my $writer = ref $_[0] && $_[0]->{cmrx_zstd} or goto &$inherited;
         my $original = \&Compress::Zlib::memGzip;
         my $depth = _frames() + 3;
+        # Perl 5.30 and older warn "Subroutine ... redefined" here.
+        no warnings 'redefine';
         local *Compress::Zlib::memGzip = sub {
             return _frames() == $depth ? $writer->($_[0]) : $original->(@_);
         };
