@@ -1363,10 +1363,13 @@ compress(data, ...)
     for (i = 1; i < items; i += 2) {
         const char *name = SvPV_nolen(ST(i));
         SV *value = ST(i + 1);
+        /* Get magic before SvOK: a tied or otherwise magical value has no
+         * OK flags until its FETCH has run. */
+        SvGETMAGIC(value);
         if (strEQ(name, "level"))
-            level = SvOK(value) ? SvIV(value) : 0;
+            level = SvOK(value) ? SvIV_nomg(value) : 0;
         else if (strEQ(name, "dictionary"))
-            dictionary = SvOK(value) ? SvUV(value) : 0;
+            dictionary = SvOK(value) ? SvUV_nomg(value) : 0;
         else
             croak("Cache::Memcached::RustXS::Zstd::compress: unknown option %s", name);
     }

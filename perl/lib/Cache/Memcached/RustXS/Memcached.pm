@@ -42,16 +42,34 @@ sub _zstd_writer {
     return sub { Cache::Memcached::RustXS::Zstd::compress($_[0], level => $level, dictionary => $id) };
 }
 
+# The number of frames (subroutine calls and evals) on the call stack of
+# the caller of this function.
+sub _frames {
+    my $n = 0;
+    $n++ while caller $n + 1;
+    return $n;
+}
+
 # Cache::Memcached compresses in _set with Compress::Zlib::memGzip, called
-# by its full name: for the duration of this object's own set, add and
-# replace (append and prepend never compress), that name is this object's
-# zstd writer, and nothing else in the process sees a difference.
+# by its full name. For the duration of this object's own set, add and
+# replace (append and prepend never compress), that name is a function
+# that gives this object's own _set -- three frames down: the inherited
+# method, _set, memGzip -- its zstd writer, and anyone else memGzip as it
+# was: code that runs during the set (a stat_callback, a signal handler, a
+# Storable hook) and sets with another Cache::Memcached object still
+# writes gzip.
 for my $command (qw(set add replace)) {
     my $inherited = Cache::Memcached->can($command);
     no strict 'refs';
     *{$command} = sub {
         my $writer = ref $_[0] && $_[0]->{cmrx_zstd} or goto &$inherited;
-        local *Compress::Zlib::memGzip = $writer;
+        my $original = \&Compress::Zlib::memGzip;
+        my $depth = _frames() + 3;
+        # Perl 5.30 and older warn "Subroutine ... redefined" here.
+        no warnings 'redefine';
+        local *Compress::Zlib::memGzip = sub {
+            return _frames() == $depth ? $writer->($_[0]) : $original->(@_);
+        };
         return $inherited->(@_);
     };
 }
@@ -98,10 +116,12 @@ flagged compressed (C<F_COMPRESS>) as a gzip value is.
 
 Cache::Memcached compresses by calling C<Compress::Zlib::memGzip> by its
 full name. While one of these objects sets a value, and only then, that name
-stands for its zstd writer (a C<local> of the glob); everywhere else in the
-process, and in other Cache::Memcached objects, C<memGzip> is what it was
-(Compress::Zlib's, or its override by
-L<Cache::Memcached::RustXS::Zlib/override_compress_zlib()>).
+stands for a function (a C<local> of the glob) that gives this object's own
+set its zstd writer; everywhere else in the process, and in other
+Cache::Memcached objects, C<memGzip> is what it was (Compress::Zlib's, or
+its override by L<Cache::Memcached::RustXS::Zlib/override_compress_zlib()>)
+-- also for code that runs during the set, such as a C<stat_callback>, a
+signal handler or a Storable hook that sets with another object.
 
 =head1 OPTIONS
 
