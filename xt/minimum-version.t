@@ -2,7 +2,7 @@
 # Nothing in the Perl code needs a perl newer than the one the distribution
 # supports (Makefile.PL's MIN_PERL_VERSION), by Perl::MinimumVersion's reading
 # of syntax and core modules: the modules, Makefile.PL, the tests and their
-# helpers, the benchmark and the scripts.
+# helpers, the benchmark, the command and the scripts.
 use strict;
 use warnings;
 
@@ -17,8 +17,8 @@ my @files = ('Makefile.PL');
 File::Find::find({ no_chdir => 1, wanted => sub {
     return unless -f $_;
     return if m{/(?:data|seeds)/};
-    push @files, $_ if /\.(?:pm|pl|t|PL)\z/ || (m{^script/} && perl_script($_));
-} }, grep { -d } qw(perl/lib t xt bench script));
+    push @files, $_ if /\.(?:pm|pl|t|PL)\z/ || (m{^(?:bin|script)/} && perl_script($_));
+} }, grep { -d } qw(perl/lib bin t xt bench script));
 ok @files > 20, scalar(@files) . ' Perl files found';
 
 for my $file (sort @files) {
