@@ -31,6 +31,11 @@
 #[path = "libdeflate.rs"]
 mod libdeflate;
 
+use crate::growth::Expansion;
+#[cfg(test)]
+use crate::growth::MIN_CAPACITY;
+use crate::per_thread;
+
 use core::cell::RefCell;
 use core::mem::MaybeUninit;
 
@@ -101,30 +106,34 @@ const FNAME: u8 = 0x08;
 const FCOMMENT: u8 = 0x10;
 const FRESERVED: u8 = 0xe0;
 
-/// The smallest capacity offered when nothing better is known.
-const MIN_CAPACITY: usize = 64 << 10;
-/// First guess at the expansion of compressed input of unknown output size.
-const INPUT_FACTOR: usize = 4;
-/// DEFLATE's largest expansion: a 258-byte match in 2 bits (a 1-bit length
-/// code and a 1-bit distance code) is 1032 output bytes per input byte.
-const MAX_EXPANSION: usize = 1032;
+/// How far DEFLATE data can expand: a 258-byte match in 2 bits (a 1-bit
+/// length code and a 1-bit distance code) is 1032 output bytes per input
+/// byte, and a little over for the last block; a first guess of 4 times
+/// the input.
+const DEFLATE: Expansion = Expansion {
+    per_input_byte: 1032,
+    slack: 1024,
+    guess_factor: 4,
+};
 
 thread_local! {
     /// One compressor per level, made on first use by this thread.
-    static COMPRESSORS: RefCell<[Option<Compressor>; 13]> =
-        const { RefCell::new([NO_COMPRESSOR; 13]) };
+    static COMPRESSORS: RefCell<[Option<Compressor>; LEVELS]> =
+        const { RefCell::new([NO_COMPRESSOR; LEVELS]) };
     /// This thread's decompressor, made on first use.
     static DECOMPRESSOR: RefCell<Option<Decompressor>> = const { RefCell::new(None) };
 }
 const NO_COMPRESSOR: Option<Compressor> = None;
+/// libdeflate's levels, 0..=12.
+const LEVELS: usize = libdeflate::MAX_LEVEL as usize + 1;
 
-/// Run `f` with this thread's compressor for `level`, allocating it on first
-/// use. If the thread-local cache is unavailable (thread teardown) a
-/// temporary compressor is used instead.
+/// Run `f` with this thread's compressor for `level` (0..=12), allocating
+/// it on first use. If the thread-local cache is unavailable (thread
+/// teardown) a temporary compressor is used instead.
 fn with_compressor<R>(level: i32, f: impl FnOnce(&mut Compressor) -> R) -> Result<R, CodecError> {
     let index = usize::try_from(level)
         .ok()
-        .filter(|&i| i < 13)
+        .filter(|&i| i < LEVELS)
         .ok_or(CodecError::Arg)?;
     let mut f = Some(f);
     let cached = COMPRESSORS.try_with(|cell| {
@@ -146,24 +155,9 @@ fn with_compressor<R>(level: i32, f: impl FnOnce(&mut Compressor) -> R) -> Resul
     Ok(f(&mut compressor))
 }
 
-/// Run `f` with this thread's decompressor (see [`with_compressor`]).
+/// Run `f` with this thread's decompressor, made on first use.
 fn with_decompressor<R>(f: impl FnOnce(&mut Decompressor) -> R) -> Result<R, CodecError> {
-    let mut f = Some(f);
-    let cached = DECOMPRESSOR.try_with(|cell| {
-        let mut slot = cell.try_borrow_mut().ok()?;
-        if slot.is_none() {
-            *slot = Decompressor::new();
-        }
-        let decompressor = slot.as_mut()?;
-        let f = f.take()?;
-        Some(f(decompressor))
-    });
-    if let Ok(Some(r)) = cached {
-        return Ok(r);
-    }
-    let f = f.take().ok_or(CodecError::NoMemory)?;
-    let mut decompressor = Decompressor::new().ok_or(CodecError::NoMemory)?;
-    Ok(f(&mut decompressor))
+    per_thread::with(&DECOMPRESSOR, Decompressor::new, f).ok_or(CodecError::NoMemory)
 }
 
 /// The highest level [`zlib`] accepts: zlib's, which `Compress::Zlib::compress`
@@ -263,35 +257,11 @@ pub fn zlib(input: &[u8], level: i32, out: &mut [MaybeUninit<u8>]) -> Result<usi
     }
 }
 
-/// The most `in_len` compressed bytes can decompress to (a little over).
-fn max_inflated(in_len: usize) -> usize {
-    in_len.saturating_mul(MAX_EXPANSION).saturating_add(1024)
-}
-
-/// The capacity to try when nothing is known about the output size: a few
-/// times the input, at least [`MIN_CAPACITY`], never more than the input can
-/// expand to nor more than `max_out`.
-fn fallback_capacity(in_len: usize, max_out: usize) -> usize {
-    in_len
-        .saturating_mul(INPUT_FACTOR)
-        .max(MIN_CAPACITY)
-        .min(max_inflated(in_len))
-        .min(max_out)
-}
-
 /// The error for an output that did not fit in `tried` bytes.
 fn grow(tried: usize, in_len: usize, max_out: usize) -> CodecError {
-    if tried >= max_out {
-        return CodecError::TooBig;
-    }
-    // tried < max_out, so tried + 1 <= max_out and next > tried: the loop
-    // always makes progress and ends at max_out.
-    let next = tried
-        .saturating_mul(2)
-        .max(fallback_capacity(in_len, max_out))
-        .max(tried + 1)
-        .min(max_out);
-    CodecError::NeedSpace(next)
+    DEFLATE
+        .next_capacity(tried, in_len, max_out)
+        .map_or(CodecError::TooBig, CodecError::NeedSpace)
 }
 
 /// A first output capacity for [`gunzip`]`(input)`: the trailer's ISIZE when
@@ -299,7 +269,7 @@ fn grow(tried: usize, in_len: usize, max_out: usize) -> CodecError {
 /// the input to), else a small multiple of the input length. Only a hint: a
 /// wrong one costs a retry, never more than `max_out` bytes.
 pub fn gunzip_size_hint(input: &[u8], max_out: usize) -> usize {
-    let fallback = fallback_capacity(input.len(), max_out);
+    let fallback = DEFLATE.first_capacity(input.len(), max_out);
     // The shortest gzip member is 20 bytes; ISIZE is the last 4 of them.
     if input.len() < GZIP_HEADER.len() + GZIP_TRAILER_LEN + 2 {
         return fallback;
@@ -314,7 +284,7 @@ pub fn gunzip_size_hint(input: &[u8], max_out: usize) -> usize {
     else {
         return fallback;
     };
-    if isize <= max_out && isize <= max_inflated(input.len()) {
+    if isize <= max_out && isize <= DEFLATE.max_output(input.len()) {
         isize
     } else {
         fallback
@@ -324,7 +294,7 @@ pub fn gunzip_size_hint(input: &[u8], max_out: usize) -> usize {
 /// A first output capacity for [`uncompress`]`(input)`: zlib has no size
 /// field, so a small multiple of the input (see [`gunzip_size_hint`]).
 pub fn uncompress_size_hint(input: &[u8], max_out: usize) -> usize {
-    fallback_capacity(input.len(), max_out)
+    DEFLATE.first_capacity(input.len(), max_out)
 }
 
 /// Where the DEFLATE data of the gzip member `input` starts, after the
@@ -1117,12 +1087,12 @@ mod tests {
             let mut v = body.to_vec();
             v.extend_from_slice(&claim.to_le_bytes());
             let hint = gunzip_size_hint(&v, DEFAULT_MAX_OUT);
-            assert!(hint <= DEFAULT_MAX_OUT && hint <= max_inflated(v.len()));
+            assert!(hint <= DEFAULT_MAX_OUT && hint <= DEFLATE.max_output(v.len()));
             let (r, tried) = drive(&v, DEFAULT_MAX_OUT, gunzip_size_hint, gunzip);
             assert_eq!(r.unwrap(), data, "claim {claim}");
             assert!(tried.len() <= 6, "claim {claim}: {tried:?}");
             assert!(
-                tried.iter().all(|&c| c <= max_inflated(v.len())) || tried.len() == 1,
+                tried.iter().all(|&c| c <= DEFLATE.max_output(v.len())) || tried.len() == 1,
                 "{tried:?}"
             );
         }
@@ -1139,7 +1109,7 @@ mod tests {
         let gz = gzip_vec(b"tiny", 6).unwrap();
         let mut v = gz[..gz.len() - 4].to_vec();
         v.extend_from_slice(&(60u32 << 20).to_le_bytes());
-        assert!(gunzip_size_hint(&v, DEFAULT_MAX_OUT) <= max_inflated(v.len()));
+        assert!(gunzip_size_hint(&v, DEFAULT_MAX_OUT) <= DEFLATE.max_output(v.len()));
     }
 
     #[test]

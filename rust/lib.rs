@@ -13,7 +13,9 @@
 
 pub mod codec;
 pub mod ffi;
+mod growth;
 pub mod parser;
+mod per_thread;
 pub mod sniff;
 /// Test support for the parser: its unit tests and the `parser_split` fuzz
 /// target (which enables the `testing` feature) share it.

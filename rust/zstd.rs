@@ -60,6 +60,11 @@ use zstd::zstd_safe::{
     self, zstd_sys, zstd_sys::ZSTD_ErrorCode, CCtx, CDict, DCtx, DDict, WriteBuf,
 };
 
+use crate::growth::Expansion;
+#[cfg(test)]
+use crate::growth::MIN_CAPACITY;
+use crate::per_thread;
+
 /// The first four bytes of every zstd frame (magic number 0xFD2FB528,
 /// little-endian).
 ///
@@ -251,47 +256,14 @@ thread_local! {
     static DCTX: RefCell<Option<DCtx<'static>>> = const { RefCell::new(None) };
 }
 
-/// Run `f` with this thread's compression context, making it on first use.
-/// If the thread-local one is unavailable (thread teardown) a temporary
-/// context is used instead.
+/// Run `f` with this thread's compression context, made on first use.
 fn with_cctx<R>(f: impl FnOnce(&mut CCtx<'static>) -> R) -> Result<R, Error> {
-    let mut f = Some(f);
-    let cached = CCTX.try_with(|cell| {
-        let mut slot = cell.try_borrow_mut().ok()?;
-        if slot.is_none() {
-            *slot = CCtx::try_create();
-        }
-        let cctx = slot.as_mut()?;
-        let f = f.take()?;
-        Some(f(cctx))
-    });
-    if let Ok(Some(r)) = cached {
-        return Ok(r);
-    }
-    // `f` is only taken on the path that returned above.
-    let f = f.take().ok_or(Error::OutOfMemory)?;
-    let mut cctx = CCtx::try_create().ok_or(Error::OutOfMemory)?;
-    Ok(f(&mut cctx))
+    per_thread::with(&CCTX, CCtx::try_create, f).ok_or(Error::OutOfMemory)
 }
 
-/// Run `f` with this thread's decompression context (see [`with_cctx`]).
+/// Run `f` with this thread's decompression context, made on first use.
 fn with_dctx<R>(f: impl FnOnce(&mut DCtx<'static>) -> R) -> Result<R, Error> {
-    let mut f = Some(f);
-    let cached = DCTX.try_with(|cell| {
-        let mut slot = cell.try_borrow_mut().ok()?;
-        if slot.is_none() {
-            *slot = DCtx::try_create();
-        }
-        let dctx = slot.as_mut()?;
-        let f = f.take()?;
-        Some(f(dctx))
-    });
-    if let Ok(Some(r)) = cached {
-        return Ok(r);
-    }
-    let f = f.take().ok_or(Error::OutOfMemory)?;
-    let mut dctx = DCtx::try_create().ok_or(Error::OutOfMemory)?;
-    Ok(f(&mut dctx))
+    per_thread::with(&DCTX, DCtx::try_create, f).ok_or(Error::OutOfMemory)
 }
 
 fn is_kind(code: usize, kind: ZSTD_ErrorCode) -> bool {
@@ -633,44 +605,27 @@ fn frame_content_size(input: &[u8]) -> Result<Option<u64>, Error> {
     zstd_safe::get_frame_content_size(input).map_err(|_| Error::Data)
 }
 
-/// The smallest capacity offered when nothing better is known.
-const MIN_CAPACITY: usize = 64 << 10;
-/// First guess at the expansion of a frame that does not state its size.
-const INPUT_FACTOR: usize = 8;
-/// zstd's largest expansion: an RLE block (a 3-byte header and 1 byte)
-/// regenerates up to 128 KiB, 32 Ki output bytes per input byte.
-const MAX_EXPANSION: usize = 32 << 10;
+/// How far one zstd frame can expand: an RLE block (a 3-byte header and 1
+/// byte) regenerates up to 128 KiB, 32 Ki output bytes per input byte; a
+/// first guess of 8 times the input for a frame that does not state its
+/// size.
+const ZSTD_FRAME: Expansion = Expansion {
+    per_input_byte: 32 << 10,
+    slack: 0,
+    guess_factor: 8,
+};
 
 /// The most `in_len` bytes of one zstd frame can decompress to.
 fn max_inflated(in_len: usize) -> usize {
-    in_len.saturating_mul(MAX_EXPANSION)
-}
-
-/// The capacity to try when the frame does not state its size: a few times
-/// the input, at least [`MIN_CAPACITY`], never more than the input can
-/// expand to nor more than `max_out`.
-fn fallback_capacity(in_len: usize, max_out: usize) -> usize {
-    in_len
-        .saturating_mul(INPUT_FACTOR)
-        .max(MIN_CAPACITY)
-        .min(max_inflated(in_len))
-        .min(max_out)
+    ZSTD_FRAME.max_output(in_len)
 }
 
 /// The error for an output of unknown size that did not fit in `tried`
 /// bytes.
 fn grow(tried: usize, in_len: usize, max_out: usize) -> Error {
-    if tried >= max_out {
-        return Error::TooBig;
-    }
-    // tried < max_out, so tried + 1 <= max_out and next > tried: the loop
-    // always makes progress and ends at max_out.
-    let next = tried
-        .saturating_mul(2)
-        .max(fallback_capacity(in_len, max_out))
-        .max(tried + 1)
-        .min(max_out);
-    Error::NeedSpace(next)
+    ZSTD_FRAME
+        .next_capacity(tried, in_len, max_out)
+        .map_or(Error::TooBig, Error::NeedSpace)
 }
 
 /// A first output capacity for [`decompress`]`(input, .., max_out)`: the
@@ -694,7 +649,7 @@ pub fn size_hint(input: &[u8], max_out: usize) -> usize {
             Ok(size) if size <= max_out && size <= max_inflated(input.len()) => size,
             _ => 0,
         },
-        Ok(None) => fallback_capacity(input.len(), max_out),
+        Ok(None) => ZSTD_FRAME.first_capacity(input.len(), max_out),
         Err(_) => 0,
     }
 }
