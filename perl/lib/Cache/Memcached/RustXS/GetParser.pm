@@ -265,20 +265,21 @@ against the other parsers in the same run; the README has the whole table):
 
                                   GetParserXS  GetParser    ours   vs XS
   parse-only (socketpair, with Cache::Memcached's finalize as on_item)
-    1 x 100 B                        5.0 us      5.2 us   2.9 us   1.7x
-    100 x 100 B                     40.5 us      224 us  36.2 us   1.1x
-    100 x 1 KB                      45.5 us      359 us  44.3 us   1.0x
-    10 x 100 KB                      107 us      145 us  91.3 us   1.2x
-    1 x 1 MB                        90.3 us     79.8 us  65.1 us   1.4x
-    100 gzip'd 9 KB JSON values     1.51 ms     1.84 ms   485 us   3.1x
+    1 x 100 B                        4.3 us      4.6 us   1.6 us   2.6x
+    100 x 100 B                     44.2 us      208 us  10.2 us   4.4x
+    100 x 1 KB                      54.6 us      364 us  19.4 us   2.8x
+    10 x 100 KB                      118 us      191 us  88.4 us   1.3x
+    1 x 1 MB                         102 us      109 us  77.3 us   1.3x
+    100 gzip'd 9 KB JSON values     1.79 ms     2.25 ms   514 us   3.5x
   end to end (Cache::Memcached get/get_multi, memcached on loopback)
-    get_multi 100 x 100 B            182 us      377 us   177 us   1.0x
-    get_multi 100 gzip'd JSON       1.88 ms     2.12 ms   695 us   2.7x
+    get_multi 100 x 100 B            216 us      380 us   183 us   1.2x
+    get 1 x 1 MB                     507 us      536 us   507 us   1.0x
+    get_multi 100 gzip'd JSON       2.15 ms     2.70 ms   786 us   2.7x
 
-Compressed values gain most, since the gunzip moves from Perl and zlib into
-Rust and libdeflate. For small plain values Cache::Memcached's finalize
-callback, the same Perl code whatever the parser, is most of the time;
-without it our parser alone is 1.3x GetParserXS on 100 x 100 B.
+Compressed values gain because the gunzip moves from Perl and zlib into
+Rust and libdeflate; small plain values because of L</INLINE FINALIZE>
+(without it, with a no-op on_item, the parser alone is 1.3 times
+GetParserXS on 100 x 100 B).
 
 =head1 SEE ALSO
 
