@@ -137,10 +137,10 @@ Nothing is exported by default; ask for any of the names below, or C<:all>.
 
 =item load_dictionary($path)
 
-Loads a standard zstd dictionary file (as C<zstd --train>, L</train_dictionary>
+Loads a standard zstd dictionary file (as C<zstd --train>, L</train_dictionary(\@samples, size =E<gt> 16384)>
 or C<cmrx-dict train> write them) for the whole process: from then on every
-reader in the process (L</decompress>, GetParser, the methods of
-L</compress_methods> and Zlib's) decodes frames that name its ID. Returns the
+reader in the process (L</decompress($frame)>, GetParser, the methods of
+L</compress_methods(level =E<gt> 3, dictionary =E<gt> $path, max_output =E<gt> 64 MiB)> and Zlib's) decodes frames that name its ID. Returns the
 ID. Loading the same file again does nothing more; a different dictionary
 with the same ID croaks, as do a file that cannot be read and one that is
 not a zstd dictionary. Dictionaries stay loaded for the life of the process
@@ -150,7 +150,7 @@ not a zstd dictionary. Dictionaries stay loaded for the life of the process
 
 Trains a standard zstd dictionary of at most C<size> bytes (16 KiB by
 default) on the sample values, and returns its bytes (write them to a file
-to load them with L</load_dictionary> or use them with C<zstd -D>). Train it
+to load them with L</load_dictionary($path)> or use them with C<zstd -D>). Train it
 on values of the kind it will compress (the same key prefix, say), a few
 hundred of them or more, uncompressed. It croaks when zstd cannot train a
 dictionary from the samples (fewer than 5 of them, or too little data).
@@ -240,7 +240,7 @@ removed while values that name them may exist.
 
 On realistic small values (the benchmark corpus in F<bench/data/values>:
 583 real JSON documents and HTML fragments, 100 B to 10 KB), per value, with
-a 16 KiB dictionary per kind of value trained with L</train_dictionary> on
+a 16 KiB dictionary per kind of value trained with L</train_dictionary(\@samples, size =E<gt> 16384)> on
 half of its values and measured on the other half, against gzip in the same
 run (see the README for the full table):
 
