@@ -292,11 +292,27 @@ state: the state is made once per thread.
 
 =head1 PERFORMANCE
 
-The engine was chosen by measurement: libdeflate with reused state beats
-both Compress::Zlib and flate2 on every whole-buffer job here, including the
-unknown-size C<uncompress> (a retry loop on libdeflate beat flate2's
-streaming decoder by 2-3 times even when it took 4-5 tries). On a 9 KB JSON
-value and a 300 KB text (perldiag.pod):
+In the latest benchmark run (F<bench/run.pl>, Compress::Zlib in the same
+run; the README has the whole table):
+
+                       JSON 9 KB        300 B            text 300 KB
+    memGzip            1.9 x (28 us)    1.5 x (7.4 us)   3.9 x (4.1 ms)
+    memGunzip          3.5 x (4.9 us)   2.6 x (2.2 us)   3.5 x (0.29 ms)
+    compress           1.5 x (31 us)    1.3 x (8.2 us)   3.3 x (4.1 ms)
+    uncompress         2.6 x (5.2 us)   1.6 x (2.2 us)   3.2 x (0.31 ms)
+
+C<memGzip> of the 9 KB JSON misses twice Compress::Zlib's speed: in a
+process whose heap keeps the level-9 deflate state Compress::Zlib builds on
+every call warm, that state costs it about 50 us (about 95 us in a fresh
+process), and 5.5 us of ours is libdeflate clearing its match-finder tables,
+a fixed cost per call.
+
+The engine and the level were chosen by measuring them apart, one at a time
+(these figures are from that measurement, not from the benchmark run):
+libdeflate with reused state beats both Compress::Zlib and flate2 on every
+whole-buffer job here, including the unknown-size C<uncompress> (a retry
+loop on libdeflate beat flate2's streaming decoder by 2-3 times even when it
+took 4-5 tries). On a 9 KB JSON value and a 300 KB text (perldiag.pod):
 
     level        JSON size  time     text size   time
     memGzip (9)  1280 B     80 us    94 416 B    19.8 ms

@@ -117,10 +117,11 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
 Cache values are mostly small JSON documents and HTML fragments, and gzip
 does little for them: each value is compressed alone, with no context
 shared with the others. A zstd dictionary trained on values of the same kind
-is that shared context: with a 16 KiB dictionary, such values take about a
-third to a half of the memory gzip leaves them (it depends on how alike
-they are), and compressing and decompressing them is several times faster
-than gzip (see L</PERFORMANCE>).
+is that shared context: with a 16 KiB dictionary, values of one schema
+(JSON records, API responses, templated HTML) take 0.36 to 0.43 of the
+memory gzip leaves them, prose 0.67 to 0.71, and compressing and
+decompressing them is 1.8 to 5.3 times as fast as our gzip (see
+L</PERFORMANCE>).
 
 Values are stored as standard zstd frames, flagged as compressed
 (C<F_COMPRESS>, 2) as gzip values are, so the rule "compress only if it
