@@ -171,7 +171,7 @@ impl From<zstd::Error> for Failure {
             zstd::Error::BadDictionary => (Status::BadDictionary, 0),
             zstd::Error::DictionaryConflict(id) => (Status::DictionaryConflict, u64::from(id)),
             zstd::Error::Training => (Status::Training, 0),
-            zstd::Error::OutOfMemory => (Status::NoMemory, 0),
+            zstd::Error::NoMemory => (Status::NoMemory, 0),
         };
         Failure { status, number }
     }
@@ -694,7 +694,7 @@ pub extern "C" fn cmrx_zstd_compress_bound(in_len: usize) -> usize {
 /// zstd's -7..=22), else 0 (`cmrx_zstd_level_valid`).
 #[no_mangle]
 pub extern "C" fn cmrx_zstd_level_valid(level: i32) -> i32 {
-    i32::from(level == 0 || (zstd::MIN_LEVEL..=zstd::MAX_LEVEL).contains(&level))
+    i32::from(zstd::compression_level(level).is_ok())
 }
 
 /// One zstd frame of `input` at `level`, with the loaded dictionary

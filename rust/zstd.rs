@@ -170,7 +170,7 @@ pub enum Error {
     /// or nothing worth a dictionary in them).
     Training,
     /// libzstd (or a buffer this module needed) could not be allocated.
-    OutOfMemory,
+    NoMemory,
 }
 
 impl fmt::Display for Error {
@@ -198,7 +198,7 @@ impl fmt::Display for Error {
                 "a different zstd dictionary with ID {id} is already loaded"
             ),
             Error::Training => f.write_str("zstd dictionary training failed"),
-            Error::OutOfMemory => f.write_str("out of memory in zstd"),
+            Error::NoMemory => f.write_str("out of memory in zstd"),
         }
     }
 }
@@ -258,12 +258,12 @@ thread_local! {
 
 /// Run `f` with this thread's compression context, made on first use.
 fn with_cctx<R>(f: impl FnOnce(&mut CCtx<'static>) -> R) -> Result<R, Error> {
-    per_thread::with(&CCTX, CCtx::try_create, f).ok_or(Error::OutOfMemory)
+    per_thread::with(&CCTX, CCtx::try_create, f).ok_or(Error::NoMemory)
 }
 
 /// Run `f` with this thread's decompression context, made on first use.
 fn with_dctx<R>(f: impl FnOnce(&mut DCtx<'static>) -> R) -> Result<R, Error> {
-    per_thread::with(&DCTX, DCtx::try_create, f).ok_or(Error::OutOfMemory)
+    per_thread::with(&DCTX, DCtx::try_create, f).ok_or(Error::NoMemory)
 }
 
 fn is_kind(code: usize, kind: ZSTD_ErrorCode) -> bool {
@@ -379,10 +379,10 @@ impl Dictionary {
         }
         // NULL from ZSTD_createCDict: out of memory (the same bytes already
         // made a DDict, so they are a dictionary libzstd can load).
-        let cdict = CDict::try_create(&self.bytes, level).ok_or(Error::OutOfMemory)?;
+        let cdict = CDict::try_create(&self.bytes, level).ok_or(Error::NoMemory)?;
         // Another thread may have set it first: then ours is dropped.
         let _ = slot.set(cdict);
-        slot.get().ok_or(Error::OutOfMemory)
+        slot.get().ok_or(Error::NoMemory)
     }
 }
 
@@ -459,8 +459,17 @@ pub fn lookup(id: u32) -> Option<Arc<Dictionary>> {
 
 // ---------------------------------------------------------------- compress
 
-/// The level to use for `level`: 0 is the default; `Arg` out of range.
-fn check_level(level: i32) -> Result<i32, Error> {
+/// The level [`compress`] uses for `level`: 0 is [`DEFAULT_LEVEL`],
+/// [`MIN_LEVEL`]`..=`[`MAX_LEVEL`] are themselves, anything else is `Arg`.
+/// The one place the zstd level range is checked.
+///
+/// ```
+/// use cmrx::zstd::{compression_level, Error, DEFAULT_LEVEL};
+/// assert_eq!(compression_level(0), Ok(DEFAULT_LEVEL));
+/// assert_eq!(compression_level(-7), Ok(-7));
+/// assert_eq!(compression_level(23), Err(Error::Arg));
+/// ```
+pub fn compression_level(level: i32) -> Result<i32, Error> {
     match level {
         0 => Ok(DEFAULT_LEVEL),
         MIN_LEVEL..=MAX_LEVEL => Ok(level),
@@ -513,7 +522,7 @@ pub fn compress(
     dictionary: Option<&Dictionary>,
     out: &mut [MaybeUninit<u8>],
 ) -> Result<usize, Error> {
-    let level = check_level(level)?;
+    let level = compression_level(level)?;
     let bound = compress_bound(input.len());
     let out_len = out.len();
     let mut dst = Out::new(out);
@@ -535,7 +544,7 @@ pub fn compress(
             })
         }
         Err(code) if is_kind(code, ZSTD_ErrorCode::ZSTD_error_memory_allocation) => {
-            Err(Error::OutOfMemory)
+            Err(Error::NoMemory)
         }
         // srcSize_wrong: an input larger than zstd's ZSTD_MAX_INPUT_SIZE.
         Err(_) => Err(Error::TooBig),
@@ -554,10 +563,10 @@ pub fn compress_vec(
     level: i32,
     dictionary: Option<&Dictionary>,
 ) -> Result<Vec<u8>, Error> {
-    check_level(level)?;
+    compression_level(level)?;
     let mut v = Vec::new();
     v.try_reserve_exact(compress_bound(input.len()))
-        .map_err(|_| Error::OutOfMemory)?;
+        .map_err(|_| Error::NoMemory)?;
     let n = compress(input, level, dictionary, v.spare_capacity_mut())?;
     // SAFETY: on Ok(n), compress has initialised the first n bytes of the
     // spare capacity, and n <= capacity.
@@ -766,7 +775,7 @@ pub fn decompress_with(
             Err(grow(usable, input.len(), max_out))
         }
         (Err(code), _) if is_kind(code, ZSTD_ErrorCode::ZSTD_error_memory_allocation) => {
-            Err(Error::OutOfMemory)
+            Err(Error::NoMemory)
         }
         (Err(_), _) => Err(Error::Data),
     }
@@ -782,7 +791,7 @@ fn decompress_loop(
     let mut cap = size_hint(input, max_out);
     loop {
         let mut v = Vec::new();
-        v.try_reserve_exact(cap).map_err(|_| Error::OutOfMemory)?;
+        v.try_reserve_exact(cap).map_err(|_| Error::NoMemory)?;
         let spare = v.spare_capacity_mut();
         let spare_len = spare.len().min(cap);
         let buf = &mut spare[..spare_len];
@@ -924,18 +933,18 @@ fn train_checked(samples: &[&[u8]], dict_size: usize) -> Result<Vec<u8>, Error> 
     let mut joined: Vec<u8> = Vec::new();
     joined
         .try_reserve_exact(total)
-        .map_err(|_| Error::OutOfMemory)?;
+        .map_err(|_| Error::NoMemory)?;
     let mut sizes: Vec<usize> = Vec::new();
     sizes
         .try_reserve_exact(samples.len())
-        .map_err(|_| Error::OutOfMemory)?;
+        .map_err(|_| Error::NoMemory)?;
     for s in samples {
         joined.extend_from_slice(s);
         sizes.push(s.len());
     }
     let mut dict: Vec<u8> = Vec::new();
     dict.try_reserve_exact(dict_size)
-        .map_err(|_| Error::OutOfMemory)?;
+        .map_err(|_| Error::NoMemory)?;
     let result = {
         let _one_at_a_time = TRAINING.lock().unwrap_or_else(PoisonError::into_inner);
         let out = &mut dict.spare_capacity_mut()[..dict_size];
@@ -970,7 +979,7 @@ fn train_checked(samples: &[&[u8]], dict_size: usize) -> Result<Vec<u8>, Error> 
             Ok(dict)
         }
         Err(code) if is_kind(code, ZSTD_ErrorCode::ZSTD_error_memory_allocation) => {
-            Err(Error::OutOfMemory)
+            Err(Error::NoMemory)
         }
         Err(_) => Err(Error::Training),
     }
@@ -1816,7 +1825,7 @@ mod tests {
             Error::BadDictionary,
             Error::DictionaryConflict(6),
             Error::Training,
-            Error::OutOfMemory,
+            Error::NoMemory,
         ];
         for e in all {
             assert!(!e.to_string().is_empty(), "{e:?}");
