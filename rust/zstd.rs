@@ -1815,7 +1815,7 @@ mod tests {
     // -------------------------------------------------------------- error codes
 
     #[test]
-    fn error_codes_are_the_discriminants() {
+    fn every_error_has_a_message() {
         let all = [
             Error::NeedSpace(77),
             Error::Data,
