@@ -127,32 +127,20 @@ const NO_COMPRESSOR: Option<Compressor> = None;
 /// libdeflate's levels, 0..=12.
 const LEVELS: usize = libdeflate::MAX_LEVEL as usize + 1;
 
-/// Run `f` with this thread's compressor for `level` (0..=12), allocating
-/// it on first use. If the thread-local cache is unavailable (thread
-/// teardown) a temporary compressor is used instead.
+/// Run `f` with this thread's compressor for `level` (0..=12), made on
+/// first use (see [`per_thread::with_in`]).
 fn with_compressor<R>(level: i32, f: impl FnOnce(&mut Compressor) -> R) -> Result<R, CodecError> {
     let index = usize::try_from(level)
         .ok()
         .filter(|&i| i < LEVELS)
         .ok_or(CodecError::Arg)?;
-    let mut f = Some(f);
-    let cached = COMPRESSORS.try_with(|cell| {
-        let mut slots = cell.try_borrow_mut().ok()?;
-        let slot = slots.get_mut(index)?;
-        if slot.is_none() {
-            *slot = Compressor::new(level);
-        }
-        let compressor = slot.as_mut()?;
-        let f = f.take()?;
-        Some(f(compressor))
-    });
-    if let Ok(Some(r)) = cached {
-        return Ok(r);
-    }
-    // `f` is only taken on the path that returned above.
-    let f = f.take().ok_or(CodecError::NoMemory)?;
-    let mut compressor = Compressor::new(level).ok_or(CodecError::NoMemory)?;
-    Ok(f(&mut compressor))
+    per_thread::with_in(
+        &COMPRESSORS,
+        |slots| slots.get_mut(index),
+        || Compressor::new(level),
+        f,
+    )
+    .ok_or(CodecError::NoMemory)
 }
 
 /// Run `f` with this thread's decompressor, made on first use.

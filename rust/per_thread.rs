@@ -13,9 +13,21 @@ pub fn with<T: 'static, R>(
     make: impl Fn() -> Option<T>,
     f: impl FnOnce(&mut T) -> R,
 ) -> Option<R> {
+    with_in(slot, |value| Some(value), make, f)
+}
+
+/// [`with`] for a thread-local holding several values (one per level, say):
+/// `pick` chooses the value's place in it, `None` when there is none.
+pub fn with_in<S: 'static, T, R>(
+    slots: &'static LocalKey<RefCell<S>>,
+    pick: impl FnOnce(&mut S) -> Option<&mut Option<T>>,
+    make: impl Fn() -> Option<T>,
+    f: impl FnOnce(&mut T) -> R,
+) -> Option<R> {
     let mut f = Some(f);
-    let cached = slot.try_with(|cell| {
-        let mut value = cell.try_borrow_mut().ok()?;
+    let cached = slots.try_with(|cell| {
+        let mut all = cell.try_borrow_mut().ok()?;
+        let value = pick(&mut all)?;
         if value.is_none() {
             *value = make();
         }
