@@ -24,30 +24,6 @@ use crate::parser::{Event, ParseError, ResponseParser, Status as ParseStatus};
 use crate::sniff;
 use crate::zstd;
 
-/// Declares a `#[repr(i32)]` enum of C ABI codes together with the table of
-/// their C names, from one list, so the two cannot drift apart.
-macro_rules! abi_codes {
-    (
-        $(#[$meta:meta])*
-        pub enum $name:ident {
-            $($(#[$vmeta:meta])* $variant:ident = $value:expr => $cname:literal,)*
-        }
-    ) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        #[repr(i32)]
-        pub enum $name {
-            $($(#[$vmeta])* $variant = $value,)*
-        }
-
-        impl $name {
-            /// Every code with its `cmrx.h` name, in declaration order.
-            pub const ALL: &'static [($name, &'static str)] =
-                &[$(($name::$variant, $cname),)*];
-        }
-    };
-}
-
 abi_codes! {
     /// What `cmrx_parser_next` returns: the kind of event it stored.
     pub enum EventKind {
@@ -70,29 +46,40 @@ abi_codes! {
     /// What the codec functions return.
     pub enum Status {
         /// Done: `*out_len` bytes were written.
-        Ok = 0 => "CMRX_OK",
+        Ok = 0 => "CMRX_OK"
+            : "ok",
         /// The output buffer is too small: `*out_len` holds the capacity to
         /// try next.
-        NeedSpace = 1 => "CMRX_E_NEED_SPACE",
+        NeedSpace = 1 => "CMRX_E_NEED_SPACE"
+            : "output buffer too small",
         /// Corrupt or truncated input (zlib's `Z_DATA_ERROR`).
-        Data = -3 => "CMRX_E_DATA",
+        Data = -3 => "CMRX_E_DATA"
+            : "corrupt or truncated data",
         /// The output would exceed the caller's cap.
-        TooBig = -100 => "CMRX_E_TOO_BIG",
+        TooBig = -100 => "CMRX_E_TOO_BIG"
+            : "output larger than the limit",
         /// A bad argument: a level out of range, a NULL pointer.
-        Arg = -101 => "CMRX_E_ARG",
+        Arg = -101 => "CMRX_E_ARG"
+            : "bad argument",
         /// A bug: a caught panic.
-        Panic = -102 => "CMRX_E_PANIC",
+        Panic = -102 => "CMRX_E_PANIC"
+            : "internal error",
         /// Memory for the compressor or decompressor state ran out.
-        NoMemory = -103 => "CMRX_E_NO_MEMORY",
+        NoMemory = -103 => "CMRX_E_NO_MEMORY"
+            : "out of memory",
         /// A zstd frame names a dictionary that is not loaded (its ID is
         /// reported beside).
-        UnknownDictionary = -104 => "CMRX_E_UNKNOWN_DICTIONARY",
+        UnknownDictionary = -104 => "CMRX_E_UNKNOWN_DICTIONARY"
+            : "the zstd dictionary it needs is not loaded",
         /// Not a standard zstd dictionary.
-        BadDictionary = -105 => "CMRX_E_BAD_DICTIONARY",
+        BadDictionary = -105 => "CMRX_E_BAD_DICTIONARY"
+            : "not a zstd dictionary",
         /// Another dictionary with the same ID is loaded already.
-        DictionaryConflict = -106 => "CMRX_E_DICTIONARY_CONFLICT",
+        DictionaryConflict = -106 => "CMRX_E_DICTIONARY_CONFLICT"
+            : "a different zstd dictionary with the same ID is loaded",
         /// zstd could not train a dictionary from the samples.
-        Training = -107 => "CMRX_E_TRAINING",
+        Training = -107 => "CMRX_E_TRAINING"
+            : "zstd could not train a dictionary from these samples",
     }
 }
 
@@ -111,25 +98,6 @@ abi_codes! {
         /// zstd or gzip by their magic numbers, else zlib: what any client
         /// (of any language) may have stored.
         Any = 5 => "CMRX_DECODE_ANY",
-    }
-}
-
-impl Status {
-    /// A short English description of the status, for messages.
-    pub fn message(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::NeedSpace => "output buffer too small",
-            Status::Data => "corrupt or truncated data",
-            Status::TooBig => "output larger than the limit",
-            Status::Arg => "bad argument",
-            Status::Panic => "internal error",
-            Status::NoMemory => "out of memory",
-            Status::UnknownDictionary => "the zstd dictionary it needs is not loaded",
-            Status::BadDictionary => "not a zstd dictionary",
-            Status::DictionaryConflict => "a different zstd dictionary with the same ID is loaded",
-            Status::Training => "zstd could not train a dictionary from these samples",
-        }
     }
 }
 
@@ -824,7 +792,7 @@ pub extern "C" fn cmrx_status_str(status: i32) -> *const c_char {
         let messages = MESSAGES.get_or_init(|| {
             Status::ALL
                 .iter()
-                .filter_map(|&(s, _)| Some((s as i32, std::ffi::CString::new(s.message()).ok()?)))
+                .filter_map(|&(s, _)| Some((s as i32, std::ffi::CString::new(s.as_str()).ok()?)))
                 .collect()
         });
         let by_status = messages.iter().find(|(code, _)| *code == status);
@@ -1265,7 +1233,7 @@ mod tests {
         // SAFETY: cmrx_status_str returns a static NUL-terminated string.
         let text =
             unsafe { std::ffi::CStr::from_ptr(cmrx_status_str(Status::UnknownDictionary as i32)) };
-        assert_eq!(text.to_str().unwrap(), Status::UnknownDictionary.message());
+        assert_eq!(text.to_str().unwrap(), Status::UnknownDictionary.as_str());
     }
 
     #[test]

@@ -11,6 +11,9 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 #![warn(unsafe_op_in_unsafe_fn)]
 
+#[macro_use]
+mod abi_codes;
+
 pub mod codec;
 pub mod ffi;
 mod growth;

@@ -104,85 +104,61 @@ pub enum Event<'a> {
     End,
 }
 
-/// Why a response is bad. Once a parser has returned one, it returns the same
-/// error on every later call until [`ResponseParser::reset`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(i32)]
-pub enum ParseError {
-    /// The server replied `SERVER_ERROR <msg>`.
-    ServerError = 1,
-    /// The server replied `CLIENT_ERROR <msg>`.
-    ClientError = 2,
-    /// The server replied `ERROR`.
-    Error = 3,
-    /// A line that is neither `VALUE`, `END` nor an error line (including an
-    /// empty line, and `END` followed by anything).
-    UnknownLine = 4,
-    /// A `VALUE` line with a wrong number of fields or an empty number field.
-    BadValueLine = 5,
-    /// A key that is empty or longer than [`MAX_KEY_LEN`], or has a NUL byte
-    /// in it. (A space ends the key; a `\n` in it ends the line, which is
-    /// [`BadLineEnd`](Self::BadLineEnd) without a `\r` before it; other
-    /// bytes, `\r` and control bytes included, are key bytes: see the module
-    /// docs.)
-    BadKey = 6,
-    /// Flags, length or cas with a non-digit in it, or too big for its type
-    /// (`u32` for flags, `u64` for the others).
-    BadNumber = 7,
-    /// A declared data length over the parser's limit.
-    TooLarge = 8,
-    /// The two bytes after a data block are not `\r\n`.
-    BadTerminator = 9,
-    /// [`MAX_LINE_LEN`] bytes without a line end.
-    LineTooLong = 10,
-    /// A line ended by `\n` without `\r` before it.
-    BadLineEnd = 11,
-    /// Bytes after `END\r\n`.
-    AfterEnd = 12,
+abi_codes! {
+    /// Why a response is bad. Once a parser has returned one, it returns the same
+    /// error on every later call until [`ResponseParser::reset`].
+    pub enum ParseError {
+        /// The server replied `SERVER_ERROR <msg>`.
+        ServerError = 1 => "CMRX_PE_SERVER_ERROR"
+            : "server replied SERVER_ERROR",
+        /// The server replied `CLIENT_ERROR <msg>`.
+        ClientError = 2 => "CMRX_PE_CLIENT_ERROR"
+            : "server replied CLIENT_ERROR",
+        /// The server replied `ERROR`.
+        Error = 3 => "CMRX_PE_ERROR"
+            : "server replied ERROR",
+        /// A line that is neither `VALUE`, `END` nor an error line (including an
+        /// empty line, and `END` followed by anything).
+        UnknownLine = 4 => "CMRX_PE_UNKNOWN_LINE"
+            : "unexpected line in get response",
+        /// A `VALUE` line with a wrong number of fields or an empty number field.
+        BadValueLine = 5 => "CMRX_PE_BAD_VALUE_LINE"
+            : "malformed VALUE line",
+        /// A key that is empty or longer than [`MAX_KEY_LEN`], or has a NUL byte
+        /// in it. (A space ends the key; a `\n` in it ends the line, which is
+        /// [`BadLineEnd`](Self::BadLineEnd) without a `\r` before it; other
+        /// bytes, `\r` and control bytes included, are key bytes: see the module
+        /// docs.)
+        BadKey = 6 => "CMRX_PE_BAD_KEY"
+            : "bad key in VALUE line",
+        /// Flags, length or cas with a non-digit in it, or too big for its type
+        /// (`u32` for flags, `u64` for the others).
+        BadNumber = 7 => "CMRX_PE_BAD_NUMBER"
+            : "bad flags, length or cas in VALUE line",
+        /// A declared data length over the parser's limit.
+        TooLarge = 8 => "CMRX_PE_TOO_LARGE"
+            : "value length over the limit",
+        /// The two bytes after a data block are not `\r\n`.
+        BadTerminator = 9 => "CMRX_PE_BAD_TERMINATOR"
+            : "data block not followed by \\r\\n",
+        /// [`MAX_LINE_LEN`] bytes without a line end.
+        LineTooLong = 10 => "CMRX_PE_LINE_TOO_LONG"
+            : "response line too long",
+        /// A line ended by `\n` without `\r` before it.
+        BadLineEnd = 11 => "CMRX_PE_BAD_LINE_END"
+            : "line ended by \\n without \\r",
+        /// Bytes after `END\r\n`.
+        AfterEnd = 12 => "CMRX_PE_AFTER_END"
+            : "bytes after END",
+    }
 }
 
 impl ParseError {
-    /// Every error with its `CMRX_PE_*` name in `rust/cmrx.h`, in code order.
-    pub const ALL: &'static [(ParseError, &'static str)] = &[
-        (ParseError::ServerError, "CMRX_PE_SERVER_ERROR"),
-        (ParseError::ClientError, "CMRX_PE_CLIENT_ERROR"),
-        (ParseError::Error, "CMRX_PE_ERROR"),
-        (ParseError::UnknownLine, "CMRX_PE_UNKNOWN_LINE"),
-        (ParseError::BadValueLine, "CMRX_PE_BAD_VALUE_LINE"),
-        (ParseError::BadKey, "CMRX_PE_BAD_KEY"),
-        (ParseError::BadNumber, "CMRX_PE_BAD_NUMBER"),
-        (ParseError::TooLarge, "CMRX_PE_TOO_LARGE"),
-        (ParseError::BadTerminator, "CMRX_PE_BAD_TERMINATOR"),
-        (ParseError::LineTooLong, "CMRX_PE_LINE_TOO_LONG"),
-        (ParseError::BadLineEnd, "CMRX_PE_BAD_LINE_END"),
-        (ParseError::AfterEnd, "CMRX_PE_AFTER_END"),
-    ];
-
     /// The stable code of the error (1 to 12), its `CMRX_PE_*` value in
     /// `rust/cmrx.h`.
     #[must_use]
     pub fn code(self) -> i32 {
         self as i32
-    }
-
-    /// A short English description: the one message table (the C ABI's
-    /// `cmrx_parse_error_str` returns these).
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ParseError::ServerError => "server replied SERVER_ERROR",
-            ParseError::ClientError => "server replied CLIENT_ERROR",
-            ParseError::Error => "server replied ERROR",
-            ParseError::UnknownLine => "unexpected line in get response",
-            ParseError::BadValueLine => "malformed VALUE line",
-            ParseError::BadKey => "bad key in VALUE line",
-            ParseError::BadNumber => "bad flags, length or cas in VALUE line",
-            ParseError::TooLarge => "value length over the limit",
-            ParseError::BadTerminator => "data block not followed by \\r\\n",
-            ParseError::LineTooLong => "response line too long",
-            ParseError::BadLineEnd => "line ended by \\n without \\r",
-            ParseError::AfterEnd => "bytes after END",
-        }
     }
 }
 
