@@ -3,12 +3,28 @@ package Cache::Memcached::RustXS;
 use strict;
 use warnings;
 
+use Carp ();
+
 # Cargo.toml's release number (0.1.0) in Perl's decimal notation; t/ and
 # Makefile.PL check that the two, and the linked engine, agree.
 our $VERSION = '0.100';
 
 require XSLoader;
 XSLoader::load(__PACKAGE__, $VERSION);    # a stale .so of another version croaks
+
+# The modules' functions that take options check them here; croak then
+# speaks of the line that called those functions.
+our @CARP_NOT = qw(Cache::Memcached::RustXS::Memcached Cache::Memcached::RustXS::Zlib
+                   Cache::Memcached::RustXS::Zstd);
+
+# Croaks "$what: unknown option(s): ..." when %$options has keys not @known.
+sub _check_options {
+    my ($what, $options, @known) = @_;
+    my %known = map { ($_ => 1) } @known;
+    my @unknown = grep { !$known{$_} } sort keys %$options;
+    Carp::croak("$what: unknown option(s): @unknown") if @unknown;
+    return;
+}
 
 1;
 __END__

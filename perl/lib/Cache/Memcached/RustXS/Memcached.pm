@@ -32,8 +32,7 @@ sub _zstd_writer {
     my ($opt) = @_;
     Carp::croak('zstd must be a hash reference of options (level, dictionary)')
         unless ref $opt eq 'HASH';
-    my @unknown = grep { my $o = $_; !grep { $_ eq $o } @ZSTD_OPTIONS } sort keys %$opt;
-    Carp::croak("zstd: unknown option(s): @unknown") if @unknown;
+    Cache::Memcached::RustXS::_check_options('zstd', $opt, @ZSTD_OPTIONS);
     my $level = defined $opt->{level} ? $opt->{level} : 0;
     my $id = defined $opt->{dictionary}
            ? Cache::Memcached::RustXS::Zstd::load_dictionary($opt->{dictionary}) : 0;

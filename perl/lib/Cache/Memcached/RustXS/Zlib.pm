@@ -27,8 +27,7 @@ my @OPTIONS = qw(level max_output);
 
 sub compress_methods {
     my %opt = @_;
-    my @unknown = grep { my $o = $_; !grep { $_ eq $o } @OPTIONS } sort keys %opt;
-    Carp::croak("compress_methods: unknown option(s): @unknown") if @unknown;
+    Cache::Memcached::RustXS::_check_options('compress_methods', \%opt, @OPTIONS);
     return Cache::Memcached::RustXS::_compress_methods(
         'gzip',
         exists $opt{level}      ? $opt{level}      : $Level,

@@ -42,8 +42,8 @@ sub train_dictionary {
     my ($samples, %opt) = @_;
     Carp::croak('train_dictionary: the samples must be an array reference')
         unless ref $samples eq 'ARRAY';
-    my $size = exists $opt{size} ? delete $opt{size} : $DEFAULT_DICTIONARY_SIZE;
-    Carp::croak('train_dictionary: unknown option(s): ' . join ', ', sort keys %opt) if %opt;
+    Cache::Memcached::RustXS::_check_options('train_dictionary', \%opt, 'size');
+    my $size = exists $opt{size} ? $opt{size} : $DEFAULT_DICTIONARY_SIZE;
     Carp::croak('train_dictionary: size must be a number of bytes')
         unless defined $size && $size =~ /\A[0-9]+\z/;
     my $dictionary = eval { _train($samples, $size) };
@@ -55,8 +55,7 @@ my @METHOD_OPTIONS = qw(level dictionary max_output);
 
 sub compress_methods {
     my %opt = @_;
-    my @unknown = grep { my $o = $_; !grep { $_ eq $o } @METHOD_OPTIONS } sort keys %opt;
-    Carp::croak("compress_methods: unknown option(s): @unknown") if @unknown;
+    Cache::Memcached::RustXS::_check_options('compress_methods', \%opt, @METHOD_OPTIONS);
     my $id = defined $opt{dictionary} ? load_dictionary($opt{dictionary}) : 0;
     my $methods = eval {
         Cache::Memcached::RustXS::_compress_methods(
