@@ -14,11 +14,12 @@ use IO::Select ();
 use IO::Socket::INET ();
 use Test::More;
 
-use Cache::Memcached;
-use Cache::Memcached::GetParser;
 use Cache::Memcached::RustXS::GetParser;
+use CMRXTest::Clients qw(cache_memcached_missing);
 use CMRXTest::Keys qw(server_for);
 use CMRXTest::Memcached;
+
+plan skip_all => cache_memcached_missing() if cache_memcached_missing();
 
 my $RUST = 'Cache::Memcached::RustXS::GetParser';
 my $PERL = 'Cache::Memcached::GetParser';
