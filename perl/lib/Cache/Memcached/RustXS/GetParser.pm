@@ -57,8 +57,8 @@ of corrupting values or waiting for C<select_timeout>.
 
 =head1 THE CONTRACT
 
-Cache::Memcached 1.30 uses a parser like this, once per server socket in a
-C<get_multi>:
+Cache::Memcached (C<parser_class> exists since 1.21; 1.24 to 1.30 are
+tested) uses a parser like this, once per server socket in a C<get_multi>:
 
 =over 4
 
