@@ -22,16 +22,16 @@ our $VERSION = '0.01';
 
 my $HOST = '127.0.0.1';    # loopback only
 
-# What a connection is given when it is accepted, with weights: where in
-# the reply stream (server to client) it is cut, or none.
+# What a connection is given when it is accepted, and again after each
+# reply that ended uncut, with weights (per mille): where it is cut next.
 my @PLANS = (
-    [none       => 28],    # pass through, split and delayed only
-    [value_line => 16],    # inside a VALUE line (its "\r\n" included)
-    [data       => 20],    # inside a data block (its "\r\n" included)
-    [before_end => 16],    # just before the END of a reply
-    [offset     => 10],    # at a random byte of the reply stream
-    [request    => 8],     # at a random byte of the request stream
-    [stall      => 2],     # inside a data block, after a silence
+    [none       => 600],    # pass through, split and delayed only
+    [value_line => 100],    # inside a VALUE line (its "\r\n" included)
+    [data       => 130],    # inside a data block (its "\r\n" included)
+    [before_end => 100],    # just before the END of a reply
+    [offset     => 35],     # at a random later byte of the reply stream
+    [request    => 34],     # at a random later byte of the request stream
+    [stall      => 1],      # inside a data block, after a silence
 );
 my $PLAN_WEIGHT = 0;
 $PLAN_WEIGHT += $_->[1] for @PLANS;
@@ -219,13 +219,22 @@ sub _open {
     }
     my $c = {
         lane => $lane, client => $client, server => $server,
-        plan => _pick_plan(),
         up   => _direction(),    # client to server
         down => _direction(),    # server to client, scanned for replies
     };
-    $c->{down}{cut_at} = _log_spread($OFFSET_RANGE) if $c->{plan} eq 'offset';
-    $c->{up}{cut_at}   = _log_spread($OFFSET_RANGE) if $c->{plan} eq 'request';
+    _replan($c);
     return $c;
+}
+
+# Draw the plan for what comes next on the connection.
+sub _replan {
+    my ($c) = @_;
+    my $plan = $c->{plan} = _pick_plan();
+    $c->{down}{cut_at} = $c->{down}{scanned} + _log_spread($OFFSET_RANGE)
+        if $plan eq 'offset';
+    $c->{up}{cut_at} = $c->{up}{pos} + _log_spread($OFFSET_RANGE)
+        if $plan eq 'request';
+    return;
 }
 
 # One direction of a connection. Offsets count bytes from the start of the
@@ -395,11 +404,12 @@ sub _scan {
             $dir->{left} = $1 + 2;
             $dir->{values}++;
             _plan_cut($c, value => $start, $len, $1);
+            next;
         }
-        elsif ($line eq 'END') {
-            _plan_cut($c, end => $start, $len);
-            $dir->{values} = 0;
-        }
+        _plan_cut($c, end => $start, $len) if $line eq 'END';
+        # A reply ended (END, STORED, ...): a new plan, unless a cut is due.
+        $dir->{values} = 0;
+        _replan($c) unless defined $dir->{cut_at} || defined $c->{up}{cut_at};
     }
     $dir->{sendable} = $dir->{scanned};
     return;
@@ -481,29 +491,30 @@ evenly on a log scale, so most pieces are small), and after three pieces
 in ten the direction pauses for up to 2 ms. Sockets have C<TCP_NODELAY>,
 so the pieces arrive as separate reads.
 
-Each connection is given a plan when it is accepted:
+Each connection is given a plan when it is accepted, and a new one after
+each reply (C<END>, C<STORED>, ...) that ended without a cut being due:
 
 =over 4
 
-=item none (28 %)
+=item none (60 %)
 
 Pass everything through, split and delayed.
 
-=item value_line (16 %), data (20 %), before_end (16 %)
+=item value_line (10 %), data (13 %), before_end (10 %)
 
 Cut the connection inside a C<VALUE> line (after its first byte, up to
 between its C<\r> and C<\n>), inside a data block (from before its first
 byte to between the C<\r> and C<\n> after it), or just before the C<END> of
 a reply (of a reply with values; of one without, one time in five). At each
-place that fits, the cut happens with probability 1/2, so it falls on a
-random value of a reply, or on a later reply of the connection.
+C<VALUE> that fits, the cut is placed with probability 1/2, so it falls on
+a random value of a reply.
 
-=item offset (10 %), request (8 %)
+=item offset (3.5 %), request (3.4 %)
 
-Cut at a random byte (1 to 600 000, log-spread) of the reply stream or of
-the request stream (inside a C<set>'s data, say).
+Cut at a random later byte (1 to 600 000 on, log-spread) of the reply
+stream or of the request stream (inside a C<set>'s data, say).
 
-=item stall (2 %)
+=item stall (0.1 %)
 
 Like data, but stop sending for 1.5 s first (past both clients' default
 timeouts), then cut.
