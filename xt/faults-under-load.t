@@ -17,7 +17,7 @@
 # control (Cache::Memcached with the pure-Perl GetParser and
 # Compress::Zlib, Cache::Memcached::Fast with its own gzip).
 #
-# About 12 s; CMRX_FAULTS_SCALE=N runs N times as long with N times as many
+# About 10 s; CMRX_FAULTS_SCALE=N runs N times as long with N times as many
 # restarts. A client that is absent skips with the reason; without
 # memcached the file skips (fails with CMRX_REQUIRE_MEMCACHED=1). After make:
 #   prove -b -v xt/faults-under-load.t
