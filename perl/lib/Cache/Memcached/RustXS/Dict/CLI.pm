@@ -330,6 +330,16 @@ on errors (kind C<usage> for the command line's).
 
 The two subcommands, with the arguments after their name.
 
+=item server_samples(\%options), file_samples(\%options, \@files)
+
+C<train>'s samples, C<(\%source, \@values)>: the values of C<--prefix>
+on C<--server>, or the files and standard input given.
+
+=item listing_progress, fetch_progress($tag)
+
+The progress functions given to C<list_keys> and C<fetch_values>: what
+the progress line says while keys are listed and values fetched.
+
 =item parse_options($command, \@arguments, @getopt_specs), check_common(\%options)
 
 The options of a subcommand (Getopt::Long, no abbreviations), and the
