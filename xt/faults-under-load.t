@@ -86,6 +86,15 @@ my @CLIENTS = (
     { name => 'cm-ours-zlib', missing => \&cache_memcached_missing,
       about => "Cache::Memcached, $OURS, Compress::Zlib",
       new => sub { cm_client($OURS, @_) } },
+    { name => 'cm-ours-zstd', missing => \&cache_memcached_missing,
+      about => 'Cache::Memcached::RustXS::Memcached, zstd level 3 (its parser is ours)',
+      new => sub {
+          require Cache::Memcached::RustXS::Memcached;
+          Cache::Memcached::RustXS::Memcached->new({
+              servers => $_[0], namespace => $NAMESPACE,
+              compress_threshold => $THRESHOLD, zstd => { level => 3 },
+          });
+      } },
     { name => 'cm-stock', missing => \&cache_memcached_missing,
       about => 'Cache::Memcached, Cache::Memcached::GetParser, Compress::Zlib (control)',
       new => sub { cm_client('Cache::Memcached::GetParser', @_) } },
