@@ -40,7 +40,9 @@ sub main {
     return $EXIT{$kind} || $EXIT{failure};
 }
 
-our $progress;    # this run's progress line (on standard error, when a terminal)
+# This run's progress line (on standard error, when it is a terminal); none
+# for the subcommands called without main.
+our $progress = Cache::Memcached::RustXS::Dict::CLI::Progress->new(0);
 
 sub usage_error { die Cache::Memcached::RustXS::Dict::Error->new(usage => $_[0]) }
 
