@@ -32,7 +32,7 @@ use Cache::Memcached::RustXS::GetParser ();
 use Cache::Memcached::RustXS::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
 use CMRXTest::CheckedValues qw(checked_value check_value value_kinds);
-use CMRXTest::Clients qw(fast_missing);
+use CMRXTest::Clients qw(fast_missing cache_memcached_missing);
 use CMRXTest::FaultProxy;
 use CMRXTest::Memcached;
 use CMRXTest::Worker;
@@ -57,19 +57,6 @@ my $THRESHOLD      = 1_000;              # compress_threshold of every client
 my $NAMESPACE      = 'cmrx-faults:';
 my $NOTES_MAX      = 10;                 # wrong values listed per client
 
-# Why Cache::Memcached cannot be used here, '' when it can: a host may have
-# Cache::Memcached::Fast alone.
-my $cm_missing;
-sub cm_missing {
-    return $cm_missing if defined $cm_missing;
-    return $cm_missing = '' if eval { require Cache::Memcached; 1 };
-    my ($err) = split /\n/, $@;
-    $err =~ s/ \(\@INC contains:.*//;
-    return $cm_missing = $err =~ /\ACan't locate Cache\/Memcached\.pm/
-        ? 'Cache::Memcached is not installed'
-        : "Cache::Memcached does not load: $err";
-}
-
 sub cm_client {
     my ($parser, $addresses) = @_;
     require Cache::Memcached::GetParser;
@@ -90,16 +77,25 @@ sub fast_client {
 
 my $OURS = 'Cache::Memcached::RustXS::GetParser';
 my @CLIENTS = (
-    { name => 'cm-ours-override', missing => \&cm_missing,
+    { name => 'cm-ours-override', missing => \&cache_memcached_missing,
       about => "Cache::Memcached, $OURS, our gzip (override_compress_zlib)",
       new => sub {
           Cache::Memcached::RustXS::Zlib::override_compress_zlib();
           cm_client($OURS, @_);
       } },
-    { name => 'cm-ours-zlib', missing => \&cm_missing,
+    { name => 'cm-ours-zlib', missing => \&cache_memcached_missing,
       about => "Cache::Memcached, $OURS, Compress::Zlib",
       new => sub { cm_client($OURS, @_) } },
-    { name => 'cm-stock', missing => \&cm_missing,
+    { name => 'cm-ours-zstd', missing => \&cache_memcached_missing,
+      about => 'Cache::Memcached::RustXS::Memcached, zstd level 3 (its parser is ours)',
+      new => sub {
+          require Cache::Memcached::RustXS::Memcached;
+          Cache::Memcached::RustXS::Memcached->new({
+              servers => $_[0], namespace => $NAMESPACE,
+              compress_threshold => $THRESHOLD, zstd => { level => 3 },
+          });
+      } },
+    { name => 'cm-stock', missing => \&cache_memcached_missing,
       about => 'Cache::Memcached, Cache::Memcached::GetParser, Compress::Zlib (control)',
       new => sub { cm_client('Cache::Memcached::GetParser', @_) } },
     { name => 'fast-ours-zlib', missing => \&fast_missing,
