@@ -191,21 +191,24 @@ warn_missing_dictionary(pTHX_ U32 id)
 
 /* Dictionary sets: the perl function that scans the loaded sets again (at
  * most once per rescan interval) and says whether dictionary `id` is loaded
- * now (Cache::Memcached::RustXS::Zstd::load_dictionaries). */
-#define RESCAN_SUB "Cache::Memcached::RustXS::Zstd::_rescan_for"
+ * now (Cache::Memcached::RustXS::Zstd::load_dictionaries), one of: */
+#define RESCAN_SUB     "Cache::Memcached::RustXS::Zstd::_rescan_for"
+#define RESCAN_ABSENT  0 /* not loaded, after a scan (or no set is loaded) */
+#define RESCAN_FOUND   1 /* loaded now */
+#define RESCAN_NOT_DUE 2 /* not loaded, and a set is not due for a scan yet:
+                            it may come with that scan, so no warning yet */
 
-/* Asks the loaded dictionary sets for dictionary `id`: true if it is loaded
- * now. Runs perl code, inside an eval and with $@ localised: whatever it
- * does, it does not die through the caller, whose state must merely be
- * whole (no pointer into a scalar perl code can reach, nothing owned that
- * a die would leak). */
+/* Asks the loaded dictionary sets for dictionary `id` (RESCAN_*). Runs perl
+ * code, inside an eval and with $@ localised: whatever it does, it does not
+ * die through the caller, whose state must merely be whole (no pointer into
+ * a scalar perl code can reach, nothing owned that a die would leak). */
 static int
 rescan_for_dictionary(pTHX_ U32 id)
 {
     CV *rescan = get_cv(RESCAN_SUB, 0);
-    int found = 0;
+    int found = RESCAN_ABSENT;
     if (!rescan)
-        return 0; /* Zstd.pm not loaded: no set either */
+        return RESCAN_ABSENT; /* Zstd.pm not loaded: no set either */
     {
         dSP;
         ENTER;
@@ -215,10 +218,13 @@ rescan_for_dictionary(pTHX_ U32 id)
         mXPUSHu(id);
         PUTBACK;
         if (call_sv((SV *)rescan, G_SCALAR | G_EVAL) == 1) {
+            SV *said;
             SPAGAIN;
-            found = SvTRUE(TOPs) && !SvTRUE(ERRSV);
-            (void)POPs;
+            said = POPs;
             PUTBACK;
+            if (!SvTRUE(ERRSV) && SvIOK(said))
+                found = SvIVX(said) == RESCAN_FOUND || SvIVX(said) == RESCAN_NOT_DUE
+                            ? (int)SvIVX(said) : RESCAN_ABSENT;
         }
         FREETMPS;
         LEAVE;
@@ -230,17 +236,22 @@ rescan_for_dictionary(pTHX_ U32 id)
  * asks the dictionary sets for it and decodes once more if it came. The
  * input is copied before perl code runs (that code may change or free the
  * scalar it points into). *status and *dictionary as decode_to_sv sets
- * them, for the last attempt. */
+ * them, for the last attempt; *report: whether a dictionary still missing
+ * is to be reported now (warn_missing_dictionary, which the caller calls
+ * when its own state allows perl code to die). */
 static SV *
 decode_to_sv_rescanning(pTHX_ int format, const char *in, STRLEN len, size_t max_out,
-                        size_t reserve, int *status, U32 *dictionary)
+                        size_t reserve, int *status, U32 *dictionary, int *report)
 {
     SV *out = decode_to_sv(aTHX_ format, in, len, max_out, reserve, status, NULL, dictionary);
+    *report = 0;
     if (!out && *status == CMRX_E_UNKNOWN_DICTIONARY) {
         SV *copy = sv_2mortal(newSVpvn(in, len));
-        if (rescan_for_dictionary(aTHX_ *dictionary))
+        int rescan = rescan_for_dictionary(aTHX_ *dictionary);
+        if (rescan == RESCAN_FOUND)
             out = decode_to_sv(aTHX_ format, SvPVX(copy), len, max_out, reserve, status, NULL,
                                dictionary);
+        *report = !out && rescan != RESCAN_NOT_DUE;
     }
     return out;
 }
@@ -531,19 +542,19 @@ getparser_finish_value(pTHX_ getparser *p)
 
     p->val = NULL;
     if (flags & F_COMPRESS) {
-        int status;
+        int status, report;
         U32 dictionary;
         /* Perl code may run (a dictionary set's rescan): it cannot reach
          * val, and it does not die through here. */
         SV *plain = decode_to_sv_rescanning(aTHX_ CMRX_DECODE_CACHED, SvPVX(val), SvCUR(val) - CRLF_LEN,
-                                            p->max_out, CRLF_LEN, &status, &dictionary);
+                                            p->max_out, CRLF_LEN, &status, &dictionary, &report);
         /* A value that would inflate past the cap is dropped: a miss, as
          * Cache::Memcached::Fast makes of a value its decompressor refuses.
          * Left compressed, finalize would inflate it with no cap at all. So
          * is a zstd value whose dictionary is not loaded. */
         if (!plain && (status == CMRX_E_TOO_BIG || status == CMRX_E_UNKNOWN_DICTIONARY)) {
             SvREFCNT_dec(val);
-            if (status == CMRX_E_UNKNOWN_DICTIONARY)
+            if (status == CMRX_E_UNKNOWN_DICTIONARY && report)
                 warn_missing_dictionary(aTHX_ dictionary); /* perl code: last */
             return;
         }
@@ -1029,7 +1040,7 @@ XS(xs_fast_decompress)
     SV *in_sv, *out_sv, *result;
     const char *in;
     STRLEN len;
-    int status;
+    int status, report;
     U32 dictionary;
     if (items != 2 || !SvROK(ST(0)) || !SvROK(ST(1)))
         croak("Usage: $decompress->(\\$in, \\$out)");
@@ -1038,9 +1049,9 @@ XS(xs_fast_decompress)
     SvGETMAGIC(in_sv);
     in = bytes_nomg(aTHX_ in_sv, "decompress", &len);
     result = decode_to_sv_rescanning(aTHX_ CMRX_DECODE_ANY, in, len, m->max_output, 0, &status,
-                                     &dictionary);
+                                     &dictionary, &report);
     if (!result) {
-        if (status == CMRX_E_UNKNOWN_DICTIONARY)
+        if (status == CMRX_E_UNKNOWN_DICTIONARY && report)
             warn_missing_dictionary(aTHX_ dictionary);
         XSRETURN_NO;
     }
@@ -1530,17 +1541,18 @@ decompress(data)
     dMY_CXT;
     const char *in;
     STRLEN len;
-    int status;
+    int status, report;
     size_t max_out;
     U32 dictionary;
     SV *out;
   PPCODE:
     max_out = MAX_OUTPUT(); /* before the input's pointer: it may run perl code */
     in = bytes_nomg(aTHX_ input_of(aTHX_ data), "Cache::Memcached::RustXS::Zstd::decompress", &len);
-    out = decode_to_sv_rescanning(aTHX_ CMRX_DECODE_ZSTD, in, len, max_out, 0, &status, &dictionary);
+    out = decode_to_sv_rescanning(aTHX_ CMRX_DECODE_ZSTD, in, len, max_out, 0, &status, &dictionary,
+                                  &report);
     if (out)
         sv_2mortal(out);
-    else if (status == CMRX_E_UNKNOWN_DICTIONARY)
+    else if (status == CMRX_E_UNKNOWN_DICTIONARY && report)
         warn_missing_dictionary(aTHX_ dictionary); /* perl code ($SIG{__WARN__}): out is safe */
     ST(0) = out ? out : &PL_sv_undef;
     XSRETURN(1);

@@ -133,17 +133,26 @@ sub _loaded_sha256 {
     return defined $LOADED_SHA256{$id} ? $LOADED_SHA256{$id} : '';
 }
 
+# What _rescan_for says (perl/RustXS.xs has the same numbers).
+my ($RESCAN_ABSENT, $RESCAN_FOUND, $RESCAN_NOT_DUE) = (0, 1, 2);
+
 # Called by the XS readers when a frame names dictionary $id, which is not
 # loaded: scans the loaded sets whose interval has passed, and says whether
-# $id is loaded now. Never dies (the XS calls it in an eval anyway).
+# $id is loaded now ($RESCAN_FOUND), or not and a set is not due for a scan
+# yet ($RESCAN_NOT_DUE: the reader does not warn yet), or not at all. Never
+# dies (the XS calls it in an eval anyway).
 sub _rescan_for {
     my ($id) = @_;
-    return 0 if $RESCANNING || !%SETS;
+    return $RESCAN_ABSENT if $RESCANNING || !%SETS;
     local $RESCANNING = 1;
     my $now = Time::HiRes::time();
+    my $pending = 0;
     for my $dir (sort keys %SETS) {
         my $s = $SETS{$dir};
-        next if $now < $s->{next_scan};
+        if ($now < $s->{next_scan}) {
+            $pending = 1;
+            next;
+        }
         $s->{next_scan} = $now + $s->{interval};
         my $loaded = eval { _load_set($dir, $s->{identity}) };
         if ($loaded) {
@@ -155,7 +164,8 @@ sub _rescan_for {
         warn "Cache::Memcached::RustXS::Zstd: rescanning the dictionary set in $dir: $why; "
            . "the dictionaries loaded before stay\n" unless $WARNED{$dir}{$why}++;
     }
-    return _loaded_state($id, '') eq 'not_loaded' ? 0 : 1;
+    return $RESCAN_FOUND if _loaded_state($id, '') ne 'not_loaded';
+    return $pending ? $RESCAN_NOT_DUE : $RESCAN_ABSENT;
 }
 
 # ---- compress_methods ------------------------------------------------------
