@@ -172,7 +172,7 @@ sub _calls {
     my ($code, $name) = @_;
     my $cv = B::svref_2object($code);
     return 0 unless ${ $cv->ROOT };
-    return index(_op_shape($cv), "gv($name)") >= 0 ? 1 : 0;
+    return _op_shape($cv) =~ m{(?:\A| )gv/\d+\(\Q$name\E\)} ? 1 : 0;
 }
 
 # Runs $code (a Cache::Memcached method call, with its arguments) so that
