@@ -155,6 +155,17 @@ SKIP: {
     $s->write;
     ok !-e "$dir/$old->{file}", 'write deletes the file of a removed dictionary';
     is scalar(() = $Set->read($dir)->entries), 3, 'and the manifest lists it no more';
+    is_deeply [ map { [ $_->{id}, $_->{prefix} ] } $Set->read($dir)->removed ], [ [ $old->{id}, 'api:' ] ],
+        'but keeps its ID, as removed';
+    like slurp("$dir/manifest"), qr/\nend dictionaries=3 removed=1\n\z/, 'counted in the end line';
+    like error_of(sub { $s->add(prefix => 'y:', dictionary => $dict{api}, level => 3) }),
+        qr/dictionary ID $old->{id} is in the set already \(prefix 'api:', removed: values may still name it\)/,
+        'a removed dictionary\'s ID is not given again';
+    my $small = $Set->create(fresh_dir());
+    $small->add(prefix => 'a:', dictionary => $dict{api}, level => 3, id => 1);
+    $small->retire(1);
+    $small->remove(1);
+    is $small->unused_id, 2, 'unused_id skips the IDs of removed dictionaries';
     $s->retire(2);
     is $s->current('api:'), undef, 'retire: the prefix has no dictionary then';
     is $s->for_key('api:1'), undef, 'and its keys get the fallback';
@@ -232,7 +243,7 @@ SKIP: {
                                       qr/dictionary ID 1 is listed twice .*two dictionaries with one ID are refused/ ],
         'two current'            => [ $line->(qr/^(dictionary id=1 prefix=npm: .*)$/m, sub { "$1\n$twin" }),
                                       qr/prefix 'npm:' has two current dictionaries \(IDs 1 and 9\)/ ],
-        'a count that is wrong'  => [ $line->(qr/^end dictionaries=\d+$/m, sub { 'end dictionaries=9' }),
+        'a count that is wrong'  => [ $line->(qr/^end dictionaries=\d+/m, sub { 'end dictionaries=9' }),
                                       qr/counts 9 dictionaries, \d+ are listed \(truncated\?\)/ ],
         'a field cut off'        => [ $line->(qr/ sha256=[0-9a-f]+/, sub { '' }), qr/without its sha256/ ],
         'a file outside'         => [ $line->(qr/ file=npm-1\.dict/, sub { ' file=../npm-1.dict' }),
@@ -244,7 +255,7 @@ SKIP: {
     );
     for my $name (sort keys %cases) {
         my ($text, $want) = @{ $cases{$name} };
-        $text =~ s/^end dictionaries=\d+$/'end dictionaries=' . (() = $text =~ m{^dictionary }mg)/me
+        $text =~ s/^end dictionaries=\d+/'end dictionaries=' . (() = $text =~ m{^dictionary }mg)/me
             unless $name eq 'a count that is wrong' || $name eq 'a line after the end';
         spew("$bad/manifest", $text);
         like error_of(sub { $Set->read($bad) }), qr/\Q$bad\E\/manifest: .*$want/, "refused: $name";
@@ -453,7 +464,7 @@ SKIP: {
     my $out = in_fresh_process(sub {
         load_dictionaries($live, rescan_interval => 0);
         my $m = compress_methods(level => 3);
-        my $leaked = Test::LeakTrace::leaked_count(sub {
+        my $round = sub {
             for (1 .. 20) {
                 no warnings 'redefine';
                 local *Cache::Memcached::RustXS::Zstd::_rescan_for = sub { die "x\n" } if $_ % 2;
@@ -461,8 +472,9 @@ SKIP: {
                 decompress($frame);
                 $m->[1]->(\$frame, \$p);
             }
-        });
-        return $leaked;
+        };
+        $round->();    # the one warning of the ID, the caches filled
+        return Test::LeakTrace::leaked_count($round);
     });
     is $out, 0, 'a reader whose rescan dies or finds nothing leaks nothing';
 }
