@@ -222,7 +222,7 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
 
 =head1 SYNOPSIS
 
-    use Cache::Memcached::RustXS::Zstd qw(train_dictionary load_dictionary
+    use Cache::Memcached::RustXS::Zstd qw(train_dictionary load_dictionary load_dictionaries
                                           compress decompress);
 
     # Once, offline: a dictionary from values of one kind (or cmrx-dict train)

@@ -629,7 +629,8 @@ Cache::Memcached::RustXS::Zstd::DictionarySet - a folder of zstd dictionaries, o
     use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
     use Cache::Memcached::RustXS::Zstd::DictionarySet;
 
-    my $dir = File::Temp->newdir . '/dictionaries';
+    my $tmp = File::Temp->newdir;              # removed at exit
+    my $dir = "$tmp/dictionaries";
     my @users = map { qq({"id":$_,"name":"user$_","plan":"free","tags":["a","b"]}) } 1 .. 500;
     my @posts = map { qq({"post":$_,"title":"Post $_","body":"text of post $_"}) } 1 .. 500;
 
