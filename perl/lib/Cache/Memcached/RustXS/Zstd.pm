@@ -115,7 +115,7 @@ sub _load_set {
         };
         $err = $@;
         my $now = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
-        die $err if $now->{manifest_sha256} eq $set->{manifest_sha256} || $attempt == $READ_ATTEMPTS;
+        die $err if $now->_manifest_sha256 eq $set->_manifest_sha256 || $attempt == $READ_ATTEMPTS;
     }
     for my $e ($set->entries) {
         if (exists $bytes{ $e->{id} }) {
@@ -125,7 +125,7 @@ sub _load_set {
         }
         _prepare_dictionary($e->{id}, $e->{level});
     }
-    return { set => $set, identity => $set->identity, manifest => $set->{manifest_sha256} };
+    return { set => $set, identity => $set->identity, manifest => $set->_manifest_sha256 };
 }
 
 sub _loaded_sha256 {

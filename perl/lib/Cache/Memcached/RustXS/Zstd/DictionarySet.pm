@@ -249,6 +249,10 @@ sub dir      { $_[0]{dir} }
 sub identity { $_[0]{identity} }
 sub format_version { $_[0]{format} }
 
+# The SHA-256 of the manifest as read or last written (undef for a set not
+# written yet): Zstd's rescans tell by it whether a set changed.
+sub _manifest_sha256 { $_[0]{manifest_sha256} }
+
 sub _copy { my %c = %{ $_[0] }; return \%c }
 
 sub entries { map { _copy($_) } @{ $_[0]{entries} } }
