@@ -185,8 +185,7 @@ warn_missing_dictionary(pTHX_ U32 id)
 {
     if (cmrx_zstd_first_report(id))
         warn("Cache::Memcached::RustXS: zstd dictionary %lu is not loaded, so values compressed "
-             "with it are misses (load it with Cache::Memcached::RustXS::Zstd::load_dictionary, "
-             "or add it to a dictionary set the process loaded)",
+             "with it are misses (load it with Cache::Memcached::RustXS::Zstd::load_dictionary)",
              (unsigned long)id);
 }
 
