@@ -11,10 +11,10 @@ use Time::HiRes ();
 our $VERSION = '0.100';
 
 our @EXPORT_OK = qw(load_dictionary load_dictionaries train_dictionary compress decompress
-                    compress_methods dictionary_id dictionary_with_id);
+                    compress_methods frame_dictionary_id dictionary_id dictionary_with_id);
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
-# compress, decompress, dictionary_id and dictionary_with_id are XSUBs
+# compress, decompress, frame_dictionary_id, dictionary_id and dictionary_with_id are XSUBs
 # (perl/RustXS.xs), as are the helpers _load_dictionary_bytes,
 # _prepare_dictionary, _loaded_state and _train.
 
@@ -386,6 +386,16 @@ default: a decompression bomb or a lying size costs at most that much
 memory), or a dictionary that is not loaded. A missing dictionary is also
 reported, by one warning per dictionary ID in the process.
 
+=item frame_dictionary_id($frame)
+
+The ID of the dictionary the header of the zstd frame C<$frame> (or a
+reference to it) names, read by the engine as C<decompress> reads it: 0
+for a frame made without a dictionary (or with zstd's C<--no-dictID>),
+C<undef> when C<$frame> does not start with a whole zstd frame header (no
+magic number, a header cut short or with its reserved bit set, a skippable
+frame). Only the header is read: the rest of the frame may be missing or
+corrupt.
+
 =item compress_methods(level => 3, dictionary => $path, max_output => 64 MiB)
 
 =item compress_methods(dictionaries => $dir, prefix => $prefix, rescan_interval => 60, max_output => 64 MiB)
@@ -432,7 +442,7 @@ Apache's prefork, ...) has them in pages the workers share copy-on-write:
 each worker's private memory does not grow with the number of
 dictionaries. L</load_dictionary($path)> prepares the compression tables at
 the first use of each level instead, in each worker. Measured by
-F<t/45-dictionary-sets-fork.t> (a set of four 16 KiB dictionaries at level
+F<t/52-dictionary-sets-fork.t> (a set of four 16 KiB dictionaries at level
 9; each worker compresses and decompresses one value with each): a worker's
 private memory (C<Private_Dirty>) grows by 592 KiB when the parent loaded
 the set before the fork -- its own compression and decompression contexts
