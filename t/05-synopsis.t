@@ -7,7 +7,7 @@ use warnings;
 use lib 't/lib';
 use Test::More;
 use File::Temp qw(tempfile);
-use CMRXTest::Clients qw(fast_missing);
+use CMRXTest::Clients qw(fast_missing cache_memcached_missing);
 use CMRXTest::Memcached;
 
 my $server = CMRXTest::Memcached->start_or_skip;
@@ -84,8 +84,11 @@ for my $module (sort keys %after) {
     $synopsis =~ s/^    //mg;    # verbatim paragraphs are indented by four
     my $count = $synopsis =~ s/127\.0\.0\.1:11211/$addr/g;
   SKIP: {
-        skip "$module: its SYNOPSIS uses Cache::Memcached::Fast: " . fast_missing(), 3
-            if fast_missing() && $synopsis =~ /^\s*use Cache::Memcached::Fast\b/m;
+        # Cache::Memcached::RustXS::Memcached is a Cache::Memcached.
+        my @absent = grep { $synopsis =~ $_->[1] && $_->[2] }
+            [ 'Cache::Memcached', qr/^\s*use Cache::Memcached(?:::RustXS::Memcached)?\s*;/m, cache_memcached_missing() ],
+            [ 'Cache::Memcached::Fast', qr/^\s*use Cache::Memcached::Fast\s*;/m, fast_missing() ];
+        skip "$module: its SYNOPSIS uses $absent[0][0]: $absent[0][2]", 3 if @absent;
 
         my ($tmp, $path) = tempfile(SUFFIX => '.pl', UNLINK => 1);
         print {$tmp} "use strict;\nuse warnings FATAL => 'all';\n$synopsis\n$after{$module}\nprint \"SYNOPSIS OK\\n\";\n";

@@ -11,8 +11,11 @@
 # dictionary was added to its set decodes that prefix's values within
 # seconds, without a restart (rescan_interval 1 s).
 #
-# Without memcached the file skips; without Cache::Memcached::Fast (perl
-# 5.10.1) the Fast cases skip; without the zstd command its case skips.
+# Without memcached the file skips, and without Cache::Memcached too (every
+# value is written by Cache::Memcached::RustXS::Memcached); without
+# Cache::Memcached::Fast (perl 5.10.1) the Fast cases skip; without the zstd
+# command its case skips. The stock Fast reader is made as its version
+# needs (compress_threshold before 0.28: CMRXTest::Clients).
 use strict;
 use warnings;
 
@@ -21,17 +24,17 @@ use Test::More;
 use File::Temp ();
 use POSIX ();
 use Time::HiRes ();
-use Cache::Memcached ();
 use Cache::Memcached::RustXS::GetParser ();
-use Cache::Memcached::RustXS::Memcached ();
 use Cache::Memcached::RustXS::Zstd qw(train_dictionary load_dictionaries compress_methods);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use CMRXBench::Data qw(corpus_values);
-use CMRXTest::Clients qw(fast_missing default_parser);
+use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold default_parser);
 use CMRXTest::Memcached;
 use CMRXTest::Peers qw(run_filter);
 use CMRXTest::Raw qw(raw_get);
 
+plan skip_all => cache_memcached_missing() if cache_memcached_missing();
+require Cache::Memcached::RustXS::Memcached;
 my $server = CMRXTest::Memcached->start_or_skip;    # before any test
 
 my @WARNINGS;
@@ -227,7 +230,8 @@ cmp_ok scalar @zstd_keys, '==', scalar @keys, 'every value of the set\'s writers
 }
 SKIP: {
     skip fast_missing(), 1 unless $FAST;
-    my $fast = Cache::Memcached::Fast->new({ servers => [$ADDR], namespace => 'app:' });
+    my $fast = Cache::Memcached::Fast->new({ servers => [$ADDR], namespace => 'app:',
+        (fast_needs_threshold() ? (compress_threshold => $THRESHOLD) : ()) });
     my $got = $fast->get_multi(@zstd_keys);
     is_deeply [ grep { defined $got->{$_} } @zstd_keys ], [], 'stock Cache::Memcached::Fast: misses';
 }

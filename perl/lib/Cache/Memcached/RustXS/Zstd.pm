@@ -454,10 +454,30 @@ Dictionaries that a worker finds by a rescan are its own, not shared.
 =head1 ROLLING OUT AND BACK
 
 A value written as zstd can only be read by a reader that knows zstd and has
-its dictionary. A reader without this distribution (stock Cache::Memcached
-or Cache::Memcached::Fast) gets a miss for it, never garbage and never a
-die; a reader with it but without the dictionary gets a miss and one
-warning per dictionary ID. So readers go first:
+its dictionary. A reader with this distribution but without the dictionary
+gets a miss and one warning per dictionary ID. A reader without this
+distribution gets a miss for it, never garbage and never a die, when it is
+made to read compressed values at all, as its version needs:
+
+=over 4
+
+=item * Cache::Memcached 1.24 to 1.30, any configuration: C<get> returns
+C<undef>, C<get_multi> has the key with an C<undef> value.
+
+=item * Cache::Memcached::Fast 0.28, any configuration: the key is a miss.
+
+=item * Cache::Memcached::Fast 0.21 to 0.27, made with C<compress_threshold>
+(0 or more) or C<compress_methods>: the key is a miss. Made with neither, it
+has no decompressor at all, and the first compressed value it reads, gzip
+as much as zstd, dies with "Not a CODE reference" and leaves its connection
+out of step (later values on it come back as misses or as another key's
+value). Such a reader cannot read the gzip values of today either: set
+C<compress_threshold> on it (0 if it must not compress its own writes)
+before anything is rolled out.
+
+=back
+
+So readers go first:
 
 =over 4
 
@@ -474,8 +494,11 @@ can be added later without touching stored values.
 Deploy everywhere: this distribution, C<load_dictionaries> of the set (or
 C<load_dictionary> of every dictionary) at startup, and as readers GetParser for Cache::Memcached
 (C<parser_class>) and C<compress_methods> of either Zlib or this module for
-Cache::Memcached::Fast (their decompressors read zstd). Writers still write
-gzip: nothing changes yet.
+Cache::Memcached::Fast (their decompressors read zstd; with these, Fast 0.21
+to 0.27 needs no C<compress_threshold> to read). Writers still write gzip:
+nothing changes yet. A stock reader left out (another team's service, a
+script) sees zstd values as misses only when it is made as the list above
+says.
 
 =item 3. Writers
 
@@ -488,7 +511,9 @@ as zstd as they are set again.
 Switch writers back to gzip first, and keep the readers (and their
 dictionaries) until the zstd values have expired or been rewritten; a
 reader that goes back to a stock client before then sees those values as
-misses (the application computes them again). Dictionaries are never
+misses (the application computes them again), provided it is made as the
+list above says (a stock Fast 0.21 to 0.27 with C<compress_threshold> or
+C<compress_methods>). Dictionaries are never
 removed while values that name them may exist.
 
 =back
