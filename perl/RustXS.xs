@@ -184,8 +184,76 @@ warn_missing_dictionary(pTHX_ U32 id)
 {
     if (cmrx_zstd_first_report(id))
         warn("Cache::Memcached::RustXS: zstd dictionary %lu is not loaded, so values compressed "
-             "with it are misses (load it with Cache::Memcached::RustXS::Zstd::load_dictionary)",
+             "with it are misses (load it with Cache::Memcached::RustXS::Zstd::load_dictionary, "
+             "or add it to a dictionary set the process loaded)",
              (unsigned long)id);
+}
+
+/* Dictionary sets: the perl function that scans the loaded sets again (at
+ * most once per rescan interval) and says whether dictionary `id` is loaded
+ * now (Cache::Memcached::RustXS::Zstd::load_dictionaries), one of: */
+#define RESCAN_SUB     "Cache::Memcached::RustXS::Zstd::_rescan_for"
+#define RESCAN_ABSENT  0 /* not loaded, after a scan (or no set is loaded) */
+#define RESCAN_FOUND   1 /* loaded now */
+#define RESCAN_NOT_DUE 2 /* not loaded, and a set is not due for a scan yet:
+                            it may come with that scan, so no warning yet */
+
+/* Asks the loaded dictionary sets for dictionary `id` (RESCAN_*). Runs perl
+ * code, inside an eval and with $@ localised: whatever it does, it does not
+ * die through the caller, whose state must merely be whole (no pointer into
+ * a scalar perl code can reach, nothing owned that a die would leak). */
+static int
+rescan_for_dictionary(pTHX_ U32 id)
+{
+    CV *rescan = get_cv(RESCAN_SUB, 0);
+    int found = RESCAN_ABSENT;
+    if (!rescan)
+        return RESCAN_ABSENT; /* Zstd.pm not loaded: no set either */
+    {
+        dSP;
+        ENTER;
+        SAVETMPS;
+        save_scalar(PL_errgv);
+        PUSHMARK(SP);
+        mXPUSHu(id);
+        PUTBACK;
+        if (call_sv((SV *)rescan, G_SCALAR | G_EVAL) == 1) {
+            SV *said;
+            SPAGAIN;
+            said = POPs;
+            PUTBACK;
+            if (!SvTRUE(ERRSV) && SvIOK(said))
+                found = SvIVX(said) == RESCAN_FOUND || SvIVX(said) == RESCAN_NOT_DUE
+                            ? (int)SvIVX(said) : RESCAN_ABSENT;
+        }
+        FREETMPS;
+        LEAVE;
+    }
+    return found;
+}
+
+/* decode_to_sv; when the zstd frame names a dictionary that is not loaded,
+ * asks the dictionary sets for it and decodes once more if it came. The
+ * input is copied before perl code runs (that code may change or free the
+ * scalar it points into). *status and *dictionary as decode_to_sv sets
+ * them, for the last attempt; *report: whether a dictionary still missing
+ * is to be reported now (warn_missing_dictionary, which the caller calls
+ * when its own state allows perl code to die). */
+static SV *
+decode_to_sv_rescanning(pTHX_ int format, const char *in, STRLEN len, size_t max_out,
+                        size_t reserve, int *status, U32 *dictionary, int *report)
+{
+    SV *out = decode_to_sv(aTHX_ format, in, len, max_out, reserve, status, NULL, dictionary);
+    *report = 0;
+    if (!out && *status == CMRX_E_UNKNOWN_DICTIONARY) {
+        SV *copy = sv_2mortal(newSVpvn(in, len));
+        int rescan = rescan_for_dictionary(aTHX_ *dictionary);
+        if (rescan == RESCAN_FOUND)
+            out = decode_to_sv(aTHX_ format, SvPVX(copy), len, max_out, reserve, status, NULL,
+                               dictionary);
+        *report = !out && rescan != RESCAN_NOT_DUE;
+    }
+    return out;
 }
 
 /* The package variables read or set at every call. Their globs are looked
@@ -474,17 +542,19 @@ getparser_finish_value(pTHX_ getparser *p)
 
     p->val = NULL;
     if (flags & F_COMPRESS) {
-        int status;
+        int status, report;
         U32 dictionary;
-        SV *plain = decode_to_sv(aTHX_ CMRX_DECODE_CACHED, SvPVX(val), SvCUR(val) - CRLF_LEN,
-                                 p->max_out, CRLF_LEN, &status, NULL, &dictionary);
+        /* Perl code may run (a dictionary set's rescan): it cannot reach
+         * val, and it does not die through here. */
+        SV *plain = decode_to_sv_rescanning(aTHX_ CMRX_DECODE_CACHED, SvPVX(val), SvCUR(val) - CRLF_LEN,
+                                            p->max_out, CRLF_LEN, &status, &dictionary, &report);
         /* A value that would inflate past the cap is dropped: a miss, as
          * Cache::Memcached::Fast makes of a value its decompressor refuses.
          * Left compressed, finalize would inflate it with no cap at all. So
          * is a zstd value whose dictionary is not loaded. */
         if (!plain && (status == CMRX_E_TOO_BIG || status == CMRX_E_UNKNOWN_DICTIONARY)) {
             SvREFCNT_dec(val);
-            if (status == CMRX_E_UNKNOWN_DICTIONARY)
+            if (status == CMRX_E_UNKNOWN_DICTIONARY && report)
                 warn_missing_dictionary(aTHX_ dictionary); /* perl code: last */
             return;
         }
@@ -997,7 +1067,7 @@ XS(xs_fast_decompress)
     SV *in_sv, *out_sv, *result;
     const char *in;
     STRLEN len;
-    int status;
+    int status, report;
     U32 dictionary;
     if (items != 2 || !SvROK(ST(0)) || !SvROK(ST(1)))
         croak("Usage: $decompress->(\\$in, \\$out)");
@@ -1005,9 +1075,10 @@ XS(xs_fast_decompress)
     out_sv = SvRV(ST(1));
     SvGETMAGIC(in_sv);
     in = bytes_nomg(aTHX_ in_sv, "decompress", &len);
-    result = decode_to_sv(aTHX_ CMRX_DECODE_ANY, in, len, m->max_output, 0, &status, NULL, &dictionary);
+    result = decode_to_sv_rescanning(aTHX_ CMRX_DECODE_ANY, in, len, m->max_output, 0, &status,
+                                     &dictionary, &report);
     if (!result) {
-        if (status == CMRX_E_UNKNOWN_DICTIONARY)
+        if (status == CMRX_E_UNKNOWN_DICTIONARY && report)
             warn_missing_dictionary(aTHX_ dictionary);
         XSRETURN_NO;
     }
@@ -1337,6 +1408,85 @@ _load_dictionary_bytes(bytes)
     RETVAL
 
 void
+_prepare_dictionary(id, level)
+    UV id
+    IV level
+  PREINIT:
+    int status;
+  CODE:
+    /* Dictionary sets: the compression tables at the set's level, now. */
+    if (id > (UV)U32_MAX || level < INT_MIN || level > INT_MAX)
+        croak("%s", cmrx_status_str(CMRX_E_ARG));
+    status = cmrx_zstd_prepare((U32)id, (int)level);
+    if (status != CMRX_OK)
+        croak("%s", cmrx_status_str(status));
+
+UV
+dictionary_id(bytes)
+    SV *bytes
+  PREINIT:
+    const char *in;
+    STRLEN len;
+    uint32_t id = 0;
+    int status;
+  CODE:
+    SvGETMAGIC(bytes);
+    in = bytes_nomg(aTHX_ bytes, "dictionary_id", &len);
+    status = cmrx_zstd_dictionary_id((const uint8_t *)in, len, &id);
+    if (status != CMRX_OK)
+        croak("dictionary_id: %s", cmrx_status_str(status));
+    RETVAL = id;
+  OUTPUT:
+    RETVAL
+
+SV *
+dictionary_with_id(bytes, id)
+    SV *bytes
+    SV *id
+  PREINIT:
+    const char *in;
+    STRLEN len;
+    UV new_id;
+    size_t got = 0;
+    int status;
+    SV *out;
+  CODE:
+    /* The ID first (its magic may run perl code), then the bytes. */
+    SvGETMAGIC(id);
+    if (!SvOK(id) || !looks_like_number(id) || SvIV_nomg(id) < 1 || SvUV_nomg(id) > (UV)U32_MAX)
+        croak("dictionary_with_id: the ID must be 1 to %lu", (unsigned long)U32_MAX);
+    new_id = SvUV_nomg(id);
+    SvGETMAGIC(bytes);
+    in = bytes_nomg(aTHX_ bytes, "dictionary_with_id", &len);
+    out = sv_2mortal(newSV(len + NUL_LEN));
+    status = cmrx_zstd_dictionary_with_id((const uint8_t *)in, len, (U32)new_id,
+                                          (uint8_t *)SvPVX(out), &got);
+    if (status != CMRX_OK)
+        croak("dictionary_with_id: %s", cmrx_status_str(status));
+    RETVAL = SvREFCNT_inc_simple_NN(finish_output(aTHX_ out, got, 0));
+  OUTPUT:
+    RETVAL
+
+const char *
+_loaded_state(id, bytes)
+    UV id
+    SV *bytes
+  PREINIT:
+    const char *in;
+    STRLEN len;
+  CODE:
+    SvGETMAGIC(bytes);
+    in = bytes_nomg(aTHX_ bytes, "_loaded_state", &len);
+    switch (id > (UV)U32_MAX ? CMRX_DICT_NOT_LOADED : cmrx_zstd_loaded_state((U32)id, (const uint8_t *)in, len)) {
+    case CMRX_DICT_NOT_LOADED: RETVAL = "not_loaded"; break;
+    case CMRX_DICT_SAME:       RETVAL = "same"; break;
+    case CMRX_DICT_DIFFERENT:  RETVAL = "different"; break;
+    default:                   croak("%s", cmrx_status_str(CMRX_E_ARG));
+    }
+  OUTPUT:
+    RETVAL
+
+void
 _train(samples, dict_size, method, k, d, steps, level, id)
     AV *samples
     UV dict_size
@@ -1459,17 +1609,18 @@ decompress(data)
     dMY_CXT;
     const char *in;
     STRLEN len;
-    int status;
+    int status, report;
     size_t max_out;
     U32 dictionary;
     SV *out;
   PPCODE:
     max_out = MAX_OUTPUT(); /* before the input's pointer: it may run perl code */
     in = bytes_nomg(aTHX_ input_of(aTHX_ data), "Cache::Memcached::RustXS::Zstd::decompress", &len);
-    out = decode_to_sv(aTHX_ CMRX_DECODE_ZSTD, in, len, max_out, 0, &status, NULL, &dictionary);
+    out = decode_to_sv_rescanning(aTHX_ CMRX_DECODE_ZSTD, in, len, max_out, 0, &status, &dictionary,
+                                  &report);
     if (out)
         sv_2mortal(out);
-    else if (status == CMRX_E_UNKNOWN_DICTIONARY)
+    else if (status == CMRX_E_UNKNOWN_DICTIONARY && report)
         warn_missing_dictionary(aTHX_ dictionary); /* perl code ($SIG{__WARN__}): out is safe */
     ST(0) = out ? out : &PL_sv_undef;
     XSRETURN(1);

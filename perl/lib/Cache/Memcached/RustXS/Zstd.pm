@@ -6,15 +6,17 @@ use warnings;
 use Carp ();
 use Exporter 5.57 'import';
 use Cache::Memcached::RustXS ();
+use Time::HiRes ();
 
 our $VERSION = '0.100';
 
-our @EXPORT_OK = qw(load_dictionary train_dictionary train_dictionary_with_parameters frame_sizes
-                    compress decompress compress_methods);
+our @EXPORT_OK = qw(load_dictionary load_dictionaries train_dictionary train_dictionary_with_parameters
+                    frame_sizes compress decompress compress_methods dictionary_id dictionary_with_id);
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
-# compress and decompress are XSUBs (perl/RustXS.xs), as are the helpers
-# _load_dictionary_bytes, _train and _frame_sizes.
+# compress, decompress, dictionary_id and dictionary_with_id are XSUBs
+# (perl/RustXS.xs), as are the helpers _load_dictionary_bytes,
+# _prepare_dictionary, _loaded_state, _train and _frame_sizes.
 
 # The message of an exception from the XS, without its " at FILE line N.".
 sub _reason {
@@ -104,20 +106,164 @@ sub frame_sizes {
     return $sizes;
 }
 
-my @METHOD_OPTIONS = qw(level dictionary max_output);
+
+# ---- dictionary sets -------------------------------------------------------
+
+my $DEFAULT_RESCAN_INTERVAL = 60;
+
+# The sets this process loaded, by folder: { dir, identity, interval,
+# next_scan (epoch seconds), manifest (its SHA-256 when last loaded), set }.
+my %SETS;
+my %LOADED_SHA256; # SHA-256 of each dictionary loaded from a set, by ID
+my %WARNED;        # rescan failures already reported, by folder and reason
+our $RESCANNING;   # a rescan runs: perl code it runs (a warn handler) gets no other
+
+sub load_dictionaries {
+    my ($dir, %opt) = @_;
+    Carp::croak('load_dictionaries: the folder of a dictionary set is needed')
+        unless defined $dir && length $dir;
+    Cache::Memcached::RustXS::_check_options('load_dictionaries', \%opt, 'rescan_interval');
+    my $interval = exists $opt{rescan_interval} ? $opt{rescan_interval} : $DEFAULT_RESCAN_INTERVAL;
+    Carp::croak('load_dictionaries: rescan_interval must be a number of seconds')
+        unless defined $interval && $interval =~ /\A(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\z/;
+    my $known = $SETS{$dir};
+    my $loaded = eval { _load_set($dir, $known ? $known->{identity} : undef) };
+    Carp::croak("load_dictionaries: " . _reason($@)) unless $loaded;
+    $SETS{$dir} = { %$loaded, dir => $dir, interval => $interval,
+                    next_scan => Time::HiRes::time() + $interval };
+    return $loaded->{set};
+}
+
+# Reads the set in $dir (of identity $identity, if defined), checks every
+# dictionary file, then loads them and prepares each at its level. Dies
+# before loading anything when a file is bad or an ID is taken by another
+# dictionary. A writer that replaces the manifest meanwhile (and removes a
+# file the old one named) makes it read again, a few times.
+my $READ_ATTEMPTS = 3;
+
+sub _load_set {
+    my ($dir, $identity) = @_;
+    require Cache::Memcached::RustXS::Zstd::DictionarySet;
+    require Time::HiRes;
+    my ($set, %bytes, $err);
+    for my $attempt (1 .. $READ_ATTEMPTS) {
+        $set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
+        if (defined $identity && $set->identity ne $identity) {
+            die "$dir now holds another dictionary set (identity " . $set->identity
+              . ", loaded before: $identity); not mixing the two: restart the process to load it\n";
+        }
+        %bytes = ();
+        last if eval {
+            for my $e ($set->entries) {
+                my $state = _loaded_state($e->{id}, '');
+                # A dictionary loaded already with the bytes the manifest
+                # names needs no reading.
+                next if $state ne 'not_loaded' && _loaded_sha256($e->{id}) eq $e->{sha256};
+                $bytes{ $e->{id} } = $set->dictionary_bytes($e->{id});
+                die 'dictionary ID ' . $e->{id} . ' of ' . $set->path_of($e->{id})
+                  . " is taken by another dictionary loaded in this process (another set's?)\n"
+                    if _loaded_state($e->{id}, $bytes{ $e->{id} }) eq 'different';
+            }
+            1;
+        };
+        $err = $@;
+        my $now = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
+        die $err if $now->{manifest_sha256} eq $set->{manifest_sha256} || $attempt == $READ_ATTEMPTS;
+    }
+    for my $e ($set->entries) {
+        if (exists $bytes{ $e->{id} }) {
+            my $id = eval { _load_dictionary_bytes($bytes{ $e->{id} }) };
+            die $set->path_of($e->{id}) . ': ' . _reason($@) . "\n" unless defined $id;
+            $LOADED_SHA256{$id} = $e->{sha256};
+        }
+        _prepare_dictionary($e->{id}, $e->{level});
+    }
+    return { set => $set, identity => $set->identity, manifest => $set->{manifest_sha256} };
+}
+
+sub _loaded_sha256 {
+    my ($id) = @_;
+    return defined $LOADED_SHA256{$id} ? $LOADED_SHA256{$id} : '';
+}
+
+# What _rescan_for says (perl/RustXS.xs has the same numbers).
+my ($RESCAN_ABSENT, $RESCAN_FOUND, $RESCAN_NOT_DUE) = (0, 1, 2);
+
+# Called by the XS readers when a frame names dictionary $id, which is not
+# loaded: scans the loaded sets whose interval has passed, and says whether
+# $id is loaded now ($RESCAN_FOUND), or not and a set is not due for a scan
+# yet ($RESCAN_NOT_DUE: the reader does not warn yet), or not at all. Never
+# dies (the XS calls it in an eval anyway).
+sub _rescan_for {
+    my ($id) = @_;
+    return $RESCAN_ABSENT if $RESCANNING || !%SETS;
+    local $RESCANNING = 1;
+    my $now = Time::HiRes::time();
+    my $pending = 0;
+    for my $dir (sort keys %SETS) {
+        my $s = $SETS{$dir};
+        if ($now < $s->{next_scan}) {
+            $pending = 1;
+            next;
+        }
+        $s->{next_scan} = $now + $s->{interval};
+        my $loaded = eval { _load_set($dir, $s->{identity}) };
+        if ($loaded) {
+            @$s{qw(set manifest)} = @$loaded{qw(set manifest)};
+            next;
+        }
+        my $why = _reason($@);
+        $why =~ s/\n\z//;
+        warn "Cache::Memcached::RustXS::Zstd: rescanning the dictionary set in $dir: $why; "
+           . "the dictionaries loaded before stay\n" unless $WARNED{$dir}{$why}++;
+    }
+    return $RESCAN_FOUND if _loaded_state($id, '') ne 'not_loaded';
+    return $pending ? $RESCAN_NOT_DUE : $RESCAN_ABSENT;
+}
+
+# ---- compress_methods ------------------------------------------------------
+
+my @METHOD_OPTIONS = qw(level dictionary dictionaries prefix rescan_interval max_output);
 
 sub compress_methods {
     my %opt = @_;
     Cache::Memcached::RustXS::_check_options('compress_methods', \%opt, @METHOD_OPTIONS);
-    my $id = defined $opt{dictionary} ? load_dictionary($opt{dictionary}) : 0;
+    my ($format, $level, $id) = ('zstd', $opt{level}, 0);
+    if (defined $opt{dictionaries}) {
+        ($format, $level, $id) = _set_writer(\%opt);
+    }
+    else {
+        for my $name (qw(prefix rescan_interval)) {
+            Carp::croak("compress_methods: $name goes with dictionaries") if exists $opt{$name};
+        }
+        $id = load_dictionary($opt{dictionary}) if defined $opt{dictionary};
+    }
     my $methods = eval {
         Cache::Memcached::RustXS::_compress_methods(
-            'zstd', $opt{level}, $id,
+            $format, $level, $id,
             exists $opt{max_output} ? $opt{max_output} : $Cache::Memcached::RustXS::Zlib::MaxOutput,
         );
     };
     Carp::croak(_reason($@)) unless $methods;
     return $methods;
+}
+
+# What compress_methods(dictionaries => DIR, prefix => P) writes with:
+# (format, level, dictionary ID), from the set, which it loads.
+sub _set_writer {
+    my ($opt) = @_;
+    for my $name (qw(dictionary level)) {
+        Carp::croak("compress_methods: $name cannot go with dictionaries (the set says which and at what level)")
+            if exists $opt->{$name};
+    }
+    Carp::croak('compress_methods: prefix is needed with dictionaries (the key prefix the values have)')
+        unless defined $opt->{prefix};
+    my $set = load_dictionaries($opt->{dictionaries},
+        exists $opt->{rescan_interval} ? (rescan_interval => $opt->{rescan_interval}) : ());
+    my $entry = $set->for_key($opt->{prefix});
+    return ('zstd', $entry->{level}, $entry->{id}) if $entry;
+    my $fallback = $set->fallback;
+    return ($fallback->{method}, $fallback->{level}, 0);
 }
 
 1;
