@@ -76,7 +76,7 @@ functions.
 =back
 
 The work is done by a Rust engine (a sans-I/O response parser and a gzip/zlib
-codec) linked into the XS module; this module loads it. Its only function:
+codec) linked into the XS module; this module loads it. Its functions:
 
 =over 4
 
@@ -86,6 +86,28 @@ The version of the linked Rust engine, as its Cargo.toml states it
 (C<0.1.0>). C<$VERSION> is the same release number as a Perl decimal
 version (C<0.100>: MAJOR.MINOR and PATCH as two digits), so that
 C<use Cache::Memcached::RustXS 0.1> holds for every 0.1.x.
+
+=item decode_compressed($bytes)
+
+What a value stored compressed (flagged C<F_COMPRESS> by its client) holds,
+for tools that read what a cache holds, such as L<cmrx-dict>. The format is
+told by the value's magic number, as the readers of this distribution tell
+it: a zstd frame (C<28 b5 2f fd>), gzip (C<1f 8b>), or zlib (a two-byte
+header of compression method 8 whose check bits hold); the value is then
+decoded as L<Cache::Memcached::RustXS::Zstd/decompress($frame)>, C<memGunzip> or
+C<uncompress> decode it (so within
+C<$Cache::Memcached::RustXS::Zlib::MaxOutput>). C<$bytes> may be a
+reference to them. In list context it returns three values:
+
+    my ($value, $format, $missing_dictionary) =
+        Cache::Memcached::RustXS::decode_compressed($stored);
+
+C<$value> is the decoded value, or C<undef> when it does not decode;
+C<$format> is C<gzip>, C<zlib> or C<zstd>, or C<undef> when the bytes start
+with none of their magic numbers; C<$missing_dictionary> is the ID of the
+dictionary a zstd frame needs when that dictionary is not loaded (else
+C<undef>). Unlike C<decompress>, it never warns: the third value says it.
+In scalar context it returns C<$value> alone.
 
 =back
 

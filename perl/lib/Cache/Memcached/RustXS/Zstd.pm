@@ -11,10 +11,11 @@ use Time::HiRes ();
 our $VERSION = '0.100';
 
 our @EXPORT_OK = qw(load_dictionary load_dictionaries train_dictionary train_dictionary_with_parameters
-                    frame_sizes compress decompress compress_methods dictionary_id dictionary_with_id);
+                    frame_sizes compress decompress compress_methods dictionary_id dictionary_with_id
+                    frame_dictionary_id);
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
-# compress, decompress, dictionary_id and dictionary_with_id are XSUBs
+# compress, decompress, dictionary_id, dictionary_with_id and frame_dictionary_id are XSUBs
 # (perl/RustXS.xs), as are the helpers _load_dictionary_bytes,
 # _prepare_dictionary, _loaded_state, _train and _frame_sizes.
 
@@ -429,6 +430,16 @@ it, data over C<$Cache::Memcached::RustXS::Zlib::MaxOutput> (64 MiB by
 default: a decompression bomb or a lying size costs at most that much
 memory), or a dictionary that is not loaded. A missing dictionary is also
 reported, by one warning per dictionary ID in the process.
+
+=item frame_dictionary_id($frame)
+
+The ID of the dictionary the header of the zstd frame C<$frame> (or a
+reference to it) names, read by the engine as C<decompress> reads it: 0
+for a frame made without a dictionary (or with zstd's C<--no-dictID>),
+C<undef> when C<$frame> does not start with a whole zstd frame header (no
+magic number, a header cut short or with its reserved bit set, a skippable
+frame). Only the header is read: the rest of the frame may be missing or
+corrupt.
 
 =item compress_methods(level => 3, dictionary => $path, max_output => 64 MiB)
 
