@@ -61,6 +61,7 @@
 #define OUTPUT_MIN_FILL_DIVISOR 2
 
 #define GETPARSER_CLASS "Cache::Memcached::RustXS::GetParser"
+#define CLIENT_INTERNALS_CLASS "Cache::Memcached::RustXS::ClientInternals"
 
 /* ------------------------------------------------------------------------ */
 /* Shared helpers                                                           */
@@ -184,10 +185,94 @@ warn_missing_dictionary(pTHX_ U32 id)
 {
     if (cmrx_zstd_first_report(id))
         warn("Cache::Memcached::RustXS: zstd dictionary %lu is not loaded, so values compressed "
-             "with it are misses (load it with Cache::Memcached::RustXS::Zstd::load_dictionary, "
-             "or add it to a dictionary set the process loaded)",
+             "with it are misses (load it with Cache::Memcached::RustXS::Zstd::load_dictionary)",
              (unsigned long)id);
 }
+
+/* The package variables read or set at every call. Their globs are looked
+ * up once per interpreter (a name lookup costs more than a small gunzip's
+ * bookkeeping); the scalar is taken from the glob at each use, so `local`
+ * and aliasing keep working. */
+#define MY_CXT_KEY "Cache::Memcached::RustXS::_guts"
+typedef struct {
+    GV *gzerrno;         /* $Compress::Zlib::gzerrno */
+    GV *level;           /* $Cache::Memcached::RustXS::Zlib::Level */
+    GV *max_output;      /* $Cache::Memcached::RustXS::Zlib::MaxOutput */
+    GV *inline_finalize; /* $Cache::Memcached::RustXS::GetParser::InlineFinalize */
+    /* Cache::Memcached::_load_multi as last seen (a counted reference, so
+     * its address cannot be reused), and the op tree of its finalize
+     * closure (0: none known). See finalize_is_known. */
+    CV *load_multi;
+    SV *load_multi_version; /* $Cache::Memcached::VERSION then */
+    UV finalize_root;
+    /* A GetParser read buffer kept from a freed parser for the next one:
+     * Cache::Memcached makes a parser per server per get_multi, and malloc
+     * plus free of 64 KiB each time costs more than parsing small values. */
+    char *spare_buf;
+    int rescanning; /* a dictionary set's rescan is running (rescan_for_dictionary) */
+} my_cxt_t;
+START_MY_CXT
+
+static void
+free_spare_buf(pTHX_ void *unused)
+{
+    dMY_CXT;
+    PERL_UNUSED_ARG(unused);
+    Safefree(MY_CXT.spare_buf);
+    MY_CXT.spare_buf = NULL;
+}
+
+/* A package variable's glob, its scalar set to `initial` unless it holds a
+ * value already: the defaults are the engine's (cmrx.h), stated once. */
+static GV *
+tunable(pTHX_ const char *name, IV initial)
+{
+    GV *gv = gv_fetchpv(name, GV_ADD | GV_ADDMULTI, SVt_PV);
+    SV *sv = GvSVn(gv);
+    if (!SvOK(sv) && !SvMAGICAL(sv))
+        sv_setiv(sv, initial);
+    return gv;
+}
+
+static void
+init_my_cxt(pTHX_ my_cxt_t *cxt)
+{
+    cxt->spare_buf = NULL; /* never shared with the interpreter cloned from */
+    cxt->load_multi = NULL;
+    cxt->load_multi_version = NULL;
+    cxt->finalize_root = 0;
+    cxt->rescanning = 0;
+    call_atexit(free_spare_buf, NULL);
+    cxt->gzerrno = gv_fetchpvs("Compress::Zlib::gzerrno", GV_ADD | GV_ADDMULTI, SVt_PV);
+    cxt->level = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::Level", CMRX_DEFAULT_GZIP_LEVEL);
+    cxt->max_output = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::MaxOutput", CMRX_DEFAULT_MAX_OUTPUT);
+    cxt->inline_finalize = tunable(aTHX_ GETPARSER_CLASS "::InlineFinalize", 1);
+}
+
+/* A tunable's value (get-magic first), or `fallback` when it is undef. */
+static IV
+config_iv(pTHX_ GV *gv, IV fallback)
+{
+    SV *sv = GvSV(gv);
+    if (!sv)
+        return fallback;
+    SvGETMAGIC(sv);
+    return SvOK(sv) ? SvIV_nomg(sv) : fallback;
+}
+
+/* A size in bytes: a cap must not be negative (that would disable it). */
+static size_t
+size_arg(pTHX_ IV value, const char *what)
+{
+    if (value < 0)
+        croak("%s must be a size in bytes, not %" IVdf, what, value);
+    return (size_t)value;
+}
+
+#define MAX_OUTPUT_NAME "$Cache::Memcached::RustXS::Zlib::MaxOutput"
+#define GZIP_LEVEL() config_iv(aTHX_ MY_CXT.level, CMRX_LEVEL_DEFAULT)
+#define MAX_OUTPUT() \
+    size_arg(aTHX_ config_iv(aTHX_ MY_CXT.max_output, CMRX_DEFAULT_MAX_OUTPUT), MAX_OUTPUT_NAME)
 
 /* Dictionary sets: the perl function that scans the loaded sets again (at
  * most once per rescan interval) and says whether dictionary `id` is loaded
@@ -201,18 +286,24 @@ warn_missing_dictionary(pTHX_ U32 id)
 /* Asks the loaded dictionary sets for dictionary `id` (RESCAN_*). Runs perl
  * code, inside an eval and with $@ localised: whatever it does, it does not
  * die through the caller, whose state must merely be whole (no pointer into
- * a scalar perl code can reach, nothing owned that a die would leak). */
+ * a scalar perl code can reach, nothing owned that a die would leak). A reader that
+ * this perl code runs gets no rescan of its own. */
 static int
 rescan_for_dictionary(pTHX_ U32 id)
 {
+    dMY_CXT;
     CV *rescan = get_cv(RESCAN_SUB, 0);
     int found = RESCAN_ABSENT;
-    if (!rescan)
-        return RESCAN_ABSENT; /* Zstd.pm not loaded: no set either */
+    /* Not from inside a rescan (a reader that its perl code runs): that
+     * reader just misses. */
+    if (!rescan || MY_CXT.rescanning)
+        return RESCAN_ABSENT; /* no Zstd.pm, so no set either; or re-entered */
     {
         dSP;
         ENTER;
         SAVETMPS;
+        SAVEINT(MY_CXT.rescanning);
+        MY_CXT.rescanning = 1;
         save_scalar(PL_errgv);
         PUSHMARK(SP);
         mXPUSHu(id);
@@ -255,89 +346,6 @@ decode_to_sv_rescanning(pTHX_ int format, const char *in, STRLEN len, size_t max
     }
     return out;
 }
-
-/* The package variables read or set at every call. Their globs are looked
- * up once per interpreter (a name lookup costs more than a small gunzip's
- * bookkeeping); the scalar is taken from the glob at each use, so `local`
- * and aliasing keep working. */
-#define MY_CXT_KEY "Cache::Memcached::RustXS::_guts"
-typedef struct {
-    GV *gzerrno;         /* $Compress::Zlib::gzerrno */
-    GV *level;           /* $Cache::Memcached::RustXS::Zlib::Level */
-    GV *max_output;      /* $Cache::Memcached::RustXS::Zlib::MaxOutput */
-    GV *inline_finalize; /* $Cache::Memcached::RustXS::GetParser::InlineFinalize */
-    /* Cache::Memcached::_load_multi as last seen (a counted reference, so
-     * its address cannot be reused), and the op tree of its finalize
-     * closure (0: none known). See finalize_is_known. */
-    CV *load_multi;
-    SV *load_multi_version; /* $Cache::Memcached::VERSION then */
-    UV finalize_root;
-    /* A GetParser read buffer kept from a freed parser for the next one:
-     * Cache::Memcached makes a parser per server per get_multi, and malloc
-     * plus free of 64 KiB each time costs more than parsing small values. */
-    char *spare_buf;
-} my_cxt_t;
-START_MY_CXT
-
-static void
-free_spare_buf(pTHX_ void *unused)
-{
-    dMY_CXT;
-    PERL_UNUSED_ARG(unused);
-    Safefree(MY_CXT.spare_buf);
-    MY_CXT.spare_buf = NULL;
-}
-
-/* A package variable's glob, its scalar set to `initial` unless it holds a
- * value already: the defaults are the engine's (cmrx.h), stated once. */
-static GV *
-tunable(pTHX_ const char *name, IV initial)
-{
-    GV *gv = gv_fetchpv(name, GV_ADD | GV_ADDMULTI, SVt_PV);
-    SV *sv = GvSVn(gv);
-    if (!SvOK(sv) && !SvMAGICAL(sv))
-        sv_setiv(sv, initial);
-    return gv;
-}
-
-static void
-init_my_cxt(pTHX_ my_cxt_t *cxt)
-{
-    cxt->spare_buf = NULL; /* never shared with the interpreter cloned from */
-    cxt->load_multi = NULL;
-    cxt->load_multi_version = NULL;
-    cxt->finalize_root = 0;
-    call_atexit(free_spare_buf, NULL);
-    cxt->gzerrno = gv_fetchpvs("Compress::Zlib::gzerrno", GV_ADD | GV_ADDMULTI, SVt_PV);
-    cxt->level = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::Level", CMRX_DEFAULT_GZIP_LEVEL);
-    cxt->max_output = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::MaxOutput", CMRX_DEFAULT_MAX_OUTPUT);
-    cxt->inline_finalize = tunable(aTHX_ GETPARSER_CLASS "::InlineFinalize", 1);
-}
-
-/* A tunable's value (get-magic first), or `fallback` when it is undef. */
-static IV
-config_iv(pTHX_ GV *gv, IV fallback)
-{
-    SV *sv = GvSV(gv);
-    if (!sv)
-        return fallback;
-    SvGETMAGIC(sv);
-    return SvOK(sv) ? SvIV_nomg(sv) : fallback;
-}
-
-/* A size in bytes: a cap must not be negative (that would disable it). */
-static size_t
-size_arg(pTHX_ IV value, const char *what)
-{
-    if (value < 0)
-        croak("%s must be a size in bytes, not %" IVdf, what, value);
-    return (size_t)value;
-}
-
-#define MAX_OUTPUT_NAME "$Cache::Memcached::RustXS::Zlib::MaxOutput"
-#define GZIP_LEVEL() config_iv(aTHX_ MY_CXT.level, CMRX_LEVEL_DEFAULT)
-#define MAX_OUTPUT() \
-    size_arg(aTHX_ config_iv(aTHX_ MY_CXT.max_output, CMRX_DEFAULT_MAX_OUTPUT), MAX_OUTPUT_NAME)
 
 /* ------------------------------------------------------------------------ */
 /* Cache::Memcached::RustXS::GetParser                                      */
@@ -854,8 +862,8 @@ getparser_run(pTHX_ SV *self, getparser *p, int fd, const char *bytes, STRLEN le
 }
 
 /* The op tree of the finalize closure in _load_multi, by address, as
- * GetParser.pm's _finalize_root finds it (0 for none or an unknown
- * Cache::Memcached version). Perl code: call it before allocating. */
+ * ClientInternals.pm's finalize_root finds it (0 when none is the known
+ * finalize's code). Perl code: call it before allocating. */
 static UV
 finalize_root_of(pTHX)
 {
@@ -865,7 +873,7 @@ finalize_root_of(pTHX)
     SAVETMPS;
     PUSHMARK(SP);
     PUTBACK;
-    if (call_pv(GETPARSER_CLASS "::_finalize_root", G_SCALAR) == 1) {
+    if (call_pv(CLIENT_INTERNALS_CLASS "::finalize_root", G_SCALAR) == 1) {
         SPAGAIN;
         root = POPu;
         PUTBACK;
@@ -876,8 +884,8 @@ finalize_root_of(pTHX)
 }
 
 /* Whether on_item is the finalize closure of the Cache::Memcached::_load_multi
- * loaded now, in a version whose finalize is known to do nothing to a value
- * without flags but drop its CRLF. Every closure made from one anonymous sub
+ * loaded now, whose code is the known finalize's (it does nothing to a value
+ * without flags but drop its CRLF). Every closure made from one anonymous sub
  * shares its op tree, so an on_item whose op tree is that closure's is one
  * of them: a strict test, and cheap once the op tree is known. It is looked
  * up again whenever _load_multi or $Cache::Memcached::VERSION is another

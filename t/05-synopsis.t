@@ -24,6 +24,21 @@ my %after = (
         $values->{greeting} eq 'hello' && !exists $values->{missing} or die "get_multi\n";
         ref($memd->{parser_class}) || $memd->{parser_class} eq 'Cache::Memcached::RustXS::GetParser' or die "parser_class\n";
     },
+    'Cache/Memcached/RustXS/Zstd/DictionarySet.pm' => q{
+        $for->{id} == $new->{id} && $for->{prefix} eq 'user:' or die "for_key\n";
+        length $bytes > 1000 or die "dictionary_bytes\n";
+        my @e = $set->entries;
+        @e == 3 && (grep { $_->{state} eq 'retired' } @e) == 1 or die "entries\n";
+        Cache::Memcached::RustXS::Zstd::decompress(Cache::Memcached::RustXS::Zstd::compress(
+            $users[0], level => 9, dictionary => $new->{id})) eq $users[0] or die "loaded\n";
+    },
+    'Cache/Memcached/RustXS/Zstd.pm' => q{
+        decompress($frame) eq '{"id":7,"name":"user7","plan":"free","tags":["a","b"]}' or die "round trip\n";
+        $fast->set(u => 'x' x 500) && $fast->get('u') eq 'x' x 500 or die "Fast\n";
+        $memd->set(m => '{"id":1}' x 50) && $memd->get('m') eq '{"id":1}' x 50 or die "Memcached\n";
+        $users->set(7, '{"id":7}' x 50) && $users->get(7) eq '{"id":7}' x 50 or die "Fast with the set\n";
+        require File::Path; File::Path::rmtree($set->dir);
+    },
     'Cache/Memcached/RustXS/Zlib.pm' => q{
         $plain eq $json && $back eq $json or die "round trips\n";
         substr($gz, 0, 2) eq "\x1f\x8b" or die "not gzip\n";

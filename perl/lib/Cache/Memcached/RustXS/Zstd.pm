@@ -169,7 +169,7 @@ sub _load_set {
         };
         $err = $@;
         my $now = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
-        die $err if $now->{manifest_sha256} eq $set->{manifest_sha256} || $attempt == $READ_ATTEMPTS;
+        die $err if $now->_manifest_sha256 eq $set->_manifest_sha256 || $attempt == $READ_ATTEMPTS;
     }
     for my $e ($set->entries) {
         if (exists $bytes{ $e->{id} }) {
@@ -179,7 +179,7 @@ sub _load_set {
         }
         _prepare_dictionary($e->{id}, $e->{level});
     }
-    return { set => $set, identity => $set->identity, manifest => $set->{manifest_sha256} };
+    return { set => $set, identity => $set->identity, manifest => $set->_manifest_sha256 };
 }
 
 sub _loaded_sha256 {
@@ -276,7 +276,7 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
 
 =head1 SYNOPSIS
 
-    use Cache::Memcached::RustXS::Zstd qw(train_dictionary load_dictionary
+    use Cache::Memcached::RustXS::Zstd qw(train_dictionary load_dictionary load_dictionaries
                                           compress decompress);
 
     # Once, offline: a dictionary from values of one kind (or cmrx-dict train)
@@ -309,6 +309,26 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
         servers            => ['127.0.0.1:11211'],
         compress_threshold => 100,
         zstd               => { level => 3, dictionary => '/tmp/users.dict' },
+    });
+
+    # A dictionary set: a dictionary per key prefix, with its level, in a
+    # folder (cmrx-dict train --all writes one; see DictionarySet)
+    use Cache::Memcached::RustXS::Zstd::DictionarySet;
+    my $set = Cache::Memcached::RustXS::Zstd::DictionarySet->create('/tmp/cmrx-set-' . $$);
+    $set->add(prefix => 'user:', dictionary => $dict, level => 9, id => 1);
+    $set->write;
+
+    # Every process, before it forks its workers: all of them loaded and
+    # prepared; dictionaries added to the set later are found when a value
+    # names one, without a restart
+    load_dictionaries($set->dir, rescan_interval => 60);
+
+    # One Fast object per namespace: it writes with its prefix's dictionary
+    my $users = Cache::Memcached::Fast->new({
+        servers          => ['127.0.0.1:11211'],
+        namespace        => 'user:',
+        compress_methods => Cache::Memcached::RustXS::Zstd::compress_methods(
+            dictionaries => $set->dir, prefix => 'user:'),
     });
 
 =head1 DESCRIPTION
@@ -345,6 +365,53 @@ ID. Loading the same file again does nothing more; a different dictionary
 with the same ID croaks, as do a file that cannot be read and one that is
 not a zstd dictionary. Dictionaries stay loaded for the life of the process
 (about 460 KiB for a 16 KiB dictionary once it has been used at one level).
+
+=item load_dictionaries($dir, rescan_interval => 60)
+
+Loads every dictionary of the dictionary set in the folder C<$dir> (see
+L<Cache::Memcached::RustXS::Zstd::DictionarySet>), current and retired, for
+the whole process, as L</load_dictionary($path)> does for one file, and
+prepares each for writing at the level the set gives it, now rather than at
+its first use: a preforking server that loads its sets before it forks
+shares the prepared dictionaries with every worker (see L</PREFORKING
+SERVERS>). Returns the set (a DictionarySet object).
+
+It checks everything before it loads anything, and croaks, loading
+nothing, when the manifest is missing, malformed, truncated, of a newer
+format, or lists two dictionaries with one ID; when a dictionary file is
+missing, truncated, or replaced (its size or SHA-256 differ from the
+manifest's: another set's file, say); and when a dictionary's ID is taken
+by a different dictionary the process has loaded already.
+
+When a reader in the process (L</decompress($frame)>, GetParser, the
+decompressors of both modules' C<compress_methods>) meets a frame whose
+dictionary is not loaded, the sets loaded this way are read again, each at
+most once per C<rescan_interval> seconds (60 by default; a fraction is
+fine; 0 reads the set at every such frame), and the frame is decoded if its
+dictionary came: dictionaries deployed into a set while the processes run
+are used within an interval, without a restart. Only what is new is read
+(the manifest, and the files of dictionaries not loaded yet). A rescan that
+fails (a half-copied file, another set's manifest put in the folder) keeps
+what was loaded, warns once per folder and reason, and the value is a miss;
+a later rescan may succeed. The warning about a missing dictionary comes
+once per ID, when the ID is still unknown after a rescan.
+
+Calling it again for the same folder reads it at once, and sets its
+interval anew.
+
+=item dictionary_id($bytes)
+
+The ID of the zstd dictionary C<$bytes>, once the engine has checked that
+it can load it; croaks if it cannot. Loads nothing.
+
+=item dictionary_with_id($bytes, $id)
+
+A copy of the zstd dictionary C<$bytes> that names dictionary ID C<$id> (1
+to 4294967295) instead of its own: frames made with it name C<$id>, which
+takes 1 byte in each frame up to 255, 2 up to 65535, else 4. Nothing else
+changes, so C<zstd -D> reads and writes such frames with the copy. The
+DictionarySet's C<add(id =E<gt> $id)> uses it. Croaks for an ID of 0 and for
+bytes that are not a dictionary.
 
 =item train_dictionary(\@samples, size => 16384)
 
@@ -443,10 +510,25 @@ corrupt.
 
 =item compress_methods(level => 3, dictionary => $path, max_output => 64 MiB)
 
+=item compress_methods(dictionaries => $dir, prefix => $prefix, rescan_interval => 60, max_output => 64 MiB)
+
 Returns C<[ $compress, $decompress ]> for Cache::Memcached::Fast's
 C<compress_methods> option, as L<Cache::Memcached::RustXS::Zlib> does, but
 the compressor writes zstd (with the dictionary in the file C<$path>, which
-it loads, when given). The decompressor reads zstd (with any loaded
+it loads, when given).
+
+With C<dictionaries>, the dictionary set in C<$dir> is loaded (by
+L</load_dictionaries($dir, rescan_interval =E<gt> 60)>, with
+C<rescan_interval> if given) and the compressor writes as the set says for
+keys that start with C<$prefix>: with the current dictionary whose prefix is
+the longest that C<$prefix> starts with, at its level, or, when there is
+none, the set's fallback (zstd without a dictionary, or gzip, at its
+level). Sites make one Fast object per namespace, so C<$prefix> is usually
+the object's C<namespace> (a key's prefix in the set includes its
+namespace). The choice is made here, once: a dictionary added to the set
+later is read at once by every reader (through the rescan), and written by
+objects made after it. C<level> and C<dictionary> cannot go with
+C<dictionaries>. The decompressor reads zstd (with any loaded
 dictionary), gzip and zlib, told apart by their magic bytes: values written
 before the switch to zstd, by other clients or by other languages, read as
 before. The compressor declines already-compressed data (JPEG, PNG, gzip,
@@ -461,6 +543,25 @@ subclass whose objects write zstd (without changing what
 C<Compress::Zlib::memGzip> does anywhere else in the process) and read with
 L<Cache::Memcached::RustXS::GetParser>. That parser decodes zstd values
 wherever it is used.
+
+=head1 PREFORKING SERVERS
+
+A dictionary's prepared compression tables (a 16 KiB dictionary's take
+about 415 KiB at level 3 and more at higher levels) and decompression tables
+are made once per process. L</load_dictionaries($dir, rescan_interval =E<gt> 60)> makes both when it loads,
+so a server that loads its sets before it forks its workers (Starman,
+Apache's prefork, ...) has them in pages the workers share copy-on-write:
+each worker's private memory does not grow with the number of
+dictionaries. L</load_dictionary($path)> prepares the compression tables at
+the first use of each level instead, in each worker. Measured by
+F<t/45-dictionary-sets-fork.t> (a set of four 16 KiB dictionaries at level
+9; each worker compresses and decompresses one value with each): a worker's
+private memory (C<Private_Dirty>) grows by 592 KiB when the parent loaded
+the set before the fork -- its own compression and decompression contexts
+-- and by 1964 KiB when each worker prepares the dictionaries itself: 343
+KiB more per dictionary and worker (about 415 KiB at level 3).
+
+Dictionaries that a worker finds by a rescan are its own, not shared.
 
 =head1 ROLLING OUT AND BACK
 
@@ -482,8 +583,8 @@ can be added later without touching stored values.
 
 =item 2. Readers
 
-Deploy everywhere: this distribution, C<load_dictionary> of every
-dictionary at startup, and as readers GetParser for Cache::Memcached
+Deploy everywhere: this distribution, C<load_dictionaries> of the set (or
+C<load_dictionary> of every dictionary) at startup, and as readers GetParser for Cache::Memcached
 (C<parser_class>) and C<compress_methods> of either Zlib or this module for
 Cache::Memcached::Fast (their decompressors read zstd). Writers still write
 gzip: nothing changes yet.

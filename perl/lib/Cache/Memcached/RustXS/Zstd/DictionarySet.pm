@@ -32,10 +32,12 @@ my %STATES       = (current => 1, retired => 1);
 my @SET_FIELDS        = qw(id created);
 my @FALLBACK_FIELDS   = qw(method level savings samples measured);
 my @DICTIONARY_FIELDS = qw(id prefix state file level size sha256 savings samples trained);
+my @REMOVED_FIELDS    = qw(id prefix removed);
 my %REQUIRED = (
     set        => [qw(id)],
     fallback   => [qw(method level)],
     dictionary => [qw(id prefix state file level size sha256)],
+    removed    => [qw(id)],
 );
 
 # ---- values in the manifest ------------------------------------------------
@@ -106,7 +108,7 @@ sub read {
 sub _parse {
     my ($dir, $bytes) = @_;
     my %self = (dir => $dir, manifest_sha256 => Digest::SHA::sha256_hex($bytes),
-                entries => [], fallback => undef);
+                entries => [], removed => [], fallback => undef);
     my ($n, $format, $ended) = (0, undef, undef);
     my (%by_id, %by_file, %current);
     my @lines = split /\n/, $bytes, -1;
@@ -167,12 +169,25 @@ sub _parse {
             $by_id{ $f{id} } = $by_file{ $f{file} } = \%f;
             push @{ $self{entries} }, \%f;
         }
+        elsif ($kind eq 'removed') {
+            die "$at: removed before the set line\n" unless $self{identity};
+            die "$at: removed id must be 1 to $MAX_ID, not " . _shown($f{id}) . "\n" unless _is_id($f{id});
+            die "$at: removed must be YYYY-MM-DDTHH:MM:SSZ\n" if defined $f{removed} && !_is_date($f{removed});
+            die "$at: dictionary ID $f{id} is listed twice (once removed): two dictionaries with one ID are refused\n"
+                if $by_id{ $f{id} };
+            $by_id{ $f{id} } = \%f;
+            push @{ $self{removed} }, \%f;
+        }
         elsif ($kind eq 'end') {
             die "$at: end line without the number of dictionaries\n"
                 unless defined $f{dictionaries} && _is_count($f{dictionaries});
             my $have = @{ $self{entries} };
             die "$at: the end line counts $f{dictionaries} dictionaries, $have are listed (truncated?)\n"
                 if $f{dictionaries} != $have;
+            my $removed = defined $f{removed} ? $f{removed} : 0;
+            die "$at: the end line counts " . _shown($removed) . ' removed dictionaries, '
+              . @{ $self{removed} } . " are listed (truncated?)\n"
+                unless _is_count($removed) && $removed == @{ $self{removed} };
             $ended = 1;
         }
         else {
@@ -234,9 +249,24 @@ sub dir      { $_[0]{dir} }
 sub identity { $_[0]{identity} }
 sub format_version { $_[0]{format} }
 
+# The SHA-256 of the manifest as read or last written (undef for a set not
+# written yet): Zstd's rescans tell by it whether a set changed.
+sub _manifest_sha256 { $_[0]{manifest_sha256} }
+
 sub _copy { my %c = %{ $_[0] }; return \%c }
 
 sub entries { map { _copy($_) } @{ $_[0]{entries} } }
+
+sub removed { map { _copy($_) } @{ $_[0]{removed} } }
+
+# The entry or removed record that has $id.
+sub _id_user {
+    my ($self, $id) = @_;
+    for my $e (@{ $self->{entries} }, @{ $self->{removed} }) {
+        return $e if $e->{id} eq $id;
+    }
+    return;
+}
 
 sub entry {
     my ($self, $id) = @_;
@@ -332,7 +362,7 @@ sub create {
     my $path = _manifest_path($dir);
     Carp::croak("$dir holds a dictionary set already ($path): read it instead") if -e $path;
     return bless {
-        dir => $dir, identity => _new_identity(), format => $FORMAT, entries => [], fallback => undef,
+        dir => $dir, identity => _new_identity(), format => $FORMAT, entries => [], removed => [], fallback => undef,
         set_fields => { created => _date('created', time) }, manifest_sha256 => undef,
     }, $class;
 }
@@ -379,9 +409,10 @@ sub add {
         $bytes = _with_id($bytes, $opt{id});
         $id = $opt{id};
     }
-    if (my $same = $self->entry($id)) {
+    if (my $same = $self->_id_user($id)) {
         Carp::croak("add: dictionary ID $id is in the set already (prefix " . _shown($same->{prefix})
-                  . ", $same->{state}): two dictionaries with one ID are refused; give another id");
+                  . ', ' . ($same->{state} || 'removed: values may still name it')
+                  . '): two dictionaries with one ID are refused; give another id');
     }
     my $loaded = _loaded_state($id, $bytes);
     Carp::croak("add: a different dictionary with ID $id is loaded in this process: "
@@ -428,7 +459,7 @@ sub unused_id {
     my ($self, %opt) = @_;
     my $from = defined $opt{from} ? $opt{from} : 1;
     Carp::croak("unused_id: from must be 1 to $MAX_ID") unless _is_id($from);
-    my %taken = map { ($_->{id} => 1) } @{ $self->{entries} };
+    my %taken = map { ($_->{id} => 1) } @{ $self->{entries} }, @{ $self->{removed} };
     for (my $id = $from; $id <= $MAX_ID; $id++) {
         return $id unless $taken{$id} || _loaded_state($id, '') ne 'not_loaded';
     }
@@ -451,7 +482,8 @@ sub remove {
         if $e->{state} eq 'current';
     $self->{entries} = [ grep { $_ != $e } @{ $self->{entries} } ];
     delete $self->{pending}{$id} if $self->{pending};
-    push @{ $self->{removed} }, $e->{file};
+    push @{ $self->{removed_files} }, $e->{file};
+    push @{ $self->{removed} }, { id => $e->{id}, prefix => $e->{prefix}, removed => _date('removed', time) };
     return _copy($e);
 }
 
@@ -481,7 +513,9 @@ sub as_string {
                _line('set', { %{ $self->{set_fields} || {} }, id => $self->{identity} }, \@SET_FIELDS));
     push @out, _line('fallback', $self->{fallback}, \@FALLBACK_FIELDS) if $self->{fallback};
     push @out, _line('dictionary', $_, \@DICTIONARY_FIELDS) for @{ $self->{entries} };
-    push @out, 'end dictionaries=' . scalar @{ $self->{entries} };
+    push @out, _line('removed', $_, \@REMOVED_FIELDS) for @{ $self->{removed} };
+    push @out, 'end dictionaries=' . scalar(@{ $self->{entries} })
+             . (@{ $self->{removed} } ? ' removed=' . scalar @{ $self->{removed} } : '');
     return join "\n", @out, '';
 }
 
@@ -524,7 +558,7 @@ sub write {
     delete $self->{pending};
     # Then the files no manifest names any more.
     my %kept = map { ($_->{file} => 1) } @{ $self->{entries} };
-    for my $file (grep { !$kept{$_} } @{ delete $self->{removed} || [] }) {
+    for my $file (grep { !$kept{$_} } @{ delete $self->{removed_files} || [] }) {
         my $p = File::Spec->catfile($dir, $file);
         unlink $p or $!{ENOENT} or Carp::croak("write: cannot remove $p: $!");
     }
@@ -599,7 +633,8 @@ Cache::Memcached::RustXS::Zstd::DictionarySet - a folder of zstd dictionaries, o
     use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
     use Cache::Memcached::RustXS::Zstd::DictionarySet;
 
-    my $dir = File::Temp->newdir . '/dictionaries';
+    my $tmp = File::Temp->newdir;              # removed at exit
+    my $dir = "$tmp/dictionaries";
     my @users = map { qq({"id":$_,"name":"user$_","plan":"free","tags":["a","b"]}) } 1 .. 500;
     my @posts = map { qq({"post":$_,"title":"Post $_","body":"text of post $_"}) } 1 .. 500;
 
@@ -675,7 +710,8 @@ starting with C<#> and empty lines are comments. An example:
     dictionary id=1 prefix=user: state=retired file=user-1.dict level=9 size=16384 sha256=9f86... savings=61.5 samples=500 trained=2026-05-01T10:00:00Z
     dictionary id=2 prefix=post: state=current file=post-2.dict level=9 size=16384 sha256=60303... savings=55 samples=500 trained=2026-05-01T10:00:00Z
     dictionary id=3 prefix=user: state=current file=user-3.dict level=9 size=16384 sha256=fd61a... trained=2026-06-01T10:00:00Z
-    end dictionaries=3
+    removed id=4 prefix=cart: removed=2026-07-01T10:00:00Z
+    end dictionaries=3 removed=1
 
 =over 4
 
@@ -713,10 +749,18 @@ held-out values' bytes that compressing them with this dictionary at this
 level saves, 100 x (1 - compressed / uncompressed); C<samples> the number of
 values it was trained on; C<trained> when (UTC). Those three are optional.
 
-=item C<end dictionaries=N>
+=item C<removed id=N prefix=P removed=DATE>
 
-The last line, with the number of dictionary lines: a manifest cut short is
-refused, not read as a smaller set.
+A dictionary that was in the set and was removed (L</remove($id)>): its file
+is gone, but values in a cache may still name its ID, so the ID is never
+given to another dictionary of the set (a reader would decode those values
+with the wrong dictionary). C<prefix> and C<removed> (when) are for people.
+
+=item C<end dictionaries=N removed=M>
+
+The last line, with the numbers of dictionary and removed lines
+(C<removed=0> may be left out): a manifest cut short is refused, not read as
+a smaller set.
 
 =back
 
@@ -733,9 +777,20 @@ which takes 4 bytes in every frame. An ID from 1 to 255 takes 1 byte, to
 65535 2 bytes: L</add(%options)> with C<id> rewrites the ID in the
 dictionary's header (the content does not change, and C<zstd -d -D FILE>
 decodes the frames as before), and L</unused_id(from =E<gt> 1)> finds the
-smallest free one. An ID must be unique in the set, and in the processes
+smallest free one. An ID must be unique in the set, over its whole history
+(the IDs of removed dictionaries are not given again), and in the processes
 that load it: two sets loaded by one process must not give one ID to two
-dictionaries (the second is refused when it is loaded). zstd's format
+dictionaries (the second is refused when it is loaded).
+
+Small IDs have one hazard that no reader can detect: a frame does not say
+which set its ID belongs to, and carries no checksum of its content. A new
+set made from scratch (a new identity) for caches that still hold values of
+an old set, giving ID 1 to another dictionary than the old set's ID 1, makes
+those values decode to wrong data. So keep the set (read it and add to it;
+C<cmrx-dict train --all> on the same folder does) for as long as its values
+may live, or give a new set IDs the old one never had
+(L</unused_id(from =E<gt> 1)> with C<from>), or leave IDs as the trainer
+makes them (derived from the content, 4 bytes in each frame). zstd's format
 reserves IDs below 32768 and from 2**31 for dictionaries shared in public;
 within one site's caches any ID is fine.
 
@@ -772,6 +827,11 @@ C<trained> and other fields where the manifest has them).
 =item $set->entry($id)
 
 The entry of dictionary C<$id>, or nothing.
+
+=item $set->removed
+
+The removed dictionaries: hash references with C<id>, C<prefix> and
+C<removed>.
 
 =item $set->prefixes
 
@@ -845,16 +905,16 @@ Kept in the manifest as it is (lower-case names).
 =back
 
 It croaks when an option is missing or malformed, when the bytes are not a
-zstd dictionary, when the set has a dictionary with that ID already (current
-or retired: two dictionaries with one ID are refused), and when this process
+zstd dictionary, when the set has a dictionary with that ID already (current,
+retired or removed: two dictionaries with one ID are refused), and when this process
 has loaded a different dictionary with that ID. The file name is assigned
 here, from the prefix and the ID (C<user-3.dict>). Nothing is written before
 L</write>.
 
 =item $set->unused_id(from => 1)
 
-The smallest ID from C<from> up that no dictionary of the set has and this
-process has not loaded.
+The smallest ID from C<from> up that no dictionary of the set has or had
+(removed ones count) and this process has not loaded.
 
 =item $set->retire($id)
 
@@ -863,8 +923,9 @@ unless another is added, and its keys get the fallback). Returns its entry.
 
 =item $set->remove($id)
 
-Drops retired dictionary C<$id> from the set; L</write> deletes its file
-after writing the manifest. Croaks for a current one (retire it first).
+Drops retired dictionary C<$id> from the set, keeping its ID in a
+C<removed> line so that no other dictionary gets it; L</write> deletes its
+file after writing the manifest. Croaks for a current one (retire it first).
 Values that name a removed dictionary become misses in processes that did
 not load it before.
 
