@@ -399,7 +399,8 @@ sub prefix_data {
                         qw(id level file memory bytes savings) };
     }
     if (my $t = $p->{tuned}) {
-        $d{$_} = $t->{$_} for grep { defined $t->{$_} } qw(samples trained_on held_out held_out_bytes no_dictionary);
+        $d{$_} = $t->{$_} for grep { defined $t->{$_} } qw(samples trained_on training_bytes held_out held_out_bytes
+                                                            no_dictionary);
         if (my $b = $t->{baseline}) {
             $d{baseline} = { map { my $x = $b->{$_}; ($_ => { map { defined $x->{$_} ? ($_ => $x->{$_}) : () }
                                                               qw(memory bytes us_compress us_decompress) }) }

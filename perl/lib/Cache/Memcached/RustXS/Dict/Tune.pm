@@ -103,6 +103,7 @@ sub tune {
     my @held_values  = map { $_->[1] } @$held;
     my @train_values = map { $_->[1] } @$train;
     my $train_bytes  = sum_length(\@train_values);
+    $r{training_bytes} = $train_bytes;
 
     $progress->('baselines');
     $r{baseline} = baselines($memory, $held, \@held_values);
@@ -460,7 +461,7 @@ Exported on request.
 
 Tunes one prefix. C<id> is the dictionary ID the frames are measured with
 (its size in each frame counts: 1 byte below 256). Returns a hash
-reference: C<samples>, C<sample_bytes>, C<trained_on>, C<held_out>,
+reference: C<samples>, C<sample_bytes>, C<trained_on>, C<training_bytes>, C<held_out>,
 C<held_out_bytes>, C<held> (the held-out pairs); C<baseline> (the held-out
 values under C<memGzip>, our C<gzip>, C<zstd> at level 3 and C<raw>: each
 C<memory> and C<bytes>, and for the first two C<us_compress> and
