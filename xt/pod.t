@@ -18,7 +18,10 @@ Test::Pod::pod_file_ok($_) for @pod;
 # Pod::Coverage looks at the loaded package; the modules live in perl/lib,
 # the built XS in blib.
 for my $module (qw(Cache::Memcached::RustXS Cache::Memcached::RustXS::GetParser
-                   Cache::Memcached::RustXS::Zlib)) {
+                   Cache::Memcached::RustXS::Zlib Cache::Memcached::RustXS::Dict
+                   Cache::Memcached::RustXS::Dict::CLI Cache::Memcached::RustXS::Dict::Measure
+                   Cache::Memcached::RustXS::Dict::Report Cache::Memcached::RustXS::Dict::Sample
+                   Cache::Memcached::RustXS::Dict::Server)) {
     Test::Pod::Coverage::pod_coverage_ok($module, {
         # Perl's own hook, called by threads, not by users.
         also_private => [qr/\ACLONE\z/],

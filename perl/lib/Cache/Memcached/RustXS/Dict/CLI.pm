@@ -45,7 +45,9 @@ sub main {
     return $EXIT{$kind} || $EXIT{failure};
 }
 
-our $progress;    # this run's progress line (on standard error, when a terminal)
+# This run's progress line (on standard error, when it is a terminal); none
+# for the subcommands called without main.
+our $progress = Cache::Memcached::RustXS::Dict::CLI::Progress->new(0);
 
 sub usage_error { die Cache::Memcached::RustXS::Dict::Error->new(usage => $_[0]) }
 
@@ -419,6 +421,16 @@ on errors (kind C<usage> for the command line's).
 =item cmd_report(@arguments), cmd_train(@arguments)
 
 The two subcommands, with the arguments after their name.
+
+=item server_samples(\%options), file_samples(\%options, \@files)
+
+C<train>'s samples, C<(\%source, \@values)>: the values of C<--prefix>
+on C<--server>, or the files and standard input given.
+
+=item listing_progress, fetch_progress($tag)
+
+The progress functions given to C<list_keys> and C<fetch_values>: what
+the progress line says while keys are listed and values fetched.
 
 =item parse_options($command, \@arguments, @getopt_specs), check_common(\%options)
 

@@ -226,6 +226,12 @@ compressed one by one (L</compress_all(\@inputs, $codec)>), and the
 microseconds per input each way, the fastest of three rounds of at least
 5 ms each.
 
+=item best_time(sub { ... })
+
+The microseconds one call of the function takes: the fastest of three
+rounds, each of as many calls as fill 5 ms (so that a few small values are
+not timed by one tick of the clock or one interruption).
+
 =item compress_all(\@inputs, $codec)
 
 The inputs compressed one by one, in order, each checked to decompress to

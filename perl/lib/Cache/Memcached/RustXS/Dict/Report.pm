@@ -362,6 +362,38 @@ that lost values between listing and decoding, else C<''>.
 A string as printed (its bytes, control bytes escaped), and a string of
 bytes as JSON's data (UTF-8 decoded where it is UTF-8).
 
+=item source_data(\%source)
+
+The C<source> part of C<train_data>: the counts of the prefix's group, or
+of the files.
+
+=item skipped_reasons($group)
+
+What of a group (or a training's source) was skipped and why, one phrase
+each: C<"2 keys gone before they were fetched">, ...
+
+=back
+
+The pieces of the tables, for reports of the same look:
+
+=over 4
+
+=item table($fh, \@head, @rows)
+
+Prints rows of cells under a head, indented by two spaces, the first
+column left-aligned and the others right-aligned, each as wide as its
+widest cell.
+
+=item percent($x, $of), fixed($ratio), us_pair($measure), plural($n, $word)
+
+C<"33%"> (C<-> of nothing), C<"0.412"> (C<-> for C<undef>),
+C<"12.5 / 3.1"> (microseconds to compress / decompress), C<"1 value"> /
+C<"2 values">.
+
+=item json_true, json_false
+
+JSON::PP's booleans when it is loaded (C<--json>), else 1 and 0.
+
 =back
 
 =head1 SEE ALSO

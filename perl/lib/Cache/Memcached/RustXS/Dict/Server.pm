@@ -13,8 +13,8 @@ our $VERSION = '0.100';
 
 my $MAX_LINE   = 65536;     # longest reply line accepted (keys are <= 250 bytes)
 my $READ_SIZE  = 262144;    # bytes asked of each read
-my $BUSY_TRIES = 40;        # lru_crawler metadump while the crawler is busy:
-my $BUSY_WAIT  = 0.25;      # ... 40 tries, 0.25 s apart
+our $BUSY_TRIES = 40;       # lru_crawler metadump while the crawler is busy:
+our $BUSY_WAIT  = 0.25;     # ... 40 tries, 0.25 s apart
 my $DEFAULT_TIMEOUT = 10;
 
 # HOST:PORT, [IPv6]:PORT or the path of a unix socket; undef for anything
@@ -230,7 +230,8 @@ Cache::Memcached::RustXS::Dict::Server - one read-only connection to a memcached
 
     my %size_of;
     my $count = $server->each_key(sub { my ($key, $size) = @_; $size_of{$key} = $size });
-    my $got = $server->get_multi([ (sort keys %size_of)[0 .. 9] ]);   # { key => [flags, data] }
+    my @first = grep { defined } (sort keys %size_of)[0 .. 9];
+    my $got = @first ? $server->get_multi(\@first) : {};     # { key => [flags, data] }
 
     my $settings = $server->settings;          # `stats settings`
     print "items up to $settings->{item_size_max} bytes, ",
@@ -275,8 +276,10 @@ Sends C<lru_crawler metadump all> (memcached 1.4.31 or later, its LRU
 crawler on) and calls the function for every key listed, URL-decoded, with
 its item size (C<undef> if the line has none), in the order the server
 lists them (its LRU order). Returns the number of keys. While the crawler
-is busy (C<BUSY>) it tries again, for 10 s at most. A server that answers
-anything else than a listing is C<unusable>.
+is busy (C<BUSY>) it tries again, for 10 s at most
+(C<$Cache::Memcached::RustXS::Dict::Server::BUSY_TRIES>, 40 tries,
+C<$Cache::Memcached::RustXS::Dict::Server::BUSY_WAIT>, 0.25 s apart). A
+server that answers anything else than a listing is C<unusable>.
 
 =item get_multi(\@keys)
 
