@@ -432,6 +432,19 @@ on C<--server>, or the files and standard input given.
 The progress functions given to C<list_keys> and C<fetch_values>: what
 the progress line says while keys are listed and values fetched.
 
+=item cmd_train_all(\%options, \@arguments), cmd_report_set(\%options, \@arguments)
+
+C<train --all> and C<report --dictionaries>, with their options parsed:
+through L<Cache::Memcached::RustXS::Dict::Sets>.
+
+=item set_command($what, \%options, \@arguments)
+
+The checks of those two (a server, or files of get responses), their
+source (a L<Cache::Memcached::RustXS::Dict::Server>, or the files read),
+the memory model (the server's classes, or the standard ones) and the
+tuning options, as the arguments of
+L<Cache::Memcached::RustXS::Dict::Sets/train_all(dir =E<gt> $dir, source =E<gt> $source, delimiter =E<gt> ':', sample =E<gt> 1000, memory =E<gt> $model, if_better =E<gt> 5, max_size =E<gt> 112640, compress_time =E<gt> 1, decompress_time =E<gt> 1, prefixes =E<gt> \@prefixes, progress =E<gt> sub { }, listing_progress =E<gt> sub { })>.
+
 =item parse_options($command, \@arguments, @getopt_specs), check_common(\%options)
 
 The options of a subcommand (Getopt::Long, no abbreviations), and the

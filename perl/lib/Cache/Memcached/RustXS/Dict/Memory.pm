@@ -244,6 +244,12 @@ C<from_stats> with the stats of a L<Cache::Memcached::RustXS::Dict::Server>.
 
 The chunk sizes of the classes, ascending.
 
+=item standard_chunk_sizes
+
+The chunk sizes memcached 1.6 makes of the model's C<growth_factor>,
+C<chunk_size> and C<slab_chunk_max> (what C<chunk_sizes> is unless the
+classes were given or the server's C<stats slabs> differ).
+
 =item classes_from
 
 Where the classes come from: C<computed> (the defaults or C<new>'s

@@ -33,11 +33,11 @@ sub train_all {
         ? Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)
         : Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir);
     my $memory = $a{memory};
-    my ($listing, $groups) = sampled_groups(%a);
+    my ($listing, $groups) = _sampled_groups(%a);
     my (@prefixes, @fallback_pool, @all_pairs);
     for my $g (@$groups) {
         my $tag = "prefix " . Cache::Memcached::RustXS::Dict::Report::shown($g->{prefix});
-        my $pairs = group_pairs($a{source}, $g, $progress, $tag);
+        my $pairs = _group_pairs($a{source}, $g, $progress, $tag);
         push @all_pairs, @$pairs;
         my %p = (group => $g, pairs => scalar @$pairs);
         push @prefixes, \%p;
@@ -122,7 +122,7 @@ sub worth_a_dictionary {
 }
 
 # The listing of the source and its groups, largest (item bytes) first.
-sub sampled_groups {
+sub _sampled_groups {
     my (%a) = @_;
     my $listing = list_keys($a{source}, delimiter => $a{delimiter}, per_prefix => $a{sample},
                             prefixes => $a{prefixes}, progress => $a{listing_progress});
@@ -132,7 +132,7 @@ sub sampled_groups {
 }
 
 # [key, value] of a group's sampled values, fetched and decoded.
-sub group_pairs {
+sub _group_pairs {
     my ($source, $g, $progress, $tag) = @_;
     my $values = fetch_values($source, $g, progress => sub { $progress->("$tag: fetching $_[0]/$_[1]") });
     my $keys = $g->{value_keys};
@@ -150,12 +150,12 @@ sub report_set {
     # Stored values made with the set's dictionaries decode.
     Cache::Memcached::RustXS::Zstd::load_dictionaries($dir);
     my $memory = $a{memory};
-    my ($listing, $groups) = sampled_groups(%a);
+    my ($listing, $groups) = _sampled_groups(%a);
     my (@prefixes, %named);
     my %seen_prefix;
     for my $g (@$groups) {
         my $tag = "prefix " . Cache::Memcached::RustXS::Dict::Report::shown($g->{prefix});
-        my $pairs = group_pairs($a{source}, $g, $progress, $tag);
+        my $pairs = _group_pairs($a{source}, $g, $progress, $tag);
         $named{$_} += $g->{dictionary_ids}{$_} for keys %{ $g->{dictionary_ids} };
         my $set_prefix = $g->{delimited} ? $g->{prefix} . $a{delimiter} : undef;
         $seen_prefix{$set_prefix} = 1 if defined $set_prefix;
@@ -271,23 +271,23 @@ package Cache::Memcached::RustXS::Dict::Sets;
 
 # ---- output ----------------------------------------------------------------------
 
-sub shown { Cache::Memcached::RustXS::Dict::Report::shown(@_) }
-sub table { Cache::Memcached::RustXS::Dict::Report::table(@_) }
+sub _shown { Cache::Memcached::RustXS::Dict::Report::shown(@_) }
+sub _table { Cache::Memcached::RustXS::Dict::Report::table(@_) }
 
 sub print_train_all {
     my ($fh, $r) = @_;
     printf {$fh} "cmrx-dict train --all into %s: %d prefix%s sampled; memory as %s\n", $r->{dir},
-        scalar @{ $r->{prefixes} }, (@{ $r->{prefixes} } == 1 ? '' : 'es'), memory_note($r->{memory});
-    print_choices($fh, $r->{prefixes});
+        scalar @{ $r->{prefixes} }, (@{ $r->{prefixes} } == 1 ? '' : 'es'), _memory_note($r->{memory});
+    _print_choices($fh, $r->{prefixes});
     my @rows;
     for my $p (@{ $r->{prefixes} }) {
         my $e = $p->{entry};
-        push @rows, [ shown(defined $p->{set_prefix} ? $p->{set_prefix} : $p->{group}{prefix}), $p->{action},
+        push @rows, [ _shown(defined $p->{set_prefix} ? $p->{set_prefix} : $p->{group}{prefix}), $p->{action},
                       $e ? ($e->{id}, $e->{file}, $e->{level}, $e->{size}) : ('-') x 4,
                       defined $p->{why} ? $p->{why} : '' ];
     }
     print {$fh} "\nThe set\n";
-    table($fh, [ 'prefix', 'action', 'ID', 'file', 'level', 'bytes', 'why' ], @rows);
+    _table($fh, [ 'prefix', 'action', 'ID', 'file', 'level', 'bytes', 'why' ], @rows);
     my $f = $r->{fallback};
     printf {$fh} "\nKeys without a dictionary get %s level %d (measured on %d values of %s: %d bytes of memory, "
                . "memGzip's %d)\n", $f->{method}, $f->{level}, $f->{samples}, $f->{measured_on} || 'the sample',
@@ -296,11 +296,11 @@ sub print_train_all {
 }
 
 # Per prefix: the choice and the alternatives it beat.
-sub print_choices {
+sub _print_choices {
     my ($fh, $prefixes) = @_;
     for my $p (@$prefixes) {
         my $t = $p->{tuned} or next;
-        my $name = shown(defined $p->{set_prefix} ? $p->{set_prefix} : $p->{group}{prefix});
+        my $name = _shown(defined $p->{set_prefix} ? $p->{set_prefix} : $p->{group}{prefix});
         my $b = $t->{baseline};
         printf {$fh} "\nprefix '%s': %d values sampled (of %d keys), %d trained on, %d held out (%d bytes)\n",
             $name, $t->{samples}, $p->{group}{keys}, $t->{trained_on}, $t->{held_out}, $t->{held_out_bytes} || 0;
@@ -308,25 +308,25 @@ sub print_choices {
             print {$fh} "  no dictionary: $t->{no_dictionary}\n";
             next;
         }
-        my @rows = map { [ $_, $b->{$_}{memory}, $b->{$_}{bytes}, ratio_s($b->{memGzip}{memory}, $b->{$_}{memory}),
-                           us($b->{$_}{us_compress}), us($b->{$_}{us_decompress}), '' ] }
+        my @rows = map { [ $_, $b->{$_}{memory}, $b->{$_}{bytes}, _ratio_s($b->{memGzip}{memory}, $b->{$_}{memory}),
+                           _us($b->{$_}{us_compress}), _us($b->{$_}{us_decompress}), '' ] }
                    qw(raw memGzip gzip zstd);
         $rows[2][0] = 'gzip (ours)';
         $rows[3][0] = 'zstd -3';
         if ($p->{current}) {
             my $c = $p->{current};
             push @rows, [ "current ID $c->{id}, level $c->{level}", $c->{memory}, $c->{bytes},
-                          ratio_s($b->{memGzip}{memory}, $c->{memory}), '', '', 'the set has it' ];
+                          _ratio_s($b->{memGzip}{memory}, $c->{memory}), '', '', 'the set has it' ];
         }
         my @cands = @{ $t->{candidates} || [] };
         my $shown = 0;
         for my $c (@cands) {
             last if $shown++ >= 8 && $c->{verdict} ne 'chosen';
             push @rows, [ sprintf('%s %d (%d B), level %d', $c->{method}, $c->{size}, $c->{dictionary_bytes}, $c->{level}),
-                          $c->{memory}, $c->{bytes}, ratio_s($b->{memGzip}{memory}, $c->{memory}),
-                          us($c->{us_compress}), us($c->{us_decompress}), $c->{verdict} ];
+                          $c->{memory}, $c->{bytes}, _ratio_s($b->{memGzip}{memory}, $c->{memory}),
+                          _us($c->{us_compress}), _us($c->{us_decompress}), $c->{verdict} ];
         }
-        table($fh, [ 'held out, as', 'memory', 'bytes', 'vs memGzip', 'us compress', 'us decompress', '' ], @rows);
+        _table($fh, [ 'held out, as', 'memory', 'bytes', 'vs memGzip', 'us compress', 'us decompress', '' ], @rows);
         print {$fh} "  no dictionary: $t->{no_dictionary}\n" if $t->{no_dictionary};
     }
     return;
@@ -335,13 +335,13 @@ sub print_choices {
 sub print_report_set {
     my ($fh, $r) = @_;
     printf {$fh} "cmrx-dict report on the dictionary set in %s: %d prefix%s sampled; memory as %s\n", $r->{dir},
-        scalar @{ $r->{prefixes} }, (@{ $r->{prefixes} } == 1 ? '' : 'es'), memory_note($r->{memory});
-    print_choices($fh, $r->{prefixes});
+        scalar @{ $r->{prefixes} }, (@{ $r->{prefixes} } == 1 ? '' : 'es'), _memory_note($r->{memory});
+    _print_choices($fh, $r->{prefixes});
     my @rows;
     for my $p (@{ $r->{prefixes} }) {
         my $c = $p->{current};
         my $choice = $p->{tuned} && $p->{tuned}{choice};
-        push @rows, [ shown(defined $p->{set_prefix} ? $p->{set_prefix} : $p->{group}{prefix}),
+        push @rows, [ _shown(defined $p->{set_prefix} ? $p->{set_prefix} : $p->{group}{prefix}),
                       $c ? "ID $c->{id}, level $c->{level}" : '-',
                       $c && defined $c->{memory} ? $c->{memory} : '-',
                       $choice ? $choice->{memory} : '-',
@@ -350,10 +350,10 @@ sub print_report_set {
     }
     print {$fh} "\nPrefixes (memory of the held-out values; retrain when a fresh dictionary takes at least "
               . "$r->{if_better} % less)\n";
-    table($fh, [ 'prefix', 'current', 'memory', 'fresh', 'fresh saves', 'verdict' ], @rows);
+    _table($fh, [ 'prefix', 'current', 'memory', 'fresh', 'fresh saves', 'verdict' ], @rows);
     print {$fh} "\nDictionaries (how many sampled values name each)\n";
-    table($fh, [ 'ID', 'prefix', 'state', 'file', 'named by', '' ],
-          (map { [ $_->{id}, shown($_->{prefix}), $_->{state}, $_->{file}, $_->{named_by},
+    _table($fh, [ 'ID', 'prefix', 'state', 'file', 'named by', '' ],
+          (map { [ $_->{id}, _shown($_->{prefix}), $_->{state}, $_->{file}, $_->{named_by},
                    $_->{named_by} ? '' : 'no sampled value names it' ] } @{ $r->{dictionaries} }),
           (map { [ $_->{id}, '-', 'not in the set', '-', $_->{named_by}, 'load it to read these values' ] }
                @{ $r->{other_ids} }));
@@ -362,20 +362,20 @@ sub print_report_set {
     return;
 }
 
-sub memory_note {
+sub _memory_note {
     my ($m) = @_;
     return sprintf "memcached's (%s: %s)", $m->classes_from,
         join(' ', ($m->chunk_sizes)[0 .. 5]) . ' ... byte chunks';
 }
 
-sub ratio_s { my ($base, $x) = @_; $x ? sprintf('%.3fx', $base / $x) : '-' }
-sub us { defined $_[0] ? sprintf('%.1f', $_[0]) : '' }
+sub _ratio_s { my ($base, $x) = @_; $x ? sprintf('%.3fx', $base / $x) : '-' }
+sub _us { defined $_[0] ? sprintf('%.1f', $_[0]) : '' }
 
 # ---- JSON --------------------------------------------------------------------------
 
 sub json_data {
     my ($r) = @_;
-    my @prefixes = map { prefix_data($_) } @{ $r->{prefixes} };
+    my @prefixes = map { _prefix_data($_) } @{ $r->{prefixes} };
     my %d = (command => $r->{command}, dir => $r->{dir}, prefixes => \@prefixes, if_better => $r->{if_better},
              fallback => { %{ $r->{fallback} } }, slab_chunk_sizes => [ $r->{memory}->chunk_sizes ],
              classes_from => $r->{memory}->classes_from);
@@ -387,7 +387,7 @@ sub json_data {
     return \%d;
 }
 
-sub prefix_data {
+sub _prefix_data {
     my ($p) = @_;
     my $g = $p->{group};
     my %d = (prefix => Cache::Memcached::RustXS::Dict::Report::text(defined $p->{set_prefix} ? $p->{set_prefix} : $g->{prefix}));
@@ -440,7 +440,8 @@ Cache::Memcached::RustXS::Dict::Sets - cmrx-dict's dictionary sets: train every 
     print {$dump} "END\r\n";
     close $dump;
 
-    my $dir = File::Temp->newdir . '/dictionaries';
+    my $tmp = File::Temp->newdir;
+    my $dir = "$tmp/dictionaries";
     my %common = (source => read_dump(["$dump"]), delimiter => ':', sample => 1000,
                   memory => Cache::Memcached::RustXS::Dict::Memory->new);
     my $trained = train_all(%common, dir => $dir);

@@ -88,7 +88,7 @@ sub tune {
     my $max_size = $a{max_size} || $SIZES[-1];
     my @levels = @{ $a{levels} || \@LEVELS };
     my $id = $a{id} || $PLACEHOLDER_ID;
-    my $limits = speed_limits(%a);
+    my $limits = _speed_limits(%a);
 
     my ($train, $held) = split_samples($samples);
     my %r = (samples => scalar @$samples, sample_bytes => sum_length([ map { $_->[1] } @$samples ]),
@@ -106,7 +106,7 @@ sub tune {
     $r{training_bytes} = $train_bytes;
 
     $progress->('baselines');
-    $r{baseline} = baselines($memory, $held, \@held_values);
+    $r{baseline} = _baselines($memory, $held, \@held_values);
 
     # Sizes the samples can support: none larger than the training values
     # themselves (the next size up for the samples method, which then holds
@@ -120,7 +120,7 @@ sub tune {
         @mine = ($sizes[0]) unless @mine;
         for my $size (@mine) {
             $progress->("training $method $size");
-            push @candidates, train_candidate(\@train_values, $held, $memory, \@levels,
+            push @candidates, _train_candidate(\@train_values, $held, $memory, \@levels,
                                               method => $method, size => $size, id => $id);
         }
     }
@@ -133,7 +133,7 @@ sub tune {
     my @cover_sizes = (sort { $best_fc{$a} <=> $best_fc{$b} || $a <=> $b } keys %best_fc)[0 .. $COVER_SIZES - 1];
     for my $size (grep { defined } @cover_sizes) {
         $progress->("training cover $size");
-        push @candidates, train_candidate(\@train_values, $held, $memory, \@levels,
+        push @candidates, _train_candidate(\@train_values, $held, $memory, \@levels,
                                           method => 'cover', size => $size, id => $id);
     }
     my @failed = grep { $_->{error} } @candidates;
@@ -160,9 +160,9 @@ sub tune {
     for my $c (@candidates) {
         last if $timed >= $MAX_TIMED;
         $progress->("timing $c->{method} $c->{size} level $c->{level}");
-        time_candidate($c, \@held_values, $r{baseline});
+        _time_candidate($c, \@held_values, $r{baseline});
         $timed++;
-        my $why = too_slow($c, $r{baseline}, $limits);
+        my $why = _too_slow($c, $r{baseline}, $limits);
         if ($why) { $c->{verdict} = $why; next }
         $c->{verdict} = 'chosen';
         $r{choice} = $c;
@@ -202,7 +202,7 @@ sub tune {
 # A dictionary of one method and size trained on the training values,
 # measured at every level on the held-out ones: a candidate per level (the
 # ranking and the speed limits look at dictionary and level together).
-sub train_candidate {
+sub _train_candidate {
     my ($train_values, $held, $memory, $levels, %how) = @_;
     my ($dict, $used) = eval {
         Cache::Memcached::RustXS::Zstd::train_dictionary_with_parameters(
@@ -223,7 +223,7 @@ sub train_candidate {
 
 # What the clients store today, and the codecs a prefix without a
 # dictionary could use, on the held-out values: memory, bytes and times.
-sub baselines {
+sub _baselines {
     my ($memory, $held, $values) = @_;
     my %b;
     my %codec = (
@@ -242,10 +242,10 @@ sub baselines {
     $b{raw} = stored_memory($memory, $held, []);
     # The two the speed limits compare with, timed against each other in
     # the same rounds as each candidate later.
-    my ($c, $d) = race([ map { my $f = $_; sub { $f->($_) for @$values } } $codec{memGzip}[0], $codec{gzip}[0] ]);
+    my ($c, $d) = _race([ map { my $f = $_; sub { $f->($_) for @$values } } $codec{memGzip}[0], $codec{gzip}[0] ]);
     @{ $b{memGzip} }{qw(us_compress)} = ($c / @$values);
     @{ $b{gzip} }{qw(us_compress)}    = ($d / @$values);
-    my ($e, $f) = race([ sub { $codec{memGzip}[1]->($_) for @{ $frames{memGzip} } },
+    my ($e, $f) = _race([ sub { $codec{memGzip}[1]->($_) for @{ $frames{memGzip} } },
                          sub { $codec{gzip}[1]->($_) for @{ $frames{gzip} } } ]);
     $b{memGzip}{us_decompress} = $e / @$values;
     $b{gzip}{us_decompress}    = $f / @$values;
@@ -256,7 +256,7 @@ sub baselines {
 # Times a candidate's compression against memGzip and its decompression
 # against our gunzip, in interleaved rounds on the held-out values.
 my $TIMING_ID = 0;
-sub time_candidate {
+sub _time_candidate {
     my ($c, $values, $baseline) = @_;
     # Loaded under an ID of its own, which no set uses.
     my $id = 0x7f00_0000 + ++$TIMING_ID;
@@ -268,10 +268,10 @@ sub time_candidate {
     my $gzip_c = $baseline->{memGzip}{codec}[0];
     my $gunzip = $baseline->{gzip}{codec}[1];
     my $gz = $baseline->{frames}{gzip};
-    my ($ours_c, $theirs_c) = race([
+    my ($ours_c, $theirs_c) = _race([
         sub { Cache::Memcached::RustXS::Zstd::compress($_, level => $level, dictionary => $id) for @$values },
         sub { $gzip_c->($_) for @$values } ]);
-    my ($ours_d, $theirs_d) = race([
+    my ($ours_d, $theirs_d) = _race([
         sub { Cache::Memcached::RustXS::Zstd::decompress($_) for @frames },
         sub { $gunzip->($_) for @$gz } ]);
     $c->{us_compress}   = $ours_c / @$values;
@@ -281,7 +281,7 @@ sub time_candidate {
     return $c;
 }
 
-sub speed_limits {
+sub _speed_limits {
     my (%a) = @_;
     return {
         compress   => defined $a{compress_time}   ? $a{compress_time}   : 1,
@@ -290,7 +290,7 @@ sub speed_limits {
 }
 
 # Why a timed candidate is too slow for the limits (0 for no limit), or ''.
-sub too_slow {
+sub _too_slow {
     my ($c, $baseline, $limits) = @_;
     if ($limits->{compress} && $c->{us_compress} > $limits->{compress} * $c->{memGzip_us_compress}) {
         return sprintf 'compresses slower than %smemGzip (%.1f vs %.1f us)',
@@ -306,7 +306,7 @@ sub too_slow {
 # Microseconds each of the subs takes: rounds in which each runs in turn
 # (the order rotating), each run repeated to last $ROUND_TIME; the median
 # of the rounds.
-sub race {
+sub _race {
     my ($subs) = @_;
     my @calls = map {
         my $t0 = Time::HiRes::time();
@@ -334,15 +334,15 @@ sub tune_fallback {
     my (%a) = @_;
     my $memory = $a{memory} || Cache::Memcached::RustXS::Dict::Memory->new;
     my $samples = $a{samples};
-    my $limits = speed_limits(%a);
+    my $limits = _speed_limits(%a);
     return { method => 'gzip', level => 9, samples => 0, why => 'no values to measure' } unless @$samples;
     my @values = map { $_->[1] } @$samples;
     my $gzip_c = sub { Compress::Zlib::memGzip($_[0]) };
     my @memgzip = map { $gzip_c->($_) } @values;
     my $base = stored_memory($memory, $samples, [ map { length } @memgzip ]);
-    my ($memgzip_us) = race([ sub { $gzip_c->($_) for @values } ]);
+    my ($memgzip_us) = _race([ sub { $gzip_c->($_) for @values } ]);
     my @gz = map { Cache::Memcached::RustXS::Zlib::memGzip($_) } @values;
-    my ($gunzip_us) = race([ sub { Cache::Memcached::RustXS::Zlib::memGunzip($_) for @gz } ]);
+    my ($gunzip_us) = _race([ sub { Cache::Memcached::RustXS::Zlib::memGunzip($_) for @gz } ]);
     my @tried;
     for my $level (3, 9) {
         my $sizes = Cache::Memcached::RustXS::Zstd::frame_sizes(\@values, level => $level);
@@ -363,7 +363,7 @@ sub tune_fallback {
     my $choice;
     for my $t (@tried) {
         my @frames = map { $t->{compress}->($_) } @values;
-        my ($c, $d) = race([ sub { $t->{compress}->($_) for @values }, sub { $t->{decompress}->($_) for @frames } ]);
+        my ($c, $d) = _race([ sub { $t->{compress}->($_) for @values }, sub { $t->{decompress}->($_) for @frames } ]);
         $t->{us_compress} = $c / @values;
         $t->{us_decompress} = $d / @values;
         my $slow = ($limits->{compress} && $t->{us_compress} > $limits->{compress} * $memgzip_us / @values)
@@ -395,7 +395,9 @@ Cache::Memcached::RustXS::Dict::Tune - the zstd dictionary, size and level that 
     my @samples = map { [ "user:$_", qq({"id":$_,"name":"user$_","plan":"free","tags":["a","b"]}) ] } 1 .. 400;
     my $memory  = Cache::Memcached::RustXS::Dict::Memory->new;    # or ->from_server($server)
 
-    my $tuned = tune(samples => \@samples, memory => $memory);
+    # By default the choice must compress as fast as memGzip and decompress
+    # faster than gzip, timed here; 0 lifts the limits: memory alone decides.
+    my $tuned = tune(samples => \@samples, memory => $memory, compress_time => 0, decompress_time => 0);
     if (my $c = $tuned->{choice}) {
         printf "%s dictionary of %d bytes at level %d: %d bytes of memcached memory, memGzip %d\n",
             $c->{method}, length $tuned->{dictionary}, $c->{level}, $c->{memory},
