@@ -955,6 +955,33 @@ encode_to_mortal(pTHX_ encode_fn encode, size_t bound, const char *in, STRLEN le
     return finish_output(aTHX_ out, got, 0);
 }
 
+/* The samples of `samples` as the engine takes them: *ptrs and *lens
+ * (freed with the XSUB's savestack), one entry per element; returns the
+ * count. Each sample is copied (shared copy-on-write where perl can) with its
+ * get-magic run, so that perl code a later sample runs (a tied array's
+ * FETCH) cannot move or free the bytes of an earlier one; no perl code may
+ * run after this until the engine is done with the pointers. */
+static size_t
+sample_arrays(pTHX_ AV *samples, const char *what, const uint8_t ***ptrs, size_t **lens)
+{
+    SSize_t i, count = av_len(samples) + 1;
+    Newx(*ptrs, count ? count : 1, const uint8_t *);
+    SAVEFREEPV(*ptrs);
+    Newx(*lens, count ? count : 1, size_t);
+    SAVEFREEPV(*lens);
+    for (i = 0; i < count; i++) {
+        SV **elem = av_fetch(samples, i, 0);
+        SV *sample = sv_mortalcopy(elem ? *elem : &PL_sv_undef);
+        STRLEN n;
+        (*ptrs)[i] = (const uint8_t *)bytes_nomg(aTHX_ sample, what, &n);
+        (*lens)[i] = n;
+    }
+    return (size_t)count;
+}
+
+/* _train returns the dictionary and the k and d it used. */
+#define TRAINED_RESULTS 3
+
 /* A zstd frame of in[0..len) in a new mortal scalar; NULL (with *status
  * set, unless status is NULL) if the engine refuses: a bad level, a
  * dictionary that is not loaded, no memory. */
@@ -1467,42 +1494,83 @@ _loaded_state(id, bytes)
   OUTPUT:
     RETVAL
 
-SV *
-_train(samples, dict_size)
+void
+_train(samples, dict_size, method, k, d, steps, level, id)
     AV *samples
     UV dict_size
+    IV method
+    UV k
+    UV d
+    UV steps
+    IV level
+    UV id
   PREINIT:
-    SSize_t i, count;
     const uint8_t **ptrs;
-    size_t *lens;
-    size_t got = 0;
+    size_t *lens, count, got = 0;
+    cmrx_training how;
     int status;
     SV *out;
-  CODE:
-    /* Each sample is copied (shared copy-on-write where perl can) with its
-     * get-magic run, so that perl code a later sample runs (a tied array's
-     * FETCH) cannot move or free the bytes of an earlier one; then no perl
-     * code runs until the engine is done with the pointers. */
-    count = av_len(samples) + 1;
-    Newx(ptrs, count ? count : 1, const uint8_t *);
-    SAVEFREEPV(ptrs);
-    Newx(lens, count ? count : 1, size_t);
-    SAVEFREEPV(lens);
-    for (i = 0; i < count; i++) {
-        SV **elem = av_fetch(samples, i, 0);
-        SV *sample = sv_mortalcopy(elem ? *elem : &PL_sv_undef);
-        STRLEN n;
-        ptrs[i] = (const uint8_t *)bytes_nomg(aTHX_ sample, "train_dictionary", &n);
-        lens[i] = n;
-    }
+  PPCODE:
+    /* The numbers are checked (and their magic run) before the samples'
+     * pointers are taken: no perl code runs after that until the engine is
+     * done with them. */
+    if (method < INT32_MIN || method > INT32_MAX || level < INT32_MIN || level > INT32_MAX
+        || k > U32_MAX || d > U32_MAX || steps > U32_MAX || id > U32_MAX)
+        croak("train_dictionary: %s", cmrx_status_str(CMRX_E_ARG));
+    how.method = (int32_t)method;
+    how.k = (uint32_t)k;
+    how.d = (uint32_t)d;
+    how.steps = (uint32_t)steps;
+    how.level = (int32_t)level;
+    how.id = (uint32_t)id;
+    count = sample_arrays(aTHX_ samples, "train_dictionary", &ptrs, &lens);
     out = sv_2mortal(newSV(dict_size + NUL_LEN));
-    status = cmrx_zstd_train(ptrs, lens, (size_t)count, (size_t)dict_size,
-                             (uint8_t *)SvPVX(out), &got);
+    status = cmrx_zstd_train_with(ptrs, lens, count, (size_t)dict_size, &how,
+                                  (uint8_t *)SvPVX(out), &got);
     if (status != CMRX_OK)
         croak("train_dictionary: %s", cmrx_status_str(status));
-    RETVAL = SvREFCNT_inc_simple_NN(finish_output(aTHX_ out, got, 0));
-  OUTPUT:
-    RETVAL
+    EXTEND(SP, TRAINED_RESULTS);
+    PUSHs(finish_output(aTHX_ out, got, 0));
+    mPUSHu(how.k);
+    mPUSHu(how.d);
+
+void
+_frame_sizes(dictionary, level, samples)
+    SV *dictionary
+    IV level
+    AV *samples
+  PREINIT:
+    const uint8_t **ptrs;
+    const char *dict = NULL;
+    size_t *lens, *sizes, count, i;
+    STRLEN dict_len = 0;
+    int status;
+    AV *result;
+  PPCODE:
+    if (level < INT_MIN || level > INT_MAX || !cmrx_zstd_level_valid((int)level))
+        croak("frame_sizes: level must be 0 (the default), 1 to 22 or -1 to -7, not %" IVdf, level);
+    SvGETMAGIC(dictionary);
+    if (SvOK(dictionary)) {
+        /* A copy (its magic has run): the samples' magic below may change
+         * the caller's scalar. */
+        SV *copy = sv_newmortal();
+        sv_setsv_flags(copy, dictionary, 0);
+        dict = bytes_nomg(aTHX_ copy, "frame_sizes", &dict_len);
+    }
+    count = sample_arrays(aTHX_ samples, "frame_sizes", &ptrs, &lens);
+    Newx(sizes, count ? count : 1, size_t);
+    SAVEFREEPV(sizes);
+    status = cmrx_zstd_frame_sizes((const uint8_t *)dict, dict_len, (int)level,
+                                   ptrs, lens, count, sizes);
+    if (status != CMRX_OK)
+        croak("frame_sizes: %s", cmrx_status_str(status));
+    result = newAV();
+    sv_2mortal((SV *)result);
+    if (count)
+        av_extend(result, (SSize_t)count - 1);
+    for (i = 0; i < count; i++)
+        av_push(result, newSVuv(sizes[i]));
+    XPUSHs(sv_2mortal(newRV_inc((SV *)result)));
 
 void
 compress(data, ...)

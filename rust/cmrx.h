@@ -65,6 +65,9 @@ extern "C" {
 #define CMRX_DECODE_ZSTD           3
 #define CMRX_DECODE_CACHED         4
 #define CMRX_DECODE_ANY            5
+#define CMRX_TRAIN_FASTCOVER       1
+#define CMRX_TRAIN_COVER           2
+#define CMRX_TRAIN_SAMPLES         3
 #define CMRX_DICT_NOT_LOADED       0
 #define CMRX_DICT_SAME             1
 #define CMRX_DICT_DIFFERENT        2
@@ -231,6 +234,38 @@ int cmrx_zstd_loaded_state(uint32_t id, const uint8_t *bytes, size_t len);
 int cmrx_zstd_train(const uint8_t *const *samples, const size_t *lens,
                     size_t count, size_t dict_size, uint8_t *out,
                     size_t *out_len);
+/* What cmrx_zstd_train_with does: method is a CMRX_TRAIN_* code (FASTCOVER:
+ * ZDICT's fastCover, as cmrx_zstd_train; COVER: ZDICT's cover; SAMPLES: the
+ * samples themselves as the content, their end kept when they do not all
+ * fit); k the segment size (0: searched over `steps` sizes from 50 to 2000;
+ * 0 for SAMPLES) and d the sequence length (6 or 8; 0: both tried; 0 for
+ * SAMPLES); level the zstd level the dictionary is made for; id the ID
+ * every frame will name (0: drawn from the content). On CMRX_OK, k and d
+ * are the ones used. */
+typedef struct cmrx_training {
+    int32_t  method;
+    uint32_t k;
+    uint32_t d;
+    uint32_t steps;
+    int32_t  level;
+    uint32_t id;
+} cmrx_training;
+
+/* cmrx_zstd_train, as *how says: CMRX_E_ARG for parameters out of range (an
+ * unknown method, d not 0, 6 or 8, k below d or above dict_size, steps over
+ * 1951, a bad level, parameters given to SAMPLES), CMRX_E_TRAINING when zstd
+ * cannot make a dictionary of the samples. */
+int cmrx_zstd_train_with(const uint8_t *const *samples, const size_t *lens,
+                         size_t count, size_t dict_size, cmrx_training *how,
+                         uint8_t *out, size_t *out_len);
+/* sizes[i] = the size of the frame cmrx_zstd_compress would make of
+ * samples[i] at `level` with the standard dictionary dict[0..dict_len)
+ * (dict_len 0: none), which is neither loaded nor kept: what a candidate
+ * dictionary would store. CMRX_E_BAD_DICTIONARY for a dict that is not
+ * one, CMRX_E_ARG for a bad level. */
+int cmrx_zstd_frame_sizes(const uint8_t *dict, size_t dict_len, int level,
+                          const uint8_t *const *samples, const size_t *lens,
+                          size_t count, size_t *sizes);
 /* 1 the first time the process reports dictionary `id` missing, then 0:
  * a reader warns once per dictionary, not once per value. */
 int cmrx_zstd_first_report(uint32_t id);

@@ -101,6 +101,32 @@ abi_codes! {
     }
 }
 
+abi_codes! {
+    /// How `cmrx_zstd_train_with` builds a dictionary ([`zstd::Method`]).
+    pub enum TrainMethod {
+        /// ZDICT's fastCover.
+        FastCover = 1 => "CMRX_TRAIN_FASTCOVER",
+        /// ZDICT's cover.
+        Cover = 2 => "CMRX_TRAIN_COVER",
+        /// The samples themselves as the content.
+        Samples = 3 => "CMRX_TRAIN_SAMPLES",
+    }
+}
+
+impl TrainMethod {
+    /// The method with this code, if any.
+    fn from_code(code: i32) -> Option<zstd::Method> {
+        TrainMethod::ALL
+            .iter()
+            .find(|(m, _)| *m as i32 == code)
+            .map(|(m, _)| match m {
+                TrainMethod::FastCover => zstd::Method::FastCover,
+                TrainMethod::Cover => zstd::Method::Cover,
+                TrainMethod::Samples => zstd::Method::Samples,
+            })
+    }
+}
+
 /// The parse error code of a caught panic (`CMRX_PE_INTERNAL`): a bug.
 pub const PARSE_INTERNAL: i32 = 99;
 
@@ -165,6 +191,9 @@ pub fn header_defines() -> String {
     for &(format, name) in DecodeFormat::ALL {
         add(name, (format as i32).to_string());
     }
+    for &(method, name) in TrainMethod::ALL {
+        add(name, (method as i32).to_string());
+    }
     for &(state, name) in LoadedState::ALL {
         add(name, (state as i32).to_string());
     }
@@ -221,6 +250,25 @@ pub struct CmrxEvent {
     pub data_len: usize,
     /// ERROR: a `CMRX_PE_*` code.
     pub error: i32,
+}
+
+/// Mirrors `struct cmrx_training` in cmrx.h field for field: what
+/// `cmrx_zstd_train_with` does ([`zstd::Training`]), and, after it, the
+/// segment size and sequence length it used.
+#[repr(C)]
+pub struct CmrxTraining {
+    /// A `CMRX_TRAIN_*` code.
+    pub method: i32,
+    /// Segment size (0: search); set to the one used.
+    pub k: u32,
+    /// Sequence length, 6 or 8 (0: both tried); set to the one used.
+    pub d: u32,
+    /// Segment sizes tried when `k` is 0 (0: ZDICT's default).
+    pub steps: u32,
+    /// The level the dictionary is made for.
+    pub level: i32,
+    /// The dictionary's ID (0: drawn from its content).
+    pub id: u32,
 }
 
 /// The opaque `cmrx_parser` of cmrx.h.
@@ -720,6 +768,48 @@ pub unsafe extern "C" fn cmrx_zstd_register(bytes: *const u8, len: usize, id: *m
     status as i32
 }
 
+/// The `count` samples of a C array pair as slices (a NULL sample is
+/// empty); `None` when an array is NULL with a count.
+///
+/// # Safety
+/// `samples` and `lens` point to `count` entries (or are NULL); each
+/// `samples[i]` is readable for `lens[i]` bytes, for `'a`.
+unsafe fn sample_slices<'a>(
+    samples: *const *const u8,
+    lens: *const usize,
+    count: usize,
+) -> Option<Vec<&'a [u8]>> {
+    if count == 0 {
+        return Some(Vec::new());
+    }
+    if samples.is_null() || lens.is_null() {
+        return None;
+    }
+    // SAFETY: both arrays hold count entries (contract, non-NULL here), and
+    // each sample is readable for its length.
+    unsafe {
+        let ptrs = slice::from_raw_parts(samples, count);
+        let sizes = slice::from_raw_parts(lens, count);
+        Some(
+            ptrs.iter()
+                .zip(sizes)
+                .map(|(&p, &n)| if p.is_null() { &[][..] } else { input(p, n) })
+                .collect(),
+        )
+    }
+}
+
+/// Copies a trained dictionary into the caller's buffer; its length.
+fn copy_dictionary(dict: &[u8], o: &mut [MaybeUninit<u8>]) -> Result<usize, Failure> {
+    let dst = o
+        .get_mut(..dict.len())
+        .ok_or(Failure::from(zstd::Error::TooBig))?;
+    for (d, &b) in dst.iter_mut().zip(dict) {
+        d.write(b);
+    }
+    Ok(dict.len())
+}
+
 // ------------------------------------------------ dictionary sets' helpers
 
 /// Prepares the compression tables of loaded dictionary `id` at `level`
@@ -851,40 +941,120 @@ pub unsafe extern "C" fn cmrx_zstd_train(
     out: *mut u8,
     out_len: *mut usize,
 ) -> i32 {
-    if (samples.is_null() || lens.is_null()) && count != 0 {
+    // SAFETY: the caller's contract is sample_slices'.
+    let Some(inputs) = (unsafe { sample_slices(samples, lens, count) }) else {
         return Status::Arg as i32;
-    }
-    // SAFETY: both arrays hold count entries (contract; NULL only with 0),
-    // and each sample is readable for its length.
-    let inputs: Vec<&[u8]> = unsafe {
-        let ptrs = if count == 0 {
-            &[][..]
-        } else {
-            slice::from_raw_parts(samples, count)
-        };
-        let sizes = if count == 0 {
-            &[][..]
-        } else {
-            slice::from_raw_parts(lens, count)
-        };
-        ptrs.iter()
-            .zip(sizes)
-            .map(|(&p, &n)| if p.is_null() { &[][..] } else { input(p, n) })
-            .collect()
     };
     // SAFETY: out is writable for dict_size bytes and out_len writable
     // (contract); codec_call checks them for NULL.
     unsafe {
         codec_call(ptr::null(), 0, out, dict_size, out_len, |_, o| {
-            let dict = zstd::train(&inputs, dict_size)?;
-            let dst = o
-                .get_mut(..dict.len())
-                .ok_or(Failure::from(zstd::Error::TooBig))?;
-            for (d, &b) in dst.iter_mut().zip(&dict) {
-                d.write(b);
-            }
-            Ok(dict.len())
+            copy_dictionary(&zstd::train(&inputs, dict_size)?, o)
         })
+    }
+}
+
+/// Trains a standard zstd dictionary as `how` says
+/// (`cmrx_zstd_train_with`): `cmrx_zstd_train` with a method, its
+/// parameters, a level and an ID. On `CMRX_OK`, `how->k` and `how->d` are
+/// the ones used.
+///
+/// # Safety
+/// As `cmrx_zstd_train`, and `how` points to a readable and writable
+/// `cmrx_training`.
+#[no_mangle]
+pub unsafe extern "C" fn cmrx_zstd_train_with(
+    samples: *const *const u8,
+    lens: *const usize,
+    count: usize,
+    dict_size: usize,
+    how: *mut CmrxTraining,
+    out: *mut u8,
+    out_len: *mut usize,
+) -> i32 {
+    // SAFETY: how is NULL or a valid cmrx_training (contract).
+    let Some(how) = (unsafe { how.as_mut() }) else {
+        return Status::Arg as i32;
+    };
+    let Some(method) = TrainMethod::from_code(how.method) else {
+        return Status::Arg as i32;
+    };
+    // SAFETY: the caller's contract is sample_slices'.
+    let Some(inputs) = (unsafe { sample_slices(samples, lens, count) }) else {
+        return Status::Arg as i32;
+    };
+    let training = zstd::Training {
+        method,
+        k: how.k,
+        d: how.d,
+        steps: how.steps,
+        level: how.level,
+        id: how.id,
+    };
+    let mut used = (how.k, how.d);
+    // SAFETY: out is writable for dict_size bytes and out_len writable
+    // (contract); codec_call checks them for NULL.
+    let status = unsafe {
+        codec_call(ptr::null(), 0, out, dict_size, out_len, |_, o| {
+            let trained = zstd::train_with(&inputs, dict_size, &training)?;
+            used = (trained.k, trained.d);
+            copy_dictionary(&trained.bytes, o)
+        })
+    };
+    if status == Status::Ok as i32 {
+        (how.k, how.d) = used;
+    }
+    status
+}
+
+/// The size of the frame `cmrx_zstd_compress` would make of each of
+/// `count` samples at `level`, with the standard dictionary `dict` (not
+/// loaded, and not kept; `dict_len` 0: none) (`cmrx_zstd_frame_sizes`),
+/// into `sizes[0..count)`.
+///
+/// # Safety
+/// `dict` readable for `dict_len` bytes; `samples` and `lens` as for
+/// `cmrx_zstd_train`; `sizes` writable for `count` entries.
+#[no_mangle]
+pub unsafe extern "C" fn cmrx_zstd_frame_sizes(
+    dict: *const u8,
+    dict_len: usize,
+    level: i32,
+    samples: *const *const u8,
+    lens: *const usize,
+    count: usize,
+    sizes: *mut usize,
+) -> i32 {
+    if (dict.is_null() && dict_len != 0) || (sizes.is_null() && count != 0) {
+        return Status::Arg as i32;
+    }
+    // SAFETY: the caller's contract is sample_slices'.
+    let Some(inputs) = (unsafe { sample_slices(samples, lens, count) }) else {
+        return Status::Arg as i32;
+    };
+    // SAFETY: dict is readable for dict_len bytes (contract; checked for
+    // NULL above).
+    let dict_bytes = unsafe { input(dict, dict_len) };
+    let measured = catch_unwind(|| {
+        let dictionary = match dict_len {
+            0 => None,
+            _ => Some(zstd::Dictionary::from_bytes(dict_bytes)?),
+        };
+        zstd::frame_sizes(&inputs, level, dictionary.as_ref())
+    });
+    match measured {
+        Ok(Ok(measured)) => {
+            // SAFETY: sizes is writable for count entries (contract;
+            // non-NULL when count > 0), and measured has count of them.
+            unsafe {
+                for (i, &n) in measured.iter().enumerate().take(count) {
+                    sizes.add(i).write(n);
+                }
+            }
+            Status::Ok as i32
+        }
+        Ok(Err(e)) => Failure::from(e).status as i32,
+        Err(_) => Status::Panic as i32,
     }
 }
 
@@ -1307,6 +1477,147 @@ mod tests {
             Status::Arg as i32,
             "an unknown format is a bad argument"
         );
+    }
+
+    #[test]
+    fn zstd_training_choices_and_frame_sizes_through_the_abi() {
+        let ok = Status::Ok as i32;
+        let samples: Vec<Vec<u8>> = (0..200)
+            .map(|i| format!(r#"{{"id":{i},"kind":"event","at":{}}}"#, i * 977).into_bytes())
+            .collect();
+        let ptrs: Vec<*const u8> = samples.iter().map(|s| s.as_ptr()).collect();
+        let lens: Vec<usize> = samples.iter().map(Vec::len).collect();
+        let mut dict = vec![0u8; 4096];
+        let mut dict_len = 0;
+        let train = |how: &mut CmrxTraining, dict: &mut Vec<u8>, dict_len: &mut usize| {
+            // SAFETY: the sample arrays hold ptrs.len() entries of live
+            // buffers; dict is writable for its length; how and dict_len
+            // are writable locals.
+            unsafe {
+                cmrx_zstd_train_with(
+                    ptrs.as_ptr(),
+                    lens.as_ptr(),
+                    ptrs.len(),
+                    dict.len(),
+                    how,
+                    dict.as_mut_ptr(),
+                    dict_len,
+                )
+            }
+        };
+        let mut how = CmrxTraining {
+            method: TrainMethod::Cover as i32,
+            k: 0,
+            d: 8,
+            steps: 3,
+            level: 9,
+            id: 17,
+        };
+        assert_eq!(train(&mut how, &mut dict, &mut dict_len), ok);
+        assert!(how.k >= zstd::TRAIN_MIN_K, "the k found: {}", how.k);
+        assert_eq!(how.d, 8);
+        let bytes = dict[..dict_len].to_vec();
+        assert_eq!(zstd::Dictionary::from_bytes(&bytes).unwrap().id(), 17);
+        // Unknown methods and bad parameters are refused, and how is left
+        // as it was.
+        for (method, d) in [(0, 0), (4, 0), (TrainMethod::Samples as i32, 6)] {
+            let mut bad = CmrxTraining {
+                method,
+                k: 0,
+                d,
+                steps: 0,
+                level: 3,
+                id: 0,
+            };
+            assert_eq!(
+                train(&mut bad, &mut dict, &mut dict_len),
+                Status::Arg as i32
+            );
+            assert_eq!((bad.k, bad.d), (0, d));
+        }
+        // SAFETY: NULL is refused before anything is read.
+        let rc = unsafe {
+            cmrx_zstd_train_with(
+                ptrs.as_ptr(),
+                lens.as_ptr(),
+                ptrs.len(),
+                dict.len(),
+                ptr::null_mut(),
+                dict.as_mut_ptr(),
+                &mut dict_len,
+            )
+        };
+        assert_eq!(rc, Status::Arg as i32);
+
+        // The sizes of the frames, with that dictionary, without one, and
+        // with bytes that are not one.
+        let d = zstd::Dictionary::from_bytes(&bytes).unwrap();
+        let mut sizes = vec![0usize; 10];
+        for (with, level) in [(true, 9), (false, 3)] {
+            let (dp, dl) = if with {
+                (bytes.as_ptr(), bytes.len())
+            } else {
+                (ptr::null(), 0)
+            };
+            // SAFETY: the dictionary and sample arrays are live buffers with
+            // their lengths; sizes holds 10 entries.
+            let rc = unsafe {
+                cmrx_zstd_frame_sizes(
+                    dp,
+                    dl,
+                    level,
+                    ptrs.as_ptr(),
+                    lens.as_ptr(),
+                    10,
+                    sizes.as_mut_ptr(),
+                )
+            };
+            assert_eq!(rc, ok);
+            for (s, &n) in samples.iter().zip(&sizes) {
+                let frame = zstd::compress_vec(s, level, with.then_some(&d)).unwrap();
+                assert_eq!(frame.len(), n);
+            }
+        }
+        // SAFETY: as above.
+        let rc = unsafe {
+            cmrx_zstd_frame_sizes(
+                b"nope".as_ptr(),
+                4,
+                3,
+                ptrs.as_ptr(),
+                lens.as_ptr(),
+                10,
+                sizes.as_mut_ptr(),
+            )
+        };
+        assert_eq!(rc, Status::BadDictionary as i32);
+        // SAFETY: as above.
+        let rc = unsafe {
+            cmrx_zstd_frame_sizes(
+                ptr::null(),
+                0,
+                23,
+                ptrs.as_ptr(),
+                lens.as_ptr(),
+                10,
+                sizes.as_mut_ptr(),
+            )
+        };
+        assert_eq!(rc, Status::Arg as i32);
+        // SAFETY: NULL arrays with a count are refused before anything is
+        // read.
+        let rc = unsafe {
+            cmrx_zstd_frame_sizes(
+                ptr::null(),
+                0,
+                3,
+                ptr::null(),
+                ptr::null(),
+                10,
+                sizes.as_mut_ptr(),
+            )
+        };
+        assert_eq!(rc, Status::Arg as i32);
     }
 
     #[test]

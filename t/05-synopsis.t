@@ -43,6 +43,18 @@ my %after = (
     'Cache/Memcached/RustXS/Dict/Report.pm' => q{
         $report->{total}{values} == 150 && $report->{prefixes}[0]{prefix} eq 'user' or die "report_data\n";
     },
+    'Cache/Memcached/RustXS/Dict/Memory.pm' => q{
+        $memory->item_memory(30, 600, 2) == 752 && $memory->item_memory(30, 400, 2) == 600 or die "item_memory\n";
+        $memory->resident_items(\@writes) > 100_000 or die "resident_items\n";
+    },
+    'Cache/Memcached/RustXS/Dict/Tune.pm' => q{
+        $tuned->{choice} && $tuned->{choice}{memory} < $tuned->{baseline}{memGzip}{memory} or die "tune\n";
+        $fallback->{method} =~ /\A(?:gzip|zstd)\z/ or die "tune_fallback\n";
+    },
+    'Cache/Memcached/RustXS/Dict/Sets.pm' => q{
+        $trained->{set}->current('user:') or die "train_all\n";
+        $report->{prefixes}[0]{verdict} or die "report_set\n";
+    },
     'Cache/Memcached/RustXS/Dict/CLI.pm' => q{
         $status == 0 or die "main: $status\n";
     },

@@ -222,6 +222,78 @@ dies_like sub { train_dictionary([@NPM[0 .. 2]]) }, qr/could not train/, 'three 
 dies_like sub { train_dictionary([]) }, qr/could not train/, 'no samples';
 dies_like sub { train_dictionary(['x', "\x{263a}" x 5, ('y') x 10]) }, qr/Wide character/, 'a wide-character sample';
 
+# ---- training methods, IDs, frame_sizes ----------------------------------------
+
+{
+    my @train = @COMPAT[ grep { $_ % 2 == 0 } 0 .. $#COMPAT ];
+    my @held  = @COMPAT[ grep { $_ % 2 } 0 .. $#COMPAT ];
+    my %stored;
+    for my $method (qw(fastcover cover samples)) {
+        my ($dict, $used) = train_dictionary_with_parameters(\@train, size => 65536, method => $method,
+                                                             level => 9, id => 200);
+        cmp_ok length $dict, '<=', 65536, "method $method: at most the size asked";
+        is uint_le(substr $dict, 4, 4), 200, "... with the ID asked";
+        is $used->{method}, $method, '... and says which method';
+        if ($method eq 'samples') {
+            is "$used->{k}/$used->{d}", '0/0', '... (no k or d for samples)';
+        } else {
+            ok $used->{k} >= 50 && ($used->{d} == 6 || $used->{d} == 8), "... and the k ($used->{k}) and d ($used->{d}) found";
+        }
+        my $sizes = frame_sizes(\@held, level => 9, dictionary => $dict);
+        is scalar @$sizes, scalar @held, '... frame_sizes: one size a value';
+        my $sum = 0;
+        $sum += $_ for @$sizes;
+        $stored{$method} = $sum;
+    }
+    # The samples method, with all of this family's training values (51 KB)
+    # fitting, stores less than the others (the Rust docs give the measure).
+    cmp_ok $stored{samples}, '<', $stored{$_}, "samples ($stored{samples} B) beats $_ ($stored{$_} B) on few samples"
+        for qw(fastcover cover);
+
+    # frame_sizes agrees with compress, for a loaded dictionary with a small
+    # ID, and without a dictionary.
+    my $dict = train_dictionary(\@train, size => 8192, method => 'samples', level => 9, id => 201);
+    my $file = file_of('small-id.dict', $dict);
+    is load_dictionary($file), 201, 'a dictionary with ID 201 loads';
+    my @frames = map { compress($_, level => 9, dictionary => 201) } @held;
+    is_deeply frame_sizes(\@held, level => 9, dictionary => $dict), [ map { length } @frames ],
+        'frame_sizes: the lengths compress gives';
+    is_deeply frame_sizes(\@held, level => 3), [ map { length compress($_, level => 3) } @held ],
+        '... without a dictionary too';
+    is header($frames[0])->{dictionary}, 201, 'the frame names ID 201';
+    my $wide = train_dictionary(\@train, size => 8192, method => 'samples', level => 9, id => 1 << 20);
+    my $wide_sizes = frame_sizes(\@held, level => 9, dictionary => $wide);
+    is_deeply [ map { $wide_sizes->[$_] - length $frames[$_] } 0 .. $#held ], [ (3) x @held ],
+        'an ID below 256 takes 3 bytes less in every frame than a 4-byte one';
+    my @back = grep { my $b = decompress($frames[$_]); !defined $b || $b ne $held[$_] } 0 .. $#held;
+    is "@back", '', '... and every frame decompresses';
+    SKIP: {
+        skip $NO_ZSTD, 1 unless $HAVE_ZSTD;
+        my @bad = grep { my ($st, $out) = zstd_cmd($frames[$_], '-d', '-c', '-D', $file); $st != 0 || $out ne $held[$_] }
+                  0 .. $#held;
+        is "@bad", '', 'zstd -d -D decodes the frames of a dictionary with a 1-byte ID';
+    }
+    {
+        my @tied;
+        tie @tied, 'CountingArray', @held;
+        is_deeply frame_sizes(\@tied, level => 9, dictionary => $dict), [ map { length } @frames ],
+            'frame_sizes of a tied array';
+    }
+
+    dies_like sub { train_dictionary(\@train, method => 'best') }, qr/method must be fastcover, cover or samples/,
+        'an unknown method';
+    dies_like sub { train_dictionary(\@train, method => 'samples', k => 100) }, qr/bad argument/, 'k for samples';
+    dies_like sub { train_dictionary(\@train, method => 'cover', d => 7) }, qr/bad argument/, 'd of 7';
+    dies_like sub { train_dictionary(\@train, id => -1) }, qr/id must be a whole number/, 'a negative ID';
+    dies_like sub { train_dictionary(\@train, id => 2**32) }, qr/bad argument/, 'an ID over 32 bits';
+    dies_like sub { train_dictionary_with_parameters([1, 2]) },
+        qr/\Atrain_dictionary_with_parameters: zstd could not train/, 'train_dictionary_with_parameters names itself';
+    dies_like sub { frame_sizes('values') }, qr/must be an array reference/, 'frame_sizes: values not an array';
+    dies_like sub { frame_sizes(\@held, dictionary => 'not one') }, qr/not a zstd dictionary/, 'frame_sizes: not a dictionary';
+    dies_like sub { frame_sizes(\@held, level => 23) }, qr/level must be/, 'frame_sizes: level 23';
+    dies_like sub { frame_sizes(\@held, dictionry => $dict) }, qr/unknown option/, 'frame_sizes: unknown option';
+}
+
 # ---- load_dictionary ---------------------------------------------------------
 
 my $NPM_FILE = file_of('npm.dict', $npm_dict);
@@ -753,6 +825,10 @@ SKIP: {
         },
         train_ok           => sub { train_dictionary([ @COMPAT[0 .. 49] ], size => 2048) },
         train_fail         => sub { eval { train_dictionary(['a', 'b']) } },
+        train_samples      => sub { train_dictionary_with_parameters([ @COMPAT[0 .. 49] ], size => 2048,
+                                                                     method => 'samples', id => 3) },
+        frame_sizes_dict   => sub { frame_sizes([ @COMPAT[0 .. 9] ], level => 9, dictionary => $npm_dict) },
+        frame_sizes_bad    => sub { eval { frame_sizes(['x'], dictionary => 'no') } },
         load_again         => sub { load_dictionary($NPM_FILE) },
         load_missing       => sub { eval { load_dictionary("$TMP/none") } },
         load_bad           => sub { eval { load_dictionary($bad_file) } },

@@ -21,7 +21,8 @@ for my $module (qw(Cache::Memcached::RustXS Cache::Memcached::RustXS::GetParser
                    Cache::Memcached::RustXS::Zlib Cache::Memcached::RustXS::Dict
                    Cache::Memcached::RustXS::Dict::CLI Cache::Memcached::RustXS::Dict::Measure
                    Cache::Memcached::RustXS::Dict::Report Cache::Memcached::RustXS::Dict::Sample
-                   Cache::Memcached::RustXS::Dict::Server)) {
+                   Cache::Memcached::RustXS::Dict::Server Cache::Memcached::RustXS::Dict::Memory
+                   Cache::Memcached::RustXS::Dict::Tune Cache::Memcached::RustXS::Dict::Sets)) {
     Test::Pod::Coverage::pod_coverage_ok($module, {
         # Perl's own hook, called by threads, not by users.
         also_private => [qr/\ACLONE\z/],
