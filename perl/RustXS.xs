@@ -64,6 +64,7 @@
 #define OUTPUT_MIN_FILL_DIVISOR 2
 
 #define GETPARSER_CLASS "Cache::Memcached::RustXS::GetParser"
+#define CLIENT_INTERNALS_CLASS "Cache::Memcached::RustXS::ClientInternals"
 
 /* ------------------------------------------------------------------------ */
 /* Shared helpers                                                           */
@@ -802,8 +803,8 @@ getparser_run(pTHX_ SV *self, getparser *p, int fd, const char *bytes, STRLEN le
 }
 
 /* The op tree of the finalize closure in _load_multi, by address, as
- * GetParser.pm's _finalize_root finds it (0 for none or an unknown
- * Cache::Memcached version). Perl code: call it before allocating. */
+ * ClientInternals.pm's finalize_root finds it (0 when none is the known
+ * finalize's code). Perl code: call it before allocating. */
 static UV
 finalize_root_of(pTHX)
 {
@@ -813,7 +814,7 @@ finalize_root_of(pTHX)
     SAVETMPS;
     PUSHMARK(SP);
     PUTBACK;
-    if (call_pv(GETPARSER_CLASS "::_finalize_root", G_SCALAR) == 1) {
+    if (call_pv(CLIENT_INTERNALS_CLASS "::finalize_root", G_SCALAR) == 1) {
         SPAGAIN;
         root = POPu;
         PUTBACK;
@@ -824,8 +825,8 @@ finalize_root_of(pTHX)
 }
 
 /* Whether on_item is the finalize closure of the Cache::Memcached::_load_multi
- * loaded now, in a version whose finalize is known to do nothing to a value
- * without flags but drop its CRLF. Every closure made from one anonymous sub
+ * loaded now, whose code is the known finalize's (it does nothing to a value
+ * without flags but drop its CRLF). Every closure made from one anonymous sub
  * shares its op tree, so an on_item whose op tree is that closure's is one
  * of them: a strict test, and cheap once the op tree is known. It is looked
  * up again whenever _load_multi or $Cache::Memcached::VERSION is another

@@ -11,7 +11,7 @@ use Test::More;
 use Cwd ();
 use File::Spec ();
 use File::Temp ();
-use CMRXTest::Clients qw(fast_missing);
+use CMRXTest::Clients qw(fast_missing cache_memcached_missing);
 use CMRXTest::Memcached;
 use CMRXTest::Modules qw(modules module_file);
 
@@ -25,6 +25,9 @@ my %after = (
     'Cache::Memcached::RustXS' => q{
         $memd->set(k => 'v') && $memd->get('k') eq 'v' or die "Cache::Memcached round trip\n";
         $fast->set(k => 'x' x 5000) && $fast->get('k') eq 'x' x 5000 or die "Fast round trip\n";
+    },
+    'Cache::Memcached::RustXS::ClientInternals' => q{
+        $why eq '' or die "zstd writing is unavailable: $why\n";
     },
     'Cache::Memcached::RustXS::GetParser' => q{
         $value eq 'hello' or die "get gave @{[ defined $value ? $value : 'undef' ]}\n";
@@ -60,12 +63,8 @@ my %after = (
 sub missing_client {
     my ($synopsis) = @_;
     return fast_missing() if fast_missing() && $synopsis =~ /^\s*use Cache::Memcached::Fast\b/m;
-    if ($synopsis =~ /^\s*use Cache::Memcached(?:::RustXS::Memcached)?\s*;/m) {
-        my $need = $synopsis =~ /^\s*use Cache::Memcached::RustXS::Memcached\b/m ? '1.30' : 0;
-        return 'Cache::Memcached is not installed' unless eval { require Cache::Memcached; 1 };
-        return "Cache::Memcached::RustXS::Memcached needs Cache::Memcached $need"
-            unless eval { Cache::Memcached->VERSION($need); 1 };
-    }
+    return cache_memcached_missing()
+        if cache_memcached_missing() && $synopsis =~ /^\s*use Cache::Memcached(?:::RustXS::Memcached)?\s*;/m;
     return '';
 }
 

@@ -10,6 +10,7 @@ use warnings;
 use lib 't/lib';
 use Compress::Zlib ();
 use Storable ();
+use File::Temp ();
 use Test::More;
 
 use Cache::Memcached;
@@ -71,12 +72,21 @@ my $pure = fetch_all('Cache::Memcached::GetParser');
 ok exists $pure->{multi}{corrupt_gzip}, 'the pure-Perl parser: a corrupt gzip value is a key with undef';
 ok !exists $pure->{multi}{corrupt_storable}, '... a corrupt Storable value is no key';
 
+my $INTERNALS = 'Cache::Memcached::RustXS::ClientInternals';
+my $version   = $Cache::Memcached::VERSION;
+my $read      = grep { $_ eq $version } @Cache::Memcached::RustXS::ClientInternals::CACHE_MEMCACHED_VERSIONS;
 {
     local @InlineSpy::inline;
     my $inline = fetch_all('InlineSpy');
-    ok @InlineSpy::inline && !grep({ !$_ } @InlineSpy::inline),
-        'Cache::Memcached 1.30\'s finalize is recognised: the inline path is taken';
-    is_deeply $inline, $pure, 'inline finalize: get and get_multi give what the pure-Perl parser gives';
+    my $taken = @InlineSpy::inline && !grep({ !$_ } @InlineSpy::inline);
+    note "Cache::Memcached $version: the " . ($taken ? 'inline' : 'normal') . ' finalize path ran';
+    if ($read) {
+        ok $taken, "Cache::Memcached $version\'s finalize is recognised: the inline path is taken";
+    } else {
+        ok !grep({ $_ ne $InlineSpy::inline[0] } @InlineSpy::inline),
+            "Cache::Memcached $version (not among the releases read): one path for every parser";
+    }
+    is_deeply $inline, $pure, 'get and get_multi give what the pure-Perl parser gives';
     for my $kind (sort keys %KINDS) {
         is_deeply $inline->{multi}{$kind}, $pure->{multi}{$kind}, "... $kind";
     }
@@ -89,13 +99,60 @@ ok !exists $pure->{multi}{corrupt_storable}, '... a corrupt Storable value is no
         '$InlineFinalize = 0: the inline path is not taken';
     is_deeply $off, $pure, '... and get and get_multi give the same';
 }
-{
+SKIP: {   # Recognised by its code, not by the version number.
+    skip "Cache::Memcached $version is not among the releases read", 2 unless $read;
     local @InlineSpy::inline;
-    local $Cache::Memcached::VERSION = '1.29';
-    my $old = fetch_all('InlineSpy');
-    ok @InlineSpy::inline && !grep({ $_ } @InlineSpy::inline),
-        'a Cache::Memcached version not known: not taken';
-    is_deeply $old, $pure, '... and the same results';
+    local $Cache::Memcached::VERSION = '9.99';
+    my $renumbered = fetch_all('InlineSpy');
+    ok @InlineSpy::inline && !grep({ !$_ } @InlineSpy::inline),
+        'the same finalize under another version number: still recognised';
+    is_deeply $renumbered, $pure, '... and the same results';
+}
+SKIP: {   # A Cache::Memcached whose finalize is other code (a copy of the
+          # client's file with one statement added to it): the normal path,
+          # and the same results as the pure-Perl parser with that client.
+    my $source = do { local (@ARGV, $/) = $INC{'Cache/Memcached.pm'}; <> };
+    skip 'this Cache::Memcached has no finalize closure to change', 3
+        unless $source =~ s/(my \$finalize = sub \{\n)/$1        my \$other_code = 1;\n/;
+    my $dir = File::Temp::tempdir(CLEANUP => 1);
+    mkdir "$dir/Cache" or die "mkdir: $!";
+    open my $fh, '>', "$dir/Cache/Memcached.pm" or die "write: $!";
+    print $fh $source;
+    close $fh or die "close: $!";
+    my $child = <<'CHILD';
+use strict; use warnings;
+use Cache::Memcached; use Cache::Memcached::GetParser; use Cache::Memcached::RustXS::GetParser;
+use Storable ();
+my ($addr, $ns, @keys) = @ARGV;
+my @inline;
+sub fetch {
+    my ($class) = @_;
+    my $memd = Cache::Memcached->new({ servers => [$addr], namespace => $ns, parser_class => $class });
+    my %one = map { ($_ => [ $memd->get($_) ]) } @keys;
+    return { multi => $memd->get_multi(@keys), one => \%one };
+}
+{ package Spy; our @ISA = ('Cache::Memcached::RustXS::GetParser');
+  sub new { my $p = shift->SUPER::new(@_); push @inline, $p->inline_finalize; $p } }
+local $Storable::canonical = 1;
+my $pure = fetch('Cache::Memcached::GetParser');
+my $spy  = fetch('Spy');
+print Storable::freeze($pure) eq Storable::freeze($spy) ? 'same' : 'different', ' ',
+      (grep { $_ } @inline) ? 'inline' : 'normal', ' ',
+      Cache::Memcached::RustXS::ClientInternals::finalize_root() ? 'recognised' : 'unrecognised';
+CHILD
+    my @inc = map { "-I$_" } grep { !ref } @INC;
+    open my $out, '-|', $^X, "-I$dir", @inc, '-e', $child, $addr, $NS, @keys or die "run: $!";
+    my $said = do { local $/; <$out> };
+    close $out;
+    is $?, 0, 'a client whose finalize is other code: the child perl ran';
+    like $said, qr/ unrecognised\z/, '... its finalize is not recognised';
+    is $said, 'same normal unrecognised', '... the normal path ran, and get and get_multi give what the pure-Perl parser gives';
+}
+{
+    my $known = eval "package Cache::Memcached; no strict 'refs'; my \$ret; sub { my \$map = \$_[0]; \$map = {\@_} unless ref \$map; }" or die $@;
+    ok !$INTERNALS->can('is_known_finalize')->($known), 'is_known_finalize: another closure is not the finalize';
+    ok $INTERNALS->can('finalize_root')->(), '... and the real one is found again once _load_multi is back'
+        if $read;
 }
 {   # Any other on_item, even a copy of finalize's code, is called as before.
     my %dest;

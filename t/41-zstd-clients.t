@@ -341,8 +341,12 @@ SKIP: {
     is stored_as('iso:add'), "zstd+$ID_A/2", '... compresses with zstd';
     ok $rx->replace('iso:add', $VALUES{compat}), 'replace';
     is stored_as('iso:add'), "zstd+$ID_A/2", '... too';
-    ok $rx->append('iso:add', 'x' x 200), 'append (Cache::Memcached never compresses it)';
-    is stored_as('iso:add'), "zstd+$ID_A/2", '... leaves the flags';
+    SKIP: {
+        skip "Cache::Memcached $Cache::Memcached::VERSION has no append (1.27 on)", 2
+            unless Cache::Memcached->can('append');
+        ok $rx->append('iso:add', 'x' x 200), 'append (Cache::Memcached never compresses it)';
+        is stored_as('iso:add'), "zstd+$ID_A/2", '... leaves the flags';
+    }
 
     # Code that runs during our set (here its stat_callback; a signal
     # handler or a freeze hook would do the same) and sets with other

@@ -1,7 +1,8 @@
 package CMRXTest::ChildProcess;
 
 # Test helper base class: ownership of a child process (a server) that a
-# test started. Shared by CMRXTest::Memcached and CMRXTest::FakeServer.
+# test started. Shared by CMRXTest::Memcached, CMRXTest::FakeServer,
+# CMRXTest::FaultProxy and CMRXTest::Worker.
 # See the POD at the end of the file.
 
 use strict;
@@ -106,7 +107,8 @@ CMRXTest::ChildProcess - base class for test helpers that own a child process
 
 =head1 DESCRIPTION
 
-The shared part of L<CMRXTest::Memcached> and L<CMRXTest::FakeServer>.
+The shared part of L<CMRXTest::Memcached>, L<CMRXTest::FakeServer>,
+L<CMRXTest::FaultProxy> and L<CMRXTest::Worker>.
 An object is a hash with C<host>, C<port>, C<pid> (the child's) and
 C<owner> (C<$$> of the process that started the child).
 

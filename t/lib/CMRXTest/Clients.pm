@@ -10,7 +10,7 @@ use Exporter 'import';
 use POSIX ();
 
 our $VERSION   = '0.01';
-our @EXPORT_OK = qw(fast_missing default_parser);
+our @EXPORT_OK = qw(fast_missing cache_memcached_missing default_parser);
 
 my $missing;
 
@@ -23,6 +23,19 @@ sub fast_missing {
     return $missing = $err =~ /\ACan't locate Cache\/Memcached\/Fast\.pm/
         ? 'Cache::Memcached::Fast is not installed (0.28 needs perl 5.12)'
         : "Cache::Memcached::Fast does not load: $err";
+}
+
+my $cm_missing;
+
+# '' when Cache::Memcached loads, else why not (one line).
+sub cache_memcached_missing {
+    return $cm_missing if defined $cm_missing;
+    return $cm_missing = '' if eval { require Cache::Memcached; 1 };
+    my ($err) = split /\n/, $@;
+    $err =~ s/ \(\@INC contains:.*//;
+    return $cm_missing = $err =~ /\ACan't locate Cache\/Memcached\.pm/
+        ? 'Cache::Memcached is not installed'
+        : "Cache::Memcached does not load: $err";
 }
 
 my @default;
@@ -97,6 +110,8 @@ C<fast_missing> loads L<Cache::Memcached::Fast> once and returns the empty
 string when that worked, or a one-line reason to skip with when it did not
 (Cache::Memcached::Fast 0.28 needs perl 5.12, so on perl 5.10.1 its cases
 skip while everything else in the file runs).
+
+C<cache_memcached_missing> does the same for L<Cache::Memcached>.
 
 C<default_parser> returns the C<parser_class> that L<Cache::Memcached> picks
 when given none (L<Cache::Memcached::GetParserXS> when it loads, else

@@ -85,6 +85,12 @@ Cache::Memcached::Fast.
 A L<Cache::Memcached> that writes zstd with a trained dictionary and reads
 with the GetParser above.
 
+=item L<Cache::Memcached::RustXS::ClientInternals>
+
+Private: the one place that knows the clients' internals (Cache::Memcached's
+finalize and compression, Cache::Memcached::Fast's methods), how each is
+identified before it is used, and what happens when it is not found.
+
 =back
 
 The command L<cmrx-dict> measures what the values of a live memcached

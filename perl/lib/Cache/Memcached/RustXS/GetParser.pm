@@ -14,40 +14,9 @@ our $VERSION = '0.100';
 # own finalize (see "INLINE FINALIZE"); read by new(). The XS sets it to 1.
 our $InlineFinalize;
 
-# Cache::Memcached versions whose _load_multi finalize does to a value with
-# neither flag nothing but chop its "\r\n" (t/16 compares the two ways).
-my @KNOWN_FINALIZE = ('1.30');
-
-# The address of the op tree of the finalize closure in the
-# Cache::Memcached::_load_multi loaded now, or 0 when there is none or its
-# version is not known. The XS compares each on_item's op tree with it: all
-# closures made from one anonymous sub share its op tree. The closure is the
-# one anonymous sub of _load_multi that chops and iterates with each.
-sub _finalize_root {
-    my $version = $Cache::Memcached::VERSION;
-    return 0 unless defined $version && grep { $version eq $_ } @KNOWN_FINALIZE;
-    return 0 unless defined &Cache::Memcached::_load_multi;
-    require B;
-    my (undef, $pad) = B::svref_2object(\&Cache::Memcached::_load_multi)->PADLIST->ARRAY;
-    my @finalize = grep {
-        $_->isa('B::CV') && ($_->CvFLAGS & B::CVf_ANON()) && _has_ops($_->ROOT, qw(schop each))
-    } $pad->ARRAY;
-    return @finalize == 1 ? ${ $finalize[0]->ROOT } : 0;
-}
-
-# Whether the op tree under $root has ops of each of the given names.
-sub _has_ops {
-    my ($root, @want) = @_;
-    my %seen;
-    my @todo = ($root);
-    while (my $op = shift @todo) {
-        next unless $$op;
-        $seen{ $op->name } = 1;
-        push @todo, $op->first if $op->flags & B::OPf_KIDS() && $op->can('first');
-        push @todo, $op->sibling if $op->can('sibling');
-    }
-    return !grep { !$seen{$_} } @want;
-}
+# The XS asks Cache::Memcached::RustXS::ClientInternals::finalize_root which
+# closure is Cache::Memcached's own finalize (see "INLINE FINALIZE").
+use Cache::Memcached::RustXS::ClientInternals ();
 
 1;
 __END__
@@ -88,8 +57,8 @@ of corrupting values or waiting for C<select_timeout>.
 
 =head1 THE CONTRACT
 
-Cache::Memcached 1.30 uses a parser like this, once per server socket in a
-C<get_multi>:
+Cache::Memcached (C<parser_class> exists since 1.21; 1.24 to 1.30 are
+tested) uses a parser like this, once per server socket in a C<get_multi>:
 
 =over 4
 
@@ -164,11 +133,16 @@ same batched form as always. The results are exactly those of the pure-Perl
 parser with finalize doing all of it (F<t/16-getparser-inline.t> compares
 them for every kind of value).
 
-The callback is recognised strictly: it must be the closure made by the
-C<Cache::Memcached::_load_multi> loaded in the process (every such closure
-shares that sub's code, which is what is compared), and
-C<$Cache::Memcached::VERSION> must be one whose finalize is known to match
-(1.30). Any other C<$on_item> is called for every value, as before.
+The callback is recognised strictly, by its code rather than by the version
+number: it must be the closure made by the C<Cache::Memcached::_load_multi>
+loaded in the process (every such closure shares that sub's code, which is
+what is compared), and that code must be the finalize of Cache::Memcached
+1.24 to 1.30 (compared op by op with a copy compiled in the same perl; see
+L<Cache::Memcached::RustXS::ClientInternals>). Any other C<$on_item> --
+including the finalize of a Cache::Memcached whose finalize is different
+code -- is called for every value, as before: the results are the same,
+only the time differs. L</inline_finalize> says which path a parser
+takes.
 
 =over 4
 

@@ -4,10 +4,11 @@ use strict;
 use warnings;
 
 use Carp ();
-use Cache::Memcached 1.30 ();
+use Cache::Memcached 1.24 ();
 use base 'Cache::Memcached';
 use fields qw(cmrx_zstd);
 
+use Cache::Memcached::RustXS::ClientInternals ();
 use Cache::Memcached::RustXS::GetParser ();
 use Cache::Memcached::RustXS::Zstd ();
 
@@ -20,6 +21,10 @@ sub new {
     my ($class, $args) = @_;
     my %args = %{ $args || {} };
     my $zstd = delete $args{zstd};
+    if ($zstd) {
+        my $why = Cache::Memcached::RustXS::ClientInternals::memgzip_redirect_unavailable();
+        Carp::croak("$class: cannot write zstd: $why") if $why;
+    }
     $args{parser_class} ||= $PARSER;
     my $self = $class->SUPER::new(\%args);
     $self->{cmrx_zstd} = _zstd_writer($zstd) if $zstd;
@@ -41,35 +46,20 @@ sub _zstd_writer {
     return sub { Cache::Memcached::RustXS::Zstd::compress($_[0], level => $level, dictionary => $id) };
 }
 
-# The number of frames (subroutine calls and evals) on the call stack of
-# the caller of this function.
-sub _frames {
-    my $n = 0;
-    $n++ while caller $n + 1;
-    return $n;
-}
-
 # Cache::Memcached compresses in _set with Compress::Zlib::memGzip, called
 # by its full name. For the duration of this object's own set, add and
-# replace (append and prepend never compress), that name is a function
-# that gives this object's own _set -- three frames down: the inherited
-# method, _set, memGzip -- its zstd writer, and anyone else memGzip as it
-# was: code that runs during the set (a stat_callback, a signal handler, a
-# Storable hook) and sets with another Cache::Memcached object still
-# writes gzip.
+# replace (append and prepend never compress), that name gives this
+# object's own _set its zstd writer, and anyone else memGzip as it was: code
+# that runs during the set (a stat_callback, a signal handler, a Storable
+# hook) and sets with another Cache::Memcached object still writes gzip.
+# ClientInternals tells this object's _set by the frame's sub name and the
+# object among its arguments.
 for my $command (qw(set add replace)) {
     my $inherited = Cache::Memcached->can($command);
     no strict 'refs';
     *{$command} = sub {
         my $writer = ref $_[0] && $_[0]->{cmrx_zstd} or goto &$inherited;
-        my $original = \&Compress::Zlib::memGzip;
-        my $depth = _frames() + 3;
-        # Perl 5.30 and older warn "Subroutine ... redefined" here.
-        no warnings 'redefine';
-        local *Compress::Zlib::memGzip = sub {
-            return _frames() == $depth ? $writer->($_[0]) : $original->(@_);
-        };
-        return $inherited->(@_);
+        return Cache::Memcached::RustXS::ClientInternals::with_memgzip_for($_[0], $writer, $inherited, @_);
     };
 }
 
@@ -116,7 +106,9 @@ flagged compressed (C<F_COMPRESS>) as a gzip value is.
 Cache::Memcached compresses by calling C<Compress::Zlib::memGzip> by its
 full name. While one of these objects sets a value, and only then, that name
 stands for a function (a C<local> of the glob) that gives this object's own
-set its zstd writer; everywhere else in the process, and in other
+set its zstd writer -- the caller is told by its sub name,
+C<Cache::Memcached::_set>, and the object among its arguments, not by a count
+of stack frames; everywhere else in the process, and in other
 Cache::Memcached objects, C<memGzip> is what it was (Compress::Zlib's, or
 its override by L<Cache::Memcached::RustXS::Zlib/override_compress_zlib()>)
 -- also for code that runs during the set, such as a C<stat_callback>, a
@@ -143,6 +135,16 @@ Cache::Memcached's, compressing with zstd instead of gzip when the object
 has the C<zstd> option (see L</DESCRIPTION>).
 
 =back
+
+=head1 CACHE::MEMCACHED VERSIONS
+
+Cache::Memcached 1.24 to 1.30 are tested (they all compress in C<_set>,
+called by C<set>, C<add> and C<replace>, through
+C<Compress::Zlib::memGzip>). C<new> with the C<zstd> option checks that the
+loaded Cache::Memcached does so -- whatever its version number -- and croaks
+C<"cannot write zstd: ..."> with the reason when it does not, rather than
+writing gzip silently. Without C<zstd>, objects work with any
+Cache::Memcached from 1.24. See L<Cache::Memcached::RustXS::ClientInternals>.
 
 =head1 OPTIONS
 
