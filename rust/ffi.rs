@@ -7,9 +7,15 @@
 //! unwind ever crosses into C (the release profile keeps `panic = "unwind"`
 //! for exactly this).
 //!
+//! It holds no policy of its own: it converts C arguments to Rust, calls the
+//! engine's modules (which decoder a value gets is [`crate::decode`]'s, the
+//! once-per-dictionary report of a missing one [`crate::zstd`]'s) and
+//! converts the results back.
+//!
 //! The numbers C sees are defined once, here and in the engine's enums
-//! ([`EventKind`], [`ParseError`](crate::parser::ParseError), [`Status`], the
-//! codec's defaults); the `#define`s of `cmrx.h` are generated from them
+//! ([`EventKind`], [`ParseError`](crate::parser::ParseError), [`Status`],
+//! [`DecodeFormat`]) and constants (the codecs' defaults and level ranges);
+//! the `#define`s of `cmrx.h` are generated from them
 //! ([`header_defines`]), and a test fails when the header and the Rust
 //! disagree (`CMRX_UPDATE_HEADER=1 cargo test` rewrites that part of it).
 
