@@ -1418,3 +1418,58 @@ decompress(data)
         warn_missing_dictionary(aTHX_ dictionary); /* perl code ($SIG{__WARN__}): out is safe */
     ST(0) = out ? out : &PL_sv_undef;
     XSRETURN(1);
+
+# ------------------------------------------------------------------------
+# Inspecting stored values (for cmrx-dict): one decoder choice by magic
+# number and one zstd frame-header reader, the engine's.
+
+MODULE = Cache::Memcached::RustXS  PACKAGE = Cache::Memcached::RustXS
+
+void
+decode_compressed(data)
+    SV *data
+  PREINIT:
+    dMY_CXT;
+    const char *in, *format_name;
+    STRLEN len;
+    int format, status = CMRX_OK;
+    size_t max_out;
+    U32 dictionary = 0;
+    SV *out = NULL;
+  PPCODE:
+    /* (value, format, missing dictionary ID): value undef when it does not
+     * decode, format undef when no decoder's magic number starts it. */
+    max_out = MAX_OUTPUT(); /* before the input's pointer: it may run perl code */
+    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "decode_compressed", &len);
+    format = cmrx_decoder_format((const uint8_t *)in, len);
+    format_name = format == CMRX_DECODE_ZSTD ? "zstd"
+                : format == CMRX_DECODE_GZIP ? "gzip"
+                : format == CMRX_DECODE_ZLIB ? "zlib" : NULL;
+    if (format_name)
+        out = decode_to_sv(aTHX_ format, in, len, max_out, 0, &status, NULL, &dictionary);
+    if (out)
+        sv_2mortal(out);
+    if (GIMME_V != G_ARRAY) {
+        ST(0) = out ? out : &PL_sv_undef;
+        XSRETURN(1);
+    }
+    EXTEND(SP, 3);
+    PUSHs(out ? out : &PL_sv_undef);
+    PUSHs(format_name ? sv_2mortal(newSVpv(format_name, 0)) : &PL_sv_undef);
+    PUSHs(status == CMRX_E_UNKNOWN_DICTIONARY ? sv_2mortal(newSVuv(dictionary)) : &PL_sv_undef);
+
+MODULE = Cache::Memcached::RustXS  PACKAGE = Cache::Memcached::RustXS::Zstd
+
+SV *
+frame_dictionary_id(data)
+    SV *data
+  PREINIT:
+    const char *in;
+    STRLEN len;
+    uint32_t id = 0;
+  CODE:
+    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "frame_dictionary_id", &len);
+    RETVAL = cmrx_zstd_frame_dictionary((const uint8_t *)in, len, &id) == CMRX_OK
+           ? newSVuv(id) : &PL_sv_undef;
+  OUTPUT:
+    RETVAL

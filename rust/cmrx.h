@@ -245,6 +245,15 @@ int cmrx_sniff_compressed(const uint8_t *in, size_t in_len);
  * does not deflate by 3 %: not worth compressing. 0 otherwise. */
 int cmrx_looks_incompressible(const uint8_t *in, size_t in_len);
 
+/* Inspecting stored values (for cmrx-dict): the decoder a value stored
+ * compressed needs, by its magic number: CMRX_DECODE_ZSTD, CMRX_DECODE_GZIP
+ * or CMRX_DECODE_ZLIB (a zlib header: method 8, check bits that hold), or
+ * CMRX_FMT_NONE for none of them. And the dictionary ID a zstd frame's
+ * header names: CMRX_OK with *id set (0: none), CMRX_E_DATA when in does not
+ * start with a whole zstd frame header. */
+int cmrx_decoder_format(const uint8_t *in, size_t in_len);
+int cmrx_zstd_frame_dictionary(const uint8_t *in, size_t in_len, uint32_t *id);
+
 /* The engine's version (Cargo.toml's), NUL-terminated, static. */
 const char *cmrx_version(void);
 

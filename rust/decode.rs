@@ -13,7 +13,11 @@
 //! * [`DecodeFormat::Any`]: what Cache::Memcached::Fast's decompressor is
 //!   handed (it never sees the flags) and what any client of any language
 //!   may have stored: zstd or gzip (`1F 8B`) by their magic numbers, else
-//!   zlib, which has no magic number of its own.
+//!   zlib, whose header is only two bytes with check bits.
+//!
+//! The magic numbers are read once, by [`sniff::decoder_format`]
+//! ([`stored_decoder`]), for both policies and for tools that ask which
+//! decoder a stored value needs.
 //!
 //! [`decode`] and [`size_hint`] then run the codec's or zstd's function for
 //! that decoder, with their growth-loop contract (`NeedSpace`, `max_out`).
@@ -21,6 +25,7 @@
 use core::mem::MaybeUninit;
 
 use crate::codec::{self, CodecError};
+use crate::sniff::{self, Format};
 use crate::zstd;
 
 abi_codes! {
@@ -52,8 +57,42 @@ pub enum Decoder {
     Zstd,
 }
 
-/// gzip's magic number, the first two bytes of every member.
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+impl Decoder {
+    /// The format that names this decoder alone.
+    ///
+    /// ```
+    /// use cmrx::decode::{DecodeFormat, Decoder};
+    /// assert_eq!(Decoder::Zstd.format(), DecodeFormat::Zstd);
+    /// ```
+    pub fn format(self) -> DecodeFormat {
+        match self {
+            Decoder::Gzip => DecodeFormat::Gzip,
+            Decoder::Zlib => DecodeFormat::Zlib,
+            Decoder::Zstd => DecodeFormat::Zstd,
+        }
+    }
+}
+
+/// The decoder a value stored compressed needs by the magic number it
+/// starts with, if it starts with one of the three: the reading of
+/// [`sniff::decoder_format`] (zstd's, gzip's, or a zlib header whose check
+/// bits hold). Tools that look at what a cache holds ask this; the
+/// policies of [`DecodeFormat::decoder_for`] are built on it.
+///
+/// ```
+/// use cmrx::decode::{stored_decoder, Decoder};
+/// assert_eq!(stored_decoder(b"\x78\x9c..."), Some(Decoder::Zlib));
+/// assert_eq!(stored_decoder(b"plain text"), None);
+/// ```
+#[inline]
+pub fn stored_decoder(input: &[u8]) -> Option<Decoder> {
+    match sniff::decoder_format(input)? {
+        Format::Zstd => Some(Decoder::Zstd),
+        Format::Gzip => Some(Decoder::Gzip),
+        Format::Zlib => Some(Decoder::Zlib),
+        _ => None,
+    }
+}
 
 impl DecodeFormat {
     /// The format with this `CMRX_DECODE_*` code, if there is one.
@@ -88,10 +127,14 @@ impl DecodeFormat {
             DecodeFormat::Gzip => Decoder::Gzip,
             DecodeFormat::Zlib => Decoder::Zlib,
             DecodeFormat::Zstd => Decoder::Zstd,
-            DecodeFormat::Cached | DecodeFormat::Any if zstd::is_zstd_frame(input) => Decoder::Zstd,
-            DecodeFormat::Cached => Decoder::Gzip,
-            DecodeFormat::Any if input.starts_with(&GZIP_MAGIC) => Decoder::Gzip,
-            DecodeFormat::Any => Decoder::Zlib,
+            // Anything but a zstd frame is what the Perl clients write: gzip.
+            DecodeFormat::Cached => match stored_decoder(input) {
+                Some(Decoder::Zstd) => Decoder::Zstd,
+                _ => Decoder::Gzip,
+            },
+            // zlib has the weakest magic number: what has none of the three
+            // is tried as zlib too, whose decoder then refuses it.
+            DecodeFormat::Any => stored_decoder(input).unwrap_or(Decoder::Zlib),
         }
     }
 }

@@ -828,6 +828,60 @@ pub unsafe extern "C" fn cmrx_looks_incompressible(input: *const u8, in_len: usi
     }
 }
 
+// ------------------------------------------- inspecting stored values
+//
+// For tools that read what a cache holds (cmrx-dict): which decoder a value
+// stored compressed needs, and which dictionary a zstd frame names.
+
+/// The decoder `input`, a value stored compressed, needs by its magic
+/// number (`cmrx_decoder_format`): `CMRX_DECODE_ZSTD`, `CMRX_DECODE_GZIP`
+/// or `CMRX_DECODE_ZLIB`, or `CMRX_FMT_NONE` (0) for none of them (see
+/// [`decode::stored_decoder`]).
+///
+/// # Safety
+/// `input` readable for `in_len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn cmrx_decoder_format(input: *const u8, in_len: usize) -> i32 {
+    // SAFETY: the caller's contract is inspect's.
+    unsafe {
+        inspect(input, in_len, 0, |src| {
+            decode::stored_decoder(src).map_or(0, |d| d.format() as i32)
+        })
+    }
+}
+
+/// The dictionary ID in the header of the zstd frame `input` starts with
+/// (`cmrx_zstd_frame_dictionary`): `CMRX_OK` with `*id` set (0 when the
+/// frame names none), or `CMRX_E_DATA` when `input` does not start with a
+/// whole zstd frame header (see [`zstd::frame_header_dictionary_id`]).
+///
+/// # Safety
+/// `input` readable for `in_len` bytes, `id` writable.
+#[no_mangle]
+pub unsafe extern "C" fn cmrx_zstd_frame_dictionary(
+    input: *const u8,
+    in_len: usize,
+    id: *mut u32,
+) -> i32 {
+    if id.is_null() {
+        return Status::Arg as i32;
+    }
+    // SAFETY: the caller's contract is inspect's.
+    let found = unsafe {
+        inspect(input, in_len, Err(Status::Arg), |src| {
+            zstd::frame_header_dictionary_id(src).map_err(|e| Failure::from(e).status)
+        })
+    };
+    match found {
+        Ok(named) => {
+            // SAFETY: id was checked non-NULL and is writable (contract).
+            unsafe { id.write(named.unwrap_or(0)) };
+            Status::Ok as i32
+        }
+        Err(status) => status as i32,
+    }
+}
+
 /// The engine's version, NUL-terminated, static (`cmrx_version`).
 #[no_mangle]
 pub extern "C" fn cmrx_version() -> *const c_char {
@@ -1272,6 +1326,66 @@ mod tests {
         let text =
             unsafe { std::ffi::CStr::from_ptr(cmrx_status_str(Status::UnknownDictionary as i32)) };
         assert_eq!(text.to_str().unwrap(), Status::UnknownDictionary.as_str());
+    }
+
+    #[test]
+    fn stored_values_inspected_through_the_abi() {
+        let data = b"a value stored compressed ".repeat(10);
+        let zs = zstd::compress_vec(&data, 3, None).unwrap();
+        let cases: [(&[u8], i32); 5] = [
+            (&zs, DecodeFormat::Zstd as i32),
+            (
+                &crate::testing::gzip_vec(&data, 6).unwrap(),
+                DecodeFormat::Gzip as i32,
+            ),
+            (
+                &crate::testing::zlib_vec(&data, 6).unwrap(),
+                DecodeFormat::Zlib as i32,
+            ),
+            (b"never compressed", 0),
+            (b"", 0),
+        ];
+        for (input, want) in cases {
+            // SAFETY: a live slice and its length.
+            let got = unsafe { cmrx_decoder_format(input.as_ptr(), input.len()) };
+            assert_eq!(got, want);
+        }
+        // SAFETY: NULL with a length is refused without a read.
+        assert_eq!(unsafe { cmrx_decoder_format(ptr::null(), 4) }, 0);
+        let mut id = 77;
+        // SAFETY: live slices with their lengths, a writable local, or NULL on
+        // purpose where the ABI must refuse it.
+        unsafe {
+            assert_eq!(
+                cmrx_zstd_frame_dictionary(zs.as_ptr(), zs.len(), &mut id),
+                Status::Ok as i32
+            );
+            assert_eq!(id, 0, "a frame without a dictionary");
+            let gz = b"\x1f\x8b\x08\x00";
+            assert_eq!(
+                cmrx_zstd_frame_dictionary(gz.as_ptr(), gz.len(), &mut id),
+                Status::Data as i32
+            );
+            assert_eq!(
+                cmrx_zstd_frame_dictionary(zs.as_ptr(), 5, &mut id),
+                Status::Data as i32
+            );
+            assert_eq!(
+                cmrx_zstd_frame_dictionary(ptr::null(), 5, &mut id),
+                Status::Arg as i32
+            );
+            assert_eq!(
+                cmrx_zstd_frame_dictionary(zs.as_ptr(), zs.len(), ptr::null_mut()),
+                Status::Arg as i32
+            );
+        }
+        let mut named = zstd::compress_vec(&data, 3, None).unwrap();
+        // A hand-made header naming dictionary 0x01020304 (no content size,
+        // a window byte).
+        named.splice(4..named.len(), [0x03, 7 << 3, 4, 3, 2, 1]);
+        // SAFETY: a live slice and its length, a writable local.
+        let rc = unsafe { cmrx_zstd_frame_dictionary(named.as_ptr(), named.len(), &mut id) };
+        assert_eq!((rc, id), (Status::Ok as i32, 0x0102_0304));
     }
 
     #[test]

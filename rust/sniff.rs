@@ -167,6 +167,45 @@ pub fn sniff(data: &[u8]) -> Option<Format> {
     }
 }
 
+/// Which decoder reads `data`, a value stored compressed, told by its magic
+/// number: [`Format::Zstd`] for a zstd frame (`28 b5 2f fd`),
+/// [`Format::Gzip`] for gzip (`1f 8b`), [`Format::Zlib`] for a zlib header
+/// (compression method 8 and check bits that hold: `(CMF*256 + FLG) % 31 ==
+/// 0`); `None` for anything else.
+///
+/// Looser than [`sniff`] on purpose: `sniff` must never take text for a
+/// compressed format, while a value its client flagged as compressed is one,
+/// and whether it is whole is for the decoder to say. A reader that knows
+/// only these three formats (a memcached value's flags say "compressed", not
+/// which way) tells them apart this way; the format's own decoder then
+/// accepts or refuses the rest of the header.
+///
+/// ```
+/// use cmrx::sniff::{decoder_format, Format};
+/// assert_eq!(decoder_format(b"\x1f\x8b\x08\x00"), Some(Format::Gzip));
+/// assert_eq!(decoder_format(b"\x78\x5e..."), Some(Format::Zlib)); // zlib level 2-5
+/// assert_eq!(decoder_format(b"\x28\xb5\x2f\xfd..."), Some(Format::Zstd));
+/// assert_eq!(decoder_format(b"plain text"), None);
+/// ```
+pub fn decoder_format(data: &[u8]) -> Option<Format> {
+    if data.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        return Some(Format::Zstd);
+    }
+    if data.starts_with(&[0x1f, 0x8b]) {
+        return Some(Format::Gzip);
+    }
+    let [cmf, flg] = bytes::<2>(data, 0)?;
+    let deflate = cmf & ZLIB_METHOD_MASK == ZLIB_METHOD_DEFLATE;
+    let check = (u32::from(cmf) * 256 + u32::from(flg)) % ZLIB_CHECK_DIVISOR == 0;
+    (deflate && check).then_some(Format::Zlib)
+}
+
+/// RFC 1950: CMF's low four bits are the compression method, 8 for DEFLATE;
+/// the two header bytes, read as a big-endian number, are a multiple of 31.
+const ZLIB_METHOD_MASK: u8 = 0x0f;
+const ZLIB_METHOD_DEFLATE: u8 = 8;
+const ZLIB_CHECK_DIVISOR: u32 = 31;
+
 /// gzip (`1f 8b`) or Unix compress (`1f 9d`).
 fn sniff_1f(data: &[u8]) -> Option<Format> {
     let [_, b1, b2] = bytes::<3>(data, 0)?;
@@ -409,6 +448,49 @@ mod tests {
         assert_eq!(sniff(&pad(&[0x78, 0x9d])), None, "bad FCHECK");
         assert_eq!(sniff(&pad(&[0x78, 0xbb])), None, "FDICT");
         assert_eq!(sniff(&pad(&[0x58, 0x85])), None, "small window left out");
+    }
+
+    #[test]
+    fn decoder_format_tells_the_three_decoders_apart() {
+        let zstd = crate::zstd::compress_vec(b"a value", 3, None).unwrap();
+        let gzip = crate::testing::gzip_vec(b"a value", 6).unwrap();
+        assert_eq!(decoder_format(&zstd), Some(Format::Zstd));
+        assert_eq!(decoder_format(&gzip), Some(Format::Gzip));
+        for level in 0..=9 {
+            let zlib = crate::testing::zlib_vec(b"a value", level).unwrap();
+            assert_eq!(
+                decoder_format(&zlib),
+                Some(Format::Zlib),
+                "zlib level {level}"
+            );
+        }
+        // Every CMF/FLG pair: zlib exactly when method 8 and the check hold.
+        for cmf in 0..=255u8 {
+            for flg in 0..=255u8 {
+                let want = cmf & 0x0f == 8 && (u32::from(cmf) * 256 + u32::from(flg)) % 31 == 0;
+                let got = decoder_format(&[cmf, flg]);
+                if cmf == 0x1f && flg == 0x8b {
+                    assert_eq!(got, Some(Format::Gzip));
+                } else {
+                    assert_eq!(got == Some(Format::Zlib), want, "{cmf:#x} {flg:#x}");
+                }
+            }
+        }
+        // gzip by its two magic bytes (the decoder checks the rest); zstd by
+        // all four.
+        assert_eq!(decoder_format(b"\x1f\x8b"), Some(Format::Gzip));
+        assert_eq!(decoder_format(b"\x28\xb5\x2f"), None);
+        assert_eq!(decoder_format(b"\x28\xb5\x2f\xfe"), None);
+        for none in [
+            &b""[..],
+            b"x",
+            b"plain",
+            b"{\"a\":1}",
+            b"\x89PNG\r\n\x1a\n",
+            b"\xff\xd8\xff",
+        ] {
+            assert_eq!(decoder_format(none), None, "{none:?}");
+        }
     }
 
     #[test]

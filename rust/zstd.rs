@@ -643,6 +643,25 @@ pub fn frame_dictionary_id(input: &[u8]) -> Option<u32> {
     zstd_safe::get_dict_id_from_frame(input).map(u32::from)
 }
 
+/// The dictionary ID named in the header of the zstd frame `input` starts
+/// with: `Ok(None)` for a frame that names none, [`Error::Data`] when
+/// `input` does not start with a whole, valid zstd frame header (no magic
+/// number, too short, reserved bits set). Unlike [`frame_dictionary_id`],
+/// it tells "no dictionary" from "not a frame".
+///
+/// ```
+/// use cmrx::zstd::{compress_vec, frame_header_dictionary_id, Error};
+/// let frame = compress_vec(b"no dictionary", 3, None).unwrap();
+/// assert_eq!(frame_header_dictionary_id(&frame), Ok(None));
+/// assert_eq!(frame_header_dictionary_id(b"\x1f\x8b gzip"), Err(Error::Data));
+/// assert_eq!(frame_header_dictionary_id(&frame[..4]), Err(Error::Data));
+/// ```
+pub fn frame_header_dictionary_id(input: &[u8]) -> Result<Option<u32>, Error> {
+    // A header that states a content size, or none, is whole and valid.
+    frame_content_size(input)?;
+    Ok(frame_dictionary_id(input))
+}
+
 /// The content size stated by the header of the zstd frame `input`
 /// (`Ok(None)` if it states none); `Data` if `input` does not start with a
 /// complete zstd frame header.
@@ -1680,6 +1699,46 @@ mod tests {
             Error::UnknownDictionary(0xdead_beef).to_string(),
             "zstd frame needs dictionary 3735928559, which is not loaded"
         );
+    }
+
+    #[test]
+    fn frame_header_dictionary_ids() {
+        let other = unregistered_dict();
+        let data = json_values(3, 13).concat();
+        let with = compress_vec(&data, 3, Some(other)).unwrap();
+        let without = compress_vec(&data, 3, None).unwrap();
+        assert_eq!(frame_header_dictionary_id(&with), Ok(Some(other.id())));
+        assert_eq!(frame_header_dictionary_id(&without), Ok(None));
+        // Every ID field size (1, 2 and 4 bytes) and a header alone.
+        for id in [0x7f, 0x1234, 0xdead_beef] {
+            let frame = craft(None, 17, Some(id), &[Block::Raw(b"x")]);
+            assert_eq!(frame_header_dictionary_id(&frame), Ok(Some(id)));
+        }
+        for (fhd, id, id_len) in [(0x01u8, 0x7fu32, 1), (0x02, 0x1234, 2)] {
+            let mut f = MAGIC.to_vec();
+            f.extend_from_slice(&[fhd, 7 << 3]);
+            f.extend_from_slice(&id.to_le_bytes()[..id_len]);
+            assert_eq!(frame_header_dictionary_id(&f), Ok(Some(id)), "{f:02x?}");
+        }
+        // Not a frame: another format, a skippable frame, a cut header, a
+        // reserved bit set.
+        let skippable = [&[0x50, 0x2a, 0x4d, 0x18, 3, 0, 0, 0][..], b"abc"].concat();
+        let mut reserved = without.clone();
+        reserved[4] |= 0x08;
+        for bad in [
+            &b""[..],
+            b"\x1f\x8b\x08\x00",
+            &skippable,
+            &MAGIC,
+            &with[..6],
+            &reserved,
+        ] {
+            assert_eq!(
+                frame_header_dictionary_id(bad),
+                Err(Error::Data),
+                "{bad:02x?}"
+            );
+        }
     }
 
     // ----------------------------------------------------------- dictionaries

@@ -26,6 +26,33 @@ my %after = (
         $memd->set(k => 'v') && $memd->get('k') eq 'v' or die "Cache::Memcached round trip\n";
         $fast->set(k => 'x' x 5000) && $fast->get('k') eq 'x' x 5000 or die "Fast round trip\n";
     },
+    'Cache::Memcached::RustXS::Dict' => q{
+        $@->kind eq 'failure' && "$@" eq 'the server closed the connection' or die "the error\n";
+    },
+    'Cache::Memcached::RustXS::Dict::Server' => q{
+        # (not $count > 0: memcached's crawler misses an item the LRU
+        # maintainer is moving at that moment, and a few are stored here)
+        $count == keys %size_of or die "each_key\n";
+        keys %$got == @first or die "get_multi\n";
+        $settings->{item_size_max} >= 1024 && $settings->{growth_factor} > 1 or die "settings\n";
+        !grep { $_ < 48 } @chunks or die "slab_chunk_sizes\n";
+    },
+    'Cache::Memcached::RustXS::Dict::Sample' => q{
+        use List::Util qw(sum);
+        $listing->{keys} == sum(0, map { $_->{keys} } values %{ $listing->{groups} }) or die "list_keys\n";
+        $users->{keys} == 10 && @{ $users->{sample} } == 2 or die "the sampler\n";
+        !defined $value && $why eq 'gzip that does not decompress' or die "decode_value\n";
+    },
+    'Cache::Memcached::RustXS::Dict::Measure' => q{
+        $m->{values} == 200 && $m->{zstd_dict}{bytes} < $m->{zstd}{bytes} or die "measure_held_out\n";
+        $r->{gzip}{bytes} > 0 && $r->{zstd}{bytes} > 0 or die "measure\n";
+    },
+    'Cache::Memcached::RustXS::Dict::Report' => q{
+        $report->{total}{values} == 150 && $report->{prefixes}[0]{prefix} eq 'user' or die "report_data\n";
+    },
+    'Cache::Memcached::RustXS::Dict::CLI' => q{
+        $status == 0 or die "main: $status\n";
+    },
     'Cache::Memcached::RustXS::ClientInternals' => q{
         $why eq '' or die "zstd writing is unavailable: $why\n";
     },

@@ -516,6 +516,54 @@ SKIP: {
     is_deeply \@res, [ @COMPAT[0 .. 19] ], '... and the same frames decode';
 }
 
+# ---- frame_dictionary_id: the engine's reading of a header, against this test's ----
+
+{
+    my $frame = compress($NPM[5], dictionary => $NPM_ID);
+    my %frames = (
+        'no dictionary'          => compress($NPM[5]),
+        'our dictionary'         => $frame,
+        'an ID nobody loaded'    => with_dictionary_id($frame, 0x7E57_0001),
+        'the largest ID'         => with_dictionary_id($frame, 0xFFFF_FFFF),
+        'a 1-byte ID field'      => $MAGIC . "\x01" . chr(7 << 3) . "\x7f" . "\x01\x00\x00",
+        'a 2-byte ID field'      => $MAGIC . "\x02" . chr(7 << 3) . pack('v', 0xBEEF) . "\x01\x00\x00",
+        'a header alone'         => $MAGIC . "\x03" . chr(7 << 3) . pack('V', 123_456),
+        'a crafted RLE frame'    => rle_frame('r', 1000, size => 1000),
+    );
+    if ($HAVE_ZSTD) {
+        $frames{"zstd's dictionary"} = compress($NPM[5], dictionary => $ZSTD_ID);
+        my $file = file_of('frame-id.json', $NPM[6]);
+        (undef, $frames{'zstd -D'})          = zstd_cmd('', '-c', '-D', $NPM_FILE, $file);
+        (undef, $frames{'zstd --no-dictID'}) = zstd_cmd('', '-c', '--no-dictID', '-D', $NPM_FILE, $file);
+        (undef, $frames{'zstd, no -D'})      = zstd_cmd('', '-c', $file);
+    }
+    my %want = map { ($_ => header($frames{$_})->{dictionary}) } keys %frames;
+    is_deeply { map { ($_ => frame_dictionary_id($frames{$_})) } keys %frames }, \%want,
+        'frame_dictionary_id: the ID each header names, 0 for none (' . join(', ', sort keys %frames) . ')';
+    is $want{'our dictionary'}, $NPM_ID, "... (this test's reading finds our dictionary's ID)";
+    is frame_dictionary_id(\$frame), $NPM_ID, '... also through a reference';
+    tie my $tied, 'CountingScalar', $frame;
+    is frame_dictionary_id($tied), $NPM_ID, '... and a tied scalar';
+    is tied($tied)->{fetches}, 1, '... fetched once';
+    my $reserved = $frames{'no dictionary'};
+    substr($reserved, 4, 1) = chr(ord(substr $reserved, 4, 1) | 0x08);
+    my %not = (
+        empty         => '',
+        gzip          => Compress::Zlib::memGzip($NPM[5]),
+        'zlib'        => Compress::Zlib::compress($NPM[5]),
+        text          => $NPM[5],
+        'magic alone' => $MAGIC,
+        'a cut header' => substr($frame, 0, 6),
+        'a reserved bit set' => $reserved,
+        'a skippable frame' => "\x50\x2a\x4d\x18" . pack('V', 3) . 'abc',
+        undef         => undef,
+    );
+    is_deeply [ grep { defined frame_dictionary_id($not{$_}) } sort keys %not ], [],
+        'frame_dictionary_id: undef for anything but a whole frame header (' . join(', ', sort keys %not) . ')';
+    dies_like sub { frame_dictionary_id("\x{263a}") }, qr/\AWide character in frame_dictionary_id/,
+        'frame_dictionary_id: wide characters croak, as everywhere';
+}
+
 # ---- output caps: MaxOutput, bombs, lying sizes -------------------------------------
 
 {
@@ -674,6 +722,8 @@ SKIP: {
             decompress(with_dictionary_id($frame, $next_id++));
         },
         decompress_tied    => sub { tie my $t, 'CountingScalar', $frame; decompress($t) },
+        frame_id           => sub { frame_dictionary_id($frame) },
+        frame_id_none      => sub { frame_dictionary_id('not a frame') },
         decompress_bomb    => sub {
             local $Cache::Memcached::RustXS::Zlib::MaxOutput = 1000;
             decompress(rle_frame('z', 5000));

@@ -29,8 +29,14 @@ my $HOST = '127.0.0.1';    # loopback only
 
 sub start {
     my ($class, %opt) = @_;
+    # answers: a reply for each request, looked up by the request's bytes
+    # (a recorded transcript), as a script of one step per request.
+    if (my $answers = $opt{answers}) {
+        croak "answers must be a hash of request => reply" unless ref $answers eq 'HASH';
+        $opt{script} = [ [ answer => $answers, $opt{unknown} // "ERROR\r\n" ] ];
+    }
     my $scripts = $opt{scripts}
-        // [ $opt{script} // croak "script or scripts required" ];
+        // [ $opt{script} // croak "script, scripts or answers required" ];
     croak "scripts must be a non-empty array of arrays"
         unless ref $scripts eq 'ARRAY' && @$scripts
             && !grep { ref ne 'ARRAY' } @$scripts;
@@ -72,7 +78,7 @@ sub requests {
 # --------------------------------------------------------------------------
 # Parent-side internals
 
-my %STEP_ARGS = (sleep => 1, dribble => 2, close => 1, hold => 1, reset => 1);
+my %STEP_ARGS = (sleep => 1, dribble => 2, close => 1, hold => 1, reset => 1, answer => 2);
 
 sub _check_step {
     my ($step) = @_;
@@ -122,6 +128,10 @@ sub _play {
             if ($op eq 'sleep') { sleep $arg[0] }
             elsif ($op eq 'hold') { sleep $arg[0] }
             elsif ($op eq 'close') { return }
+            elsif ($op eq 'answer') {
+                my ($answers, $unknown) = @arg;
+                _write_all($conn, exists $answers->{$req} ? $answers->{$req} : $unknown) or return;
+            }
             elsif ($op eq 'reset') {    # close with RST instead of FIN
                 setsockopt($conn, SOL_SOCKET, SO_LINGER, pack('ii', 1, 0));
                 return;
@@ -185,6 +195,12 @@ CMRXTest::FakeServer - a scripted fake memcached on loopback for tests
     my @sent = $fake->requests;    # ("get a\r\n")
     $fake->stop;                   # or let it go out of scope / END
 
+    # A reply for each request, by its bytes (unknown ones get ERROR):
+    CMRXTest::FakeServer->start(answers => {
+        "get a\r\n"   => "VALUE a 0 1\r\nx\r\nEND\r\n",
+        "stats\r\n"   => "STAT pid 1\r\nEND\r\n",
+    });
+
     # A different script for each connection, in order of arrival:
     CMRXTest::FakeServer->start(scripts => [
         [ "VALUE a 0 1\r\nx", [close => 1] ],   # first connection
@@ -229,6 +245,13 @@ Close the connection (normal FIN) at once.
 =item C<< [reset => 1] >>
 
 Close it with a TCP RST (SO_LINGER 0): the client sees "connection reset".
+
+=item C<< [answer => \%replies, $unknown] >>
+
+Write the reply C<< $replies{$request} >> to the request just read, or
+C<$unknown>. C<< start(answers => \%replies, unknown => "ERROR\r\n") >>
+is a server made of this one step (C<unknown> defaults to C<ERROR>): a
+recorded transcript played back.
 
 =back
 

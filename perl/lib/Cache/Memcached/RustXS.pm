@@ -94,11 +94,40 @@ identified before it is used, and what happens when it is not found.
 =back
 
 The command L<cmrx-dict> measures what the values of a live memcached
-would take under gzip and zstd, and trains the dictionaries.
+would take under gzip and zstd, and trains the dictionaries. Its modules:
+
+=over 4
+
+=item L<Cache::Memcached::RustXS::Dict>
+
+What they share, and their exceptions.
+
+=item L<Cache::Memcached::RustXS::Dict::Server>
+
+One read-only connection to a memcached server.
+
+=item L<Cache::Memcached::RustXS::Dict::Sample>
+
+Which values it looks at: keys by prefix, sampled evenly, fetched and
+decoded.
+
+=item L<Cache::Memcached::RustXS::Dict::Measure>
+
+What values take under gzip, zstd and zstd with a dictionary, and how long.
+
+=item L<Cache::Memcached::RustXS::Dict::Report>
+
+Its reports, as text tables or JSON.
+
+=item L<Cache::Memcached::RustXS::Dict::CLI>
+
+Its command line: options, subcommands, exit statuses.
+
+=back
 
 The work is done by a Rust engine (a sans-I/O response parser, a gzip/zlib
-codec and zstd) linked into the XS module; this module loads it. Its only
-function:
+codec and zstd) linked into the XS module; this module loads it. Its
+functions:
 
 =over 4
 
@@ -108,6 +137,28 @@ The version of the linked Rust engine, as its Cargo.toml states it
 (C<0.1.0>). C<$VERSION> is the same release number as a Perl decimal
 version (C<0.100>: MAJOR.MINOR and PATCH as two digits), so that
 C<use Cache::Memcached::RustXS 0.1> holds for every 0.1.x.
+
+=item decode_compressed($bytes)
+
+What a value stored compressed (flagged C<F_COMPRESS> by its client) holds,
+for tools that read what a cache holds, such as L<cmrx-dict>. The format is
+told by the value's magic number, as the readers of this distribution tell
+it: a zstd frame (C<28 b5 2f fd>), gzip (C<1f 8b>), or zlib (a two-byte
+header of compression method 8 whose check bits hold); the value is then
+decoded as L<Cache::Memcached::RustXS::Zstd/decompress($frame)>, C<memGunzip> or
+C<uncompress> decode it (so within
+C<$Cache::Memcached::RustXS::Zlib::MaxOutput>). C<$bytes> may be a
+reference to them. In list context it returns three values:
+
+    my ($value, $format, $missing_dictionary) =
+        Cache::Memcached::RustXS::decode_compressed($stored);
+
+C<$value> is the decoded value, or C<undef> when it does not decode;
+C<$format> is C<gzip>, C<zlib> or C<zstd>, or C<undef> when the bytes start
+with none of their magic numbers; C<$missing_dictionary> is the ID of the
+dictionary a zstd frame needs when that dictionary is not loaded (else
+C<undef>). Unlike C<decompress>, it never warns: the third value says it.
+In scalar context it returns C<$value> alone.
 
 =back
 

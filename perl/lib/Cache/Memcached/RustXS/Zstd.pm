@@ -9,7 +9,8 @@ use Cache::Memcached::RustXS ();
 
 our $VERSION = '0.100';
 
-our @EXPORT_OK = qw(load_dictionary train_dictionary compress decompress compress_methods);
+our @EXPORT_OK = qw(load_dictionary train_dictionary compress decompress compress_methods
+                    frame_dictionary_id);
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
 # compress and decompress are XSUBs (perl/RustXS.xs), as are the helpers
@@ -172,6 +173,16 @@ it, data over C<$Cache::Memcached::RustXS::Zlib::MaxOutput> (64 MiB by
 default: a decompression bomb or a lying size costs at most that much
 memory), or a dictionary that is not loaded. A missing dictionary is also
 reported, by one warning per dictionary ID in the process.
+
+=item frame_dictionary_id($frame)
+
+The ID of the dictionary the header of the zstd frame C<$frame> (or a
+reference to it) names, read by the engine as C<decompress> reads it: 0
+for a frame made without a dictionary (or with zstd's C<--no-dictID>),
+C<undef> when C<$frame> does not start with a whole zstd frame header (no
+magic number, a header cut short or with its reserved bit set, a skippable
+frame). Only the header is read: the rest of the frame may be missing or
+corrupt.
 
 =item compress_methods(level => 3, dictionary => $path, max_output => 64 MiB)
 

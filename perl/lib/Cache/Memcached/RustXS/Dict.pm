@@ -1,0 +1,160 @@
+package Cache::Memcached::RustXS::Dict;
+
+use strict;
+use warnings;
+
+use Exporter 5.57 'import';
+
+our $VERSION = '0.100';
+
+our @EXPORT_OK = qw(fail unusable sum_length round ratio);
+
+# The exceptions of cmrx-dict's modules; the command turns their kinds into
+# exit statuses.
+sub fail     { die Cache::Memcached::RustXS::Dict::Error->new(failure  => $_[0]) }
+sub unusable { die Cache::Memcached::RustXS::Dict::Error->new(unusable => $_[0]) }
+
+sub sum_length {
+    my ($strings) = @_;
+    my $sum = 0;
+    $sum += length for @$strings;
+    return $sum;
+}
+
+sub round {
+    my ($x, $places) = @_;
+    return 0 + sprintf "%.${places}f", $x;
+}
+
+sub ratio {
+    my ($x, $y) = @_;
+    return $y ? round($x / $y, 3) : undef;
+}
+
+package Cache::Memcached::RustXS::Dict::Error;
+
+use overload '""' => sub { $_[0]{message} }, fallback => 1;
+
+sub new {
+    my ($class, $kind, $message) = @_;
+    return bless { kind => $kind, message => $message }, $class;
+}
+
+sub kind    { $_[0]{kind} }
+sub message { $_[0]{message} }
+
+1;
+__END__
+
+=head1 NAME
+
+Cache::Memcached::RustXS::Dict - the modules of the cmrx-dict command, and their exceptions
+
+=head1 SYNOPSIS
+
+    use Cache::Memcached::RustXS::Dict qw(fail sum_length ratio);
+
+    my $values = [ 'abc', 'de' ];
+    print sum_length($values), "\n";           # 5
+    print ratio(1, 3), "\n";                   # 0.333
+
+    my $ok = eval { fail('the server closed the connection'); 1 };
+    print "failed: $@\n" unless $ok;           # the message
+    print $@->kind, "\n";                      # failure
+
+=head1 DESCRIPTION
+
+L<cmrx-dict> is a thin wrapper around these modules, each of one part of
+its work, so that each can be used and tested alone:
+
+=over 4
+
+=item L<Cache::Memcached::RustXS::Dict::Server>
+
+One connection to a memcached server, reading only: the keys it lists,
+values, its settings and slab classes.
+
+=item L<Cache::Memcached::RustXS::Dict::Sample>
+
+Which values to look at: keys grouped by prefix and sampled evenly, their
+values fetched and decoded; samples from files and standard input.
+
+=item L<Cache::Memcached::RustXS::Dict::Measure>
+
+What values take under each codec (gzip, zstd, zstd with a dictionary)
+and how long each takes; the held-out split; training.
+
+=item L<Cache::Memcached::RustXS::Dict::Report>
+
+The data of a report or a training, as text tables or JSON.
+
+=item L<Cache::Memcached::RustXS::Dict::CLI>
+
+The command line: options, subcommands, exit statuses.
+
+=back
+
+They are the command's modules, documented so that they can be built on,
+not a stable API: what they return follows what the command prints.
+
+This module holds what they share.
+
+=head1 FUNCTIONS
+
+Nothing is exported by default.
+
+=over 4
+
+=item fail($message)
+
+Dies with a C<Cache::Memcached::RustXS::Dict::Error> of kind C<failure>:
+the work cannot go on (a server that does not answer, a file that cannot
+be read). C<cmrx-dict> exits 1.
+
+=item unusable($message)
+
+Dies with an error of kind C<unusable>: a server the command cannot work
+with (one that cannot list its keys). C<cmrx-dict> exits 2.
+
+=item sum_length(\@strings)
+
+The sum of their lengths, in bytes for strings of bytes.
+
+=item round($x, $places)
+
+C<$x> rounded to C<$places> decimals, as a number.
+
+=item ratio($x, $y)
+
+C<$x / $y> rounded to three decimals, or C<undef> when C<$y> is 0.
+
+=back
+
+=head2 Cache::Memcached::RustXS::Dict::Error
+
+The exception object: C<< ->kind >> (C<failure>, C<unusable>, or
+C<usage> for the command line's own), C<< ->message >>, and
+C<< Cache::Memcached::RustXS::Dict::Error->new($kind, $message) >>. It
+stringifies to its message.
+
+=head1 SEE ALSO
+
+L<cmrx-dict>, L<Cache::Memcached::RustXS::Zstd>.
+
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 BUGS AND SUPPORT
+
+Please report bugs at
+L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
+
+=head1 COPYRIGHT AND LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
+
+=cut

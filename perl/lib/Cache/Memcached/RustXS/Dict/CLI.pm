@@ -1,0 +1,387 @@
+package Cache::Memcached::RustXS::Dict::CLI;
+
+use strict;
+use warnings;
+
+use File::Spec ();
+use File::Temp ();
+use Getopt::Long 2.36 ();
+use Pod::Usage ();
+
+use Cache::Memcached::RustXS::Dict qw(fail sum_length);
+use Cache::Memcached::RustXS::Dict::Server ();
+use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values read_sample_files);
+use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out train load_dictionary_file);
+use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_report print_train
+                                             print_json skipped_note shown);
+
+our $VERSION = '0.100';
+
+my $MIN_DICT = 256;    # the smallest dictionary zstd makes
+my %DEFAULT = (delimiter => ':', sample => 1000, size => 16384, timeout => 10);
+my %EXIT = (ok => 0, failure => 1, usage => 2, unusable => 2);
+my $PROGRESS_WIDTH = 78;
+
+# The manual, installed beside the modules as cmrx-dict.pod (so that
+# `perldoc cmrx-dict` finds it).
+my $MANUAL = 'cmrx-dict.pod';
+
+sub main {
+    my @args = @_;
+    local $Cache::Memcached::RustXS::Dict::CLI::progress = Cache::Memcached::RustXS::Dict::CLI::Progress->new(-t STDERR);
+    my $ok = eval { dispatch(@args); 1 };
+    return $EXIT{ok} if $ok;
+    my $err = $@;
+    my ($kind, $message) = ref $err && eval { $err->isa('Cache::Memcached::RustXS::Dict::Error') }
+        ? ($err->kind, $err->message) : ('failure', "$err");
+    $message =~ s/\s+\z//;
+    $Cache::Memcached::RustXS::Dict::CLI::progress->clear;
+    print STDERR "cmrx-dict: $message", ($kind eq 'usage' ? '; see cmrx-dict --help' : ''), "\n";
+    return $EXIT{$kind} || $EXIT{failure};
+}
+
+# This run's progress line (on standard error, when it is a terminal); none
+# for the subcommands called without main.
+our $progress = Cache::Memcached::RustXS::Dict::CLI::Progress->new(0);
+
+sub usage_error { die Cache::Memcached::RustXS::Dict::Error->new(usage => $_[0]) }
+
+sub dispatch {
+    my @args = @_;
+    usage_error('a subcommand is needed: report or train') unless @args;
+    my $command = shift @args;
+    return show_help() if $command eq '--help' || $command eq '-h' || $command eq 'help';
+    if ($command eq '--version') {
+        print "cmrx-dict $VERSION\n";
+        return;
+    }
+    usage_error("unknown option $command before the subcommand (report or train)") if $command =~ /\A-/;
+    return cmd_report(@args) if $command eq 'report';
+    return cmd_train(@args)  if $command eq 'train';
+    usage_error("unknown subcommand '$command' (report or train)");
+}
+
+sub show_help {
+    Pod::Usage::pod2usage(-input => manual(), -verbose => 99, -exitval => 'NOEXIT', -output => \*STDOUT,
+                          -sections => [ 'SYNOPSIS', 'OPTIONS', 'EXIT STATUS' ]);
+    print "The whole manual: perldoc cmrx-dict (or man cmrx-dict).\n";
+    return;
+}
+
+# The manual's file: beside this module's tree (perl/lib, blib/lib or where
+# it is installed), else anywhere in @INC.
+sub manual {
+    (my $root = $INC{'Cache/Memcached/RustXS/Dict/CLI.pm'} || '') =~ s{Cache/Memcached/RustXS/Dict/CLI\.pm\z}{};
+    for my $dir (grep { !ref } (length $root ? $root : ()), @INC) {
+        my $file = File::Spec->catfile($dir, $MANUAL);
+        return $file if -f $file;
+    }
+    fail("the manual ($MANUAL) is not installed");
+}
+
+# ---- report ---------------------------------------------------------------------
+
+sub cmd_report {
+    my @args = @_;
+    my $opt = parse_options('report', \@args, qw(server=s delimiter=s sample=s size=s
+                                                 prefix=s@ dictionary=s@ timeout=s json));
+    return show_help() if $opt->{help};
+    usage_error('report: --server HOST:PORT is needed') unless defined $opt->{server};
+    usage_error("report takes no arguments besides its options, not '$args[0]'") if @args;
+    check_common($opt);
+    load_dictionary_file($_) for @{ $opt->{dictionary} || [] };
+
+    my $server = Cache::Memcached::RustXS::Dict::Server->connect($opt->{server}, timeout => $opt->{timeout});
+    my $listing = list_keys($server, delimiter => $opt->{delimiter}, per_prefix => $opt->{sample},
+                            prefixes => $opt->{prefix}, progress => listing_progress());
+    my @groups = sort { $b->{item_bytes} <=> $a->{item_bytes} || $a->{prefix} cmp $b->{prefix} }
+                 values %{ $listing->{groups} };
+    for my $i (0 .. $#groups) {
+        my $g = $groups[$i];
+        my $tag = sprintf 'prefix %d/%d, %s', $i + 1, scalar @groups, shown($g->{prefix});
+        my $values = fetch_values($server, $g, progress => fetch_progress($tag));
+        $progress->show("$tag: measuring");
+        $g->{held_out} = measure_held_out($values, size => $opt->{size});
+    }
+    $progress->clear;
+    $server->close;
+
+    my $report = report_data(server => $opt->{server}{spec}, delimiter => $opt->{delimiter},
+                             sample => $opt->{sample}, dictionary_size => $opt->{size},
+                             listing => $listing, groups => \@groups);
+    if ($opt->{json}) { print_json(\*STDOUT, $report) }
+    else              { print_report(\*STDOUT, $report) }
+    return;
+}
+
+# ---- train ----------------------------------------------------------------------
+
+sub cmd_train {
+    my @args = @_;
+    my $opt = parse_options('train', \@args, qw(server=s prefix=s out=s size=s delimiter=s
+                                                sample=s dictionary=s@ timeout=s null json force));
+    return show_help() if $opt->{help};
+    usage_error('train: --out FILE is needed') unless defined $opt->{out} && length $opt->{out};
+    check_common($opt);
+    if (defined $opt->{server}) {
+        usage_error('train: --prefix P is needed with --server') unless defined $opt->{prefix};
+        usage_error("train: with --server, no file arguments ('$args[0]')") if @args;
+        usage_error('train: --null is for samples read from standard input (-)') if $opt->{null};
+    } else {
+        usage_error('train: --server HOST:PORT, or sample files (or - for standard input), are needed')
+            unless @args;
+        usage_error('train: --prefix is for samples from a server (--server)') if defined $opt->{prefix};
+        usage_error('train: standard input (-) can be given once') if 1 < grep { $_ eq '-' } @args;
+        usage_error('train: --null is for samples read from standard input (-)')
+            if $opt->{null} && !grep { $_ eq '-' } @args;
+    }
+    fail("$opt->{out} exists (it may be a dictionary that stored values name; --force replaces it)")
+        if -e $opt->{out} && !$opt->{force};
+    load_dictionary_file($_) for @{ $opt->{dictionary} || [] };
+
+    my ($source, $values) = defined $opt->{server} ? server_samples($opt) : file_samples($opt, \@args);
+    my $of = defined $opt->{server} ? "values of prefix '$opt->{prefix}'" : 'samples';
+    fail('no ' . $of . ' to train on' . ($source->{group} ? skipped_note($source->{group}) : ''))
+        unless @$values;
+
+    $progress->show('measuring on the held-out half');
+    my $held = measure_held_out($values, size => $opt->{size});
+    $progress->show('training the dictionary');
+    my $bytes = sum_length($values);
+    my ($dict, $why) = train($values, $opt->{size});
+    $progress->clear;
+    fail(sprintf "cannot train a dictionary on %d %s (%d bytes): %s; at least a few hundred values help",
+                 scalar @$values, $of, $bytes, $why) unless defined $dict;
+    write_file($opt->{out}, $dict);
+    my $id = load_dictionary_file($opt->{out});
+
+    my $result = train_data(source => $source, values => $values, sample_bytes => $bytes,
+                            dictionary_size => $opt->{size}, held_out => $held,
+                            file => $opt->{out}, dictionary => $dict, id => $id);
+    if ($opt->{json}) { print_json(\*STDOUT, $result) }
+    else              { print_train(\*STDOUT, $result) }
+    return;
+}
+
+sub server_samples {
+    my ($opt) = @_;
+    my $server = Cache::Memcached::RustXS::Dict::Server->connect($opt->{server}, timeout => $opt->{timeout});
+    my $listing = list_keys($server, delimiter => $opt->{delimiter}, per_prefix => $opt->{sample},
+                            prefixes => [ $opt->{prefix} ], progress => listing_progress());
+    my $g = $listing->{groups}{ $opt->{prefix} };
+    fail("no key of $opt->{server}{spec} has the prefix '$opt->{prefix}' (delimiter '$opt->{delimiter}'; "
+         . "$listing->{keys} keys listed)") unless $g && @{ $g->{sample} };
+    my $values = fetch_values($server, $g, progress => fetch_progress(shown($g->{prefix})));
+    $server->close;
+    return ({ server => $opt->{server}{spec}, prefix => $opt->{prefix},
+              delimiter => $opt->{delimiter}, group => $g }, $values);
+}
+
+sub file_samples {
+    my ($opt, $args) = @_;
+    my $read = read_sample_files($args, null => $opt->{null});
+    return ({ files => $read->{files}, stdin => $read->{stdin}, empty => $read->{empty} }, $read->{values});
+}
+
+# ---- options --------------------------------------------------------------------
+
+sub parse_options {
+    my ($command, $args, @spec) = @_;
+    my %opt;
+    my @complaints;
+    {
+        local $SIG{__WARN__} = sub { push @complaints, $_[0] };
+        Getopt::Long::Configure(qw(no_ignore_case no_auto_abbrev no_getopt_compat permute));
+        Getopt::Long::GetOptionsFromArray($args, \%opt, @spec, 'help|h');
+    }
+    if (@complaints) {
+        (my $first = $complaints[0]) =~ s/\s+\z//;
+        $first =~ s/\AUnknown option: (.*)\z/unknown option --$1/;
+        $first = lcfirst $first;
+        usage_error("$command: $first");
+    }
+    return \%opt;
+}
+
+sub check_common {
+    my ($opt) = @_;
+    if (defined $opt->{server}) {
+        my $spec = $opt->{server};
+        $opt->{server} = Cache::Memcached::RustXS::Dict::Server->parse_address($spec)
+            or usage_error("--server must be HOST:PORT, [IPv6]:PORT or the path of a unix socket, not '$spec'");
+    }
+    for my $name (qw(delimiter sample size timeout)) {
+        $opt->{$name} = $DEFAULT{$name} unless defined $opt->{$name};
+    }
+    usage_error("--delimiter must be one character other than a space or a control character, not '$opt->{delimiter}'")
+        unless $opt->{delimiter} =~ /\A[^\x00-\x20\x7f]\z/;
+    usage_error("--sample must be a whole number of keys, 1 or more, not '$opt->{sample}'")
+        unless $opt->{sample} =~ /\A[0-9]+\z/ && $opt->{sample} >= 1;
+    usage_error("--size must be a whole number of bytes, $MIN_DICT or more, not '$opt->{size}'")
+        unless $opt->{size} =~ /\A[0-9]+\z/ && $opt->{size} >= $MIN_DICT;
+    usage_error("--timeout must be a number of seconds above 0, not '$opt->{timeout}'")
+        unless $opt->{timeout} =~ /\A(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\z/ && $opt->{timeout} > 0;
+    $opt->{$_} += 0 for qw(sample size timeout);
+    if ($opt->{json} && !eval { require JSON::PP; 1 }) {
+        fail('--json needs the module JSON::PP, which is not installed (it is part of perl '
+             . 'from 5.14; install it from CPAN on older perls)');
+    }
+    return;
+}
+
+# ---- files --------------------------------------------------------------------------
+
+# Writes the file whole or not at all: a temporary file in the same folder,
+# renamed over it.
+sub write_file {
+    my ($path, $bytes) = @_;
+    my ($volume, $dir) = File::Spec->splitpath($path);
+    $dir = File::Spec->catpath($volume, $dir, '');
+    $dir = File::Spec->curdir unless length $dir;
+    my $tmp = eval { File::Temp->new(DIR => $dir, TEMPLATE => '.cmrx-dict-XXXXXX', UNLINK => 1) }
+        or fail("cannot write in $dir: " . ($@ =~ /: (.*?)(?: at \S+ line \d+)?\.?\n?\z/ ? $1 : $!));
+    binmode $tmp;
+    print {$tmp} $bytes or fail("cannot write $path: $!");
+    close $tmp or fail("cannot write $path: $!");
+    chmod 0644 & ~umask, "$tmp";
+    rename "$tmp", $path or fail("cannot write $path: $!");
+    $tmp->unlink_on_destroy(0);
+    return;
+}
+
+# ---- progress ------------------------------------------------------------------------
+
+sub listing_progress {
+    return sub { $progress->show($_[0] ? "listing keys: $_[0]" : 'listing keys') };
+}
+
+sub fetch_progress {
+    my ($tag) = @_;
+    return sub { $progress->show("$tag: fetching $_[0]/$_[1]") };
+}
+
+# One line on standard error, rewritten; nothing unless it is a terminal
+# (a person watching).
+package    # the progress line, not a module of its own
+    Cache::Memcached::RustXS::Dict::CLI::Progress;
+
+sub new { my ($class, $on) = @_; return bless { on => $on, shown => 0 }, $class }
+
+sub show {
+    my ($self, $message) = @_;
+    return unless $self->{on};
+    $message = substr $message, 0, $PROGRESS_WIDTH;
+    print STDERR "\r", $message, ' ' x ($self->{shown} > length $message ? $self->{shown} - length $message : 0);
+    $self->{shown} = length $message;
+    return;
+}
+
+sub clear {
+    my ($self) = @_;
+    return unless $self->{on} && $self->{shown};
+    print STDERR "\r", ' ' x $self->{shown}, "\r";
+    $self->{shown} = 0;
+    return;
+}
+
+1;
+__END__
+
+=head1 NAME
+
+Cache::Memcached::RustXS::Dict::CLI - the cmrx-dict command line: options, subcommands, exit statuses
+
+=head1 SYNOPSIS
+
+    use Cache::Memcached::RustXS::Dict::CLI;
+
+    # What bin/cmrx-dict does:
+    #   exit Cache::Memcached::RustXS::Dict::CLI::main(@ARGV);
+    my $status = Cache::Memcached::RustXS::Dict::CLI::main('report', '--server', '127.0.0.1:11211');
+    print "exit status $status\n";    # 0: done, 1: a failure, 2: a usage error
+
+=head1 DESCRIPTION
+
+The command L<cmrx-dict> (F<cmrx-dict.pod> is its manual: C<perldoc
+cmrx-dict>). This module parses its options, runs the subcommand through
+L<Cache::Memcached::RustXS::Dict::Server>, L<Cache::Memcached::RustXS::Dict::Sample>,
+L<Cache::Memcached::RustXS::Dict::Measure> and
+L<Cache::Memcached::RustXS::Dict::Report>, shows progress on standard
+error when it is a terminal, and turns errors into one line on standard
+error and an exit status.
+
+=head1 FUNCTIONS
+
+=over 4
+
+=item main(@arguments)
+
+Runs the command with these arguments (as C<@ARGV>) and returns its exit
+status (the manual's "EXIT STATUS"): 0 when done, 1 for a failure, 2 for a
+usage error or a server the command cannot work with. It prints the
+results on standard output and errors on standard error, C<cmrx-dict: >
+first; it does not exit.
+
+=item dispatch(@arguments)
+
+The subcommand (C<report>, C<train>, C<--help>, C<--version>) run with its
+arguments; dies with a L<Cache::Memcached::RustXS::Dict/Cache::Memcached::RustXS::Dict::Error>
+on errors (kind C<usage> for the command line's).
+
+=item cmd_report(@arguments), cmd_train(@arguments)
+
+The two subcommands, with the arguments after their name.
+
+=item server_samples(\%options), file_samples(\%options, \@files)
+
+C<train>'s samples, C<(\%source, \@values)>: the values of C<--prefix>
+on C<--server>, or the files and standard input given.
+
+=item listing_progress, fetch_progress($tag)
+
+The progress functions given to C<list_keys> and C<fetch_values>: what
+the progress line says while keys are listed and values fetched.
+
+=item parse_options($command, \@arguments, @getopt_specs), check_common(\%options)
+
+The options of a subcommand (Getopt::Long, no abbreviations), and the
+checks and defaults of the options both share (C<--server> parsed into
+an address).
+
+=item show_help, manual
+
+Prints the synopsis, the options and the exit statuses of the manual
+(C<--help>); the manual's file.
+
+=item write_file($path, $bytes)
+
+Writes C<$path> whole or not at all (a temporary file in its folder,
+renamed).
+
+=item usage_error($message)
+
+Dies with an error of kind C<usage>.
+
+=back
+
+=head1 SEE ALSO
+
+L<cmrx-dict>, L<Cache::Memcached::RustXS::Dict>.
+
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 BUGS AND SUPPORT
+
+Please report bugs at
+L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
+
+=head1 COPYRIGHT AND LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
+
+=cut

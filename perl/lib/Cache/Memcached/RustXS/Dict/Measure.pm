@@ -1,0 +1,275 @@
+package Cache::Memcached::RustXS::Dict::Measure;
+
+use strict;
+use warnings;
+
+use Exporter 5.57 'import';
+use File::Temp ();
+use Time::HiRes ();
+
+use Compress::Zlib ();
+use Cache::Memcached::RustXS::Zstd ();
+use Cache::Memcached::RustXS::Dict qw(fail sum_length round);
+
+our $VERSION = '0.100';
+
+our @EXPORT_OK = qw(held_out_split measure_held_out codecs measure measure_codec compress_all
+                    train load_dictionary_file load_dictionary_bytes);
+
+our $ZSTD_LEVEL = 3;
+my $ROUNDS     = 3;        # timing rounds; the fastest counts
+my $ROUND_TIME = 0.005;    # seconds a timing round lasts at least
+my $CALLS_IF_INSTANT = 1000;    # calls a round when one took no measurable time
+
+# The values at even positions (0, 2, ...) train, those at odd positions
+# (1, 3, ...) are held out.
+sub held_out_split {
+    my ($values) = @_;
+    my (@train, @held);
+    push @{ $_ % 2 ? \@held : \@train }, $values->[$_] for 0 .. $#$values;
+    return (\@train, \@held);
+}
+
+# gzip, zstd and zstd with a dictionary trained on the training half, each
+# measured on the held-out half.
+sub measure_held_out {
+    my ($values, %opt) = @_;
+    my ($train, $held) = held_out_split($values);
+    my %m = (values => scalar @$held, raw_bytes => sum_length($held),
+             trained_on => scalar @$train, training_bytes => sum_length($train));
+    return \%m unless @$held;
+    my $plain = codecs();
+    %m = (%m, %{ measure($held, { gzip => $plain->{gzip}, zstd => $plain->{zstd} }) });
+    my ($dict, $why) = train($train, $opt{size});
+    if (!defined $dict) {
+        $m{zstd_dict_error} = "no dictionary from $m{trained_on} value" . ($m{trained_on} == 1 ? '' : 's')
+                            . " ($m{training_bytes} bytes): $why (a few hundred values help)";
+        return \%m;
+    }
+    my $id = load_dictionary_bytes($dict);
+    $m{zstd_dict} = measure_codec($held, codecs(dictionary => $id)->{zstd_dict});
+    $m{zstd_dict}{dictionary_bytes} = length $dict;
+    return \%m;
+}
+
+# The codecs measured: { name => { compress => sub, decompress => sub } }.
+sub codecs {
+    my (%opt) = @_;
+    my %codecs = (
+        # What both clients write today, and read; memGunzip empties its
+        # argument, so it gets a copy.
+        gzip => { compress   => sub { Compress::Zlib::memGzip($_[0]) },
+                  decompress => sub { my $copy = $_[0]; Compress::Zlib::memGunzip($copy) } },
+        zstd => { compress   => sub { Cache::Memcached::RustXS::Zstd::compress($_[0], level => $ZSTD_LEVEL) },
+                  decompress => \&Cache::Memcached::RustXS::Zstd::decompress },
+    );
+    if (defined $opt{dictionary}) {
+        my $id = $opt{dictionary};
+        $codecs{zstd_dict} = {
+            compress   => sub { Cache::Memcached::RustXS::Zstd::compress($_[0], level => $ZSTD_LEVEL, dictionary => $id) },
+            decompress => \&Cache::Memcached::RustXS::Zstd::decompress,
+        };
+    }
+    return \%codecs;
+}
+
+sub measure {
+    my ($inputs, $codecs) = @_;
+    return { map { ($_ => measure_codec($inputs, $codecs->{$_})) } sort keys %$codecs };
+}
+
+# Stored bytes of the values compressed one by one, and microseconds per
+# value each way.
+sub measure_codec {
+    my ($inputs, $codec) = @_;
+    my $frames = compress_all($inputs, $codec);
+    my ($compress, $decompress) = @{$codec}{qw(compress decompress)};
+    my $us_c = best_time(sub { $compress->($_) for @$inputs }) / @$inputs;
+    my $us_d = best_time(sub { $decompress->($_) for @$frames }) / @$frames;
+    return { bytes => sum_length($frames), us_compress => round($us_c, 1),
+             us_decompress => round($us_d, 1) };
+}
+
+# Each value compressed alone, checked to come back whole.
+sub compress_all {
+    my ($inputs, $codec) = @_;
+    my @frames = map { $codec->{compress}->($_) } @$inputs;
+    for my $i (0 .. $#frames) {
+        my $back = $codec->{decompress}->($frames[$i]);
+        defined $back && $back eq $inputs->[$i]
+            or fail('internal error: a value did not come back whole from its compression');
+    }
+    return \@frames;
+}
+
+# Microseconds one call of $code takes: the fastest of $ROUNDS rounds, each
+# of as many calls as fill $ROUND_TIME seconds (so that a few small values
+# are not timed by one tick of the clock or one interruption).
+sub best_time {
+    my ($code) = @_;
+    my $t0 = Time::HiRes::time();
+    $code->();
+    my $once = Time::HiRes::time() - $t0;
+    my $calls = $once > 0 ? int($ROUND_TIME / $once) + 1 : $CALLS_IF_INSTANT;
+    my $best;
+    for (1 .. $ROUNDS) {
+        $t0 = Time::HiRes::time();
+        $code->() for 1 .. $calls;
+        my $t = (Time::HiRes::time() - $t0) / $calls;
+        $best = $t if !defined $best || $t < $best;
+    }
+    return 1e6 * $best;
+}
+
+# (dictionary bytes) or (undef, why).
+sub train {
+    my ($values, $size) = @_;
+    my $dict = eval { Cache::Memcached::RustXS::Zstd::train_dictionary($values, size => $size) };
+    return ($dict) if defined $dict;
+    (my $why = $@) =~ s/ at \S+ line \d+\.?\n?\z//;
+    $why =~ s/\Atrain_dictionary: //;
+    return (undef, $why);
+}
+
+# The ID of the dictionary in $file, loaded for the process; fails with
+# load_dictionary's reason.
+sub load_dictionary_file {
+    my ($file) = @_;
+    my $id = eval { Cache::Memcached::RustXS::Zstd::load_dictionary($file) };
+    if (!defined $id) {
+        (my $why = $@) =~ s/ at \S+ line \d+\.?\n?\z//;
+        fail($why);
+    }
+    return $id;
+}
+
+sub load_dictionary_bytes {
+    my ($dict) = @_;
+    my $tmp = File::Temp->new(TEMPLATE => 'cmrx-dict-XXXXXX', TMPDIR => 1);
+    binmode $tmp;
+    print {$tmp} $dict;
+    close $tmp or fail("cannot write a temporary file: $!");
+    return load_dictionary_file("$tmp");
+}
+
+1;
+__END__
+
+=head1 NAME
+
+Cache::Memcached::RustXS::Dict::Measure - what values take under gzip, zstd and zstd with a dictionary, and how long, for cmrx-dict
+
+=head1 SYNOPSIS
+
+    use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out codecs measure);
+
+    my @values = map { qq({"id":$_,"name":"user$_","plan":"free","tags":["a","b"]}) } 1 .. 400;
+
+    # What cmrx-dict prints: trained on half, measured on the other half
+    my $m = measure_held_out(\@values, size => 4096);
+    printf "%d values: raw %d, gzip %d, zstd %d, zstd+dict %d bytes\n",
+        $m->{values}, $m->{raw_bytes}, $m->{gzip}{bytes}, $m->{zstd}{bytes}, $m->{zstd_dict}{bytes};
+
+    # Any values, any codecs
+    my $r = measure([ @values[0 .. 99] ], codecs());
+    print "gzip: $r->{gzip}{us_compress} us a value\n";
+
+=head1 DESCRIPTION
+
+The measuring of L<cmrx-dict> (its manual says how values are measured):
+each value compressed alone by each codec, checked to decompress to what
+it was, its bytes summed, and the time each takes per value. Which values
+are measured is L<Cache::Memcached::RustXS::Dict::Sample>'s business, and
+printing them L<Cache::Memcached::RustXS::Dict::Report>'s.
+
+A codec is C<< { compress => sub { ... }, decompress => sub { ... } } >>:
+functions of one string of bytes to another, C<decompress> giving C<undef>
+for what it cannot read.
+
+=head1 FUNCTIONS
+
+Exported on request: every function below.
+
+=over 4
+
+=item held_out_split(\@values)
+
+C<(\@train, \@held)>: the values at even positions (1st, 3rd, ...) and at
+odd positions (2nd, 4th, ...), in order.
+
+=item measure_held_out(\@values, size => 16384)
+
+Splits the values, and measures gzip and zstd on the held-out half, and
+zstd with a dictionary of at most C<size> bytes trained on the other half
+(and loaded for the process). Returns C<values>, C<raw_bytes>,
+C<trained_on>, C<training_bytes>, and C<gzip>, C<zstd>, C<zstd_dict> as
+L</measure_codec(\@inputs, $codec)> returns them (C<zstd_dict> with
+C<dictionary_bytes>), or, when zstd cannot train on the training half,
+C<zstd_dict_error> saying why. No codec is measured without a held-out
+value.
+
+=item codecs(dictionary => $id)
+
+The codecs cmrx-dict measures, by name: C<gzip> (Compress::Zlib's
+C<memGzip> and C<memGunzip>, what both clients store), C<zstd> (level 3,
+C<$Cache::Memcached::RustXS::Dict::Measure::ZSTD_LEVEL>) and, with a
+loaded dictionary's ID, C<zstd_dict> (the same level, with it).
+
+=item measure(\@inputs, \%codecs)
+
+L</measure_codec(\@inputs, $codec)> of each codec: C<< { name => result } >>.
+
+=item measure_codec(\@inputs, $codec)
+
+C<< { bytes, us_compress, us_decompress } >>: the bytes of the inputs
+compressed one by one (L</compress_all(\@inputs, $codec)>), and the
+microseconds per input each way, the fastest of three rounds of at least
+5 ms each.
+
+=item best_time(sub { ... })
+
+The microseconds one call of the function takes: the fastest of three
+rounds, each of as many calls as fill 5 ms (so that a few small values are
+not timed by one tick of the clock or one interruption).
+
+=item compress_all(\@inputs, $codec)
+
+The inputs compressed one by one, in order, each checked to decompress to
+what it was (an internal error fails otherwise): their sizes are what each
+would take.
+
+=item train(\@values, $size)
+
+C<($dictionary_bytes)> trained by
+L<Cache::Memcached::RustXS::Zstd/train_dictionary(\@samples, size =E<gt> 16384)>,
+or C<(undef, $why)> when zstd cannot train on them.
+
+=item load_dictionary_file($file), load_dictionary_bytes($bytes)
+
+Loads a dictionary for the process
+(L<Cache::Memcached::RustXS::Zstd/load_dictionary($path)>) and returns its
+ID; fails with the reason it does not load.
+
+=back
+
+=head1 SEE ALSO
+
+L<cmrx-dict>, L<Cache::Memcached::RustXS::Zstd>.
+
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 BUGS AND SUPPORT
+
+Please report bugs at
+L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
+
+=head1 COPYRIGHT AND LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
+
+=cut

@@ -1,0 +1,419 @@
+package Cache::Memcached::RustXS::Dict::Report;
+
+use strict;
+use warnings;
+
+use Exporter 5.57 'import';
+
+use Cache::Memcached::RustXS::Dict qw(ratio);
+use Cache::Memcached::RustXS::Dict::Measure ();
+
+our $VERSION = '0.100';
+
+our @EXPORT_OK = qw(report_data train_data print_report print_train print_json
+                    skipped_note shown text);
+
+# ---- the data -------------------------------------------------------------------
+
+sub report_data {
+    my (%a) = @_;
+    my @prefixes;
+    my %total = map { ($_ => 0) } qw(values raw_bytes gzip zstd zstd_dict dict_raw dict_gzip);
+    for my $g (@{ $a{groups} }) {
+        my $h = $g->{held_out};
+        my %p = (
+            prefix => text($g->{prefix}), delimited => $g->{delimited} ? json_true() : json_false(),
+            keys => $g->{keys}, item_bytes => $g->{item_bytes}, unfetchable => $g->{unfetchable},
+            sampled => scalar @{ $g->{sample} }, fetched => $g->{fetched}, gone => $g->{gone},
+            stored_bytes => $g->{stored_bytes}, compressed => $g->{compressed},
+            compressed_share => ratio($g->{compressed}, $g->{fetched}),
+            storable => $g->{storable}, undecodable => $g->{undecodable},
+            skipped => { %{ $g->{skip_reasons} } },
+            values => $g->{values}, raw_bytes => $g->{raw_bytes},
+            held_out => $h,
+        );
+        push @prefixes, \%p;
+        next unless $h->{values};
+        $total{values}    += $h->{values};
+        $total{raw_bytes} += $h->{raw_bytes};
+        $total{gzip}      += $h->{gzip}{bytes};
+        $total{zstd}      += $h->{zstd}{bytes};
+        if ($h->{zstd_dict}) {    # dictionary totals only where there is one
+            $total{zstd_dict} += $h->{zstd_dict}{bytes};
+            $total{dict_raw}  += $h->{raw_bytes};
+            $total{dict_gzip} += $h->{gzip}{bytes};
+        }
+    }
+    return {
+        command => 'report',
+        server => text($a{server}),
+        delimiter => text($a{delimiter}),
+        sample => $a{sample},
+        dictionary_size => $a{dictionary_size},
+        zstd_level => $Cache::Memcached::RustXS::Dict::Measure::ZSTD_LEVEL,
+        gzip => 'Compress::Zlib::memGzip (level 9)',
+        held_out => 'each prefix\'s sample in key order: sizes and times on the values at odd '
+                  . 'positions (2nd, 4th, ...); the dictionary is trained on those at even positions (1st, 3rd, ...)',
+        keys => $a{listing}{keys},
+        unfetchable => $a{listing}{unfetchable},
+        prefixes => \@prefixes,
+        total => {
+            values => $total{values}, raw_bytes => $total{raw_bytes},
+            gzip_bytes => $total{gzip}, zstd_bytes => $total{zstd},
+            zstd_ratio => ratio($total{zstd}, $total{gzip}),
+            zstd_dict_bytes => $total{zstd_dict},
+            zstd_dict_raw_bytes => $total{dict_raw}, zstd_dict_gzip_bytes => $total{dict_gzip},
+            zstd_dict_ratio => ratio($total{zstd_dict}, $total{dict_gzip}),
+        },
+    };
+}
+
+sub train_data {
+    my (%a) = @_;
+    my $values = $a{values};
+    return {
+        command => 'train',
+        source  => source_data($a{source}),
+        samples => scalar @$values,
+        sample_bytes => $a{sample_bytes},
+        dictionary_size => 0 + $a{dictionary_size},
+        zstd_level => $Cache::Memcached::RustXS::Dict::Measure::ZSTD_LEVEL,
+        held_out => $a{held_out},
+        dictionary => { file => text($a{file}), bytes => length $a{dictionary}, id => $a{id},
+                        trained_on => scalar @$values, training_bytes => $a{sample_bytes} },
+    };
+}
+
+sub source_data {
+    my ($s) = @_;
+    return { files => $s->{files}, stdin => $s->{stdin}, empty => $s->{empty} } unless $s->{server};
+    my $g = $s->{group};
+    return {
+        server => text($s->{server}), prefix => text($s->{prefix}), delimiter => text($s->{delimiter}),
+        keys => $g->{keys}, item_bytes => $g->{item_bytes}, sampled => scalar @{ $g->{sample} },
+        fetched => $g->{fetched}, gone => $g->{gone}, unfetchable => $g->{unfetchable},
+        stored_bytes => $g->{stored_bytes}, compressed => $g->{compressed}, storable => $g->{storable},
+        undecodable => $g->{undecodable}, skipped => { %{ $g->{skip_reasons} } },
+    };
+}
+
+# ---- as text ----------------------------------------------------------------------
+
+sub print_report {
+    my ($fh, $r) = @_;
+    my @p = @{ $r->{prefixes} };
+    printf {$fh} "cmrx-dict report of %s: %d keys listed, %d prefix%s (delimiter '%s'), up to %d sampled each\n",
+        shown($r->{server}), $r->{keys}, scalar @p, (@p == 1 ? '' : 'es'), shown($r->{delimiter}), $r->{sample};
+    if (!@p) {
+        print {$fh} "\nNo keys to report on.\n";
+        return;
+    }
+
+    print {$fh} "\nStored (item bytes: all keys, as listed; the rest: the sampled values, as fetched)\n";
+    table($fh, [qw(prefix keys), 'item bytes', qw(sampled), 'stored bytes', qw(compressed storable skipped)],
+          map { [ shown($_->{prefix}), $_->{keys}, $_->{item_bytes}, $_->{sampled}, $_->{stored_bytes},
+                  percent($_->{compressed}, $_->{fetched}), percent($_->{storable}, $_->{fetched}),
+                  $_->{gone} + $_->{undecodable} ] } @p);
+
+    print {$fh} "\nHeld-out half, bytes: each prefix's sample in key order, the values at odd positions\n",
+          "(2nd, 4th, ...), each compressed alone; the dictionary ($r->{dictionary_size} bytes at most) is\n",
+          "trained on the values at even positions (1st, 3rd, ...)\n";
+    my @rows;
+    for my $p (@p) {
+        my $h = $p->{held_out};
+        if (!$h->{values}) {
+            push @rows, [ shown($p->{prefix}), 0, ('-') x 7 ];
+            next;
+        }
+        my $d = $h->{zstd_dict};
+        push @rows, [ shown($p->{prefix}), $h->{values}, $h->{raw_bytes}, $h->{gzip}{bytes}, $h->{zstd}{bytes},
+                      ($d ? $d->{bytes} : '-'), fixed(ratio($h->{zstd}{bytes}, $h->{gzip}{bytes})),
+                      ($d ? fixed(ratio($d->{bytes}, $h->{gzip}{bytes})) : '-'),
+                      ($d ? fixed(ratio($d->{bytes}, $h->{raw_bytes})) : '-') ];
+    }
+    my $t = $r->{total};
+    push @rows, [ 'total', $t->{values}, $t->{raw_bytes}, $t->{gzip_bytes}, $t->{zstd_bytes},
+                  $t->{zstd_dict_bytes}, fixed($t->{zstd_ratio}), fixed($t->{zstd_dict_ratio}),
+                  fixed(ratio($t->{zstd_dict_bytes}, $t->{zstd_dict_raw_bytes})) ] if @p > 1;
+    table($fh, [qw(prefix values raw), 'gzip -9', 'zstd -3', 'zstd+dict', 'zstd/gzip', 'dict/gzip', 'dict/raw'],
+          @rows);
+
+    print {$fh} "\nHeld-out half, microseconds per value (compress / decompress)\n";
+    table($fh, [qw(prefix), 'gzip -9', 'zstd -3', 'zstd+dict'],
+          map { my $h = $_->{held_out};
+                $h->{values}
+                    ? [ shown($_->{prefix}), map { $h->{$_} ? us_pair($h->{$_}) : '-' } qw(gzip zstd zstd_dict) ]
+                    : [ shown($_->{prefix}), ('-') x 3 ] } @p);
+
+    my @notes;
+    for my $p (@p) {
+        my @what = skipped_reasons($p);
+        push @what, $p->{held_out}{zstd_dict_error} if $p->{held_out}{zstd_dict_error};
+        push @what, 'a single value: no held-out half' if $p->{values} == 1;
+        push @notes, '  ' . shown($p->{prefix}) . ': ' . join('; ', @what) if @what;
+    }
+    print {$fh} "\nNotes\n", map { "$_\n" } @notes if @notes;
+    return;
+}
+
+sub print_train {
+    my ($fh, $r) = @_;
+    my $s = $r->{source};
+    if (defined $s->{server}) {
+        my $n = 0;
+        $n += $s->{$_} for qw(gone undecodable unfetchable);
+        printf {$fh} "cmrx-dict train: prefix '%s' of %s: %d keys listed, %d sampled, %d values (%d bytes), %d skipped\n",
+            shown($s->{prefix}), shown($s->{server}), $s->{keys}, $s->{sampled}, $r->{samples}, $r->{sample_bytes}, $n;
+        my @why = skipped_reasons($s);
+        print {$fh} "  skipped: ", join('; ', @why), "\n" if @why;
+    } else {
+        printf {$fh} "cmrx-dict train: %d samples (%d bytes): %s%s\n", $r->{samples}, $r->{sample_bytes},
+            join(', ', ($s->{files} ? plural($s->{files}, 'file') : ()),
+                       ($s->{stdin} ? plural($s->{stdin}, 'sample') . ' from standard input' : ())),
+            ($s->{empty} ? ', ' . plural($s->{empty}, 'empty sample') . ' skipped' : '');
+    }
+    my $h = $r->{held_out};
+    print {$fh} "\nHeld-out check: a dictionary trained on the $h->{trained_on} values at even positions (1st, 3rd, ...),\n",
+          "measured with gzip and zstd on the $h->{values} values at odd positions (2nd, 4th, ...), each\n",
+          "compressed alone\n";
+    if (!$h->{values}) {
+        print {$fh} "  not measured: a single value has no held-out half\n";
+    } else {
+        my @rows = ([ 'raw', $h->{raw_bytes}, '1.000' ]);
+        for (['gzip -9', 'gzip'], ['zstd -3', 'zstd'], ['zstd+dict', 'zstd_dict']) {
+            my ($label, $k) = @$_;
+            my $c = $h->{$k};
+            push @rows, $c ? [ $label, $c->{bytes}, fixed(ratio($c->{bytes}, $h->{raw_bytes})),
+                               fixed(ratio($c->{bytes}, $h->{gzip}{bytes})),
+                               sprintf('%.1f', $c->{us_compress}), sprintf('%.1f', $c->{us_decompress}) ]
+                           : [ $label, ('-') x 5 ];
+        }
+        table($fh, [ '', 'bytes', 'of raw', 'of gzip', 'us compress', 'us decompress' ], @rows);
+        print {$fh} "  no held-out dictionary: $h->{zstd_dict_error}\n" if $h->{zstd_dict_error};
+    }
+    my $d = $r->{dictionary};
+    print {$fh} "\nWrote ", shown($d->{file}), ": a zstd dictionary of $d->{bytes} bytes, ID $d->{id}, trained on all ",
+          "$d->{trained_on} values ($d->{training_bytes} bytes)\n";
+    printf {$fh} "  note: the samples are %.1f times the dictionary size; zstd advises about 100 times%s\n",
+        $d->{training_bytes} / $r->{dictionary_size}, (defined $s->{server} ? ' (--sample takes more keys)' : '')
+        if $d->{training_bytes} < 10 * $r->{dictionary_size};
+    return;
+}
+
+# What of a group (or a train source) was skipped, and why.
+sub skipped_reasons {
+    my ($g) = @_;
+    my @what;
+    push @what, plural($g->{unfetchable}, 'key') . ' a text-protocol get cannot name' if $g->{unfetchable};
+    push @what, plural($g->{gone}, 'key') . ' gone before they were fetched' if $g->{gone};
+    push @what, plural($g->{skipped}{$_}, 'value') . " $_" for sort keys %{ $g->{skipped} };
+    return @what;
+}
+
+# " (N keys gone; N values why)" for a group that lost values, else ''.
+sub skipped_note {
+    my ($g) = @_;
+    my $n = $g->{gone} + $g->{undecodable};
+    return '' unless $n;
+    return ' (' . join('; ', ($g->{gone} ? plural($g->{gone}, 'key') . ' gone' : ()),
+                       map { plural($g->{skip_reasons}{$_}, 'value') . " $_" } sort keys %{ $g->{skip_reasons} })
+         . ')';
+}
+
+# Columns: the first left-aligned, the others right-aligned.
+sub table {
+    my ($fh, $head, @rows) = @_;
+    my @width;
+    for my $row ($head, @rows) {
+        for my $i (0 .. $#$row) {
+            my $l = length $row->[$i];
+            $width[$i] = $l if !defined $width[$i] || $l > $width[$i];
+        }
+    }
+    for my $row ($head, @rows) {
+        my @cells = map { $_ == 0 ? sprintf('%-*s', $width[0], $row->[0])
+                                  : sprintf('%*s', $width[$_], $row->[$_]) } 0 .. $#$row;
+        (my $line = join '  ', @cells) =~ s/\s+\z//;
+        print {$fh} "  $line\n";
+    }
+    return;
+}
+
+# A string of the data as printed: its bytes (see text), control bytes
+# escaped.
+sub shown {
+    my ($bytes) = @_;
+    utf8::encode($bytes) if utf8::is_utf8($bytes);
+    $bytes =~ s/([\x00-\x1f\x7f])/sprintf '\\x%02X', ord $1/ge;
+    return $bytes;
+}
+
+# A string of bytes for JSON (which is UTF-8): as characters when the bytes
+# are UTF-8, else each byte a character.
+sub text {
+    my ($bytes) = @_;
+    utf8::decode($bytes);
+    return $bytes;
+}
+
+sub percent {
+    my ($x, $of) = @_;
+    return '-' unless $of;
+    return sprintf '%d%%', int(100 * $x / $of + 0.5);
+}
+
+sub us_pair { sprintf "%.1f / %.1f", $_[0]{us_compress}, $_[0]{us_decompress} }
+
+sub fixed { defined $_[0] ? sprintf('%.3f', $_[0]) : '-' }
+
+sub plural {
+    my ($n, $word) = @_;
+    return "$n $word" . ($n == 1 ? '' : 's');
+}
+
+# ---- as JSON --------------------------------------------------------------------------
+
+sub json_true  { $INC{'JSON/PP.pm'} ? JSON::PP::true()  : 1 }
+sub json_false { $INC{'JSON/PP.pm'} ? JSON::PP::false() : 0 }
+
+sub print_json {
+    my ($fh, $data) = @_;
+    require JSON::PP;
+    print {$fh} JSON::PP->new->utf8->canonical->pretty->encode($data);
+    return;
+}
+
+1;
+__END__
+
+=head1 NAME
+
+Cache::Memcached::RustXS::Dict::Report - cmrx-dict's reports, as text tables or JSON
+
+=head1 SYNOPSIS
+
+    use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out);
+    use Cache::Memcached::RustXS::Dict::Report qw(report_data print_report print_json);
+
+    my @values = map { qq({"id":$_,"name":"user$_","plan":"free"}) } 1 .. 300;
+    my $group = {
+        prefix => 'user', delimited => 1, keys => 300, item_bytes => 30_000, unfetchable => 0,
+        sample => [ 1 .. 300 ], fetched => 300, gone => 0, stored_bytes => 12_000,
+        compressed => 0, storable => 0, undecodable => 0, skip_reasons => {},
+        values => 300, raw_bytes => 11_000,
+        held_out => measure_held_out(\@values, size => 4096),
+    };
+    my $report = report_data(server => '127.0.0.1:11211', delimiter => ':', sample => 1000,
+                             dictionary_size => 4096, listing => { keys => 300, unfetchable => 0 },
+                             groups => [$group]);
+    print_report(\*STDOUT, $report);
+    print_json(\*STDOUT, $report) if eval { require JSON::PP; 1 };
+
+=head1 DESCRIPTION
+
+The output of L<cmrx-dict>: what C<report> and C<train> found, first as
+data (what C<--json> prints), then printed as the tables its manual
+describes. The groups come from L<Cache::Memcached::RustXS::Dict::Sample>
+(C<fetch_values> fills their counts), their C<held_out> measures from
+L<Cache::Memcached::RustXS::Dict::Measure>.
+
+Strings in the data are as JSON wants them: prefixes and file names whose
+bytes are UTF-8 as characters, any other byte as the character of that
+code; the text output prints their bytes, control bytes escaped (C<\x0A>).
+
+=head1 FUNCTIONS
+
+Exported on request: C<report_data>, C<train_data>, C<print_report>,
+C<print_train>, C<print_json>, C<skipped_note>, C<shown>, C<text>.
+
+=over 4
+
+=item report_data(server => $spec, delimiter => ':', sample => 1000, dictionary_size => 16384, listing => $listing, groups => \@groups)
+
+The data of a report: the options it ran with, the C<keys> and
+C<unfetchable> counts of the listing, one entry in C<prefixes> per group
+(in the order given: cmrx-dict sorts them by item bytes, largest first)
+with its counts, skip reasons and C<held_out> measures, and the C<total>
+over the groups (the dictionary's totals over the groups that have one).
+
+=item train_data(source => \%source, values => \@values, sample_bytes => $n, dictionary_size => 16384, held_out => $measures, file => $path, dictionary => $bytes, id => $id)
+
+The data of a training. C<%source> is either C<< { server => $spec,
+prefix, delimiter, group => $group } >> or C<< { files, stdin, empty } >>
+(as L<Cache::Memcached::RustXS::Dict::Sample/read_sample_files(\@args, null =E<gt> 0)>
+counts them).
+
+=item print_report($fh, $report), print_train($fh, $training)
+
+Prints the data as cmrx-dict's tables and notes to C<$fh>.
+
+=item print_json($fh, $data)
+
+Prints the data as canonical, pretty JSON (needs JSON::PP, part of perl
+from 5.14).
+
+=item skipped_note($group)
+
+C<" (2 keys gone; 1 value gzip that does not decompress)"> for a group
+that lost values between listing and decoding, else C<''>.
+
+=item shown($string), text($bytes)
+
+A string as printed (its bytes, control bytes escaped), and a string of
+bytes as JSON's data (UTF-8 decoded where it is UTF-8).
+
+=item source_data(\%source)
+
+The C<source> part of C<train_data>: the counts of the prefix's group, or
+of the files.
+
+=item skipped_reasons($group)
+
+What of a group (or a training's source) was skipped and why, one phrase
+each: C<"2 keys gone before they were fetched">, ...
+
+=back
+
+The pieces of the tables, for reports of the same look:
+
+=over 4
+
+=item table($fh, \@head, @rows)
+
+Prints rows of cells under a head, indented by two spaces, the first
+column left-aligned and the others right-aligned, each as wide as its
+widest cell.
+
+=item percent($x, $of), fixed($ratio), us_pair($measure), plural($n, $word)
+
+C<"33%"> (C<-> of nothing), C<"0.412"> (C<-> for C<undef>),
+C<"12.5 / 3.1"> (microseconds to compress / decompress), C<"1 value"> /
+C<"2 values">.
+
+=item json_true, json_false
+
+JSON::PP's booleans when it is loaded (C<--json>), else 1 and 0.
+
+=back
+
+=head1 SEE ALSO
+
+L<cmrx-dict>, L<JSON::PP>.
+
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 BUGS AND SUPPORT
+
+Please report bugs at
+L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
+
+=head1 COPYRIGHT AND LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
+
+=cut

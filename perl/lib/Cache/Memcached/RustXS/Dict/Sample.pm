@@ -1,0 +1,299 @@
+package Cache::Memcached::RustXS::Dict::Sample;
+
+use strict;
+use warnings;
+
+use Exporter 5.57 'import';
+
+use Cache::Memcached::RustXS ();
+use Cache::Memcached::RustXS::Dict qw(fail sum_length);
+
+our $VERSION = '0.100';
+
+our @EXPORT_OK = qw(list_keys fetch_values decode_value read_sample_files);
+
+our $NONE = '(none)';    # the group of keys without the delimiter
+
+my $F_STORABLE = 1;      # the flags Cache::Memcached and ::Fast set
+my $F_COMPRESS = 2;
+my $GET_BATCH  = 100;    # keys per get request
+my $MAX_KEY    = 250;    # the longest key a text-protocol get names
+my $PROGRESS_EVERY = 10000;    # keys listed between progress reports
+
+# ---- which keys: groups by prefix, an even sample of each -------------------------
+
+sub new {
+    my ($class, %opt) = @_;
+    my $want = $opt{prefixes} ? { map { ($_ => 1) } @{ $opt{prefixes} } } : undef;
+    return bless { delimiter => $opt{delimiter}, per_prefix => $opt{per_prefix}, want => $want,
+                   groups => {}, keys => 0, unfetchable => 0 }, $class;
+}
+
+# One key of the listing, in listing order. Each group keeps every
+# stride-th key it sees, and doubles the stride (halving what it kept)
+# when it holds twice the sample: memory stays within 2 * per_prefix keys
+# a group, and what is kept stays spread over the whole listing.
+sub add_key {
+    my ($self, $key, $size) = @_;
+    my $at = index $key, $self->{delimiter};
+    my $prefix = $at < 0 ? $NONE : substr $key, 0, $at;
+    $self->{keys}++;
+    return if $self->{want} && !$self->{want}{$prefix};
+    my $g = $self->{groups}{$prefix} ||= {
+        prefix => $prefix, delimited => ($at < 0 ? 0 : 1),
+        keys => 0, item_bytes => 0, unfetchable => 0,
+        seen => 0, stride => 1, kept => [],
+    };
+    $g->{keys}++;
+    $g->{item_bytes} += $size || 0;
+    # A text-protocol get cannot name keys with spaces or control bytes
+    # (binary-protocol clients can store them).
+    if (length $key > $MAX_KEY || $key =~ /[\x00-\x20\x7f]/) {
+        $g->{unfetchable}++;
+        $self->{unfetchable}++;
+    } elsif ($g->{seen}++ % $g->{stride} == 0) {
+        push @{ $g->{kept} }, $key;
+        if (@{ $g->{kept} } >= 2 * $self->{per_prefix}) {
+            my $kept = $g->{kept};
+            $g->{kept} = [ @$kept[ grep { $_ % 2 == 0 } 0 .. $#$kept ] ];
+            $g->{stride} *= 2;
+        }
+    }
+    return;
+}
+
+# What the listing gave: { keys, unfetchable, groups => { prefix => group } },
+# each group with its sample (at most per_prefix keys, evenly spaced over
+# what it kept, in key order).
+sub listing {
+    my ($self) = @_;
+    my $per = $self->{per_prefix};
+    for my $g (values %{ $self->{groups} }) {
+        next unless $g->{kept};
+        my $kept = delete $g->{kept};
+        my $n = @$kept;
+        my @pick = $n <= $per ? @$kept : @$kept[ map { int($_ * $n / $per) } 0 .. $per - 1 ];
+        $g->{sample} = [ sort @pick ];
+        delete @{$g}{qw(seen stride)};
+    }
+    return { keys => $self->{keys}, unfetchable => $self->{unfetchable}, groups => $self->{groups} };
+}
+
+sub list_keys {
+    my ($server, %opt) = @_;
+    my $progress = $opt{progress} || sub { };
+    my $sample = __PACKAGE__->new(%opt);
+    $progress->(0);
+    $server->each_key(sub {
+        $sample->add_key(@_);
+        $progress->($sample->{keys}) if $sample->{keys} % $PROGRESS_EVERY == 0;
+    });
+    return $sample->listing;
+}
+
+# ---- their values ------------------------------------------------------------------
+
+# Fetches the group's sampled keys and returns their values, decoded, in
+# the sample's (key) order; counts in the group what was stored and what
+# was skipped.
+sub fetch_values {
+    my ($server, $g, %opt) = @_;
+    my $progress = $opt{progress} || sub { };
+    my $keys = $g->{sample};
+    @{$g}{qw(fetched gone stored_bytes compressed storable undecodable)} = (0) x 6;
+    $g->{skip_reasons} = {};
+    my @values;
+    for (my $i = 0; $i < @$keys; $i += $GET_BATCH) {
+        my $end = $i + $GET_BATCH <= @$keys ? $i + $GET_BATCH : scalar @$keys;
+        my @batch = @$keys[ $i .. $end - 1 ];
+        $progress->($end, scalar @$keys);
+        my $got = $server->get_multi(\@batch);
+        for my $key (@batch) {
+            my $item = $got->{$key};
+            if (!$item) { $g->{gone}++; next }
+            my ($flags, $data) = @$item;
+            $g->{fetched}++;
+            $g->{stored_bytes} += length $data;
+            $g->{compressed}++ if $flags & $F_COMPRESS;
+            $g->{storable}++   if $flags & $F_STORABLE;
+            my ($value, $why) = decode_value($flags, $data);
+            if (defined $value) { push @values, $value; next }
+            $g->{undecodable}++;
+            $g->{skip_reasons}{$why}++;
+        }
+    }
+    $g->{values} = scalar @values;
+    $g->{raw_bytes} = sum_length(\@values);
+    return \@values;
+}
+
+# A stored value as the clients read it, before any thaw: one flagged
+# F_COMPRESS is decoded by the engine (gzip, zlib or zstd by its magic
+# number); Storable's frozen bytes stay as they are. (undef, why) when it
+# does not decode.
+sub decode_value {
+    my ($flags, $data) = @_;
+    return ($data) unless $flags & $F_COMPRESS;
+    my ($value, $format, $missing) = Cache::Memcached::RustXS::decode_compressed($data);
+    return ($value) if defined $value;
+    return (undef, 'flagged compressed, but not gzip, zlib or zstd') unless defined $format;
+    return (undef, "zstd, with dictionary $missing, which is not loaded (--dictionary)") if defined $missing;
+    return (undef, $format eq 'zstd' ? 'zstd that does not decompress (corrupt, or too large)'
+                                     : "$format that does not decompress");
+}
+
+# ---- samples from files and standard input -------------------------------------------
+
+sub read_sample_files {
+    my ($args, %opt) = @_;
+    my (@values, $files, $stdin, $empty);
+    $files = $stdin = $empty = 0;
+    for my $arg (@$args) {
+        if ($arg eq '-') {
+            binmode STDIN;
+            my $all = do { local $/; <STDIN> };
+            fail("reading standard input: $!") unless defined $all;
+            for my $sample (split $opt{null} ? qr/\0/ : qr/\n/, $all) {
+                if (length $sample) { push @values, $sample; $stdin++ }
+                else                { $empty++ }
+            }
+            next;
+        }
+        fail("$arg is not a file") if -e $arg && !-f _;
+        open my $fh, '<', $arg or fail("cannot open $arg: $!");
+        binmode $fh;
+        my $sample = do { local $/; <$fh> };
+        fail("cannot read $arg: $!") unless defined $sample;
+        close $fh;
+        $files++;
+        if (length $sample) { push @values, $sample }
+        else                { $empty++ }
+    }
+    return { values => \@values, files => $files, stdin => $stdin, empty => $empty };
+}
+
+1;
+__END__
+
+=head1 NAME
+
+Cache::Memcached::RustXS::Dict::Sample - which values cmrx-dict looks at: keys by prefix, sampled evenly, fetched and decoded
+
+=head1 SYNOPSIS
+
+    use Cache::Memcached::RustXS::Dict::Server;
+    use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values decode_value);
+
+    my $server  = Cache::Memcached::RustXS::Dict::Server->connect('127.0.0.1:11211');
+    my $listing = list_keys($server, delimiter => ':', per_prefix => 1000);
+    for my $prefix (sort keys %{ $listing->{groups} }) {
+        my $group  = $listing->{groups}{$prefix};
+        my $values = fetch_values($server, $group);    # decoded, in key order
+        printf "%s: %d keys, %d sampled, %d values\n",
+            $prefix, $group->{keys}, scalar @{ $group->{sample} }, scalar @$values;
+    }
+
+    # Without a server: the same grouping and sampling of any listing
+    my $sample = Cache::Memcached::RustXS::Dict::Sample->new(delimiter => ':', per_prefix => 2);
+    $sample->add_key($_, 100) for map { "user:$_" } 1 .. 10;
+    my $users = $sample->listing->{groups}{user};   # keys 10, sample of 2
+
+    my ($value, $why) = decode_value(2, "\x1f\x8b not quite gzip");   # (undef, why)
+
+=head1 DESCRIPTION
+
+The sampling of L<cmrx-dict> (its manual says how keys are sampled and
+values read): grouping a server's keys by prefix, an even sample of each
+group, fetching and decoding the sampled values, counting what was stored
+and what was skipped; and samples read from files and standard input.
+Measuring them is L<Cache::Memcached::RustXS::Dict::Measure>'s.
+
+=head1 FUNCTIONS
+
+Exported on request: C<list_keys>, C<fetch_values>, C<decode_value>,
+C<read_sample_files>.
+
+=over 4
+
+=item list_keys($server, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, progress => sub { my ($keys_so_far) = @_ })
+
+Lists the keys of C<$server> (a L<Cache::Memcached::RustXS::Dict::Server>)
+through a sampler (below) and returns its C<listing>. C<prefixes>: keep
+only these groups (all by default). C<progress> is called with 0 first
+and then every 10,000 keys.
+
+=item fetch_values($server, $group, progress => sub { my ($done, $total) = @_ })
+
+Fetches the keys of C<< $group->{sample} >> (100 to a C<get>) and returns
+their values decoded by L</decode_value($flags, $data)>, in key order. It
+adds to the group: C<fetched>, C<gone> (listed, but not there any more),
+C<stored_bytes> (as stored), C<compressed> and C<storable> (values so
+flagged), C<undecodable> and C<skip_reasons> (C<< { why => count } >>),
+C<values> and C<raw_bytes> (the decoded values returned).
+
+=item decode_value($flags, $data)
+
+A stored value as Cache::Memcached and Cache::Memcached::Fast read it,
+before any thaw: with C<F_COMPRESS> (2) in C<$flags> it is decoded by
+L<Cache::Memcached::RustXS/decode_compressed($bytes)> (gzip, zlib or a zstd
+frame, told by its magic number, with any loaded dictionary); Storable's
+frozen bytes (C<F_STORABLE>, 1) stay as they are. Returns C<($value)>, or
+C<(undef, $why)>.
+
+=item read_sample_files(\@args, null => 0)
+
+Samples from files (each file one sample) and, for C<->, from standard
+input: one a line, or separated by NUL bytes with C<null>. Empty samples
+are skipped. Returns C<< { values => \@samples, files, stdin, empty } >>
+(counts of files read, samples from standard input, empty samples). A file
+that cannot be read fails.
+
+=back
+
+=head2 The sampler
+
+=over 4
+
+=item Cache::Memcached::RustXS::Dict::Sample->new(delimiter => ':', per_prefix => 1000, prefixes => \@prefixes)
+
+=item $sample->add_key($key, $item_size)
+
+One key of a listing, in the listing's order. The key's group is its
+prefix: what comes before the first C<delimiter>, or C<(none)>
+(C<$Cache::Memcached::RustXS::Dict::Sample::NONE>) without one. Keys a
+text-protocol C<get> cannot name (over 250 bytes, spaces, control bytes)
+are counted as C<unfetchable>, never sampled. Each group keeps at most
+twice C<per_prefix> keys, spread over the whole listing.
+
+=item $sample->listing
+
+C<< { keys => $listed, unfetchable => $count, groups => { $prefix => $group } } >>;
+each group has C<prefix>, C<delimited>, C<keys>, C<item_bytes> (the sum
+of their item sizes), C<unfetchable>, and C<sample>: at most C<per_prefix>
+of its keys, evenly spaced over the listing, sorted. The same listing in
+the same order gives the same sample.
+
+=back
+
+=head1 SEE ALSO
+
+L<cmrx-dict>, L<Cache::Memcached::RustXS::Dict::Server>,
+L<Cache::Memcached::RustXS::Dict::Measure>.
+
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 BUGS AND SUPPORT
+
+Please report bugs at
+L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
+
+=head1 COPYRIGHT AND LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
+
+=cut
