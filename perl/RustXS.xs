@@ -229,6 +229,7 @@ typedef struct {
      * Cache::Memcached makes a parser per server per get_multi, and malloc
      * plus free of 64 KiB each time costs more than parsing small values. */
     char *spare_buf;
+    int rescanning; /* a dictionary set's rescan is running (rescan_for_dictionary) */
 } my_cxt_t;
 START_MY_CXT
 
@@ -260,6 +261,7 @@ init_my_cxt(pTHX_ my_cxt_t *cxt)
     cxt->load_multi = NULL;
     cxt->load_multi_version = NULL;
     cxt->finalize_root = 0;
+    cxt->rescanning = 0;
     call_atexit(free_spare_buf, NULL);
     cxt->gzerrno = gv_fetchpvs("Compress::Zlib::gzerrno", GV_ADD | GV_ADDMULTI, SVt_PV);
     cxt->level = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::Level", CMRX_DEFAULT_GZIP_LEVEL);
@@ -291,6 +293,79 @@ size_arg(pTHX_ IV value, const char *what)
 #define GZIP_LEVEL() config_iv(aTHX_ MY_CXT.level, CMRX_LEVEL_DEFAULT)
 #define MAX_OUTPUT() \
     size_arg(aTHX_ config_iv(aTHX_ MY_CXT.max_output, CMRX_DEFAULT_MAX_OUTPUT), MAX_OUTPUT_NAME)
+
+/* Dictionary sets: the perl function that scans the loaded sets again (at
+ * most once per rescan interval) and says whether dictionary `id` is loaded
+ * now (Cache::Memcached::RustXS::Zstd::load_dictionaries), one of: */
+#define RESCAN_SUB     "Cache::Memcached::RustXS::Zstd::_rescan_for"
+#define RESCAN_ABSENT  0 /* not loaded, after a scan (or no set is loaded) */
+#define RESCAN_FOUND   1 /* loaded now */
+#define RESCAN_NOT_DUE 2 /* not loaded, and a set is not due for a scan yet:
+                            it may come with that scan, so no warning yet */
+
+/* Asks the loaded dictionary sets for dictionary `id` (RESCAN_*). Runs perl
+ * code, inside an eval and with $@ localised: whatever it does, it does not
+ * die through the caller, whose state must merely be whole (no pointer into
+ * a scalar perl code can reach, nothing owned that a die would leak). A reader that
+ * this perl code runs gets no rescan of its own. */
+static int
+rescan_for_dictionary(pTHX_ U32 id)
+{
+    dMY_CXT;
+    CV *rescan = get_cv(RESCAN_SUB, 0);
+    int found = RESCAN_ABSENT;
+    /* Not from inside a rescan (a reader that its perl code runs): that
+     * reader just misses. */
+    if (!rescan || MY_CXT.rescanning)
+        return RESCAN_ABSENT; /* no Zstd.pm, so no set either; or re-entered */
+    {
+        dSP;
+        ENTER;
+        SAVETMPS;
+        SAVEINT(MY_CXT.rescanning);
+        MY_CXT.rescanning = 1;
+        save_scalar(PL_errgv);
+        PUSHMARK(SP);
+        mXPUSHu(id);
+        PUTBACK;
+        if (call_sv((SV *)rescan, G_SCALAR | G_EVAL) == 1) {
+            SV *said;
+            SPAGAIN;
+            said = POPs;
+            PUTBACK;
+            if (!SvTRUE(ERRSV) && SvIOK(said))
+                found = SvIVX(said) == RESCAN_FOUND || SvIVX(said) == RESCAN_NOT_DUE
+                            ? (int)SvIVX(said) : RESCAN_ABSENT;
+        }
+        FREETMPS;
+        LEAVE;
+    }
+    return found;
+}
+
+/* decode_to_sv; when the zstd frame names a dictionary that is not loaded,
+ * asks the dictionary sets for it and decodes once more if it came. The
+ * input is copied before perl code runs (that code may change or free the
+ * scalar it points into). *status and *dictionary as decode_to_sv sets
+ * them, for the last attempt; *report: whether a dictionary still missing
+ * is to be reported now (warn_missing_dictionary, which the caller calls
+ * when its own state allows perl code to die). */
+static SV *
+decode_to_sv_rescanning(pTHX_ int format, const char *in, STRLEN len, size_t max_out,
+                        size_t reserve, int *status, U32 *dictionary, int *report)
+{
+    SV *out = decode_to_sv(aTHX_ format, in, len, max_out, reserve, status, NULL, dictionary);
+    *report = 0;
+    if (!out && *status == CMRX_E_UNKNOWN_DICTIONARY) {
+        SV *copy = sv_2mortal(newSVpvn(in, len));
+        int rescan = rescan_for_dictionary(aTHX_ *dictionary);
+        if (rescan == RESCAN_FOUND)
+            out = decode_to_sv(aTHX_ format, SvPVX(copy), len, max_out, reserve, status, NULL,
+                               dictionary);
+        *report = !out && rescan != RESCAN_NOT_DUE;
+    }
+    return out;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Cache::Memcached::RustXS::GetParser                                      */
@@ -495,17 +570,19 @@ getparser_finish_value(pTHX_ getparser *p)
 
     p->val = NULL;
     if (flags & F_COMPRESS) {
-        int status;
+        int status, report;
         U32 dictionary;
-        SV *plain = decode_to_sv(aTHX_ CMRX_DECODE_CACHED, SvPVX(val), SvCUR(val) - CRLF_LEN,
-                                 p->max_out, CRLF_LEN, &status, NULL, &dictionary);
+        /* Perl code may run (a dictionary set's rescan): it cannot reach
+         * val, and it does not die through here. */
+        SV *plain = decode_to_sv_rescanning(aTHX_ CMRX_DECODE_CACHED, SvPVX(val), SvCUR(val) - CRLF_LEN,
+                                            p->max_out, CRLF_LEN, &status, &dictionary, &report);
         /* A value that would inflate past the cap is dropped: a miss, as
          * Cache::Memcached::Fast makes of a value its decompressor refuses.
          * Left compressed, finalize would inflate it with no cap at all. So
          * is a zstd value whose dictionary is not loaded. */
         if (!plain && (status == CMRX_E_TOO_BIG || status == CMRX_E_UNKNOWN_DICTIONARY)) {
             SvREFCNT_dec(val);
-            if (status == CMRX_E_UNKNOWN_DICTIONARY)
+            if (status == CMRX_E_UNKNOWN_DICTIONARY && report)
                 warn_missing_dictionary(aTHX_ dictionary); /* perl code: last */
             return;
         }
@@ -989,7 +1066,7 @@ XS(xs_fast_decompress)
     SV *in_sv, *out_sv, *result;
     const char *in;
     STRLEN len;
-    int status;
+    int status, report;
     U32 dictionary;
     if (items != 2 || !SvROK(ST(0)) || !SvROK(ST(1)))
         croak("Usage: $decompress->(\\$in, \\$out)");
@@ -997,9 +1074,10 @@ XS(xs_fast_decompress)
     out_sv = SvRV(ST(1));
     SvGETMAGIC(in_sv);
     in = bytes_nomg(aTHX_ in_sv, "decompress", &len);
-    result = decode_to_sv(aTHX_ CMRX_DECODE_ANY, in, len, m->max_output, 0, &status, NULL, &dictionary);
+    result = decode_to_sv_rescanning(aTHX_ CMRX_DECODE_ANY, in, len, m->max_output, 0, &status,
+                                     &dictionary, &report);
     if (!result) {
-        if (status == CMRX_E_UNKNOWN_DICTIONARY)
+        if (status == CMRX_E_UNKNOWN_DICTIONARY && report)
             warn_missing_dictionary(aTHX_ dictionary);
         XSRETURN_NO;
     }
@@ -1031,6 +1109,19 @@ engine_version()
     RETVAL = cmrx_version();
   OUTPUT:
     RETVAL
+
+void
+_level_ranges()
+  PPCODE:
+    /* The engine's level ranges (cmrx.h), for the Perl code that checks
+     * levels itself (a dictionary set's manifest): name => level pairs. */
+    EXTEND(SP, 12);
+    mPUSHs(newSVpvs("gzip_min")); mPUSHi(CMRX_GZIP_MIN_LEVEL);
+    mPUSHs(newSVpvs("gzip_max")); mPUSHi(CMRX_GZIP_MAX_LEVEL);
+    mPUSHs(newSVpvs("zlib_min")); mPUSHi(CMRX_ZLIB_MIN_LEVEL);
+    mPUSHs(newSVpvs("zlib_max")); mPUSHi(CMRX_ZLIB_MAX_LEVEL);
+    mPUSHs(newSVpvs("zstd_min")); mPUSHi(CMRX_ZSTD_MIN_LEVEL);
+    mPUSHs(newSVpvs("zstd_max")); mPUSHi(CMRX_ZSTD_MAX_LEVEL);
 
 SV *
 _compress_methods(format, level_sv, dictionary, max_output_sv)
@@ -1323,6 +1414,85 @@ _load_dictionary_bytes(bytes)
   OUTPUT:
     RETVAL
 
+void
+_prepare_dictionary(id, level)
+    UV id
+    IV level
+  PREINIT:
+    int status;
+  CODE:
+    /* Dictionary sets: the compression tables at the set's level, now. */
+    if (id > (UV)U32_MAX || level < INT_MIN || level > INT_MAX)
+        croak("%s", cmrx_status_str(CMRX_E_ARG));
+    status = cmrx_zstd_prepare((U32)id, (int)level);
+    if (status != CMRX_OK)
+        croak("%s", cmrx_status_str(status));
+
+UV
+dictionary_id(bytes)
+    SV *bytes
+  PREINIT:
+    const char *in;
+    STRLEN len;
+    uint32_t id = 0;
+    int status;
+  CODE:
+    SvGETMAGIC(bytes);
+    in = bytes_nomg(aTHX_ bytes, "dictionary_id", &len);
+    status = cmrx_zstd_dictionary_id((const uint8_t *)in, len, &id);
+    if (status != CMRX_OK)
+        croak("dictionary_id: %s", cmrx_status_str(status));
+    RETVAL = id;
+  OUTPUT:
+    RETVAL
+
+SV *
+dictionary_with_id(bytes, id)
+    SV *bytes
+    SV *id
+  PREINIT:
+    const char *in;
+    STRLEN len;
+    UV new_id;
+    size_t got = 0;
+    int status;
+    SV *out;
+  CODE:
+    /* The ID first (its magic may run perl code), then the bytes. */
+    SvGETMAGIC(id);
+    if (!SvOK(id) || !looks_like_number(id) || SvIV_nomg(id) < 1 || SvUV_nomg(id) > (UV)U32_MAX)
+        croak("dictionary_with_id: the ID must be 1 to %lu", (unsigned long)U32_MAX);
+    new_id = SvUV_nomg(id);
+    SvGETMAGIC(bytes);
+    in = bytes_nomg(aTHX_ bytes, "dictionary_with_id", &len);
+    out = sv_2mortal(newSV(len + NUL_LEN));
+    status = cmrx_zstd_dictionary_with_id((const uint8_t *)in, len, (U32)new_id,
+                                          (uint8_t *)SvPVX(out), &got);
+    if (status != CMRX_OK)
+        croak("dictionary_with_id: %s", cmrx_status_str(status));
+    RETVAL = SvREFCNT_inc_simple_NN(finish_output(aTHX_ out, got, 0));
+  OUTPUT:
+    RETVAL
+
+const char *
+_loaded_state(id, bytes)
+    UV id
+    SV *bytes
+  PREINIT:
+    const char *in;
+    STRLEN len;
+  CODE:
+    SvGETMAGIC(bytes);
+    in = bytes_nomg(aTHX_ bytes, "_loaded_state", &len);
+    switch (id > (UV)U32_MAX ? CMRX_DICT_NOT_LOADED : cmrx_zstd_loaded_state((U32)id, (const uint8_t *)in, len)) {
+    case CMRX_DICT_NOT_LOADED: RETVAL = "not_loaded"; break;
+    case CMRX_DICT_SAME:       RETVAL = "same"; break;
+    case CMRX_DICT_DIFFERENT:  RETVAL = "different"; break;
+    default:                   croak("%s", cmrx_status_str(CMRX_E_ARG));
+    }
+  OUTPUT:
+    RETVAL
+
 SV *
 _train(samples, dict_size)
     AV *samples
@@ -1404,17 +1574,18 @@ decompress(data)
     dMY_CXT;
     const char *in;
     STRLEN len;
-    int status;
+    int status, report;
     size_t max_out;
     U32 dictionary;
     SV *out;
   PPCODE:
     max_out = MAX_OUTPUT(); /* before the input's pointer: it may run perl code */
     in = bytes_nomg(aTHX_ input_of(aTHX_ data), "Cache::Memcached::RustXS::Zstd::decompress", &len);
-    out = decode_to_sv(aTHX_ CMRX_DECODE_ZSTD, in, len, max_out, 0, &status, NULL, &dictionary);
+    out = decode_to_sv_rescanning(aTHX_ CMRX_DECODE_ZSTD, in, len, max_out, 0, &status, &dictionary,
+                                  &report);
     if (out)
         sv_2mortal(out);
-    else if (status == CMRX_E_UNKNOWN_DICTIONARY)
+    else if (status == CMRX_E_UNKNOWN_DICTIONARY && report)
         warn_missing_dictionary(aTHX_ dictionary); /* perl code ($SIG{__WARN__}): out is safe */
     ST(0) = out ? out : &PL_sv_undef;
     XSRETURN(1);

@@ -67,6 +67,10 @@ extern "C" {
 #define CMRX_DECODE_ZSTD           3
 #define CMRX_DECODE_CACHED         4
 #define CMRX_DECODE_ANY            5
+#define CMRX_DICT_NOT_LOADED       0
+#define CMRX_DICT_SAME             1
+#define CMRX_DICT_DIFFERENT        2
+#define CMRX_DICT_ERROR            (-1)
 #define CMRX_FMT_NONE              0
 #define CMRX_LEVEL_DEFAULT         (-1)
 #define CMRX_DEFAULT_GZIP_LEVEL    6
@@ -225,6 +229,21 @@ int cmrx_zstd_compress(const uint8_t *in, size_t in_len, int level,
  * bytes again is CMRX_OK; other bytes with a loaded ID are
  * CMRX_E_DICTIONARY_CONFLICT; anything else CMRX_E_BAD_DICTIONARY. */
 int cmrx_zstd_register(const uint8_t *bytes, size_t len, uint32_t *id);
+/* Dictionary sets: prepares loaded dictionary id's compression tables at
+ * level now, not at first use (a parent that does so before fork shares
+ * them): CMRX_E_UNKNOWN_DICTIONARY if not loaded, CMRX_E_ARG for a bad
+ * level. */
+int cmrx_zstd_prepare(uint32_t id, int level);
+/* The ID of the standard dictionary bytes[0..len) once libzstd has loaded
+ * its tables (nothing is loaded into the process); CMRX_E_BAD_DICTIONARY. */
+int cmrx_zstd_dictionary_id(const uint8_t *bytes, size_t len, uint32_t *id);
+/* Copies the dictionary bytes[0..len) into out[0..len) with `id` in its
+ * header: CMRX_E_ARG for id 0, CMRX_E_BAD_DICTIONARY. */
+int cmrx_zstd_dictionary_with_id(const uint8_t *bytes, size_t len, uint32_t id,
+                                 uint8_t *out, size_t *out_len);
+/* CMRX_DICT_NOT_LOADED, _SAME (dictionary id is loaded and is bytes) or
+ * _DIFFERENT (another dictionary has that ID). */
+int cmrx_zstd_loaded_state(uint32_t id, const uint8_t *bytes, size_t len);
 /* Trains a standard zstd dictionary of at most dict_size bytes on `count`
  * samples (samples[i] of lens[i] bytes) into out[0..dict_size):
  * CMRX_E_TRAINING when zstd cannot (too few or too small samples). */

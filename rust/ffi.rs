@@ -163,6 +163,9 @@ pub fn header_defines() -> String {
     for &(format, name) in DecodeFormat::ALL {
         add(name, (format as i32).to_string());
     }
+    for &(state, name) in LoadedState::ALL {
+        add(name, (state as i32).to_string());
+    }
     add("CMRX_FMT_NONE", "0".to_owned());
     add("CMRX_LEVEL_DEFAULT", codec::LEVEL_DEFAULT.to_string());
     add(
@@ -709,6 +712,121 @@ pub unsafe extern "C" fn cmrx_zstd_register(bytes: *const u8, len: usize, id: *m
     // SAFETY: id was checked non-NULL and is writable (contract).
     unsafe { id.write(number) };
     status as i32
+}
+
+// ------------------------------------------------ dictionary sets' helpers
+
+/// Prepares the compression tables of loaded dictionary `id` at `level`
+/// now (`cmrx_zstd_prepare`), so that processes forked afterwards share
+/// them: `CMRX_E_UNKNOWN_DICTIONARY` if it is not loaded, `CMRX_E_ARG` for a
+/// level out of range, `CMRX_E_NO_MEMORY`.
+#[no_mangle]
+pub extern "C" fn cmrx_zstd_prepare(id: u32, level: i32) -> i32 {
+    let prepared = catch_unwind(|| {
+        zstd::lookup(id)
+            .ok_or(zstd::Error::UnknownDictionary(id))?
+            .prepare(level)
+    });
+    match prepared {
+        Ok(Ok(())) => Status::Ok as i32,
+        Ok(Err(e)) => Failure::from(e).status as i32,
+        Err(_) => Status::Panic as i32,
+    }
+}
+
+/// The ID of the standard zstd dictionary `bytes`, once libzstd has loaded
+/// its tables (`cmrx_zstd_dictionary_id`): `CMRX_E_BAD_DICTIONARY` if it
+/// cannot. Loads nothing into the process.
+///
+/// # Safety
+/// `bytes` readable for `len` bytes, `id` writable.
+#[no_mangle]
+pub unsafe extern "C" fn cmrx_zstd_dictionary_id(
+    bytes: *const u8,
+    len: usize,
+    id: *mut u32,
+) -> i32 {
+    if id.is_null() || (bytes.is_null() && len != 0) {
+        return Status::Arg as i32;
+    }
+    // SAFETY: checked for NULL; readability is the caller's contract.
+    let src = unsafe { input(bytes, len) };
+    let (status, number) = match catch_unwind(|| zstd::Dictionary::from_bytes(src)) {
+        Ok(Ok(d)) => (Status::Ok, d.id()),
+        Ok(Err(e)) => (Failure::from(e).status, 0),
+        Err(_) => (Status::Panic, 0),
+    };
+    // SAFETY: id was checked non-NULL and is writable (contract).
+    unsafe { id.write(number) };
+    status as i32
+}
+
+/// Copies the standard zstd dictionary `bytes` into `out` (which holds
+/// `len` bytes) with `id` in its header instead of its own
+/// (`cmrx_zstd_dictionary_with_id`): `CMRX_E_ARG` for an ID of 0,
+/// `CMRX_E_BAD_DICTIONARY` for bytes that are not a loadable dictionary.
+///
+/// # Safety
+/// `bytes` readable for `len` bytes, `out` writable for `len` bytes and not
+/// overlapping `bytes`, `out_len` writable.
+#[no_mangle]
+pub unsafe extern "C" fn cmrx_zstd_dictionary_with_id(
+    bytes: *const u8,
+    len: usize,
+    id: u32,
+    out: *mut u8,
+    out_len: *mut usize,
+) -> i32 {
+    // SAFETY: the caller's contract is codec_call's, with out_cap = len.
+    unsafe {
+        codec_call(bytes, len, out, len, out_len, |i, o| {
+            let copy = zstd::with_dictionary_id(i, id)?;
+            let dst = o
+                .get_mut(..copy.len())
+                .ok_or(Failure::from(zstd::Error::TooBig))?;
+            for (d, &b) in dst.iter_mut().zip(&copy) {
+                d.write(b);
+            }
+            Ok(copy.len())
+        })
+    }
+}
+
+abi_codes! {
+    /// What `cmrx_zstd_loaded_state` says of an ID and a dictionary's bytes.
+    pub enum LoadedState {
+        /// No dictionary with that ID is loaded.
+        NotLoaded = 0 => "CMRX_DICT_NOT_LOADED",
+        /// The dictionary loaded with that ID is these bytes.
+        Same = 1 => "CMRX_DICT_SAME",
+        /// A different dictionary is loaded with that ID.
+        Different = 2 => "CMRX_DICT_DIFFERENT",
+        /// A NULL pointer with a length, or a caught panic.
+        Error = -1 => "CMRX_DICT_ERROR",
+    }
+}
+
+/// Whether dictionary `id` is loaded, and whether it is `bytes`
+/// (`cmrx_zstd_loaded_state`): a `CMRX_DICT_*` code.
+///
+/// # Safety
+/// `bytes` readable for `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn cmrx_zstd_loaded_state(id: u32, bytes: *const u8, len: usize) -> i32 {
+    // SAFETY: the caller's contract is inspect's.
+    let state = unsafe {
+        inspect(
+            bytes,
+            len,
+            LoadedState::Error,
+            |src| match zstd::registered(id, src) {
+                zstd::Registered::No => LoadedState::NotLoaded,
+                zstd::Registered::Same => LoadedState::Same,
+                zstd::Registered::Different => LoadedState::Different,
+            },
+        )
+    };
+    state as i32
 }
 
 /// Trains a standard zstd dictionary of at most `dict_size` bytes on
@@ -1326,6 +1444,91 @@ mod tests {
         let text =
             unsafe { std::ffi::CStr::from_ptr(cmrx_status_str(Status::UnknownDictionary as i32)) };
         assert_eq!(text.to_str().unwrap(), Status::UnknownDictionary.as_str());
+    }
+
+    #[test]
+    fn dictionary_set_helpers_through_the_abi() {
+        let ok = Status::Ok as i32;
+        let samples: Vec<Vec<u8>> = (0..300)
+            .map(|i| {
+                format!(r#"{{"order":{i},"item":"sku{}","qty":{}}}"#, i * 17, i % 4).into_bytes()
+            })
+            .collect();
+        let refs: Vec<&[u8]> = samples.iter().map(|s| &s[..]).collect();
+        let dict = zstd::train(&refs, 2048).unwrap();
+        let mut copy = vec![0u8; dict.len()];
+        let (mut copy_len, mut id) = (0, 0);
+        // SAFETY: every pointer is a live buffer of the length given, or a
+        // writable local.
+        unsafe {
+            assert_eq!(
+                cmrx_zstd_dictionary_id(dict.as_ptr(), dict.len(), &mut id),
+                ok
+            );
+            assert_eq!(id, zstd::Dictionary::from_bytes(&dict).unwrap().id());
+            assert_eq!(
+                cmrx_zstd_dictionary_id(b"nope".as_ptr(), 4, &mut id),
+                Status::BadDictionary as i32
+            );
+            assert_eq!(
+                cmrx_zstd_dictionary_id(dict.as_ptr(), 1, ptr::null_mut()),
+                Status::Arg as i32
+            );
+            let rc = cmrx_zstd_dictionary_with_id(
+                dict.as_ptr(),
+                dict.len(),
+                90_001,
+                copy.as_mut_ptr(),
+                &mut copy_len,
+            );
+            assert_eq!((rc, copy_len), (ok, dict.len()));
+            assert_eq!(
+                cmrx_zstd_dictionary_id(copy.as_ptr(), copy_len, &mut id),
+                ok
+            );
+            assert_eq!(id, 90_001);
+            let rc = cmrx_zstd_dictionary_with_id(
+                dict.as_ptr(),
+                dict.len(),
+                0,
+                copy.as_mut_ptr(),
+                &mut copy_len,
+            );
+            assert_eq!(rc, Status::Arg as i32);
+            let rc = cmrx_zstd_dictionary_with_id(
+                b"nope".as_ptr(),
+                4,
+                9,
+                copy.as_mut_ptr(),
+                &mut copy_len,
+            );
+            assert_eq!(rc, Status::BadDictionary as i32);
+
+            assert_eq!(
+                cmrx_zstd_prepare(90_001, 9),
+                Status::UnknownDictionary as i32
+            );
+            assert_eq!(
+                cmrx_zstd_loaded_state(90_001, copy.as_ptr(), copy.len()),
+                LoadedState::NotLoaded as i32
+            );
+            assert_eq!(cmrx_zstd_register(copy.as_ptr(), copy.len(), &mut id), ok);
+            assert_eq!(cmrx_zstd_prepare(90_001, 9), ok);
+            assert_eq!(cmrx_zstd_prepare(90_001, 99), Status::Arg as i32);
+            assert_eq!(
+                cmrx_zstd_loaded_state(90_001, copy.as_ptr(), copy.len()),
+                LoadedState::Same as i32
+            );
+            assert_eq!(
+                cmrx_zstd_loaded_state(90_001, dict.as_ptr(), dict.len()),
+                LoadedState::Different as i32
+            );
+            assert_eq!(
+                cmrx_zstd_loaded_state(90_001, ptr::null(), 5),
+                LoadedState::Error as i32,
+                "a NULL pointer with a length is refused"
+            );
+        }
     }
 
     #[test]

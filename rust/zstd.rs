@@ -382,6 +382,25 @@ impl Dictionary {
         &self.bytes
     }
 
+    /// Makes the compression tables for `level` now, instead of at the
+    /// first [`compress`] at that level (0 is [`DEFAULT_LEVEL`]; `Arg` for a
+    /// level out of range). A process that prepares its dictionaries before
+    /// it forks shares the tables with its children, copy-on-write: libzstd
+    /// only reads them afterwards. Preparing a level again does nothing.
+    ///
+    /// ```
+    /// use cmrx::zstd::{compress_vec, train, Dictionary, Error};
+    /// let samples: Vec<Vec<u8>> = (0..200).map(|i| format!("order:{i}:{}", i % 9).into_bytes()).collect();
+    /// let refs: Vec<&[u8]> = samples.iter().map(|s| &s[..]).collect();
+    /// let dict = Dictionary::from_bytes(&train(&refs, 1024).unwrap()).unwrap();
+    /// dict.prepare(9).unwrap();
+    /// assert_eq!(dict.prepare(23), Err(Error::Arg));
+    /// assert!(compress_vec(b"order:5:5", 9, Some(&dict)).is_ok());
+    /// ```
+    pub fn prepare(&self, level: i32) -> Result<(), Error> {
+        self.cdict(compression_level(level)?).map(|_| ())
+    }
+
     /// The compression tables for `level` (already checked and normalised),
     /// made on first use. Two threads may both make them the first time; one
     /// set is kept and the other dropped.
@@ -494,6 +513,79 @@ pub fn first_missing_report(id: u32) -> bool {
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .insert(id)
+}
+
+/// What the registry holds for an ID, compared with some dictionary's bytes
+/// (see [`registered`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Registered {
+    /// No dictionary with that ID is registered.
+    No,
+    /// The dictionary registered with that ID has exactly these bytes.
+    Same,
+    /// Another dictionary has that ID: registering these bytes would be
+    /// `DictionaryConflict`.
+    Different,
+}
+
+/// Whether a dictionary with ID `id` is registered, and if so whether it is
+/// `bytes` (so a tool can refuse an ID before it writes a dictionary that
+/// could not be loaded beside the ones already in use).
+///
+/// ```
+/// use cmrx::zstd::{register, registered, train, Registered};
+/// let samples: Vec<Vec<u8>> = (0..200).map(|i| format!("cart:{i}:{}", i % 7).into_bytes()).collect();
+/// let refs: Vec<&[u8]> = samples.iter().map(|s| &s[..]).collect();
+/// let bytes = train(&refs, 1024).unwrap();
+/// let id = register(&bytes).unwrap();
+/// assert_eq!(registered(id, &bytes), Registered::Same);
+/// assert_eq!(registered(id, b"other bytes"), Registered::Different);
+/// assert_eq!(registered(3, &bytes), Registered::No);
+/// ```
+pub fn registered(id: u32, bytes: &[u8]) -> Registered {
+    match lookup(id) {
+        None => Registered::No,
+        Some(d) if d.as_bytes() == bytes => Registered::Same,
+        Some(_) => Registered::Different,
+    }
+}
+
+/// Where a standard dictionary's ID sits: after the 4-byte magic number,
+/// 4 bytes little-endian.
+const DICT_ID_BYTES: core::ops::Range<usize> = 4..8;
+
+/// A copy of the standard zstd dictionary `bytes` whose header names `id`
+/// instead: frames made with it then name `id` (an ID below 256 takes 1 byte
+/// in each frame, below 65536 2 bytes, any other 4), and any zstd reader
+/// with the copy decodes them (`zstd -d -D`); nothing but the ID changes.
+/// `Arg` for an ID of 0 (a frame cannot name it); `BadDictionary` if
+/// `bytes` is not a standard dictionary libzstd can load.
+///
+/// ```
+/// use cmrx::zstd::{compress_vec, decompress_vec_with, frame_dictionary_id, train, with_dictionary_id, Dictionary};
+/// let samples: Vec<Vec<u8>> = (0..200).map(|i| format!("feed:{i}:{}", i % 11).into_bytes()).collect();
+/// let refs: Vec<&[u8]> = samples.iter().map(|s| &s[..]).collect();
+/// let small = Dictionary::from_bytes(&with_dictionary_id(&train(&refs, 1024).unwrap(), 7).unwrap()).unwrap();
+/// assert_eq!(small.id(), 7);
+/// let frame = compress_vec(b"feed:3:3", 3, Some(&small)).unwrap();
+/// assert_eq!(frame_dictionary_id(&frame), Some(7));
+/// assert_eq!(decompress_vec_with(&frame, Some(&small), 1 << 10).unwrap(), b"feed:3:3");
+/// ```
+pub fn with_dictionary_id(bytes: &[u8], id: u32) -> Result<Vec<u8>, Error> {
+    if id == 0 {
+        return Err(Error::Arg);
+    }
+    dictionary_header_id(bytes)?;
+    let mut copy = Vec::new();
+    copy.try_reserve_exact(bytes.len())
+        .map_err(|_| Error::NoMemory)?;
+    copy.extend_from_slice(bytes);
+    copy.get_mut(DICT_ID_BYTES)
+        .ok_or(Error::BadDictionary)?
+        .copy_from_slice(&id.to_le_bytes());
+    // Tables libzstd can load, as for any dictionary given to us.
+    DDict::try_create(&copy).ok_or(Error::BadDictionary)?;
+    Ok(copy)
 }
 
 // ---------------------------------------------------------------- compress
@@ -1821,6 +1913,91 @@ mod tests {
     }
 
     #[test]
+    fn dictionary_ids_rewritten() {
+        let samples = json_values(300, 21);
+        let bytes = train(&refs(&samples), 4096).unwrap();
+        let own = Dictionary::from_bytes(&bytes).unwrap().id();
+        let value = &json_values(1, 22)[0];
+        // The frame header's dictionary ID field: 1, 2 or 4 bytes.
+        for (id, field) in [
+            (1u32, 1usize),
+            (255, 1),
+            (256, 2),
+            (65_535, 2),
+            (65_536, 4),
+            (own, 4),
+        ] {
+            let copy = with_dictionary_id(&bytes, id).unwrap();
+            assert_eq!(copy.len(), bytes.len());
+            assert_eq!(copy[..4], bytes[..4]);
+            assert_eq!(copy[8..], bytes[8..], "only the ID changes");
+            let d = Dictionary::from_bytes(&copy).unwrap();
+            assert_eq!(d.id(), id);
+            let frame = compress_vec(value, 9, Some(&d)).unwrap();
+            assert_eq!(frame_dictionary_id(&frame), Some(id));
+            let plain =
+                compress_vec(value, 9, Some(&Dictionary::from_bytes(&bytes).unwrap())).unwrap();
+            // Same body; the header's ID field is all that differs in size.
+            assert_eq!(frame.len() + 4 - field, plain.len(), "ID {id}");
+            assert_eq!(
+                decompress_vec_with(&frame, Some(&d), 1 << 20).unwrap(),
+                *value
+            );
+            if id != own {
+                assert_eq!(
+                    decompress_vec_with(
+                        &frame,
+                        Some(&Dictionary::from_bytes(&bytes).unwrap()),
+                        1 << 20
+                    ),
+                    Err(Error::UnknownDictionary(id))
+                );
+            }
+        }
+        assert_eq!(with_dictionary_id(&bytes, 0), Err(Error::Arg));
+        assert_eq!(
+            with_dictionary_id(b"raw content, no magic", 5),
+            Err(Error::BadDictionary)
+        );
+        assert_eq!(
+            with_dictionary_id(&bytes[..7], 5),
+            Err(Error::BadDictionary)
+        );
+        // A header whose tables are cut short: not loadable.
+        assert_eq!(
+            with_dictionary_id(&bytes[..40], 5),
+            Err(Error::BadDictionary)
+        );
+    }
+
+    #[test]
+    fn prepared_tables_and_registry_state() {
+        let samples = json_values(300, 23);
+        let bytes = with_dictionary_id(&train(&refs(&samples), 4096).unwrap(), 4242).unwrap();
+        assert_eq!(registered(4242, &bytes), Registered::No);
+        let id = register(&bytes).unwrap();
+        assert_eq!(id, 4242);
+        assert_eq!(registered(4242, &bytes), Registered::Same);
+        let mut other = bytes.clone();
+        let last = other.len() - 1;
+        other[last] ^= 1;
+        assert_eq!(registered(4242, &other), Registered::Different);
+        let d = lookup(id).unwrap();
+        for level in [0, -7, 1, 9, 19, 22] {
+            d.prepare(level).unwrap();
+        }
+        assert_eq!(d.prepare(MAX_LEVEL + 1), Err(Error::Arg));
+        assert_eq!(d.prepare(MIN_LEVEL - 1), Err(Error::Arg));
+        // A prepared level gives the frames a lazily prepared one does.
+        let fresh = Dictionary::from_bytes(&bytes).unwrap();
+        let v = &json_values(1, 24)[0];
+        assert_eq!(
+            compress_vec(v, 9, Some(&d)).unwrap(),
+            compress_vec(v, 9, Some(&fresh)).unwrap()
+        );
+    }
+
+    #[test]
     fn dictionary_is_send_and_sync() {
         fn shareable<T: Send + Sync>() {}
         shareable::<Dictionary>();
@@ -2141,6 +2318,20 @@ mod tests {
                 let ours = compress_vec(v, 3, Some(&d)).unwrap();
                 assert_eq!(zstd(&[&"-d", &"-c", &"-D", &out_arg], &ours), *v);
             }
+        }
+
+        // A dictionary whose ID we rewrote: zstd -D reads our frames and
+        // writes frames that name the new ID.
+        let small = with_dictionary_id(&train(&refs(&samples), 16 << 10).unwrap(), 3).unwrap();
+        let d = Dictionary::from_bytes(&small).unwrap();
+        let small_arg = path_arg(&tmp.write("small-id", &small));
+        for v in &values {
+            let ours = compress_vec(v, 9, Some(&d)).unwrap();
+            assert_eq!(frame_dictionary_id(&ours), Some(3));
+            assert_eq!(zstd(&[&"-d", &"-c", &"-D", &small_arg], &ours), *v);
+            let theirs = zstd(&[&"-c", &"-D", &small_arg], v);
+            assert_eq!(frame_dictionary_id(&theirs), Some(3));
+            assert_eq!(decompress_vec_with(&theirs, Some(&d), 1 << 20).unwrap(), *v);
         }
 
         // Ours, used by zstd -D both ways.

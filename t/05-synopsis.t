@@ -67,6 +67,14 @@ my %after = (
         $flags == 2 && substr($stored, 0, 4) eq "\x28\xb5\x2f\xfd" or die "not stored as zstd\n";
         length $stored < length $json or die "not smaller\n";
     },
+    'Cache::Memcached::RustXS::Zstd::DictionarySet' => q{
+        $for->{id} == $new->{id} && $for->{prefix} eq 'user:' or die "for_key\n";
+        length $bytes > 1000 or die "dictionary_bytes\n";
+        my @e = $set->entries;
+        @e == 3 && (grep { $_->{state} eq 'retired' } @e) == 1 or die "entries\n";
+        Cache::Memcached::RustXS::Zstd::decompress(Cache::Memcached::RustXS::Zstd::compress(
+            $users[0], level => 9, dictionary => $new->{id})) eq $users[0] or die "loaded\n";
+    },
     'Cache::Memcached::RustXS::Zlib' => q{
         $plain eq $json && $back eq $json or die "round trips\n";
         substr($gz, 0, 2) eq "\x1f\x8b" or die "not gzip\n";
@@ -83,6 +91,8 @@ my %after = (
         substr($fast_stored, 0, 4) eq "\x28\xb5\x2f\xfd" or die "Fast did not write zstd\n";
         $memd->set(m => $record x 3) && $memd->get('m') eq $record x 3 or die "Memcached\n";
         $memd->get('u') eq $record x 3 && $fast->get('m') eq $record x 3 or die "each reads the other\n";
+        $users->set(7, '{"id":7}' x 50) && $users->get(7) eq '{"id":7}' x 50 or die "Fast with the set\n";
+        require File::Path; File::Path::rmtree($set->dir);
     },
 );
 

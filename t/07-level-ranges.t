@@ -73,6 +73,11 @@ my ($GZ_MIN, $GZ_MAX, $Z_MIN, $Z_MAX, $ZS_MIN, $ZS_MAX) = @h{@names[0 .. 5]};
         for $Z_MIN - 2, $Z_MAX + 1;
 }
 
+is_deeply { Cache::Memcached::RustXS::_level_ranges() },
+    { gzip_min => $GZ_MIN, gzip_max => $GZ_MAX, zlib_min => $Z_MIN, zlib_max => $Z_MAX,
+      zstd_min => $ZS_MIN, zstd_max => $ZS_MAX },
+    'the ranges the Perl code checks with (a dictionary set\'s manifest) are cmrx.h\'s';
+
 is $Cache::Memcached::RustXS::Zlib::MaxOutput, $h{CMRX_DEFAULT_MAX_OUTPUT}, '$MaxOutput starts at the engine\'s default';
 is length(Cache::Memcached::RustXS::Zlib::memGzip('x' x 1000)),
    length(do { local $Cache::Memcached::RustXS::Zlib::Level = $h{CMRX_DEFAULT_GZIP_LEVEL};
@@ -81,11 +86,12 @@ is length(Cache::Memcached::RustXS::Zlib::memGzip('x' x 1000)),
 
 # ---- what the POD says ---------------------------------------------------------------
 
-# Every range of integers ("A to B") in a POD paragraph about levels is one
-# the engine has: zstd's positive and fast levels, libdeflate's, zlib's, or
-# the levels libdeflate has beyond zlib's.
+# Every range of integers ("A to B") in a POD sentence about levels is one
+# the engine has: zstd's positive, fast or all levels, libdeflate's, zlib's,
+# or the levels libdeflate has beyond zlib's.
 my %ranges = map { ("$_->[0] to $_->[1]" => 1) }
-    [1, $ZS_MAX], [-1, $ZS_MIN], [$GZ_MIN, $GZ_MAX], [$Z_MIN, $Z_MAX], [$Z_MAX + 1, $GZ_MAX];
+    [1, $ZS_MAX], [-1, $ZS_MIN], [$ZS_MIN, $ZS_MAX], [$GZ_MIN, $GZ_MAX], [$Z_MIN, $Z_MAX],
+    [$Z_MAX + 1, $GZ_MAX];
 
 # What the POD says the defaults are, in the phrasings it uses.
 my $MIB = $h{CMRX_DEFAULT_MAX_OUTPUT} / (1 << 20);
@@ -107,8 +113,9 @@ for my $module (modules()) {
     my ($pod) = $text =~ /^(=head1 .*)/ms or next;
     for my $para (split /\n\s*\n/, $pod) {
         (my $flat = $para) =~ s/\s+/ /g;
-        if ($flat =~ /\blevels?\b/i) {
-            while ($flat =~ /(?<![\d.])(-?\d+) to (-?\d+)(?![\d.])/g) {
+        for my $sentence (split /(?<=[.;])\s+(?=[A-Z])/, $flat) {
+            next unless $sentence =~ /\blevels?\b/i;
+            while ($sentence =~ /(?<![\d.])(-?\d+) to (-?\d+)(?![\d.])/g) {
                 $ranges_seen++;
                 ok $ranges{"$1 to $2"}, "$module: \"$1 to $2\" is a range of levels the engine has";
             }

@@ -14,11 +14,12 @@ use IO::Select ();
 use IO::Socket::INET ();
 use Test::More;
 
-use Cache::Memcached;
-use Cache::Memcached::GetParser;
 use Cache::Memcached::RustXS::GetParser;
+use CMRXTest::Clients qw(cache_memcached_missing);
 use CMRXTest::Keys qw(server_for);
 use CMRXTest::Memcached;
+
+plan skip_all => cache_memcached_missing() if cache_memcached_missing();
 
 my $RUST = 'Cache::Memcached::RustXS::GetParser';
 my $PERL = 'Cache::Memcached::GetParser';
@@ -114,7 +115,15 @@ ok !exists $rust->get_multi('nothere')->{nothere}, 'a miss does not exist';
     my $chars = "cl\x{e9}-\x{43a}\x{43b}\x{44e}\x{447}";    # a character string
     my $bytes = Encode::encode_utf8("b\x{f6}rse-\x{6771}\x{4eac}");
     ok $rust->set($chars, "char key") && $rust->set($bytes, "byte key"), 'set UTF-8 keys';
-    is $rust->get($chars), 'char key', 'get with a character-string key';
+    my $char_get = $rust->get($chars);
+    is $char_get, $perl->get($chars), 'get with a character-string key: as with the pure-Perl parser';
+  SKIP: {
+        # Before 1.27 get looks the result up under the character string,
+        # not under the bytes that come back: a miss whatever the parser.
+        skip "Cache::Memcached $Cache::Memcached::VERSION: get of a character-string key "
+           . 'is a miss (fixed in 1.27)', 1 if Cache::Memcached->VERSION < 1.27;
+        is $char_get, 'char key', 'get with a character-string key';
+    }
     is $rust->get($bytes), 'byte key', 'get with a UTF-8 byte key';
     my $m = $rust->get_multi($chars, $bytes);
     is $m->{$bytes}, 'byte key', 'get_multi: keyed by the UTF-8 bytes';

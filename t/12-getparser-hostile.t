@@ -16,13 +16,14 @@ use Storable ();
 use Time::HiRes qw(time);
 use Test::More;
 
-use Cache::Memcached;
-use Cache::Memcached::GetParser;
 use Cache::Memcached::RustXS::GetParser;
+use CMRXTest::Clients qw(cache_memcached_missing);
 use CMRXTest::FakeServer;
 use CMRXTest::Keys qw(keys_for);
 use CMRXTest::Memcached;
 use CMRXTest::Timing qw(timing_ok timing_tests timing_skip);
+
+plan skip_all => cache_memcached_missing() if cache_memcached_missing();
 
 my $RUST    = 'Cache::Memcached::RustXS::GetParser';
 my $NS      = 'h:';

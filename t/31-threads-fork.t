@@ -35,6 +35,7 @@ use Test::More;
 
 use Cache::Memcached::RustXS::GetParser;
 use Cache::Memcached::RustXS::Zlib ();
+use CMRXTest::Clients qw(cache_memcached_missing);
 use CMRXTest::Protocol qw(value_item);
 
 my $CLASS = 'Cache::Memcached::RustXS::GetParser';
@@ -407,7 +408,7 @@ sub thread_child {
         my $addr = $ENV{CMRX_T31_MEMCACHED};
         skip 'no memcached: ' . ($ENV{CMRX_T31_NO_MEMCACHED} // 'not given'), 9
             unless $addr;
-        require Cache::Memcached;
+        skip cache_memcached_missing(), 9 if cache_memcached_missing();
         my @thr = map {
             my $i = $_;
             threads->create({ context => 'list' },

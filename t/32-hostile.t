@@ -20,14 +20,16 @@ use Compress::Zlib ();
 use Time::HiRes qw(time);
 use Test::More;
 
-use Cache::Memcached;
 use Cache::Memcached::RustXS::GetParser;
 use Cache::Memcached::RustXS::Zlib ();
+use CMRXTest::Clients qw(cache_memcached_missing);
 use CMRXTest::FakeServer;
 use CMRXTest::Child qw(in_child);
 use CMRXTest::Keys qw(keys_for);
 use CMRXTest::Protocol qw(value_item);
 use CMRXTest::Timing qw(timing_ok timing_tests timing_skip);
+
+plan skip_all => cache_memcached_missing() if cache_memcached_missing();
 
 my $CLASS = 'Cache::Memcached::RustXS::GetParser';
 my $MB    = 1024;    # /proc/self/status counts kB

@@ -16,7 +16,13 @@
 # Dictionary loading is for the whole process and cannot be undone: the
 # readers without dictionaries run in children forked before any dictionary
 # is loaded. Without memcached the file skips; without
-# Cache::Memcached::Fast (perl 5.10.1) the Fast writers and readers skip.
+# Cache::Memcached::Fast (perl 5.10.1, or a host with Cache::Memcached
+# alone) the Fast writers and readers skip, and without Cache::Memcached (a
+# host with Fast alone) those that are or use it, our
+# Cache::Memcached::RustXS::Memcached included. A stock Fast reader is made
+# as its version needs: before 0.28, Fast has no decompressor unless
+# compress_threshold or compress_methods is given, so the stock reader has
+# compress_threshold there (t/21 shows what happens without).
 use strict;
 use warnings;
 
@@ -26,18 +32,20 @@ use File::Temp ();
 use POSIX ();
 use Storable ();
 use Compress::Zlib ();
-use Cache::Memcached ();
-use Cache::Memcached::GetParser ();
 use Cache::Memcached::RustXS::GetParser ();
-use Cache::Memcached::RustXS::Memcached ();
 use Cache::Memcached::RustXS::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
 use CMRXDev::Corpus qw(corpus_values);
-use CMRXTest::Clients qw(fast_missing);
+use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold);
 use CMRXTest::Memcached;
 use CMRXTest::Raw qw(raw_get);
 
+plan skip_all => 'needs Cache::Memcached or Cache::Memcached::Fast: '
+    . join('; ', cache_memcached_missing(), fast_missing())
+    if cache_memcached_missing() && fast_missing();
 my $server = CMRXTest::Memcached->start_or_skip;    # before any test
+my $CM     = cache_memcached_missing() ? 0 : 1;
+require Cache::Memcached::RustXS::Memcached if $CM;    # a Cache::Memcached
 
 # Every warning of this process outside read_all (which keeps its own):
 # there must be none.
@@ -161,15 +169,19 @@ my %READERS = (
     cm_rx     => [1, sub { Cache::Memcached->new({ servers => [$ADDR],
                     parser_class => 'Cache::Memcached::RustXS::GetParser' }) }],
     rx_mc     => [1, sub { Cache::Memcached::RustXS::Memcached->new({ servers => [$ADDR] }) }],
-    fast      => [0, sub { Cache::Memcached::Fast->new({ servers => [$ADDR] }) }],
+    fast      => [0, sub { Cache::Memcached::Fast->new({ servers => [$ADDR],
+                    (fast_needs_threshold() ? (compress_threshold => $THRESHOLD) : ()) }) }],
     fast_zlib => [1, sub { Cache::Memcached::Fast->new({ servers => [$ADDR],
                     compress_methods => Cache::Memcached::RustXS::Zlib::compress_methods() }) }],
     fast_zstd => [1, sub { Cache::Memcached::Fast->new({ servers => [$ADDR],
                     compress_methods => $Zstd->can('compress_methods')->() }) }],
 );
-my @WNAMES = grep { $FAST || !/^fast/ } sort keys %WRITERS;
-my @RNAMES = grep { $FAST || !/^fast/ } sort keys %READERS;
+my @WNAMES = grep { /^fast/ ? $FAST : $CM } sort keys %WRITERS;
+my @RNAMES = grep { /^fast/ ? $FAST : $CM } sort keys %READERS;
 note 'without the Fast writers and readers: ' . fast_missing() unless $FAST;
+note 'without the Cache::Memcached writers and readers: ' . cache_memcached_missing() unless $CM;
+note "the stock Fast reader has compress_threshold (Fast $Cache::Memcached::Fast::VERSION needs it)"
+    if $FAST && fast_needs_threshold();
 my @KEYS = map { my $w = $_; map { "zm:$w:$_" } @VNAMES } @WNAMES;
 
 # What reader $r gets for value $v of writer $w, with or without the
@@ -322,10 +334,15 @@ SKIP: {
     skip fast_missing(), 1 if !$FAST;
     pass 'the Fast writers and readers are in the matrix';
 }
+SKIP: {
+    skip cache_memcached_missing(), 1 if !$CM;
+    pass 'the Cache::Memcached writers and readers are in the matrix';
+}
 
 # ---- Compress::Zlib::memGzip stays Compress::Zlib's for everyone else ----------------
 
-{
+SKIP: {
+    skip cache_memcached_missing(), 32 unless $CM;
     my $json = $VALUES{npm};
     my $rx = $writer{rx_zstd_dict};
     my $cm = Cache::Memcached->new({ servers => [$ADDR], compress_threshold => $THRESHOLD });
@@ -389,11 +406,11 @@ SKIP: {
     # About 10 % smaller with zstd: 1800 random bytes and 200 of one letter.
     my $tenth  = random_bytes(1800, 7) . ('a' x 200);
     my $third  = random_bytes(1300, 9) . ('a' x 700);    # about 35 % smaller
-    my $frame = $Zstd->can('compress')->($tenth, dictionary => $ID_A);
+    my $frame = $Zstd->can('compress')->($tenth, dictionary => $CM ? $ID_A : $ID_B);    # one loaded
     my $ratio = length($frame) / length $tenth;
     ok $ratio > 0.8 && $ratio < 0.95, sprintf 'the 10 %% value compresses to %.2f of its size', $ratio;
 
-    for my $w (qw(rx_zstd_dict rx_zstd)) {
+    for my $w (grep { $CM } qw(rx_zstd_dict rx_zstd)) {
         my $c = $writer{$w};
         my %set = (random => $random, tenth => $tenth, third => $third);
         my %want = (random => 'raw/0', tenth => 'raw/0', third => "$WRITERS{$w}[0]/2");
@@ -415,8 +432,11 @@ SKIP: {
             ok $f->set("ratio:fast$ratio_opt:tenth", $tenth), "Fast, compress_ratio $ratio_opt: the 10 % value";
             is stored_as("ratio:fast$ratio_opt:tenth"), $want, "... stored $want";
             ok same($f->get("ratio:fast$ratio_opt:tenth"), $tenth), '... read back';
-            ok same($writer{rx_zstd}->get("ratio:fast$ratio_opt:tenth"), $tenth),
-                '... by Cache::Memcached::RustXS::Memcached too';
+          SKIP: {
+                skip cache_memcached_missing(), 1 unless $CM;
+                ok same($writer{rx_zstd}->get("ratio:fast$ratio_opt:tenth"), $tenth),
+                    '... by Cache::Memcached::RustXS::Memcached too';
+            }
         }
     }
 }

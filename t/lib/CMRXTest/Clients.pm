@@ -10,32 +10,43 @@ use Exporter 'import';
 use POSIX ();
 
 our $VERSION   = '0.01';
-our @EXPORT_OK = qw(fast_missing cache_memcached_missing default_parser);
+our @EXPORT_OK = qw(fast_missing cache_memcached_missing fast_needs_threshold default_parser);
 
-my $missing;
+my ($fast_missing, $cache_memcached_missing);
 
 # '' when Cache::Memcached::Fast loads, else why not (one line).
 sub fast_missing {
-    return $missing if defined $missing;
-    return $missing = '' if eval { require Cache::Memcached::Fast; 1 };
-    my ($err) = split /\n/, $@;
-    $err =~ s/ \(\@INC contains:.*//;    # the path list says nothing here
-    return $missing = $err =~ /\ACan't locate Cache\/Memcached\/Fast\.pm/
-        ? 'Cache::Memcached::Fast is not installed (0.28 needs perl 5.12)'
-        : "Cache::Memcached::Fast does not load: $err";
+    return $fast_missing //= why_missing('Cache::Memcached::Fast',
+        'Cache::Memcached::Fast is not installed' . ($] < 5.012 ? ' (0.28 needs perl 5.12)' : ''));
 }
 
-my $cm_missing;
-
-# '' when Cache::Memcached loads, else why not (one line).
+# '' when Cache::Memcached loads with the pure-Perl parser it ships
+# (Cache::Memcached::GetParser), else why not (one line).
 sub cache_memcached_missing {
-    return $cm_missing if defined $cm_missing;
-    return $cm_missing = '' if eval { require Cache::Memcached; 1 };
+    return $cache_memcached_missing //=
+           why_missing('Cache::Memcached', 'Cache::Memcached is not installed')
+        || why_missing('Cache::Memcached::GetParser',
+               'Cache::Memcached::GetParser (part of Cache::Memcached) is not installed');
+}
+
+# True when the Cache::Memcached::Fast here (0.21 to 0.27) reads compressed
+# values only if made with compress_threshold (0 or more) or
+# compress_methods: its new() installs the default decompressor only then.
+sub fast_needs_threshold {
+    return !fast_missing() && Cache::Memcached::Fast->VERSION < 0.28;
+}
+
+# '' when $module loads, $absent when it is not there, and perl's error
+# (its first line) when it is there and fails.
+sub why_missing {
+    my ($module, $absent) = @_;
+    return '' if eval "require $module; 1";
     my ($err) = split /\n/, $@;
-    $err =~ s/ \(\@INC contains:.*//;
-    return $cm_missing = $err =~ /\ACan't locate Cache\/Memcached\.pm/
-        ? 'Cache::Memcached is not installed'
-        : "Cache::Memcached does not load: $err";
+    $err =~ s/ \(\@INC contains:.*//;    # the path list says nothing here
+    (my $file = "$module.pm") =~ s{::}{/}g;
+    return $err =~ /\ACan't locate \Q$file\E /
+        ? $absent
+        : "$module does not load: $err";
 }
 
 my @default;
@@ -45,7 +56,7 @@ my @default;
 # in this perl, the pure-Perl Cache::Memcached::GetParser and why.
 sub default_parser {
     return @default if @default;
-    require Cache::Memcached;
+    die 'default_parser: ' . cache_memcached_missing() . "\n" if cache_memcached_missing();
     my $class = Cache::Memcached->new({ servers => [] })->{parser_class};
     return @default = ($class, '') if $class ne 'Cache::Memcached::GetParserXS';
     # Parse one response in a child perl that loads the module lazily, as
@@ -86,12 +97,13 @@ CMRXTest::Clients - whether the clients the tests compare with can be used
 
 =head1 SYNOPSIS
 
-    use CMRXTest::Clients qw(fast_missing default_parser);
+    use CMRXTest::Clients qw(fast_missing cache_memcached_missing default_parser);
     SKIP: {
         skip fast_missing(), 3 if fast_missing();
         my $fast = Cache::Memcached::Fast->new({ ... });
         ...
     }
+    plan skip_all => cache_memcached_missing() if cache_memcached_missing();
     my ($parser, $note) = default_parser();
     note $note if $note;
     my $memd = Cache::Memcached->new({ ..., parser_class => $parser });
@@ -103,7 +115,20 @@ string when that worked, or a one-line reason to skip with when it did not
 (Cache::Memcached::Fast 0.28 needs perl 5.12, so on perl 5.10.1 its cases
 skip while everything else in the file runs).
 
-C<cache_memcached_missing> does the same for L<Cache::Memcached>.
+C<cache_memcached_missing> does the same for L<Cache::Memcached> and the
+pure-Perl L<Cache::Memcached::GetParser> it ships (and that the tests
+compare with). Cache::Memcached::Fast does not need Cache::Memcached, so
+hosts with Fast alone are common: code that needs Cache::Memcached (and
+C<Cache::Memcached::RustXS::Memcached>, its subclass) loads it at run time,
+after asking. Both load the module when it is there, so a test that asked
+can call it at once.
+
+C<fast_needs_threshold> is true when the Cache::Memcached::Fast loaded is
+older than 0.28: those versions install their default decompressor only
+when C<compress_threshold> (0 or more) or C<compress_methods> is given, so a
+stock reader there must be made with one of them. Without, the first
+compressed value it reads dies with "Not a CODE reference" and the
+connection is left out of step.
 
 C<default_parser> returns the C<parser_class> that L<Cache::Memcached> picks
 when given none (L<Cache::Memcached::GetParserXS> when it loads, else

@@ -80,6 +80,11 @@ memory for small values of one kind): C<compress>, C<decompress>,
 dictionary training and loading, and C<compress_methods> for
 Cache::Memcached::Fast.
 
+=item L<Cache::Memcached::RustXS::Zstd::DictionarySet>
+
+A folder of dictionaries, one per key prefix with its level, and its
+manifest: what trainers write and every reader and writer loads.
+
 =item L<Cache::Memcached::RustXS::Memcached>
 
 A L<Cache::Memcached> that writes zstd with a trained dictionary and reads

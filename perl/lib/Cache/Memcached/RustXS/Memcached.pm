@@ -15,7 +15,7 @@ use Cache::Memcached::RustXS::Zstd ();
 our $VERSION = '0.100';
 
 my $PARSER = 'Cache::Memcached::RustXS::GetParser';
-my @ZSTD_OPTIONS = qw(level dictionary);
+my @ZSTD_OPTIONS = qw(level dictionary dictionaries rescan_interval);
 
 sub new {
     my ($class, $args) = @_;
@@ -27,23 +27,68 @@ sub new {
     }
     $args{parser_class} ||= $PARSER;
     my $self = $class->SUPER::new(\%args);
-    $self->{cmrx_zstd} = _zstd_writer($zstd) if $zstd;
+    $self->{cmrx_zstd} = _zstd_chooser($zstd) if $zstd;
     return $self;
 }
 
-# The function that stands in for Compress::Zlib::memGzip while this
-# object sets a value: zstd at the level, with the dictionary file.
-sub _zstd_writer {
+# A function of the key as stored (namespace included) that returns the
+# function standing in for Compress::Zlib::memGzip while this object sets
+# that key: zstd at the level, with the dictionary file; or, with a set,
+# what the set says for the key's prefix.
+sub _zstd_chooser {
     my ($opt) = @_;
-    Carp::croak('zstd must be a hash reference of options (level, dictionary)')
+    Carp::croak('zstd must be a hash reference of options (level, dictionary, or dictionaries)')
         unless ref $opt eq 'HASH';
     Cache::Memcached::RustXS::_check_options('zstd', $opt, @ZSTD_OPTIONS);
-    my $level = defined $opt->{level} ? $opt->{level} : 0;
-    my $id = defined $opt->{dictionary}
-           ? Cache::Memcached::RustXS::Zstd::load_dictionary($opt->{dictionary}) : 0;
+    return _set_chooser($opt) if defined $opt->{dictionaries};
+    Carp::croak('zstd: rescan_interval goes with dictionaries') if exists $opt->{rescan_interval};
+    my $writer = _zstd_writer($opt->{level}, defined $opt->{dictionary}
+        ? Cache::Memcached::RustXS::Zstd::load_dictionary($opt->{dictionary}) : 0);
+    return sub { $writer };
+}
+
+sub _zstd_writer {
+    my ($level, $id) = @_;
+    $level = 0 unless defined $level;
     # Fails now, not at the first set, on a level out of range.
     Cache::Memcached::RustXS::Zstd::compress('', level => $level, dictionary => $id);
     return sub { Cache::Memcached::RustXS::Zstd::compress($_[0], level => $level, dictionary => $id) };
+}
+
+# The writer of each prefix of the set, and of the fallback; the key's
+# writer is the one of the longest prefix it starts with.
+sub _set_chooser {
+    my ($opt) = @_;
+    for my $name (qw(level dictionary)) {
+        Carp::croak("zstd: $name cannot go with dictionaries (the set says which and at what level)")
+            if exists $opt->{$name};
+    }
+    my $set = Cache::Memcached::RustXS::Zstd::load_dictionaries($opt->{dictionaries},
+        exists $opt->{rescan_interval} ? (rescan_interval => $opt->{rescan_interval}) : ());
+    my %by_prefix = map { my $e = $set->current($_); ($_ => _zstd_writer($e->{level}, $e->{id})) }
+                    $set->prefixes;
+    my @lengths = sort { $b <=> $a } keys %{ { map { (length($_) => 1) } keys %by_prefix } };
+    my $fallback = $set->fallback;
+    my $other = $fallback->{method} eq 'zstd' ? _zstd_writer($fallback->{level}, 0)
+              : _gzip_writer($fallback->{level});
+    return sub {
+        my ($key) = @_;
+        for my $len (@lengths) {
+            next if $len > length $key;
+            my $writer = $by_prefix{ substr $key, 0, $len };
+            return $writer if $writer;
+        }
+        return $other;
+    };
+}
+
+sub _gzip_writer {
+    my ($level) = @_;
+    require Cache::Memcached::RustXS::Zlib;
+    return sub {
+        local $Cache::Memcached::RustXS::Zlib::Level = $level;
+        Cache::Memcached::RustXS::Zlib::memGzip($_[0]);
+    };
 }
 
 # Cache::Memcached compresses in _set with Compress::Zlib::memGzip, called
@@ -58,8 +103,12 @@ for my $command (qw(set add replace)) {
     my $inherited = Cache::Memcached->can($command);
     no strict 'refs';
     *{$command} = sub {
-        my $writer = ref $_[0] && $_[0]->{cmrx_zstd} or goto &$inherited;
-        return Cache::Memcached::RustXS::ClientInternals::with_memgzip_for($_[0], $writer, $inherited, @_);
+        my $choose = ref $_[0] && $_[0]->{cmrx_zstd} or goto &$inherited;
+        my ($self, $key) = @_;
+        $key = ref $key ? $key->[1] : $key;    # [hash, key], as _set takes it
+        my $writer = $choose->((defined $self->{namespace} ? $self->{namespace} : '')
+                               . (defined $key ? $key : ''));
+        return Cache::Memcached::RustXS::ClientInternals::with_memgzip_for($self, $writer, $inherited, @_);
     };
 }
 
@@ -159,6 +208,23 @@ C<dictionary>: a zstd dictionary file, loaded for the whole process
 (L<Cache::Memcached::RustXS::Zstd/load_dictionary($path)>); without it,
 values are compressed without a dictionary. Unknown options, a bad level
 and a file that is not a dictionary croak in C<new>.
+
+=item zstd => { dictionaries => $dir, rescan_interval => 60 }
+
+Write each key as the dictionary set in the folder C<$dir> says (see
+L<Cache::Memcached::RustXS::Zstd::DictionarySet>): with the current
+dictionary whose prefix is the longest the key starts with, at that
+dictionary's level; a key that starts with no prefix of the set gets the
+set's fallback, as its trainer measured it (zstd without a dictionary, or
+gzip, at a level). The key is matched B<as memcached stores it, with this
+object's C<namespace> in front>, because that is what C<cmrx-dict> sees and
+trains on: a set trained on a server shared by several namespaces has
+prefixes such as C<app1:user:>. The set is loaded for the whole process
+(L<Cache::Memcached::RustXS::Zstd/load_dictionaries($dir, rescan_interval =E<gt> 60)>,
+with C<rescan_interval> if given), so its readers also find dictionaries
+added to it later; this object keeps writing with the dictionaries that
+were current when it was made. C<level> and C<dictionary> cannot go with
+C<dictionaries>; a set that cannot be loaded croaks in C<new>.
 
 =back
 

@@ -6,15 +6,17 @@ use warnings;
 use Carp ();
 use Exporter 5.57 'import';
 use Cache::Memcached::RustXS ();
+use Time::HiRes ();
 
 our $VERSION = '0.100';
 
-our @EXPORT_OK = qw(load_dictionary train_dictionary compress decompress compress_methods
-                    frame_dictionary_id);
+our @EXPORT_OK = qw(load_dictionary load_dictionaries train_dictionary compress decompress
+                    compress_methods frame_dictionary_id dictionary_id dictionary_with_id);
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
-# compress and decompress are XSUBs (perl/RustXS.xs), as are the helpers
-# _load_dictionary_bytes and _train.
+# compress, decompress, frame_dictionary_id, dictionary_id and dictionary_with_id are XSUBs
+# (perl/RustXS.xs), as are the helpers _load_dictionary_bytes,
+# _prepare_dictionary, _loaded_state and _train.
 
 # The message of an exception from the XS, without its " at FILE line N.".
 sub _reason {
@@ -52,20 +54,163 @@ sub train_dictionary {
     return $dictionary;
 }
 
-my @METHOD_OPTIONS = qw(level dictionary max_output);
+# ---- dictionary sets -------------------------------------------------------
+
+my $DEFAULT_RESCAN_INTERVAL = 60;
+
+# The sets this process loaded, by folder: { dir, identity, interval,
+# next_scan (epoch seconds), manifest (its SHA-256 when last loaded), set }.
+my %SETS;
+my %LOADED_SHA256; # SHA-256 of each dictionary loaded from a set, by ID
+my %WARNED;        # rescan failures already reported, by folder and reason
+our $RESCANNING;   # a rescan runs: perl code it runs (a warn handler) gets no other
+
+sub load_dictionaries {
+    my ($dir, %opt) = @_;
+    Carp::croak('load_dictionaries: the folder of a dictionary set is needed')
+        unless defined $dir && length $dir;
+    Cache::Memcached::RustXS::_check_options('load_dictionaries', \%opt, 'rescan_interval');
+    my $interval = exists $opt{rescan_interval} ? $opt{rescan_interval} : $DEFAULT_RESCAN_INTERVAL;
+    Carp::croak('load_dictionaries: rescan_interval must be a number of seconds')
+        unless defined $interval && $interval =~ /\A(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\z/;
+    my $known = $SETS{$dir};
+    my $loaded = eval { _load_set($dir, $known ? $known->{identity} : undef) };
+    Carp::croak("load_dictionaries: " . _reason($@)) unless $loaded;
+    $SETS{$dir} = { %$loaded, dir => $dir, interval => $interval,
+                    next_scan => Time::HiRes::time() + $interval };
+    return $loaded->{set};
+}
+
+# Reads the set in $dir (of identity $identity, if defined), checks every
+# dictionary file, then loads them and prepares each at its level. Dies
+# before loading anything when a file is bad or an ID is taken by another
+# dictionary. A writer that replaces the manifest meanwhile (and removes a
+# file the old one named) makes it read again, a few times.
+my $READ_ATTEMPTS = 3;
+
+sub _load_set {
+    my ($dir, $identity) = @_;
+    require Cache::Memcached::RustXS::Zstd::DictionarySet;
+    require Time::HiRes;
+    my ($set, %bytes, $err);
+    for my $attempt (1 .. $READ_ATTEMPTS) {
+        $set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
+        if (defined $identity && $set->identity ne $identity) {
+            die "$dir now holds another dictionary set (identity " . $set->identity
+              . ", loaded before: $identity); not mixing the two: restart the process to load it\n";
+        }
+        %bytes = ();
+        last if eval {
+            for my $e ($set->entries) {
+                my $state = _loaded_state($e->{id}, '');
+                # A dictionary loaded already with the bytes the manifest
+                # names needs no reading.
+                next if $state ne 'not_loaded' && _loaded_sha256($e->{id}) eq $e->{sha256};
+                $bytes{ $e->{id} } = $set->dictionary_bytes($e->{id});
+                die 'dictionary ID ' . $e->{id} . ' of ' . $set->path_of($e->{id})
+                  . " is taken by another dictionary loaded in this process (another set's?)\n"
+                    if _loaded_state($e->{id}, $bytes{ $e->{id} }) eq 'different';
+            }
+            1;
+        };
+        $err = $@;
+        my $now = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
+        die $err if $now->_manifest_sha256 eq $set->_manifest_sha256 || $attempt == $READ_ATTEMPTS;
+    }
+    for my $e ($set->entries) {
+        if (exists $bytes{ $e->{id} }) {
+            my $id = eval { _load_dictionary_bytes($bytes{ $e->{id} }) };
+            die $set->path_of($e->{id}) . ': ' . _reason($@) . "\n" unless defined $id;
+            $LOADED_SHA256{$id} = $e->{sha256};
+        }
+        _prepare_dictionary($e->{id}, $e->{level});
+    }
+    return { set => $set, identity => $set->identity, manifest => $set->_manifest_sha256 };
+}
+
+sub _loaded_sha256 {
+    my ($id) = @_;
+    return defined $LOADED_SHA256{$id} ? $LOADED_SHA256{$id} : '';
+}
+
+# What _rescan_for says (perl/RustXS.xs has the same numbers).
+my ($RESCAN_ABSENT, $RESCAN_FOUND, $RESCAN_NOT_DUE) = (0, 1, 2);
+
+# Called by the XS readers when a frame names dictionary $id, which is not
+# loaded: scans the loaded sets whose interval has passed, and says whether
+# $id is loaded now ($RESCAN_FOUND), or not and a set is not due for a scan
+# yet ($RESCAN_NOT_DUE: the reader does not warn yet), or not at all. Never
+# dies (the XS calls it in an eval anyway).
+sub _rescan_for {
+    my ($id) = @_;
+    return $RESCAN_ABSENT if $RESCANNING || !%SETS;
+    local $RESCANNING = 1;
+    my $now = Time::HiRes::time();
+    my $pending = 0;
+    for my $dir (sort keys %SETS) {
+        my $s = $SETS{$dir};
+        if ($now < $s->{next_scan}) {
+            $pending = 1;
+            next;
+        }
+        $s->{next_scan} = $now + $s->{interval};
+        my $loaded = eval { _load_set($dir, $s->{identity}) };
+        if ($loaded) {
+            @$s{qw(set manifest)} = @$loaded{qw(set manifest)};
+            next;
+        }
+        my $why = _reason($@);
+        $why =~ s/\n\z//;
+        warn "Cache::Memcached::RustXS::Zstd: rescanning the dictionary set in $dir: $why; "
+           . "the dictionaries loaded before stay\n" unless $WARNED{$dir}{$why}++;
+    }
+    return $RESCAN_FOUND if _loaded_state($id, '') ne 'not_loaded';
+    return $pending ? $RESCAN_NOT_DUE : $RESCAN_ABSENT;
+}
+
+# ---- compress_methods ------------------------------------------------------
+
+my @METHOD_OPTIONS = qw(level dictionary dictionaries prefix rescan_interval max_output);
 
 sub compress_methods {
     my %opt = @_;
     Cache::Memcached::RustXS::_check_options('compress_methods', \%opt, @METHOD_OPTIONS);
-    my $id = defined $opt{dictionary} ? load_dictionary($opt{dictionary}) : 0;
+    my ($format, $level, $id) = ('zstd', $opt{level}, 0);
+    if (defined $opt{dictionaries}) {
+        ($format, $level, $id) = _set_writer(\%opt);
+    }
+    else {
+        for my $name (qw(prefix rescan_interval)) {
+            Carp::croak("compress_methods: $name goes with dictionaries") if exists $opt{$name};
+        }
+        $id = load_dictionary($opt{dictionary}) if defined $opt{dictionary};
+    }
     my $methods = eval {
         Cache::Memcached::RustXS::_compress_methods(
-            'zstd', $opt{level}, $id,
+            $format, $level, $id,
             exists $opt{max_output} ? $opt{max_output} : $Cache::Memcached::RustXS::Zlib::MaxOutput,
         );
     };
     Carp::croak(_reason($@)) unless $methods;
     return $methods;
+}
+
+# What compress_methods(dictionaries => DIR, prefix => P) writes with:
+# (format, level, dictionary ID), from the set, which it loads.
+sub _set_writer {
+    my ($opt) = @_;
+    for my $name (qw(dictionary level)) {
+        Carp::croak("compress_methods: $name cannot go with dictionaries (the set says which and at what level)")
+            if exists $opt->{$name};
+    }
+    Carp::croak('compress_methods: prefix is needed with dictionaries (the key prefix the values have)')
+        unless defined $opt->{prefix};
+    my $set = load_dictionaries($opt->{dictionaries},
+        exists $opt->{rescan_interval} ? (rescan_interval => $opt->{rescan_interval}) : ());
+    my $entry = $set->for_key($opt->{prefix});
+    return ('zstd', $entry->{level}, $entry->{id}) if $entry;
+    my $fallback = $set->fallback;
+    return ($fallback->{method}, $fallback->{level}, 0);
 }
 
 1;
@@ -77,7 +222,7 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
 
 =head1 SYNOPSIS
 
-    use Cache::Memcached::RustXS::Zstd qw(train_dictionary load_dictionary
+    use Cache::Memcached::RustXS::Zstd qw(train_dictionary load_dictionary load_dictionaries
                                           compress decompress);
 
     # Once, offline: a dictionary from values of one kind (or cmrx-dict train)
@@ -110,6 +255,26 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
         servers            => ['127.0.0.1:11211'],
         compress_threshold => 100,
         zstd               => { level => 3, dictionary => 'users.dict' },
+    });
+
+    # A dictionary set: a dictionary per key prefix, with its level, in a
+    # folder (cmrx-dict train --all writes one; see DictionarySet)
+    use Cache::Memcached::RustXS::Zstd::DictionarySet;
+    my $set = Cache::Memcached::RustXS::Zstd::DictionarySet->create('/tmp/cmrx-set-' . $$);
+    $set->add(prefix => 'user:', dictionary => $dict, level => 9, id => 1);
+    $set->write;
+
+    # Every process, before it forks its workers: all of them loaded and
+    # prepared; dictionaries added to the set later are found when a value
+    # names one, without a restart
+    load_dictionaries($set->dir, rescan_interval => 60);
+
+    # One Fast object per namespace: it writes with its prefix's dictionary
+    my $users = Cache::Memcached::Fast->new({
+        servers          => ['127.0.0.1:11211'],
+        namespace        => 'user:',
+        compress_methods => Cache::Memcached::RustXS::Zstd::compress_methods(
+            dictionaries => $set->dir, prefix => 'user:'),
     });
 
 =head1 DESCRIPTION
@@ -146,6 +311,53 @@ ID. Loading the same file again does nothing more; a different dictionary
 with the same ID croaks, as do a file that cannot be read and one that is
 not a zstd dictionary. Dictionaries stay loaded for the life of the process
 (about 460 KiB for a 16 KiB dictionary once it has been used at one level).
+
+=item load_dictionaries($dir, rescan_interval => 60)
+
+Loads every dictionary of the dictionary set in the folder C<$dir> (see
+L<Cache::Memcached::RustXS::Zstd::DictionarySet>), current and retired, for
+the whole process, as L</load_dictionary($path)> does for one file, and
+prepares each for writing at the level the set gives it, now rather than at
+its first use: a preforking server that loads its sets before it forks
+shares the prepared dictionaries with every worker (see L</PREFORKING
+SERVERS>). Returns the set (a DictionarySet object).
+
+It checks everything before it loads anything, and croaks, loading
+nothing, when the manifest is missing, malformed, truncated, of a newer
+format, or lists two dictionaries with one ID; when a dictionary file is
+missing, truncated, or replaced (its size or SHA-256 differ from the
+manifest's: another set's file, say); and when a dictionary's ID is taken
+by a different dictionary the process has loaded already.
+
+When a reader in the process (L</decompress($frame)>, GetParser, the
+decompressors of both modules' C<compress_methods>) meets a frame whose
+dictionary is not loaded, the sets loaded this way are read again, each at
+most once per C<rescan_interval> seconds (60 by default; a fraction is
+fine; 0 reads the set at every such frame), and the frame is decoded if its
+dictionary came: dictionaries deployed into a set while the processes run
+are used within an interval, without a restart. Only what is new is read
+(the manifest, and the files of dictionaries not loaded yet). A rescan that
+fails (a half-copied file, another set's manifest put in the folder) keeps
+what was loaded, warns once per folder and reason, and the value is a miss;
+a later rescan may succeed. The warning about a missing dictionary comes
+once per ID, when the ID is still unknown after a rescan.
+
+Calling it again for the same folder reads it at once, and sets its
+interval anew.
+
+=item dictionary_id($bytes)
+
+The ID of the zstd dictionary C<$bytes>, once the engine has checked that
+it can load it; croaks if it cannot. Loads nothing.
+
+=item dictionary_with_id($bytes, $id)
+
+A copy of the zstd dictionary C<$bytes> that names dictionary ID C<$id> (1
+to 4294967295) instead of its own: frames made with it name C<$id>, which
+takes 1 byte in each frame up to 255, 2 up to 65535, else 4. Nothing else
+changes, so C<zstd -D> reads and writes such frames with the copy. The
+DictionarySet's C<add(id =E<gt> $id)> uses it. Croaks for an ID of 0 and for
+bytes that are not a dictionary.
 
 =item train_dictionary(\@samples, size => 16384)
 
@@ -186,10 +398,25 @@ corrupt.
 
 =item compress_methods(level => 3, dictionary => $path, max_output => 64 MiB)
 
+=item compress_methods(dictionaries => $dir, prefix => $prefix, rescan_interval => 60, max_output => 64 MiB)
+
 Returns C<[ $compress, $decompress ]> for Cache::Memcached::Fast's
 C<compress_methods> option, as L<Cache::Memcached::RustXS::Zlib> does, but
 the compressor writes zstd (with the dictionary in the file C<$path>, which
-it loads, when given). The decompressor reads zstd (with any loaded
+it loads, when given).
+
+With C<dictionaries>, the dictionary set in C<$dir> is loaded (by
+L</load_dictionaries($dir, rescan_interval =E<gt> 60)>, with
+C<rescan_interval> if given) and the compressor writes as the set says for
+keys that start with C<$prefix>: with the current dictionary whose prefix is
+the longest that C<$prefix> starts with, at its level, or, when there is
+none, the set's fallback (zstd without a dictionary, or gzip, at its
+level). Sites make one Fast object per namespace, so C<$prefix> is usually
+the object's C<namespace> (a key's prefix in the set includes its
+namespace). The choice is made here, once: a dictionary added to the set
+later is read at once by every reader (through the rescan), and written by
+objects made after it. C<level> and C<dictionary> cannot go with
+C<dictionaries>. The decompressor reads zstd (with any loaded
 dictionary), gzip and zlib, told apart by their magic bytes: values written
 before the switch to zstd, by other clients or by other languages, read as
 before. The compressor declines already-compressed data (JPEG, PNG, gzip,
@@ -205,13 +432,52 @@ C<Compress::Zlib::memGzip> does anywhere else in the process) and read with
 L<Cache::Memcached::RustXS::GetParser>. That parser decodes zstd values
 wherever it is used.
 
+=head1 PREFORKING SERVERS
+
+A dictionary's prepared compression tables (a 16 KiB dictionary's take
+about 415 KiB at level 3 and more at higher levels) and decompression tables
+are made once per process. L</load_dictionaries($dir, rescan_interval =E<gt> 60)> makes both when it loads,
+so a server that loads its sets before it forks its workers (Starman,
+Apache's prefork, ...) has them in pages the workers share copy-on-write:
+each worker's private memory does not grow with the number of
+dictionaries. L</load_dictionary($path)> prepares the compression tables at
+the first use of each level instead, in each worker. Measured by
+F<t/52-dictionary-sets-fork.t> (a set of four 16 KiB dictionaries at level
+9; each worker compresses and decompresses one value with each): a worker's
+private memory (C<Private_Dirty>) grows by 592 KiB when the parent loaded
+the set before the fork -- its own compression and decompression contexts
+-- and by 1964 KiB when each worker prepares the dictionaries itself: 343
+KiB more per dictionary and worker (about 415 KiB at level 3).
+
+Dictionaries that a worker finds by a rescan are its own, not shared.
+
 =head1 ROLLING OUT AND BACK
 
 A value written as zstd can only be read by a reader that knows zstd and has
-its dictionary. A reader without this distribution (stock Cache::Memcached
-or Cache::Memcached::Fast) gets a miss for it, never garbage and never a
-die; a reader with it but without the dictionary gets a miss and one
-warning per dictionary ID. So readers go first:
+its dictionary. A reader with this distribution but without the dictionary
+gets a miss and one warning per dictionary ID. A reader without this
+distribution gets a miss for it, never garbage and never a die, when it is
+made to read compressed values at all, as its version needs:
+
+=over 4
+
+=item * Cache::Memcached 1.24 to 1.30, any configuration: C<get> returns
+C<undef>, C<get_multi> has the key with an C<undef> value.
+
+=item * Cache::Memcached::Fast 0.28, any configuration: the key is a miss.
+
+=item * Cache::Memcached::Fast 0.21 to 0.27, made with C<compress_threshold>
+(0 or more) or C<compress_methods>: the key is a miss. Made with neither, it
+has no decompressor at all, and the first compressed value it reads, gzip
+as much as zstd, dies with "Not a CODE reference" and leaves its connection
+out of step (later values on it come back as misses or as another key's
+value). Such a reader cannot read the gzip values of today either: set
+C<compress_threshold> on it (0 if it must not compress its own writes)
+before anything is rolled out.
+
+=back
+
+So readers go first:
 
 =over 4
 
@@ -225,11 +491,14 @@ can be added later without touching stored values.
 
 =item 2. Readers
 
-Deploy everywhere: this distribution, C<load_dictionary> of every
-dictionary at startup, and as readers GetParser for Cache::Memcached
+Deploy everywhere: this distribution, C<load_dictionaries> of the set (or
+C<load_dictionary> of every dictionary) at startup, and as readers GetParser for Cache::Memcached
 (C<parser_class>) and C<compress_methods> of either Zlib or this module for
-Cache::Memcached::Fast (their decompressors read zstd). Writers still write
-gzip: nothing changes yet.
+Cache::Memcached::Fast (their decompressors read zstd; with these, Fast 0.21
+to 0.27 needs no C<compress_threshold> to read). Writers still write gzip:
+nothing changes yet. A stock reader left out (another team's service, a
+script) sees zstd values as misses only when it is made as the list above
+says.
 
 =item 3. Writers
 
@@ -242,7 +511,9 @@ as zstd as they are set again.
 Switch writers back to gzip first, and keep the readers (and their
 dictionaries) until the zstd values have expired or been rewritten; a
 reader that goes back to a stock client before then sees those values as
-misses (the application computes them again). Dictionaries are never
+misses (the application computes them again), provided it is made as the
+list above says (a stock Fast 0.21 to 0.27 with C<compress_threshold> or
+C<compress_methods>). Dictionaries are never
 removed while values that name them may exist.
 
 =back

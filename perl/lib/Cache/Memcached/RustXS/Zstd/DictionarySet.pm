@@ -1,0 +1,979 @@
+package Cache::Memcached::RustXS::Zstd::DictionarySet;
+
+use strict;
+use warnings;
+
+use Carp ();
+use Digest::SHA ();
+use Fcntl qw(:flock O_WRONLY O_CREAT O_EXCL);
+use File::Spec ();
+use IO::Handle ();
+use POSIX ();
+use Cache::Memcached::RustXS ();
+
+our $VERSION = '0.100';
+
+our $FORMAT        = 1;                       # the format version this module reads and writes
+our $MANIFEST_NAME = 'manifest';
+my $MAGIC_WORD     = 'cmrx-dictionary-set';
+my $LOCK_NAME      = '.lock';
+my $DICT_MAGIC     = "\x37\xa4\x30\xec";      # zstd dictionary magic, little-endian
+my $DICT_HEADER    = 8;                       # magic and ID
+my $MAX_ID         = 4294967295;              # IDs are 32-bit, 0 means none
+my %LEVELS         = Cache::Memcached::RustXS::_level_ranges();    # the engine's (cmrx.h)
+my $MIN_LEVEL      = $LEVELS{zstd_min};
+my $MAX_LEVEL      = $LEVELS{zstd_max};
+my $IDENTITY_BYTES = 16;
+my $MAX_FILE_STEM  = 40;                      # bytes of the prefix kept in a file name
+my %FALLBACK_METHODS = (zstd => 1, gzip => 1);
+my %GZIP_LEVELS  = map { ($_ => 1) } $LEVELS{gzip_min} .. $LEVELS{gzip_max};    # libdeflate's
+my %STATES       = (current => 1, retired => 1);
+
+# Fields of each kind of line, in the order they are written; any other
+# field (a lower-case name) is kept as it is and written after these.
+my @SET_FIELDS        = qw(id created);
+my @FALLBACK_FIELDS   = qw(method level savings samples measured);
+my @DICTIONARY_FIELDS = qw(id prefix state file level size sha256 savings samples trained);
+my @REMOVED_FIELDS    = qw(id prefix removed);
+my %REQUIRED = (
+    set        => [qw(id)],
+    fallback   => [qw(method level)],
+    dictionary => [qw(id prefix state file level size sha256)],
+    removed    => [qw(id)],
+);
+
+# ---- values in the manifest ------------------------------------------------
+
+# Bytes outside printable ASCII, and %, are written as %XX, so that a value
+# never holds a space and the file reads as text.
+sub _encode_value {
+    my ($v) = @_;
+    $v =~ s/([^\x21-\x24\x26-\x7e])/sprintf '%%%02X', ord $1/ge;
+    return $v;
+}
+
+sub _decode_value {
+    my ($v) = @_;
+    $v =~ s/%([0-9A-Fa-f]{2})/chr hex $1/ge;
+    return $v;
+}
+
+sub _is_int     { defined $_[0] && $_[0] =~ /\A(?:0|-?[1-9][0-9]{0,9})\z/ }
+sub _is_count   { defined $_[0] && $_[0] =~ /\A(?:0|[1-9][0-9]{0,15})\z/ }
+sub _is_percent { defined $_[0] && $_[0] =~ /\A-?[0-9]{1,3}(?:\.[0-9]{1,6})?\z/ }
+sub _is_date    { defined $_[0] && $_[0] =~ /\A[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\z/ }
+sub _is_id      { _is_count($_[0]) && $_[0] >= 1 && $_[0] <= $MAX_ID }
+sub _is_level   { _is_int($_[0]) && $_[0] >= $MIN_LEVEL && $_[0] <= $MAX_LEVEL }
+sub _is_file    { defined $_[0] && $_[0] =~ /\A[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}\z/ }
+
+# A date as the manifest writes it: ISO 8601 in UTC, to the second. Takes
+# epoch seconds or such a string.
+sub _date {
+    my ($what, $v) = @_;
+    return $v if _is_date($v);
+    Carp::croak("$what must be epoch seconds or YYYY-MM-DDTHH:MM:SSZ, not " . _shown($v))
+        unless _is_count($v);
+    return POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime $v);
+}
+
+sub _shown { defined $_[0] ? "'" . _encode_value($_[0]) . "'" : 'undef' }
+
+# ---- reading ---------------------------------------------------------------
+
+sub _manifest_path { File::Spec->catfile($_[0], $MANIFEST_NAME) }
+
+sub _slurp {
+    my ($path) = @_;
+    open my $fh, '<', $path or return;
+    binmode $fh;
+    my $bytes = do { local $/; <$fh> };
+    close $fh;
+    return $bytes;
+}
+
+sub read {
+    my ($class, $dir) = @_;
+    Carp::croak("$class->read: the folder of a dictionary set is needed")
+        unless defined $dir && length $dir;
+    my $path = _manifest_path($dir);
+    my $bytes = _slurp($path);
+    Carp::croak("$dir is not a dictionary set: cannot read $path: $!") unless defined $bytes;
+    my $self = eval { _parse($dir, $bytes) };
+    unless ($self) {
+        (my $why = $@) =~ s/\n\z//;
+        Carp::croak("$path: $why");    # the message names the line
+    }
+    return bless $self, $class;
+}
+
+# The manifest's bytes, parsed and checked; dies with "line N: why".
+sub _parse {
+    my ($dir, $bytes) = @_;
+    my %self = (dir => $dir, manifest_sha256 => Digest::SHA::sha256_hex($bytes),
+                entries => [], removed => [], fallback => undef);
+    my ($n, $format, $ended) = (0, undef, undef);
+    my (%by_id, %by_file, %current);
+    my @lines = split /\n/, $bytes, -1;
+    die "line 1: empty: not a dictionary set manifest (or truncated to nothing)\n" unless length $bytes;
+    die "truncated: the last line has no newline\n" if length $lines[-1];
+    pop @lines;
+    for my $line (@lines) {
+        $n++;
+        next if $line =~ /\A(?:#.*)?\z/;
+        my $at = "line $n";
+        die "$at: after the end line\n" if $ended;
+        if (!defined $format) {
+            die "$at: not a dictionary set manifest (it must start with '$MAGIC_WORD $FORMAT')\n"
+                unless $line =~ /\A\Q$MAGIC_WORD\E ([0-9]+)\z/;
+            $format = $1;
+            die "$at: format $format is newer than this reader knows ($FORMAT): upgrade "
+              . "Cache::Memcached::RustXS\n" if $format > $FORMAT;
+            die "$at: format $format is unknown\n" if $format < 1;
+            next;
+        }
+        my ($kind, @tokens) = split / /, $line;
+        my %f;
+        for my $t (@tokens) {
+            die "$at: '$t' is not a field (name=value)\n" unless $t =~ /\A([a-z][a-z0-9_]*)=(.*)\z/s;
+            die "$at: field $1 given twice\n" if exists $f{$1};
+            $f{$1} = _decode_value($2);
+        }
+        for my $need (@{ $REQUIRED{$kind} || [] }) {
+            die "$at: $kind line without its $need (truncated or edited?)\n" unless defined $f{$need};
+        }
+        if ($kind eq 'set') {
+            die "$at: a second set line\n" if $self{identity};
+            die "$at: set id must be 32 hexadecimal digits, not " . _shown($f{id}) . "\n"
+                unless $f{id} =~ /\A[0-9a-f]{32}\z/;
+            die "$at: created must be YYYY-MM-DDTHH:MM:SSZ\n"
+                if defined $f{created} && !_is_date($f{created});
+            $self{identity} = $f{id};
+            $self{set_fields} = \%f;
+        }
+        elsif ($kind eq 'fallback') {
+            die "$at: a second fallback line\n" if $self{fallback};
+            _check_fallback(\%f, $at);
+            $self{fallback} = \%f;
+        }
+        elsif ($kind eq 'dictionary') {
+            die "$at: dictionary before the set line\n" unless $self{identity};
+            _check_entry(\%f, $at);
+            if (my $other = $by_id{ $f{id} }) {
+                die "$at: dictionary ID $f{id} is listed twice (also for prefix "
+                  . _shown($other->{prefix}) . "): two dictionaries with one ID are refused\n";
+            }
+            die "$at: file $f{file} is listed twice\n" if $by_file{ $f{file} };
+            if ($f{state} eq 'current') {
+                die "$at: prefix " . _shown($f{prefix}) . " has two current dictionaries ("
+                  . "IDs $current{ $f{prefix} }{id} and $f{id})\n" if $current{ $f{prefix} };
+                $current{ $f{prefix} } = \%f;
+            }
+            $by_id{ $f{id} } = $by_file{ $f{file} } = \%f;
+            push @{ $self{entries} }, \%f;
+        }
+        elsif ($kind eq 'removed') {
+            die "$at: removed before the set line\n" unless $self{identity};
+            die "$at: removed id must be 1 to $MAX_ID, not " . _shown($f{id}) . "\n" unless _is_id($f{id});
+            die "$at: removed must be YYYY-MM-DDTHH:MM:SSZ\n" if defined $f{removed} && !_is_date($f{removed});
+            die "$at: dictionary ID $f{id} is listed twice (once removed): two dictionaries with one ID are refused\n"
+                if $by_id{ $f{id} };
+            $by_id{ $f{id} } = \%f;
+            push @{ $self{removed} }, \%f;
+        }
+        elsif ($kind eq 'end') {
+            die "$at: end line without the number of dictionaries\n"
+                unless defined $f{dictionaries} && _is_count($f{dictionaries});
+            my $have = @{ $self{entries} };
+            die "$at: the end line counts $f{dictionaries} dictionaries, $have are listed (truncated?)\n"
+                if $f{dictionaries} != $have;
+            my $removed = defined $f{removed} ? $f{removed} : 0;
+            die "$at: the end line counts " . _shown($removed) . ' removed dictionaries, '
+              . @{ $self{removed} } . " are listed (truncated?)\n"
+                unless _is_count($removed) && $removed == @{ $self{removed} };
+            $ended = 1;
+        }
+        else {
+            die "$at: unknown line '" . _encode_value($kind) . "'\n";
+        }
+    }
+    die "not a dictionary set manifest (no '$MAGIC_WORD' line)\n" unless defined $format;
+    die "no set line\n" unless $self{identity};
+    die "truncated: no end line\n" unless $ended;
+    $self{format} = $format;
+    return \%self;
+}
+
+sub _check_fallback {
+    my ($f, $at) = @_;
+    die "$at: fallback method must be zstd or gzip, not " . _shown($f->{method}) . "\n"
+        unless $FALLBACK_METHODS{ $f->{method} };
+    if ($f->{method} eq 'zstd') {
+        die "$at: fallback level must be a zstd level ($MIN_LEVEL to $MAX_LEVEL), not " . _shown($f->{level}) . "\n"
+            unless _is_level($f->{level});
+    }
+    else {
+        die "$at: fallback level must be a gzip level ($LEVELS{gzip_min} to $LEVELS{gzip_max}), not "
+            . _shown($f->{level}) . "\n"
+            unless _is_int($f->{level}) && $GZIP_LEVELS{ $f->{level} };
+    }
+    _check_measures($f, $at, 'measured');
+    return;
+}
+
+sub _check_measures {
+    my ($f, $at, $date) = @_;
+    die "$at: savings must be a percentage (a decimal number), not " . _shown($f->{savings}) . "\n"
+        if defined $f->{savings} && !_is_percent($f->{savings});
+    die "$at: samples must be a count, not " . _shown($f->{samples}) . "\n"
+        if defined $f->{samples} && !_is_count($f->{samples});
+    die "$at: $date must be YYYY-MM-DDTHH:MM:SSZ, not " . _shown($f->{$date}) . "\n"
+        if defined $f->{$date} && !_is_date($f->{$date});
+    return;
+}
+
+sub _check_entry {
+    my ($f, $at) = @_;
+    die "$at: dictionary id must be 1 to $MAX_ID, not " . _shown($f->{id}) . "\n" unless _is_id($f->{id});
+    die "$at: state must be current or retired, not " . _shown($f->{state}) . "\n" unless $STATES{ $f->{state} };
+    die "$at: file must be a plain name inside the set's folder, not " . _shown($f->{file}) . "\n"
+        unless _is_file($f->{file}) && $f->{file} ne $MANIFEST_NAME;
+    die "$at: level must be a zstd level ($MIN_LEVEL to $MAX_LEVEL), not " . _shown($f->{level}) . "\n"
+        unless _is_level($f->{level});
+    die "$at: size must be a number of bytes, not " . _shown($f->{size}) . "\n"
+        unless _is_count($f->{size}) && $f->{size} > $DICT_HEADER;
+    die "$at: sha256 must be 64 lower-case hexadecimal digits\n" unless $f->{sha256} =~ /\A[0-9a-f]{64}\z/;
+    _check_measures($f, $at, 'trained');
+    return;
+}
+
+# ---- looking ---------------------------------------------------------------
+
+sub dir      { $_[0]{dir} }
+sub identity { $_[0]{identity} }
+sub format_version { $_[0]{format} }
+
+# The SHA-256 of the manifest as read or last written (undef for a set not
+# written yet): Zstd's rescans tell by it whether a set changed.
+sub _manifest_sha256 { $_[0]{manifest_sha256} }
+
+sub _copy { my %c = %{ $_[0] }; return \%c }
+
+sub entries { map { _copy($_) } @{ $_[0]{entries} } }
+
+sub removed { map { _copy($_) } @{ $_[0]{removed} } }
+
+# The entry or removed record that has $id.
+sub _id_user {
+    my ($self, $id) = @_;
+    for my $e (@{ $self->{entries} }, @{ $self->{removed} }) {
+        return $e if $e->{id} eq $id;
+    }
+    return;
+}
+
+sub entry {
+    my ($self, $id) = @_;
+    for my $e (@{ $self->{entries} }) {
+        return _copy($e) if defined $id && $e->{id} eq $id;
+    }
+    return;
+}
+
+sub _current_map {
+    my ($self) = @_;
+    return { map { ($_->{prefix} => $_) } grep { $_->{state} eq 'current' } @{ $self->{entries} } };
+}
+
+sub prefixes { sort keys %{ $_[0]->_current_map } }
+
+sub current {
+    my ($self, $prefix) = @_;
+    my $e = defined $prefix ? $self->_current_map->{$prefix} : undef;
+    return $e ? _copy($e) : undef;
+}
+
+# The current dictionary whose prefix is the longest that $key starts with.
+sub for_key {
+    my ($self, $key) = @_;
+    Carp::croak('for_key: a key is needed') unless defined $key;
+    my $best;
+    for my $e (grep { $_->{state} eq 'current' } @{ $self->{entries} }) {
+        next unless substr($key, 0, length $e->{prefix}) eq $e->{prefix};
+        $best = $e if !$best || length $e->{prefix} > length $best->{prefix};
+    }
+    return $best ? _copy($best) : undef;
+}
+
+my %DEFAULT_FALLBACK = (method => 'gzip', level => 9);
+
+sub fallback {
+    my ($self) = @_;
+    return _copy($self->{fallback} || \%DEFAULT_FALLBACK);
+}
+
+sub path_of {
+    my ($self, $id) = @_;
+    my $e = $self->entry($id) or Carp::croak("no dictionary with ID " . _shown($id) . " in the set in $self->{dir}");
+    return File::Spec->catfile($self->{dir}, $e->{file});
+}
+
+# The bytes of dictionary $id, checked against the manifest: croaks when
+# the file is missing, truncated, replaced, or another set's.
+sub dictionary_bytes {
+    my ($self, $id) = @_;
+    my $e = $self->entry($id) or Carp::croak("no dictionary with ID " . _shown($id) . " in the set in $self->{dir}");
+    return $self->{pending}{ $e->{id} } if $self->{pending} && exists $self->{pending}{ $e->{id} };
+    my $path = File::Spec->catfile($self->{dir}, $e->{file});
+    my $bytes = _slurp($path);
+    Carp::croak("$path: cannot read dictionary $e->{id} (prefix " . _shown($e->{prefix}) . "): $!")
+        unless defined $bytes;
+    my $why = _mismatch($e, $bytes);
+    Carp::croak("$path: $why: not the file of dictionary $e->{id} (prefix " . _shown($e->{prefix})
+              . ") that the manifest lists (truncated, replaced, or of another set)") if $why;
+    return $bytes;
+}
+
+sub _mismatch {
+    my ($e, $bytes) = @_;
+    return sprintf('%d bytes, the manifest says %d', length $bytes, $e->{size}) if length $bytes != $e->{size};
+    return 'its SHA-256 differs from the manifest\'s' if Digest::SHA::sha256_hex($bytes) ne $e->{sha256};
+    my $id = _header_id($bytes);
+    return 'not a zstd dictionary' unless defined $id;
+    return "its header names dictionary ID $id" if $id != $e->{id};
+    return;
+}
+
+# The ID in a standard zstd dictionary's header, or undef.
+sub _header_id {
+    my ($bytes) = @_;
+    return unless length $bytes > $DICT_HEADER && substr($bytes, 0, 4) eq $DICT_MAGIC;
+    my $id = unpack 'V', substr $bytes, 4, 4;
+    return $id ? $id : undef;
+}
+
+sub verify {
+    my ($self) = @_;
+    $self->dictionary_bytes($_->{id}) for @{ $self->{entries} };
+    return 1;
+}
+
+# ---- changing --------------------------------------------------------------
+
+sub create {
+    my ($class, $dir) = @_;
+    Carp::croak("$class->create: the folder of a dictionary set is needed") unless defined $dir && length $dir;
+    my $path = _manifest_path($dir);
+    Carp::croak("$dir holds a dictionary set already ($path): read it instead") if -e $path;
+    return bless {
+        dir => $dir, identity => _new_identity(), format => $FORMAT, entries => [], removed => [], fallback => undef,
+        set_fields => { created => _date('created', time) }, manifest_sha256 => undef,
+    }, $class;
+}
+
+sub _new_identity {
+    my $random = '';
+    if (open my $fh, '<', '/dev/urandom') {
+        binmode $fh;
+        CORE::read($fh, $random, $IDENTITY_BYTES);
+        close $fh;
+    }
+    $random .= join ',', time, $$, rand, {}, $0 if length $random < $IDENTITY_BYTES;
+    return substr Digest::SHA::sha256_hex($random), 0, 2 * $IDENTITY_BYTES;
+}
+
+my @ADD_OPTIONS = qw(prefix dictionary level id savings samples trained);
+
+sub add {
+    my ($self, %opt) = @_;
+    my %known = map { ($_ => 1) } @ADD_OPTIONS;
+    my %extra = map { ($_ => $opt{$_}) } grep { !$known{$_} } keys %opt;
+    for my $name (sort keys %extra) {
+        Carp::croak("add: unknown option $name (extra fields are lower-case words: [a-z][a-z0-9_]*)")
+            unless $name =~ /\A[a-z][a-z0-9_]*\z/ && !grep { $_ eq $name } @DICTIONARY_FIELDS;
+        Carp::croak("add: $name must be defined") unless defined $extra{$name};
+    }
+    my $prefix = $opt{prefix};
+    Carp::croak('add: prefix is needed (the empty string matches every key)') unless defined $prefix;
+    Carp::croak('add: prefix must be bytes, not a wide-character string')
+        if utf8::is_utf8($prefix) && !utf8::downgrade($prefix, 1);
+    Carp::croak('add: level is needed: the zstd level writers use with this dictionary')
+        unless defined $opt{level};
+    Carp::croak("add: level must be a zstd level ($MIN_LEVEL to $MAX_LEVEL), not " . _shown($opt{level}))
+        unless _is_level($opt{level});
+    my $bytes = $opt{dictionary};
+    Carp::croak('add: dictionary (the bytes of a zstd dictionary) is needed') unless defined $bytes;
+    Carp::croak('add: dictionary must be bytes, not a wide-character string')
+        if utf8::is_utf8($bytes) && !utf8::downgrade($bytes, 1);
+    my $id = _header_id($bytes);
+    Carp::croak('add: dictionary is not a standard zstd dictionary (no magic number 37 A4 30 EC, or ID 0)')
+        unless defined $id;
+    if (defined $opt{id} && $opt{id} ne $id) {
+        Carp::croak("add: id must be 1 to $MAX_ID, not " . _shown($opt{id})) unless _is_id($opt{id});
+        $bytes = _with_id($bytes, $opt{id});
+        $id = $opt{id};
+    }
+    if (my $same = $self->_id_user($id)) {
+        Carp::croak("add: dictionary ID $id is in the set already (prefix " . _shown($same->{prefix})
+                  . ', ' . ($same->{state} || 'removed: values may still name it')
+                  . '): two dictionaries with one ID are refused; give another id');
+    }
+    my $loaded = _loaded_state($id, $bytes);
+    Carp::croak("add: a different dictionary with ID $id is loaded in this process: "
+              . 'two dictionaries with one ID are refused; give another id') if $loaded eq 'different';
+    _check_engine($bytes);
+    for my $name (qw(savings samples)) {
+        next unless defined $opt{$name};
+        my $ok = $name eq 'savings' ? _is_percent($opt{$name}) : _is_count($opt{$name});
+        Carp::croak("add: $name must be " . ($name eq 'savings' ? 'a percentage' : 'a count') . ', not '
+                  . _shown($opt{$name})) unless $ok;
+    }
+    my %e = (
+        %extra,
+        id => $id, prefix => $prefix, state => 'current', file => $self->_file_name($prefix, $id),
+        level => 0 + $opt{level}, size => length $bytes, sha256 => Digest::SHA::sha256_hex($bytes),
+        trained => _date('add: trained', defined $opt{trained} ? $opt{trained} : time),
+    );
+    $e{savings} = $opt{savings} if defined $opt{savings};
+    $e{samples} = $opt{samples} if defined $opt{samples};
+    if (my $old = $self->_current_map->{$prefix}) {
+        $old->{state} = 'retired';
+    }
+    push @{ $self->{entries} }, \%e;
+    $self->{pending}{$id} = $bytes;
+    return _copy(\%e);
+}
+
+# A file name for prefix's dictionary $id: the prefix's safe characters and
+# the ID, which is unique in the set.
+sub _file_name {
+    my ($self, $prefix, $id) = @_;
+    (my $stem = $prefix) =~ s/[^A-Za-z0-9_-]+/_/g;
+    $stem =~ s/\A_+|_+\z//g;
+    $stem = substr $stem, 0, $MAX_FILE_STEM;
+    my %taken = map { ($_->{file} => 1) } @{ $self->{entries} };
+    my $name = (length $stem ? "$stem-" : '') . "$id.dict";
+    for (my $n = 2; $taken{$name}; $n++) {    # a name given by hand to another ID
+        $name = (length $stem ? "$stem-" : '') . "$id-$n.dict";
+    }
+    return $name;
+}
+
+sub unused_id {
+    my ($self, %opt) = @_;
+    my $from = defined $opt{from} ? $opt{from} : 1;
+    Carp::croak("unused_id: from must be 1 to $MAX_ID") unless _is_id($from);
+    my %taken = map { ($_->{id} => 1) } @{ $self->{entries} }, @{ $self->{removed} };
+    for (my $id = $from; $id <= $MAX_ID; $id++) {
+        return $id unless $taken{$id} || _loaded_state($id, '') ne 'not_loaded';
+    }
+    Carp::croak('unused_id: every dictionary ID is taken');
+}
+
+sub retire {
+    my ($self, $id) = @_;
+    my ($e) = grep { $_->{id} eq $id } @{ $self->{entries} };
+    Carp::croak("retire: no dictionary with ID " . _shown($id) . " in the set") unless $e;
+    $e->{state} = 'retired';
+    return _copy($e);
+}
+
+sub remove {
+    my ($self, $id) = @_;
+    my ($e) = grep { $_->{id} eq $id } @{ $self->{entries} };
+    Carp::croak("remove: no dictionary with ID " . _shown($id) . " in the set") unless $e;
+    Carp::croak("remove: dictionary $id is current for prefix " . _shown($e->{prefix}) . ': retire it first')
+        if $e->{state} eq 'current';
+    $self->{entries} = [ grep { $_ != $e } @{ $self->{entries} } ];
+    delete $self->{pending}{$id} if $self->{pending};
+    push @{ $self->{removed_files} }, $e->{file};
+    push @{ $self->{removed} }, { id => $e->{id}, prefix => $e->{prefix}, removed => _date('removed', time) };
+    return _copy($e);
+}
+
+sub set_fallback {
+    my ($self, %opt) = @_;
+    my %f = %opt;
+    $f{measured} = _date('set_fallback: measured', $f{measured}) if defined $f{measured};
+    for my $name (keys %f) {
+        Carp::croak("set_fallback: $name must be defined") unless defined $f{$name};
+        Carp::croak("set_fallback: unknown option $name") unless $name =~ /\A[a-z][a-z0-9_]*\z/;
+    }
+    for my $need (@{ $REQUIRED{fallback} }) {
+        Carp::croak("set_fallback: $need is needed") unless defined $f{$need};
+    }
+    eval { _check_fallback(\%f, 'set_fallback'); 1 } or do { (my $e = $@) =~ s/\n\z//; Carp::croak($e) };
+    $f{level} += 0;
+    $self->{fallback} = \%f;
+    return _copy(\%f);
+}
+
+# ---- writing ---------------------------------------------------------------
+
+sub as_string {
+    my ($self) = @_;
+    my @out = ("$MAGIC_WORD $self->{format}",
+               '# A zstd dictionary set: Cache::Memcached::RustXS::Zstd::DictionarySet describes this file.',
+               _line('set', { %{ $self->{set_fields} || {} }, id => $self->{identity} }, \@SET_FIELDS));
+    push @out, _line('fallback', $self->{fallback}, \@FALLBACK_FIELDS) if $self->{fallback};
+    push @out, _line('dictionary', $_, \@DICTIONARY_FIELDS) for @{ $self->{entries} };
+    push @out, _line('removed', $_, \@REMOVED_FIELDS) for @{ $self->{removed} };
+    push @out, 'end dictionaries=' . scalar(@{ $self->{entries} })
+             . (@{ $self->{removed} } ? ' removed=' . scalar @{ $self->{removed} } : '');
+    return join "\n", @out, '';
+}
+
+sub _line {
+    my ($kind, $f, $order) = @_;
+    my %known = map { ($_ => 1) } @$order;
+    my @names = ((grep { defined $f->{$_} } @$order), sort grep { !$known{$_} && defined $f->{$_} } keys %$f);
+    return join ' ', $kind, map { "$_=" . _encode_value($f->{$_}) } @names;
+}
+
+sub write {
+    my ($self) = @_;
+    my $dir = $self->{dir};
+    unless (-d $dir) {
+        mkdir $dir or Carp::croak("write: cannot make the folder $dir: $!");
+    }
+    my $lock_path = File::Spec->catfile($dir, $LOCK_NAME);
+    open my $lock, '>>', $lock_path or Carp::croak("write: cannot open $lock_path: $!");
+    flock $lock, LOCK_EX or Carp::croak("write: cannot lock $lock_path: $!");
+    my $path = _manifest_path($dir);
+    my $on_disk = _slurp($path);
+    my $disk_sha = defined $on_disk ? Digest::SHA::sha256_hex($on_disk) : undef;
+    if (defined $disk_sha ? !defined $self->{manifest_sha256} || $disk_sha ne $self->{manifest_sha256}
+                          : defined $self->{manifest_sha256}) {
+        Carp::croak("write: $path changed since this set was read (another writer?): read it again");
+    }
+    # Dictionary files first, so that every file a manifest names exists
+    # when that manifest appears.
+    my %pending = %{ $self->{pending} || {} };
+    for my $e (@{ $self->{entries} }) {
+        next unless exists $pending{ $e->{id} };
+        my $file = File::Spec->catfile($dir, $e->{file});
+        my $existing = _slurp($file);
+        next if defined $existing && !_mismatch($e, $existing);
+        _atomic_write($file, $pending{ $e->{id} });
+    }
+    my $text = $self->as_string;
+    _atomic_write($path, $text);
+    $self->{manifest_sha256} = Digest::SHA::sha256_hex($text);
+    delete $self->{pending};
+    # Then the files no manifest names any more.
+    my %kept = map { ($_->{file} => 1) } @{ $self->{entries} };
+    for my $file (grep { !$kept{$_} } @{ delete $self->{removed_files} || [] }) {
+        my $p = File::Spec->catfile($dir, $file);
+        unlink $p or $!{ENOENT} or Carp::croak("write: cannot remove $p: $!");
+    }
+    close $lock;
+    return $self;
+}
+
+# Writes $bytes to $path through a new file in the same folder and a rename.
+sub _atomic_write {
+    my ($path, $bytes) = @_;
+    my $tmp;
+    my $fh;
+    for my $try (1 .. 100) {
+        $tmp = sprintf '%s.tmp-%d-%d', $path, $$, int rand 1e9;
+        last if sysopen $fh, $tmp, O_WRONLY | O_CREAT | O_EXCL, 0644;
+        Carp::croak("write: cannot create $tmp: $!") unless $!{EEXIST};
+        undef $fh;
+    }
+    Carp::croak("write: cannot create a temporary file beside $path") unless $fh;
+    binmode $fh;
+    my $ok = (print {$fh} $bytes) && $fh->flush && $fh->sync;
+    my $err = $!;
+    $ok = close($fh) && $ok;
+    $err = $! unless $ok || $err;
+    if (!$ok || !rename $tmp, $path) {
+        $err = $! if $ok;
+        unlink $tmp;
+        Carp::croak("write: cannot write $path: $err");
+    }
+    return;
+}
+
+# ---- what the engine provides ----------------------------------------------
+
+sub _engine {
+    require Cache::Memcached::RustXS::Zstd;
+    return;
+}
+
+sub _with_id {
+    my ($bytes, $id) = @_;
+    _engine();
+    my $out = eval { Cache::Memcached::RustXS::Zstd::dictionary_with_id($bytes, $id) };
+    Carp::croak('add: ' . Cache::Memcached::RustXS::Zstd::_reason($@)) unless defined $out;
+    return $out;
+}
+
+sub _loaded_state {
+    my ($id, $bytes) = @_;
+    _engine();
+    return Cache::Memcached::RustXS::Zstd::_loaded_state($id, $bytes);
+}
+
+sub _check_engine {
+    my ($bytes) = @_;
+    _engine();
+    my $ok = eval { Cache::Memcached::RustXS::Zstd::dictionary_id($bytes) };
+    Carp::croak('add: ' . Cache::Memcached::RustXS::Zstd::_reason($@)) unless $ok;
+    return;
+}
+
+1;
+__END__
+
+=head1 NAME
+
+Cache::Memcached::RustXS::Zstd::DictionarySet - a folder of zstd dictionaries, one per key prefix, with their manifest
+
+=head1 SYNOPSIS
+
+    use File::Temp ();
+    use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
+    use Cache::Memcached::RustXS::Zstd::DictionarySet;
+
+    my $tmp = File::Temp->newdir;              # removed at exit
+    my $dir = "$tmp/dictionaries";
+    my @users = map { qq({"id":$_,"name":"user$_","plan":"free","tags":["a","b"]}) } 1 .. 500;
+    my @posts = map { qq({"post":$_,"title":"Post $_","body":"text of post $_"}) } 1 .. 500;
+
+    # A trainer makes a set, or reads the one it made before
+    my $set = Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir);
+    $set->add(prefix => 'user:', dictionary => train_dictionary(\@users), level => 9,
+              savings => 61.5, samples => 500, id => $set->unused_id);
+    $set->add(prefix => 'post:', dictionary => train_dictionary(\@posts), level => 9,
+              savings => 55.0, samples => 500);
+    $set->set_fallback(method => 'zstd', level => 3, savings => 12.5, samples => 800);
+    $set->write;                                # atomically: files, then the manifest
+
+    # Later: a better dictionary for user: (the old one stays, retired)
+    $set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
+    my $new = $set->add(prefix => 'user:', dictionary => train_dictionary([@users, @posts]),
+                        level => 9, id => $set->unused_id);
+    $set->write;
+
+    # What a reader or a writer sees
+    for my $e ($set->entries) {
+        printf "%-6s ID %-5d %-7s level %d %s\n", $e->{prefix}, $e->{id}, $e->{state},
+            $e->{level}, $e->{file};
+    }
+    my $for = $set->for_key('user:1234');       # the current dictionary of user:
+    my $bytes = $set->dictionary_bytes($for->{id});   # checked against the manifest
+
+    # Every process: all of them loaded, and found again as they are deployed
+    Cache::Memcached::RustXS::Zstd::load_dictionaries($dir, rescan_interval => 60);
+
+=head1 DESCRIPTION
+
+A dictionary set is a folder of standard zstd dictionary files (the format
+C<zstd --train> writes and C<zstd -D> reads) and a manifest that says which
+dictionary goes with which key prefix, at which zstd level, and what it was
+measured to save. C<cmrx-dict train --all> writes sets;
+L<Cache::Memcached::RustXS::Zstd/load_dictionaries> reads them in every
+process, and the writers (L<Cache::Memcached::RustXS::Zstd/compress_methods>
+for Cache::Memcached::Fast, L<Cache::Memcached::RustXS::Memcached> for
+Cache::Memcached) pick the dictionary of each key by its prefix.
+
+Dictionaries are added, never changed in place: when a prefix gets a new
+dictionary, the one before stays in the set, I<retired>, so that values
+written with it still decode, until a tool decides no stored value names it
+any more and removes it (L</remove($id)>).
+
+This module reads, checks and writes sets. It needs nothing but perl 5.10.1
+and its core modules to read one (L<Digest::SHA> for the files' checksums);
+the engine (L<Cache::Memcached::RustXS>) is loaded when a dictionary is
+added.
+
+=head2 Prefixes
+
+A dictionary's prefix is matched against the key B<as memcached stores it>:
+with the client's C<namespace> in front. A key gets the current dictionary
+with the longest prefix it starts with; a key that starts with none gets
+the set's fallback. A prefix is a literal string, usually ending in the
+delimiter the keys use (C<user:> for keys C<user:1234>); the empty prefix
+matches every key. So sites that give each application a namespace train and
+list its prefixes with the namespace (C<app1:user:>), as C<cmrx-dict> sees
+them on the server.
+
+=head2 The manifest
+
+The file C<manifest> in the folder: text, one record a line, fields
+C<name=value> separated by single spaces; a byte of a value outside
+printable ASCII, a space and C<%> are written C<%XX> (hexadecimal). Lines
+starting with C<#> and empty lines are comments. An example:
+
+    cmrx-dictionary-set 1
+    # A zstd dictionary set: Cache::Memcached::RustXS::Zstd::DictionarySet describes this file.
+    set id=3f0c9a5be1d24c8e9b7a6d5c4b3a2f10 created=2026-05-01T10:00:00Z
+    fallback method=zstd level=3 savings=12.5 samples=800 measured=2026-05-01T10:00:00Z
+    dictionary id=1 prefix=user: state=retired file=user-1.dict level=9 size=16384 sha256=9f86... savings=61.5 samples=500 trained=2026-05-01T10:00:00Z
+    dictionary id=2 prefix=post: state=current file=post-2.dict level=9 size=16384 sha256=60303... savings=55 samples=500 trained=2026-05-01T10:00:00Z
+    dictionary id=3 prefix=user: state=current file=user-3.dict level=9 size=16384 sha256=fd61a... trained=2026-06-01T10:00:00Z
+    removed id=4 prefix=cart: removed=2026-07-01T10:00:00Z
+    end dictionaries=3 removed=1
+
+=over 4
+
+=item C<cmrx-dictionary-set 1>
+
+The first line: the format's name and version. A reader refuses a version
+newer than it knows.
+
+=item C<set id=... created=...>
+
+The set's identity: 32 hexadecimal digits, random, made when the set is
+created and kept by every later write. A reader that has loaded a set
+refuses a manifest of another identity in the same folder (another set
+copied over it) instead of mixing the two. C<created> is optional.
+
+=item C<fallback method=zstd|gzip level=N savings=PCT samples=N measured=DATE>
+
+What to write for keys that no dictionary's prefix matches, as the trainer
+measured it: zstd without a dictionary at a zstd level, or gzip (the format
+every client reads) at a gzip level (0 to 12; Compress::Zlib's C<memGzip>
+uses 9). Optional: without it, the fallback is gzip at level 9, which is
+what the clients write without this distribution.
+
+=item C<dictionary id=N prefix=P state=current|retired file=F level=N size=N sha256=HEX savings=PCT samples=N trained=DATE>
+
+One dictionary. C<id> is the ID in its header (1 to 4294967295), which
+every frame made with it names; no two dictionaries of a set share one.
+C<state>: C<current> is the one writers use for C<prefix> (at most one per
+prefix), C<retired> is kept for reading. C<file> is its file's name in the
+folder (no directories). C<level> is the zstd level writers use with it
+(-7 to 22). C<size> and C<sha256> are its file's length and SHA-256
+(lower-case hexadecimal): a file that is truncated, replaced, or another
+set's is refused instead of used. C<savings> is the percentage of the
+held-out values' bytes that compressing them with this dictionary at this
+level saves, 100 x (1 - compressed / uncompressed); C<samples> the number of
+values it was trained on; C<trained> when (UTC). Those three are optional.
+
+=item C<removed id=N prefix=P removed=DATE>
+
+A dictionary that was in the set and was removed (L</remove($id)>): its file
+is gone, but values in a cache may still name its ID, so the ID is never
+given to another dictionary of the set (a reader would decode those values
+with the wrong dictionary). C<prefix> and C<removed> (when) are for people.
+
+=item C<end dictionaries=N removed=M>
+
+The last line, with the numbers of dictionary and removed lines
+(C<removed=0> may be left out): a manifest cut short is refused, not read as
+a smaller set.
+
+=back
+
+Dates are ISO 8601 in UTC to the second (C<2026-05-01T10:00:00Z>). Other
+fields (names of lower-case letters, digits and C<_>) may follow on any line:
+this module keeps them as they are and gives them back in the entries, so
+that tools can record more (the memory a dictionary saves in memcached's
+terms, the size asked of the trainer, ...).
+
+=head2 Dictionary IDs
+
+zstd's trainer derives an ID from the dictionary's content (32768 and up),
+which takes 4 bytes in every frame. An ID from 1 to 255 takes 1 byte, to
+65535 2 bytes: L</add(%options)> with C<id> rewrites the ID in the
+dictionary's header (the content does not change, and C<zstd -d -D FILE>
+decodes the frames as before), and L</unused_id(from =E<gt> 1)> finds the
+smallest free one. An ID must be unique in the set, over its whole history
+(the IDs of removed dictionaries are not given again), and in the processes
+that load it: two sets loaded by one process must not give one ID to two
+dictionaries (the second is refused when it is loaded).
+
+Small IDs have one hazard that no reader can detect: a frame does not say
+which set its ID belongs to, and carries no checksum of its content. A new
+set made from scratch (a new identity) for caches that still hold values of
+an old set, giving ID 1 to another dictionary than the old set's ID 1, makes
+those values decode to wrong data. So keep the set (read it and add to it;
+C<cmrx-dict train --all> on the same folder does) for as long as its values
+may live, or give a new set IDs the old one never had
+(L</unused_id(from =E<gt> 1)> with C<from>), or leave IDs as the trainer
+makes them (derived from the content, 4 bytes in each frame). zstd's format
+reserves IDs below 32768 and from 2**31 for dictionaries shared in public;
+within one site's caches any ID is fine.
+
+=head1 METHODS
+
+=over 4
+
+=item Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)
+
+Reads and checks the manifest in C<$dir>; croaks, naming the file and the
+line, when it is missing, is not a manifest, is of a newer format, is
+truncated (no end line, or fewer dictionaries than it counts, or a line cut
+short), or lists two dictionaries with one ID, one file twice, or two
+current dictionaries for one prefix. It does not read the dictionary files:
+L</dictionary_bytes($id)> and L</verify> do.
+
+=item Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir)
+
+A new, empty set for C<$dir> (which need not exist yet), with a new
+identity; croaks if C<$dir> has a manifest already. Nothing is written
+before L</write>.
+
+=item $set->dir, $set->identity, $set->format_version
+
+The folder, the identity (32 hexadecimal digits) and the format version.
+
+=item $set->entries
+
+Every dictionary, current and retired, in the manifest's order: hash
+references (copies) with the fields above (C<id>, C<prefix>, C<state>,
+C<file>, C<level>, C<size>, C<sha256>, and C<savings>, C<samples>,
+C<trained> and other fields where the manifest has them).
+
+=item $set->entry($id)
+
+The entry of dictionary C<$id>, or nothing.
+
+=item $set->removed
+
+The removed dictionaries: hash references with C<id>, C<prefix> and
+C<removed>.
+
+=item $set->prefixes
+
+The prefixes that have a current dictionary, sorted.
+
+=item $set->current($prefix)
+
+The current entry of exactly C<$prefix>, or C<undef>.
+
+=item $set->for_key($key)
+
+The current entry with the longest prefix that C<$key> (as stored, with its
+namespace) starts with, or C<undef>: the dictionary a writer uses for that
+key.
+
+=item $set->fallback
+
+The fallback as a hash reference: C<method> (C<zstd> or C<gzip>), C<level>,
+and C<savings>, C<samples>, C<measured> when the manifest has them. Without a
+fallback line: C<< { method => 'gzip', level => 9 } >>.
+
+=item $set->path_of($id)
+
+The path of dictionary C<$id>'s file.
+
+=item $set->dictionary_bytes($id)
+
+The bytes of dictionary C<$id>, after checking them against the manifest:
+croaks when the file cannot be read, its size or SHA-256 differ from the
+manifest's, or its header is not a zstd dictionary with that ID. (For a
+dictionary added and not yet written: the bytes given.)
+
+=item $set->verify
+
+L</dictionary_bytes($id)> of every dictionary; croaks at the first that
+fails, returns 1.
+
+=item $set->add(%options)
+
+Adds a dictionary and makes it the current one of its prefix; the prefix's
+dictionary before becomes retired. Returns the new entry. Options:
+
+=over 4
+
+=item prefix => $prefix
+
+Required (the empty string for every key): see L</Prefixes>. Bytes.
+
+=item dictionary => $bytes
+
+Required: a standard zstd dictionary, as C<train_dictionary> returns it.
+
+=item level => $level
+
+Required: the zstd level to write with (-7 to 22).
+
+=item id => $id
+
+The dictionary ID to give it (1 to 4294967295), rewritten into its header;
+by default the one its header has. See L</Dictionary IDs>.
+
+=item savings => $percent, samples => $count, trained => $when
+
+What the trainer measured (see L</The manifest>); C<trained> in epoch seconds
+or C<YYYY-MM-DDTHH:MM:SSZ>, by default now.
+
+=item any_other_field => $value
+
+Kept in the manifest as it is (lower-case names).
+
+=back
+
+It croaks when an option is missing or malformed, when the bytes are not a
+zstd dictionary, when the set has a dictionary with that ID already (current,
+retired or removed: two dictionaries with one ID are refused), and when this process
+has loaded a different dictionary with that ID. The file name is assigned
+here, from the prefix and the ID (C<user-3.dict>). Nothing is written before
+L</write>.
+
+=item $set->unused_id(from => 1)
+
+The smallest ID from C<from> up that no dictionary of the set has or had
+(removed ones count) and this process has not loaded.
+
+=item $set->retire($id)
+
+Makes dictionary C<$id> retired (its prefix then has no current dictionary
+unless another is added, and its keys get the fallback). Returns its entry.
+
+=item $set->remove($id)
+
+Drops retired dictionary C<$id> from the set, keeping its ID in a
+C<removed> line so that no other dictionary gets it; L</write> deletes its
+file after writing the manifest. Croaks for a current one (retire it first).
+Values that name a removed dictionary become misses in processes that did
+not load it before.
+
+=item $set->set_fallback(method => 'zstd', level => 3, savings => ..., samples => ..., measured => ...)
+
+Sets what keys without a dictionary get (see L</The manifest>); C<method>
+and C<level> are required. Returns it.
+
+=item $set->write
+
+Writes the set into its folder (made if needed): first the dictionary files
+added since it was read (each through a temporary file and a rename, so a
+reader never sees half a file), then the manifest the same way, then it
+deletes the files of removed dictionaries. A reader therefore always sees a
+whole manifest whose files exist. Writers of one folder take turns (an
+exclusive C<flock> on its C<.lock> file), and C<write> croaks when the
+manifest on disk is not the one this object read (another writer went
+first): read it again and redo the change. Returns the set.
+
+=item $set->as_string
+
+The manifest's text, as L</write> would write it.
+
+=back
+
+=head1 SEE ALSO
+
+L<Cache::Memcached::RustXS::Zstd> (C<load_dictionaries>,
+C<compress_methods>), L<Cache::Memcached::RustXS::Memcached>, L<cmrx-dict>,
+the zstd format's description of dictionaries (RFC 8878, section 5).
+
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 BUGS AND SUPPORT
+
+Please report bugs at
+L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
+
+=head1 COPYRIGHT AND LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
+
+=cut
