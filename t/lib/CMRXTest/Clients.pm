@@ -7,7 +7,6 @@ use strict;
 use warnings;
 
 use Exporter 'import';
-use POSIX ();
 
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(fast_missing cache_memcached_missing fast_needs_threshold default_parser);
