@@ -7,9 +7,15 @@
 //! unwind ever crosses into C (the release profile keeps `panic = "unwind"`
 //! for exactly this).
 //!
+//! It holds no policy of its own: it converts C arguments to Rust, calls the
+//! engine's modules (which decoder a value gets is [`crate::decode`]'s, the
+//! once-per-dictionary report of a missing one [`crate::zstd`]'s) and
+//! converts the results back.
+//!
 //! The numbers C sees are defined once, here and in the engine's enums
-//! ([`EventKind`], [`ParseError`](crate::parser::ParseError), [`Status`], the
-//! codec's defaults); the `#define`s of `cmrx.h` are generated from them
+//! ([`EventKind`], [`ParseError`](crate::parser::ParseError), [`Status`],
+//! [`DecodeFormat`]) and constants (the codecs' defaults and level ranges);
+//! the `#define`s of `cmrx.h` are generated from them
 //! ([`header_defines`]), and a test fails when the header and the Rust
 //! disagree (`CMRX_UPDATE_HEADER=1 cargo test` rewrites that part of it).
 
@@ -20,6 +26,7 @@ use std::ptr::{self, addr_of_mut};
 use std::slice;
 
 use crate::codec::{self, CodecError};
+use crate::decode::{self, DecodeFormat};
 use crate::parser::{Event, ParseError, ResponseParser, Status as ParseStatus};
 use crate::sniff;
 use crate::zstd;
@@ -80,24 +87,6 @@ abi_codes! {
         /// zstd could not train a dictionary from the samples.
         Training = -107 => "CMRX_E_TRAINING"
             : "zstd could not train a dictionary from these samples",
-    }
-}
-
-abi_codes! {
-    /// What `cmrx_decode` decodes.
-    pub enum DecodeFormat {
-        /// gzip, as `Compress::Zlib::memGunzip`.
-        Gzip = 1 => "CMRX_DECODE_GZIP",
-        /// zlib, as `Compress::Zlib::uncompress`.
-        Zlib = 2 => "CMRX_DECODE_ZLIB",
-        /// One zstd frame.
-        Zstd = 3 => "CMRX_DECODE_ZSTD",
-        /// A compressed memcached value as the Perl clients write them: a
-        /// zstd frame (by its magic number), else gzip.
-        Cached = 4 => "CMRX_DECODE_CACHED",
-        /// zstd or gzip by their magic numbers, else zlib: what any client
-        /// (of any language) may have stored.
-        Any = 5 => "CMRX_DECODE_ANY",
     }
 }
 
@@ -171,9 +160,18 @@ impl From<zstd::Error> for Failure {
     }
 }
 
+impl From<decode::Error> for Failure {
+    fn from(e: decode::Error) -> Failure {
+        match e {
+            decode::Error::Codec(e) => Failure::from(e),
+            decode::Error::Zstd(e) => Failure::from(e),
+        }
+    }
+}
+
 /// The `#define` lines of `cmrx.h` that carry the engine's numbers: every
-/// code above, the parse errors, the format code for "none", and the codec's
-/// defaults. The header holds exactly these lines between its
+/// code above, the parse errors, the decode formats, the format code for
+/// "none", and the codecs' defaults and level ranges. The header holds exactly these lines between its
 /// `BEGIN GENERATED` and `END GENERATED` markers.
 pub fn header_defines() -> String {
     let mut defines: Vec<(String, String)> = Vec::new();
@@ -211,7 +209,13 @@ pub fn header_defines() -> String {
         "CMRX_DEFAULT_MAX_OUTPUT",
         codec::DEFAULT_MAX_OUT.to_string(),
     );
+    add("CMRX_GZIP_MIN_LEVEL", codec::MIN_GZIP_LEVEL.to_string());
+    add("CMRX_GZIP_MAX_LEVEL", codec::MAX_GZIP_LEVEL.to_string());
+    add("CMRX_ZLIB_MIN_LEVEL", codec::MIN_ZLIB_LEVEL.to_string());
+    add("CMRX_ZLIB_MAX_LEVEL", codec::MAX_ZLIB_LEVEL.to_string());
     add("CMRX_ZSTD_DEFAULT_LEVEL", zstd::DEFAULT_LEVEL.to_string());
+    add("CMRX_ZSTD_MIN_LEVEL", zstd::MIN_LEVEL.to_string());
+    add("CMRX_ZSTD_MAX_LEVEL", zstd::MAX_LEVEL.to_string());
     let width = defines.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
     defines
         .iter()
@@ -441,6 +445,28 @@ pub unsafe extern "C" fn cmrx_parser_data_remaining(parser: *const CmrxParser) -
     unsafe { parser.as_ref() }.map_or(0, |p| p.0.data_remaining())
 }
 
+/// Counts `n` data bytes of the current value as consumed, bytes the
+/// caller read straight into its own buffer (`cmrx_parser_take_data`, see
+/// [`ResponseParser::take_data`]): `CMRX_OK`, or `CMRX_E_ARG` for a NULL
+/// parser or more bytes than the value has left (the parser unchanged).
+///
+/// # Safety
+/// `parser` is NULL or a live pointer from `cmrx_parser_new`, used by one
+/// thread at a time.
+#[no_mangle]
+pub unsafe extern "C" fn cmrx_parser_take_data(parser: *mut CmrxParser, n: u64) -> i32 {
+    // SAFETY: parser is NULL or live and not shared during the call (the
+    // caller's contract); as_mut yields None for NULL.
+    let Some(parser) = (unsafe { parser.as_mut() }) else {
+        return Status::Arg as i32;
+    };
+    match catch_unwind(AssertUnwindSafe(|| parser.0.take_data(n))) {
+        Ok(Ok(())) => Status::Ok as i32,
+        Ok(Err(_)) => Status::Arg as i32,
+        Err(_) => Status::Panic as i32,
+    }
+}
+
 /// A static, NUL-terminated description of a `CMRX_PE_*` code
 /// (`cmrx_parse_error_str`): [`ParseError`]'s own message, the one table.
 #[no_mangle]
@@ -526,10 +552,11 @@ pub extern "C" fn cmrx_zlib_bound(in_len: usize) -> usize {
     catch_unwind(|| codec::zlib_bound(in_len)).unwrap_or(0)
 }
 
-/// 1 if `level` is one `cmrx_gzip` accepts, else 0 (`cmrx_gzip_level_valid`).
+/// 1 if `level` is one `cmrx_gzip` accepts, else 0 (`cmrx_gzip_level_valid`);
+/// 0 on a panic.
 #[no_mangle]
 pub extern "C" fn cmrx_gzip_level_valid(level: i32) -> i32 {
-    i32::from(codec::gzip_level(level).is_ok())
+    catch_unwind(|| i32::from(codec::gzip_level(level).is_ok())).unwrap_or(0)
 }
 
 /// gzip with memGzip's framing (`cmrx_gzip`).
@@ -593,28 +620,6 @@ unsafe fn inspect<T>(
     catch_unwind(AssertUnwindSafe(|| f(src))).unwrap_or(fallback)
 }
 
-/// What `format` makes of `input`: the decoder that applies.
-fn decoder_for(format: DecodeFormat, input: &[u8]) -> DecodeFormat {
-    let gzip = input.starts_with(&[0x1f, 0x8b]);
-    match format {
-        DecodeFormat::Cached | DecodeFormat::Any if zstd::is_zstd_frame(input) => {
-            DecodeFormat::Zstd
-        }
-        DecodeFormat::Cached => DecodeFormat::Gzip,
-        DecodeFormat::Any if gzip => DecodeFormat::Gzip,
-        DecodeFormat::Any => DecodeFormat::Zlib,
-        other => other,
-    }
-}
-
-/// The `DecodeFormat` with this code.
-fn decode_format(code: i32) -> Option<DecodeFormat> {
-    DecodeFormat::ALL
-        .iter()
-        .map(|&(f, _)| f)
-        .find(|&f| f as i32 == code)
-}
-
 /// A first output capacity for `cmrx_decode` (`cmrx_decode_size_hint`):
 /// what the data's header says when it says something plausible, else a few
 /// times the input; 0 for an unknown format, or when decoding will fail at
@@ -629,15 +634,13 @@ pub unsafe extern "C" fn cmrx_decode_size_hint(
     in_len: usize,
     max_out: usize,
 ) -> usize {
-    let Some(format) = decode_format(format) else {
+    let Some(format) = DecodeFormat::from_code(format) else {
         return 0;
     };
     // SAFETY: the caller's contract is inspect's.
     unsafe {
-        inspect(input, in_len, 0, |src| match decoder_for(format, src) {
-            DecodeFormat::Zstd => zstd::size_hint(src, max_out),
-            DecodeFormat::Zlib => codec::uncompress_size_hint(src, max_out),
-            _ => codec::gunzip_size_hint(src, max_out),
+        inspect(input, in_len, 0, |src| {
+            decode::size_hint(format, src, max_out)
         })
     }
 }
@@ -663,7 +666,7 @@ pub unsafe extern "C" fn cmrx_decode(
     in_used: *mut usize,
     dictionary: *mut u32,
 ) -> i32 {
-    let Some(format) = decode_format(format) else {
+    let Some(format) = DecodeFormat::from_code(format) else {
         return Status::Arg as i32;
     };
     // SAFETY: in_used and dictionary are writable or NULL (contract), and
@@ -673,27 +676,17 @@ pub unsafe extern "C" fn cmrx_decode(
     // SAFETY: the caller's contract is codec_call's.
     let status = unsafe {
         codec_call(input, in_len, out, out_cap, out_len, |i, o| {
-            let (len, used) = match decoder_for(format, i) {
-                DecodeFormat::Zstd => match zstd::decompress(i, o, max_out) {
-                    Ok(n) => (n, i.len()),
-                    Err(e) => {
-                        let failure = Failure::from(e);
-                        if failure.status == Status::UnknownDictionary {
-                            missing = u32::try_from(failure.number).ok();
-                        }
-                        return Err(failure);
-                    }
-                },
-                DecodeFormat::Zlib => (codec::uncompress(i, o, max_out)?, i.len()),
-                _ => {
-                    let inflated = codec::gunzip_member(i, o, max_out)?;
-                    (inflated.len, inflated.input_used)
+            let decoded = decode::decode(format, i, o, max_out).map_err(|e| {
+                let failure = Failure::from(e);
+                if failure.status == Status::UnknownDictionary {
+                    missing = u32::try_from(failure.number).ok();
                 }
-            };
+                failure
+            })?;
             if let Some(slot) = in_used {
-                *slot = used;
+                *slot = decoded.input_used;
             }
-            Ok(len)
+            Ok(decoded.len)
         })
     };
     if let (Some(slot), Some(id)) = (dictionary, missing) {
@@ -710,10 +703,11 @@ pub extern "C" fn cmrx_zstd_compress_bound(in_len: usize) -> usize {
 }
 
 /// 1 if `cmrx_zstd_compress` accepts `level` (0 for the default, or
-/// zstd's -7..=22), else 0 (`cmrx_zstd_level_valid`).
+/// [`zstd::MIN_LEVEL`]`..=`[`zstd::MAX_LEVEL`]), else 0
+/// (`cmrx_zstd_level_valid`); 0 on a panic.
 #[no_mangle]
 pub extern "C" fn cmrx_zstd_level_valid(level: i32) -> i32 {
-    i32::from(zstd::compression_level(level).is_ok())
+    catch_unwind(|| i32::from(zstd::compression_level(level).is_ok())).unwrap_or(0)
 }
 
 /// One zstd frame of `input` at `level`, with the loaded dictionary
@@ -1059,16 +1053,11 @@ pub unsafe extern "C" fn cmrx_zstd_frame_sizes(
 }
 
 /// 1 the first time it is told of a missing dictionary `id` in this
-/// process, 0 afterwards (`cmrx_zstd_first_report`): so a reader warns once
-/// per dictionary, not once per value.
+/// process, 0 afterwards (`cmrx_zstd_first_report`): the policy is
+/// [`zstd::first_missing_report`]'s. 0 on a panic.
 #[no_mangle]
 pub extern "C" fn cmrx_zstd_first_report(id: u32) -> i32 {
-    static REPORTED: std::sync::Mutex<std::collections::BTreeSet<u32>> =
-        std::sync::Mutex::new(std::collections::BTreeSet::new());
-    let mut reported = REPORTED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    i32::from(reported.insert(id))
+    catch_unwind(|| i32::from(zstd::first_missing_report(id))).unwrap_or(0)
 }
 
 /// A static, NUL-terminated description of a status (`cmrx_status_str`).
@@ -1135,7 +1124,7 @@ pub unsafe extern "C" fn cmrx_looks_incompressible(input: *const u8, in_len: usi
 /// The decoder `input`, a value stored compressed, needs by its magic
 /// number (`cmrx_decoder_format`): `CMRX_DECODE_ZSTD`, `CMRX_DECODE_GZIP`
 /// or `CMRX_DECODE_ZLIB`, or `CMRX_FMT_NONE` (0) for none of them (see
-/// [`sniff::decoder_format`]).
+/// [`decode::stored_decoder`]).
 ///
 /// # Safety
 /// `input` readable for `in_len` bytes.
@@ -1143,11 +1132,8 @@ pub unsafe extern "C" fn cmrx_looks_incompressible(input: *const u8, in_len: usi
 pub unsafe extern "C" fn cmrx_decoder_format(input: *const u8, in_len: usize) -> i32 {
     // SAFETY: the caller's contract is inspect's.
     unsafe {
-        inspect(input, in_len, 0, |src| match sniff::decoder_format(src) {
-            Some(sniff::Format::Zstd) => DecodeFormat::Zstd as i32,
-            Some(sniff::Format::Gzip) => DecodeFormat::Gzip as i32,
-            Some(sniff::Format::Zlib) => DecodeFormat::Zlib as i32,
-            _ => 0,
+        inspect(input, in_len, 0, |src| {
+            decode::stored_decoder(src).map_or(0, |d| d.format() as i32)
         })
     }
 }
@@ -1187,7 +1173,8 @@ pub unsafe extern "C" fn cmrx_zstd_frame_dictionary(
 /// The engine's version, NUL-terminated, static (`cmrx_version`).
 #[no_mangle]
 pub extern "C" fn cmrx_version() -> *const c_char {
-    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+    const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
+    catch_unwind(|| VERSION.as_ptr().cast()).unwrap_or(b"\0".as_ptr().cast())
 }
 
 #[cfg(test)]
@@ -1304,6 +1291,54 @@ mod tests {
             ]
             .map(|k| k as i32)
         );
+    }
+
+    #[test]
+    fn data_read_elsewhere_is_taken_through_the_abi() {
+        let line = b"VALUE k 0 10\r\n";
+        let p = cmrx_parser_new(0);
+        let mut ev = MaybeUninit::<CmrxEvent>::zeroed();
+        // SAFETY: p is live until freed at the end (or NULL on purpose where
+        // the ABI must refuse it); buffers are live slices with their
+        // lengths; ev is zeroed, so reading it is sound.
+        unsafe {
+            let next = |bytes: &[u8], ev: *mut CmrxEvent| {
+                cmrx_parser_next(p, bytes.as_ptr(), bytes.len(), ev)
+            };
+            assert_eq!(next(line, ev.as_mut_ptr()), EventKind::Value as i32);
+            assert_eq!(
+                cmrx_parser_take_data(p, 11),
+                Status::Arg as i32,
+                "more than the value has"
+            );
+            assert_eq!(
+                cmrx_parser_data_remaining(p),
+                10,
+                "... refused, nothing taken"
+            );
+            assert_eq!(cmrx_parser_take_data(p, 4), Status::Ok as i32);
+            assert_eq!(cmrx_parser_data_remaining(p), 6);
+            assert_eq!(
+                next(b"efghij\r\nEND\r\n", ev.as_mut_ptr()),
+                EventKind::Data as i32
+            );
+            assert_eq!(ev.assume_init_ref().data_len, 6);
+            assert_eq!(
+                cmrx_parser_take_data(p, 1),
+                Status::Arg as i32,
+                "no data left"
+            );
+            assert_eq!(cmrx_parser_take_data(p, 0), Status::Ok as i32);
+            assert_eq!(
+                next(b"\r\nEND\r\n", ev.as_mut_ptr()),
+                EventKind::ValueEnd as i32
+            );
+            assert_eq!(
+                cmrx_parser_take_data(ptr::null_mut(), 0),
+                Status::Arg as i32
+            );
+            cmrx_parser_free(p);
+        }
     }
 
     #[test]

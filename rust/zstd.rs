@@ -53,6 +53,7 @@
 use core::cell::RefCell;
 use core::mem::MaybeUninit;
 use std::collections::btree_map::{BTreeMap, Entry};
+use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
@@ -60,9 +61,9 @@ use zstd::zstd_safe::{
     self, zstd_sys, zstd_sys::ZSTD_ErrorCode, CCtx, CDict, DCtx, DDict, WriteBuf,
 };
 
-use crate::growth::Expansion;
 #[cfg(test)]
 use crate::growth::MIN_CAPACITY;
+use crate::growth::{self, Expansion, GrowthError};
 use crate::per_thread;
 
 /// The first four bytes of every zstd frame (magic number 0xFD2FB528,
@@ -204,6 +205,21 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+impl GrowthError for Error {
+    fn need_space(&self) -> Option<usize> {
+        match *self {
+            Error::NeedSpace(n) => Some(n),
+            _ => None,
+        }
+    }
+    fn too_big() -> Self {
+        Error::TooBig
+    }
+    fn no_memory() -> Self {
+        Error::NoMemory
+    }
+}
 
 // ------------------------------------------------------------ output buffer
 
@@ -474,6 +490,29 @@ pub fn register(bytes: &[u8]) -> Result<u32, Error> {
 pub fn lookup(id: u32) -> Option<Arc<Dictionary>> {
     let map = REGISTRY.read().unwrap_or_else(PoisonError::into_inner);
     map.get(&id).cloned()
+}
+
+/// The IDs of the missing dictionaries reported so far in this process.
+static MISSING_REPORTED: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+
+/// Whether this is the process's first report that dictionary `id` is
+/// missing (a frame named it, and it is not registered): true once per ID,
+/// false from then on. A reader warns once per dictionary, not once per
+/// value: in a cache full of values made with a dictionary this process
+/// lacks, every read would warn otherwise. Registering the dictionary later
+/// does not make its ID new again.
+///
+/// ```
+/// use cmrx::zstd::first_missing_report;
+/// assert!(first_missing_report(4_000_001));
+/// assert!(!first_missing_report(4_000_001));
+/// assert!(first_missing_report(4_000_002));
+/// ```
+pub fn first_missing_report(id: u32) -> bool {
+    MISSING_REPORTED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(id)
 }
 
 /// What the registry holds for an ID, compared with some dictionary's bytes
@@ -899,31 +938,17 @@ fn decompress_loop(
     registry: bool,
     max_out: usize,
 ) -> Result<Vec<u8>, Error> {
-    let mut cap = size_hint(input, max_out);
-    loop {
-        let mut v = Vec::new();
-        v.try_reserve_exact(cap).map_err(|_| Error::NoMemory)?;
-        let spare = v.spare_capacity_mut();
-        let spare_len = spare.len().min(cap);
-        let buf = &mut spare[..spare_len];
-        let result = if registry {
-            decompress(input, buf, max_out)
-        } else {
-            decompress_with(input, dictionary, buf, max_out)
-        };
-        match result {
-            Ok(n) => {
-                // SAFETY: on Ok(n), decompress has initialised the first n
-                // bytes of the buffer it was given, a prefix of the spare
-                // capacity; n <= spare_len <= capacity.
-                unsafe { v.set_len(n) };
-                return Ok(v);
+    // SAFETY: on Ok(n), decompress and decompress_with have initialised the
+    // first n bytes of the buffer they were given, and n is at most its
+    // length (their contract: "out[..n] is the data").
+    unsafe {
+        growth::decode_to_vec(size_hint(input, max_out), max_out, |buf| {
+            if registry {
+                decompress(input, buf, max_out)
+            } else {
+                decompress_with(input, dictionary, buf, max_out)
             }
-            // NeedSpace is always larger than the capacity tried; guard anyway.
-            Err(Error::NeedSpace(next)) if next > cap && next <= max_out => cap = next,
-            Err(Error::NeedSpace(_)) => return Err(Error::TooBig),
-            Err(e) => return Err(e),
-        }
+        })
     }
 }
 
@@ -2857,5 +2882,32 @@ mod tests {
             let ours = compress_vec(v, 3, Some(&d)).unwrap();
             assert_eq!(zstd(&[&"-d", &"-c", &"-D", &ours_arg], &ours), *v);
         }
+    }
+
+    #[test]
+    fn a_missing_dictionary_is_reported_once_across_threads() {
+        // IDs no other test uses: the set is the process's.
+        let ids = [3_000_001u32, 3_000_002, 3_000_003];
+        let firsts = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    for _ in 0..10 {
+                        for &id in &ids {
+                            if first_missing_report(id) {
+                                firsts.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(
+            firsts.load(Ordering::Relaxed),
+            ids.len(),
+            "one first report per ID"
+        );
+        assert!(!first_missing_report(ids[0]));
+        assert!(first_missing_report(3_000_004), "another ID is new");
     }
 }

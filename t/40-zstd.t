@@ -13,17 +13,16 @@
 use strict;
 use warnings;
 
-use lib 't/lib', 'bench/lib';
+use lib 't/lib', 'dev/lib';
 use Test::More;
 use File::Spec ();
 use File::Temp ();
-use POSIX ();
-use Storable ();
 use Compress::Zlib ();
 use Cache::Memcached::RustXS::Zstd qw(:all);
 use Cache::Memcached::RustXS::Zlib ();
-use CMRXBench::Data qw(corpus_values);
-use CMRXTest::Peers qw(slurp spew run_filter status_kb in_child);
+use CMRXDev::Corpus qw(corpus_values);
+use CMRXTest::Peers qw(slurp spew run_filter);
+use CMRXTest::Child qw(in_child status_kb);
 
 my $TMP   = File::Temp->newdir;    # removed at exit
 my $MAGIC = "\x28\xb5\x2f\xfd";
@@ -124,31 +123,6 @@ sub file_of {    # $data in a new file under $TMP; its path
     my $path = "$TMP/$name";
     spew($path, $data);
     return $path;
-}
-
-# Runs $code in a forked child and returns what it returned (a reference,
-# through Storable), or dies with the child's error. The child never
-# returns into the test.
-sub in_fork {
-    my ($code) = @_;
-    pipe my $r, my $w or die "pipe: $!";
-    my $pid = fork;
-    die "fork: $!" unless defined $pid;
-    if (!$pid) {
-        close $r;
-        my $res = eval { { ok => $code->() } } || { died => "$@" };
-        binmode $w;
-        print {$w} Storable::nfreeze($res);
-        close $w;
-        POSIX::_exit(0);
-    }
-    close $w;
-    binmode $r;
-    my $got = do { local $/; <$r> };
-    waitpid $pid, 0;
-    my $res = Storable::thaw($got) or die "child $pid gave nothing (status $?)";
-    die "child: $res->{died}" if exists $res->{died};
-    return $res->{ok};
 }
 
 # Collects the warnings $code gives; returns them.
@@ -599,10 +573,11 @@ SKIP: {
     my $late = train_dictionary(\@COMPAT, size => 8192);
     my $late_id = uint_le(substr $late, 4, 4);
     my $late_file = file_of('late.dict', $late);
-    my $written = in_fork(sub {
+    my ($written, $child) = in_child(sub {
         my $id = load_dictionary($late_file);
         return [ $id, map { compress($_, dictionary => $id) } @COMPAT[0 .. 19] ];
     });
+    die "child: $child->{died}" if defined $child->{died};
     is shift(@$written), $late_id, 'another process loaded a dictionary and wrote 20 values with it';
     @w = warnings_of(sub { @res = map { decompress($_) } @$written, @$written });
     is scalar(grep { defined } @res), 0, '... here, where it is not loaded: all undef';
@@ -726,21 +701,23 @@ SKIP: {
     }
     for my $what (sort keys %bomb) {
         my $frame = $bomb{$what};
-        my ($res, $hwm) = in_child(sub {
+        my ($res, $child) = in_child(sub {
             local $Cache::Memcached::RustXS::Zlib::MaxOutput = 1 << 20;
             my $rss = status_kb('VmRSS');
             my $r = decompress($frame);
             return join ',', defined $r ? 'defined' : 'undef', $rss;
-        });
+        }, fresh_peak => 1);
+        my $hwm = $child->{vm_hwm_kb};
         my ($got, $rss) = split /,/, $res // '';
         is $got, 'undef', "a bomb of zeros ($what, " . length($frame) . " bytes), MaxOutput 1 MiB: undef";
         cmp_ok $hwm - $rss, '<', 8 * 1024, "... peak RSS grew by " . ($hwm - $rss) . " kB, under 8 MB";
     }
-    my ($res, undef, $vgrowth) = in_child(sub {
+    my ($res, $child) = in_child(sub {
         my @r = map { decompress(craft(size => $_, blocks => [[raw => 'hello world']])) }
             2**40, 60_000_000, 2**63;
         return join ',', map { defined $_ ? 'defined' : 'undef' } @r;
-    });
+    }, fresh_peak => 1);
+    my $vgrowth = $child->{vm_peak_growth_kb};
     is $res, 'undef,undef,undef', 'lying sizes 2**40, 60 MB, 2**63 (MaxOutput 64 MiB): undef';
     cmp_ok $vgrowth, '<', 8 * 1024, "... without a big allocation (VmPeak +$vgrowth kB)";
 }

@@ -282,13 +282,13 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
     # Once, offline: a dictionary from values of one kind (or cmrx-dict train)
     my @samples = map { qq({"id":$_,"name":"user$_","plan":"free","tags":["a","b"]}) } 1 .. 500;
     my $dict = train_dictionary(\@samples, size => 16384);
-    open my $fh, '>', '/tmp/users.dict' or die $!;
+    open my $fh, '>', 'users.dict' or die $!;
     binmode $fh;
     print {$fh} $dict;
-    close $fh;
+    close $fh or die $!;
 
     # At startup of every process that reads or writes such values
-    my $id = load_dictionary('/tmp/users.dict');
+    my $id = load_dictionary('users.dict');
 
     my $frame = compress('{"id":7,"name":"user7","plan":"free","tags":["a","b"]}',
                          level => 3, dictionary => $id);
@@ -300,7 +300,7 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
         servers            => ['127.0.0.1:11211'],
         compress_threshold => 100,
         compress_methods   => Cache::Memcached::RustXS::Zstd::compress_methods(
-            level => 3, dictionary => '/tmp/users.dict'),
+            level => 3, dictionary => 'users.dict'),
     });
 
     # Cache::Memcached: one object that writes zstd, and reads it
@@ -308,7 +308,7 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
     my $memd = Cache::Memcached::RustXS::Memcached->new({
         servers            => ['127.0.0.1:11211'],
         compress_threshold => 100,
-        zstd               => { level => 3, dictionary => '/tmp/users.dict' },
+        zstd               => { level => 3, dictionary => 'users.dict' },
     });
 
     # A dictionary set: a dictionary per key prefix, with its level, in a
