@@ -11,14 +11,14 @@ use strict;
 use warnings;
 use utf8;
 use FindBin ();
-use lib "$FindBin::Bin/lib";
+use lib "$FindBin::Bin/lib", "$FindBin::Bin/../dev/lib";    # dev/lib: helpers shared with the tests
 use File::Path ();
 use File::Temp ();
 use IO::Socket::INET ();
 use POSIX ();
 
 use Compress::Zlib ();
-use CMRXBench::Data qw(corpus_values);
+use CMRXDev::Corpus qw(corpus_values);
 use CMRXBench::Runner qw(now median);
 
 binmode STDOUT, ':encoding(UTF-8)';
@@ -148,14 +148,8 @@ sub stats {
 }
 
 sub start_server {
-    my @args = ('-m', $MEMORY_MB, '-U', '0', ($> == 0 ? ('-u', 'root') : ()));
-    if (-f "$ROOT/t/lib/CMRXTest/Memcached.pm") {
-        local @INC = ("$ROOT/t/lib", @INC);
-        require CMRXTest::Memcached;
-        return CMRXTest::Memcached->start(args => [ '-m', $MEMORY_MB ]);
-    }
-    require CMRXBench::Server;
-    return CMRXBench::Server::Inline->start(@args);
+    require CMRXDev::Memcached;
+    return CMRXDev::Memcached->start(args => [ '-m', $MEMORY_MB ]);
 }
 
 # Items resident after filling a fresh server past its memory, as memcached

@@ -7,12 +7,12 @@
 use strict;
 use warnings;
 
-use lib 't/lib', 'bench/lib';
+use lib 't/lib', 'dev/lib';
 use Test::More;
 use IO::Socket::INET ();
 use Compress::Zlib ();
 use CMRXTest::Memcached;
-use CMRXBench::Data qw(corpus_values);
+use CMRXDev::Corpus qw(corpus_values);
 use Cache::Memcached::RustXS::Dict::Memory;
 
 my $MODEL = 'Cache::Memcached::RustXS::Dict::Memory';

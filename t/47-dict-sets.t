@@ -11,7 +11,7 @@
 use strict;
 use warnings;
 
-use lib 't/lib', 'bench/lib';
+use lib 't/lib', 'dev/lib';
 use Test::More;
 use File::Spec ();
 use File::Temp ();
@@ -19,7 +19,7 @@ use POSIX ();
 use Compress::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
-use CMRXBench::Data qw(corpus_values);
+use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Memcached;
 
 my $HAVE_JSON = eval { require JSON::PP; 1 };

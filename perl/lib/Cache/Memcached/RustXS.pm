@@ -120,9 +120,25 @@ decoded.
 
 What values take under gzip, zstd and zstd with a dictionary, and how long.
 
+=item L<Cache::Memcached::RustXS::Dict::Memory>
+
+The memory memcached gives an item: header, key, flags and value, rounded
+up to its slab class; and how many items a server filled past its memory
+keeps.
+
 =item L<Cache::Memcached::RustXS::Dict::Report>
 
 Its reports, as text tables or JSON.
+
+=item L<Cache::Memcached::RustXS::Dict::Sets>
+
+C<train --all> and C<report --dictionaries>: dictionary sets trained,
+extended and checked per key prefix.
+
+=item L<Cache::Memcached::RustXS::Dict::Tune>
+
+The choice of a prefix's dictionary (method, size) and level, ranked by the
+memory memcached would give the held-out values.
 
 =item L<Cache::Memcached::RustXS::Dict::CLI>
 

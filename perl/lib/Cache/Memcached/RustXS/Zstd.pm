@@ -439,7 +439,7 @@ C<zstd --train-cover>: slower, sometimes better), or C<samples>: the
 samples themselves, back to back, the last ones kept when they do not all
 fit. With few samples (tens to a few hundred, all fitting in the size) the
 last one is usually best: on the benchmark corpus's JSON families it stores
-10 to 31 % fewer bytes than fastcover's 16 KiB dictionary at level 12. Which is best for your values is
+between 10 and 31 % fewer bytes than fastcover's 16 KiB dictionary at level 12. Which is best for your values is
 for measuring: L</frame_sizes(\@values, level =E<gt> 3, dictionary =E<gt> $bytes)> on values held out of the training, as
 C<cmrx-dict> does.
 
