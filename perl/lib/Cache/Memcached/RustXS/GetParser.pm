@@ -5,7 +5,7 @@ use warnings;
 
 use Cache::Memcached::RustXS ();
 
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
 # new, parse_from_sock, parse_from_string, current_key, error and
 # inline_finalize are XSUBs (perl/RustXS.xs).

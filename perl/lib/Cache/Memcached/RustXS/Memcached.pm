@@ -12,7 +12,7 @@ use Cache::Memcached::RustXS::ClientInternals ();
 use Cache::Memcached::RustXS::GetParser ();
 use Cache::Memcached::RustXS::Zstd ();
 
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
 my $PARSER = 'Cache::Memcached::RustXS::GetParser';
 my @ZSTD_OPTIONS = qw(level dictionary dictionaries rescan_interval);

@@ -18,7 +18,7 @@ use Cache::Memcached::RustXS::Dict::Memory ();
 use Cache::Memcached::RustXS::Dict::Sets qw(train_all report_set read_dump print_train_all
                                            print_report_set json_data);
 
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
 my $MIN_DICT = 256;    # the smallest dictionary zstd makes
 my %DEFAULT = (delimiter => ':', sample => 1000, size => 16384, timeout => 10);

@@ -9,7 +9,7 @@ use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict qw(fail sum_length);
 
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
 our @EXPORT_OK = qw(list_keys fetch_values decode_value read_sample_files);
 

@@ -14,7 +14,7 @@ use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values);
 use Cache::Memcached::RustXS::Dict::Tune qw(tune tune_fallback dictionary_memory);
 use Cache::Memcached::RustXS::Dict::Report ();
 
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
 our @EXPORT_OK = qw(train_all report_set read_dump print_train_all print_report_set json_data
                     worth_a_dictionary);

@@ -12,7 +12,7 @@ use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict qw(sum_length round ratio);
 use Cache::Memcached::RustXS::Dict::Memory ();
 
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
 our @EXPORT_OK = qw(tune tune_fallback split_samples stored_memory dictionary_memory);
 

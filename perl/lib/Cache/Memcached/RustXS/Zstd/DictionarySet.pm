@@ -11,7 +11,7 @@ use IO::Handle ();
 use POSIX ();
 use Cache::Memcached::RustXS ();
 
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
 our $FORMAT        = 1;                       # the format version this module reads and writes
 our $MANIFEST_NAME = 'manifest';
