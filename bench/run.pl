@@ -11,7 +11,7 @@ use strict;
 use warnings;
 use utf8;
 use FindBin ();
-use lib "$FindBin::Bin/lib";
+use lib "$FindBin::Bin/lib", "$FindBin::Bin/../dev/lib";    # dev/lib: helpers shared with the tests
 use POSIX ();
 use File::Path ();
 
@@ -19,7 +19,8 @@ use Compress::Zlib ();
 use Cache::Memcached ();
 use CMRXBench::Runner qw(loop_timed);
 use CMRXBench::Parse qw(get_response parse_timed check_parse);
-use CMRXBench::Data qw(data_files slurp corpus_values text_value fake_jpeg raw_get_flags server_version);
+use CMRXBench::Data qw(data_files slurp text_value fake_jpeg raw_get_flags server_version);
+use CMRXDev::Corpus qw(corpus_values);
 use CMRXBench::Report qw(evaluate print_table write_json write_svg);
 use CMRXBench::Server ();
 
@@ -105,7 +106,7 @@ sub shape_data {
 
 my ($SERVERS, $SERVERS_DESC);
 sub servers {
-    ($SERVERS, $SERVERS_DESC) = CMRXBench::Server->servers($ROOT) unless $SERVERS;
+    ($SERVERS, $SERVERS_DESC) = CMRXBench::Server->servers unless $SERVERS;
     return $SERVERS;
 }
 

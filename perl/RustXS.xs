@@ -3,10 +3,13 @@
  *
  * The engine parses and (de)compresses bytes; this file only moves bytes
  * between Perl scalars, hashes, file descriptors and the engine, and turns
- * results into Perl conventions. Two packages live here:
+ * results into Perl conventions. The XSUBs of these packages live here
+ * (t/06-module-lists.t checks this list against the MODULE lines below):
  *
+ *   Cache::Memcached::RustXS             the engine's version, compress_methods
  *   Cache::Memcached::RustXS::GetParser  a parser_class for Cache::Memcached
  *   Cache::Memcached::RustXS::Zlib       Compress::Zlib-compatible gzip/zlib
+ *   Cache::Memcached::RustXS::Zstd       zstd with dictionaries
  *
  * Perl code can run in the middle of an XSUB here: get-magic (tied
  * arguments), a tied hash's STORE, the DESTROY of a value a store replaces,
@@ -176,6 +179,23 @@ decode_to_sv(pTHX_ int format, const char *in, STRLEN len, size_t max_out, size_
         return NULL;
     }
     return finish_output(aTHX_ out, got, reserve);
+}
+
+/* The level `format` ("gzip" or "zstd") compresses at, for `what`'s
+ * messages: croaks unless the engine accepts it. The ranges in the message
+ * are the engine's (cmrx.h), as the check is. */
+static int
+checked_level(pTHX_ const char *what, int zstd, IV level)
+{
+    if (level >= INT_MIN && level <= INT_MAX
+        && (zstd ? cmrx_zstd_level_valid((int)level) : cmrx_gzip_level_valid((int)level)))
+        return (int)level;
+    if (zstd)
+        croak("%s: level must be 0 (the default), 1 to %d or -1 to %d, not %" IVdf, what,
+              CMRX_ZSTD_MAX_LEVEL, CMRX_ZSTD_MIN_LEVEL, level);
+    croak("%s: level must be %d (the default) or %d to %d, not %" IVdf, what, CMRX_LEVEL_DEFAULT,
+          CMRX_GZIP_MIN_LEVEL, CMRX_GZIP_MAX_LEVEL, level);
+    return 0; /* not reached */
 }
 
 /* A value compressed with a zstd dictionary that is not loaded is a miss:
@@ -735,32 +755,32 @@ getparser_read_lines(pTHX_ getparser *p, int fd, size_t *asked)
     return got;
 }
 
-/* What getparser_read_value returns when the engine refuses bytes it asked
- * for (a bug): not a read(2) result. */
-#define READ_ENGINE_REFUSED (-2)
-
-/* One read(2) straight into the value in progress, a large one. */
+/* One read(2) straight into the value in progress, a large one, of at most
+ * the data it has left; getparser_take_read then tells the engine. */
 static ssize_t
 getparser_read_value(pTHX_ getparser *p, int fd)
 {
     size_t cur = SvCUR(p->val), room;
     uint64_t remaining = cmrx_parser_data_remaining(p->engine);
     size_t want = remaining > (uint64_t)SSize_t_MAX ? (size_t)SSize_t_MAX : (size_t)remaining;
-    ssize_t got;
-    cmrx_event ev;
 
     getparser_value_reserve(aTHX_ p, cur + (want < DIRECT_READ_MIN ? want : DIRECT_READ_MIN), cur + want);
     room = SvLEN(p->val) - cur - CRLF_LEN - NUL_LEN;
     if (want > room)
         want = room;
-    got = read(fd, SvPVX(p->val) + cur, want);
-    if (got <= 0)
-        return got;
-    if (cmrx_parser_next(p->engine, (const uint8_t *)SvPVX(p->val) + cur, (size_t)got, &ev) != CMRX_EV_DATA
-        || ev.consumed != (size_t)got)
-        return READ_ENGINE_REFUSED;
-    SvCUR_set(p->val, cur + (size_t)got);
-    return got;
+    return read(fd, SvPVX(p->val) + cur, want);
+}
+
+/* The engine never saw the `got` bytes getparser_read_value put into the
+ * value: they count as consumed, and as the value's. Returns 0, or -1 if
+ * the engine refuses (more than the value has left: a bug). */
+static int
+getparser_take_read(pTHX_ getparser *p, size_t got)
+{
+    if (cmrx_parser_take_data(p->engine, (uint64_t)got) != CMRX_OK)
+        return getparser_fail(aTHX_ p, cmrx_parse_error_str(CMRX_PE_INTERNAL));
+    SvCUR_set(p->val, SvCUR(p->val) + got);
+    return 0;
 }
 
 /* Whether fd is non-blocking, looked at once per descriptor. */
@@ -788,14 +808,12 @@ getparser_read_fd(pTHX_ getparser *p, int fd)
                      && cmrx_parser_data_remaining(p->engine) >= DIRECT_READ_MIN;
         ssize_t got = direct ? getparser_read_value(aTHX_ p, fd) : getparser_read_lines(aTHX_ p, fd, &asked);
         if (got > 0) {
-            int result = direct ? 0 : getparser_drain(aTHX_ p);
+            int result = direct ? getparser_take_read(aTHX_ p, (size_t)got) : getparser_drain(aTHX_ p);
             int short_read = !direct && (size_t)got < asked;
             if (result != 0 || !p->nonblocking || short_read)
                 return result;
             continue;
         }
-        if (got == READ_ENGINE_REFUSED)
-            return getparser_fail(aTHX_ p, cmrx_parse_error_str(CMRX_PE_INTERNAL));
         if (got < 0 && errno == EINTR) {
             PERL_ASYNC_CHECK(); /* signal handlers; one that parses croaks */
             continue;
@@ -955,6 +973,33 @@ encode_to_mortal(pTHX_ encode_fn encode, size_t bound, const char *in, STRLEN le
     return finish_output(aTHX_ out, got, 0);
 }
 
+/* The samples of `samples` as the engine takes them: *ptrs and *lens
+ * (freed with the XSUB's savestack), one entry per element; returns the
+ * count. Each sample is copied (shared copy-on-write where perl can) with its
+ * get-magic run, so that perl code a later sample runs (a tied array's
+ * FETCH) cannot move or free the bytes of an earlier one; no perl code may
+ * run after this until the engine is done with the pointers. */
+static size_t
+sample_arrays(pTHX_ AV *samples, const char *what, const uint8_t ***ptrs, size_t **lens)
+{
+    SSize_t i, count = av_len(samples) + 1;
+    Newx(*ptrs, count ? count : 1, const uint8_t *);
+    SAVEFREEPV(*ptrs);
+    Newx(*lens, count ? count : 1, size_t);
+    SAVEFREEPV(*lens);
+    for (i = 0; i < count; i++) {
+        SV **elem = av_fetch(samples, i, 0);
+        SV *sample = sv_mortalcopy(elem ? *elem : &PL_sv_undef);
+        STRLEN n;
+        (*ptrs)[i] = (const uint8_t *)bytes_nomg(aTHX_ sample, what, &n);
+        (*lens)[i] = n;
+    }
+    return (size_t)count;
+}
+
+/* _train returns the dictionary and the k and d it used. */
+#define TRAINED_RESULTS 3
+
 /* A zstd frame of in[0..len) in a new mortal scalar; NULL (with *status
  * set, unless status is NULL) if the engine refuses: a bad level, a
  * dictionary that is not loaded, no memory. */
@@ -1092,6 +1137,19 @@ engine_version()
   OUTPUT:
     RETVAL
 
+void
+_level_ranges()
+  PPCODE:
+    /* The engine's level ranges (cmrx.h), for the Perl code that checks
+     * levels itself (a dictionary set's manifest): name => level pairs. */
+    EXTEND(SP, 12);
+    mPUSHs(newSVpvs("gzip_min")); mPUSHi(CMRX_GZIP_MIN_LEVEL);
+    mPUSHs(newSVpvs("gzip_max")); mPUSHi(CMRX_GZIP_MAX_LEVEL);
+    mPUSHs(newSVpvs("zlib_min")); mPUSHi(CMRX_ZLIB_MIN_LEVEL);
+    mPUSHs(newSVpvs("zlib_max")); mPUSHi(CMRX_ZLIB_MAX_LEVEL);
+    mPUSHs(newSVpvs("zstd_min")); mPUSHi(CMRX_ZSTD_MIN_LEVEL);
+    mPUSHs(newSVpvs("zstd_max")); mPUSHi(CMRX_ZSTD_MAX_LEVEL);
+
 SV *
 _compress_methods(format, level_sv, dictionary, max_output_sv)
     const char *format
@@ -1112,12 +1170,7 @@ _compress_methods(format, level_sv, dictionary, max_output_sv)
         croak("compress_methods: unknown format %s", format);
     SvGETMAGIC(level_sv);
     level = SvOK(level_sv) ? SvIV_nomg(level_sv) : m.zstd ? 0 : CMRX_LEVEL_DEFAULT;
-    if (level < INT_MIN || level > INT_MAX
-        || !(m.zstd ? cmrx_zstd_level_valid((int)level) : cmrx_gzip_level_valid((int)level)))
-        croak(m.zstd ? "compress_methods: level must be 0 (the default), 1 to 22 or -1 to -7, not %" IVdf
-                     : "compress_methods: level must be -1 (the default) or 0 to 12, not %" IVdf,
-              level);
-    m.level = (int)level;
+    m.level = checked_level(aTHX_ "compress_methods", m.zstd, level);
     if (dictionary > (UV)U32_MAX)
         croak("compress_methods: no such dictionary ID %" UVuf, dictionary);
     m.dictionary = (U32)dictionary;
@@ -1467,42 +1520,83 @@ _loaded_state(id, bytes)
   OUTPUT:
     RETVAL
 
-SV *
-_train(samples, dict_size)
+void
+_train(samples, dict_size, method, k, d, steps, level, id)
     AV *samples
     UV dict_size
+    IV method
+    UV k
+    UV d
+    UV steps
+    IV level
+    UV id
   PREINIT:
-    SSize_t i, count;
     const uint8_t **ptrs;
-    size_t *lens;
-    size_t got = 0;
+    size_t *lens, count, got = 0;
+    cmrx_training how;
     int status;
     SV *out;
-  CODE:
-    /* Each sample is copied (shared copy-on-write where perl can) with its
-     * get-magic run, so that perl code a later sample runs (a tied array's
-     * FETCH) cannot move or free the bytes of an earlier one; then no perl
-     * code runs until the engine is done with the pointers. */
-    count = av_len(samples) + 1;
-    Newx(ptrs, count ? count : 1, const uint8_t *);
-    SAVEFREEPV(ptrs);
-    Newx(lens, count ? count : 1, size_t);
-    SAVEFREEPV(lens);
-    for (i = 0; i < count; i++) {
-        SV **elem = av_fetch(samples, i, 0);
-        SV *sample = sv_mortalcopy(elem ? *elem : &PL_sv_undef);
-        STRLEN n;
-        ptrs[i] = (const uint8_t *)bytes_nomg(aTHX_ sample, "train_dictionary", &n);
-        lens[i] = n;
-    }
+  PPCODE:
+    /* The numbers are checked (and their magic run) before the samples'
+     * pointers are taken: no perl code runs after that until the engine is
+     * done with them. */
+    if (method < INT32_MIN || method > INT32_MAX || level < INT32_MIN || level > INT32_MAX
+        || k > U32_MAX || d > U32_MAX || steps > U32_MAX || id > U32_MAX)
+        croak("train_dictionary: %s", cmrx_status_str(CMRX_E_ARG));
+    how.method = (int32_t)method;
+    how.k = (uint32_t)k;
+    how.d = (uint32_t)d;
+    how.steps = (uint32_t)steps;
+    how.level = (int32_t)level;
+    how.id = (uint32_t)id;
+    count = sample_arrays(aTHX_ samples, "train_dictionary", &ptrs, &lens);
     out = sv_2mortal(newSV(dict_size + NUL_LEN));
-    status = cmrx_zstd_train(ptrs, lens, (size_t)count, (size_t)dict_size,
-                             (uint8_t *)SvPVX(out), &got);
+    status = cmrx_zstd_train_with(ptrs, lens, count, (size_t)dict_size, &how,
+                                  (uint8_t *)SvPVX(out), &got);
     if (status != CMRX_OK)
         croak("train_dictionary: %s", cmrx_status_str(status));
-    RETVAL = SvREFCNT_inc_simple_NN(finish_output(aTHX_ out, got, 0));
-  OUTPUT:
-    RETVAL
+    EXTEND(SP, TRAINED_RESULTS);
+    PUSHs(finish_output(aTHX_ out, got, 0));
+    mPUSHu(how.k);
+    mPUSHu(how.d);
+
+void
+_frame_sizes(dictionary, level, samples)
+    SV *dictionary
+    IV level
+    AV *samples
+  PREINIT:
+    const uint8_t **ptrs;
+    const char *dict = NULL;
+    size_t *lens, *sizes, count, i;
+    STRLEN dict_len = 0;
+    int status;
+    AV *result;
+  PPCODE:
+    if (level < INT_MIN || level > INT_MAX || !cmrx_zstd_level_valid((int)level))
+        croak("frame_sizes: level must be 0 (the default), 1 to 22 or -1 to -7, not %" IVdf, level);
+    SvGETMAGIC(dictionary);
+    if (SvOK(dictionary)) {
+        /* A copy (its magic has run): the samples' magic below may change
+         * the caller's scalar. */
+        SV *copy = sv_newmortal();
+        sv_setsv_flags(copy, dictionary, 0);
+        dict = bytes_nomg(aTHX_ copy, "frame_sizes", &dict_len);
+    }
+    count = sample_arrays(aTHX_ samples, "frame_sizes", &ptrs, &lens);
+    Newx(sizes, count ? count : 1, size_t);
+    SAVEFREEPV(sizes);
+    status = cmrx_zstd_frame_sizes((const uint8_t *)dict, dict_len, (int)level,
+                                   ptrs, lens, count, sizes);
+    if (status != CMRX_OK)
+        croak("frame_sizes: %s", cmrx_status_str(status));
+    result = newAV();
+    sv_2mortal((SV *)result);
+    if (count)
+        av_extend(result, (SSize_t)count - 1);
+    for (i = 0; i < count; i++)
+        av_push(result, newSVuv(sizes[i]));
+    XPUSHs(sv_2mortal(newRV_inc((SV *)result)));
 
 void
 compress(data, ...)
@@ -1512,7 +1606,7 @@ compress(data, ...)
     STRLEN len;
     IV level = 0;
     UV dictionary = 0;
-    int i, status;
+    int i, status, zstd_level;
     SV *out;
   PPCODE:
     /* Options first (their magic may run perl code), then the input. */
@@ -1531,12 +1625,11 @@ compress(data, ...)
         else
             croak("Cache::Memcached::RustXS::Zstd::compress: unknown option %s", name);
     }
-    if (level < INT_MIN || level > INT_MAX || !cmrx_zstd_level_valid((int)level))
-        croak("Cache::Memcached::RustXS::Zstd::compress: level must be 0 (the default), 1 to 22 or -1 to -7, not %" IVdf, level);
+    zstd_level = checked_level(aTHX_ "Cache::Memcached::RustXS::Zstd::compress", 1, level);
     if (dictionary > (UV)U32_MAX)
         croak("Cache::Memcached::RustXS::Zstd::compress: no such dictionary ID %" UVuf, dictionary);
     in = bytes_nomg(aTHX_ input_of(aTHX_ data), "Cache::Memcached::RustXS::Zstd::compress", &len);
-    out = zstd_to_mortal(aTHX_ in, len, (int)level, (U32)dictionary, &status);
+    out = zstd_to_mortal(aTHX_ in, len, zstd_level, (U32)dictionary, &status);
     if (!out && status == CMRX_E_UNKNOWN_DICTIONARY)
         croak("Cache::Memcached::RustXS::Zstd::compress: dictionary %" UVuf " is not loaded", dictionary);
     ST(0) = out ? out : &PL_sv_undef;

@@ -4,16 +4,18 @@
  * The engine is pure: bytes in, bytes or events out. It does no I/O and knows
  * nothing of Perl; perl/RustXS.xs is the only caller.
  *
- * Numbers: every code and default below comes from the Rust enums and
- * constants (rust/ffi.rs, rust/parser.rs, rust/codec.rs). The GENERATED part
+ * Numbers: every code, default and level range below comes from the Rust
+ * enums and constants (rust/ffi.rs, rust/parser.rs, rust/decode.rs,
+ * rust/codec.rs, rust/zstd.rs). The GENERATED part
  * is written by `CMRX_UPDATE_HEADER=1 cargo test`, and `cargo test` fails
  * while it and the Rust disagree: do not edit it by hand.
  *
  * Panics: every function below catches any Rust panic before it reaches the
  * caller. A function that returns a status returns CMRX_E_PANIC (or, for the
  * parser, an event of kind CMRX_EV_ERROR with error CMRX_PE_INTERNAL); the
- * constructors return NULL; the size functions return 0. No unwind ever
- * crosses this boundary.
+ * constructors return NULL; the size and yes/no functions return 0; the
+ * string functions a static "internal error" (cmrx_version an empty
+ * string). No unwind ever crosses this boundary.
  *
  * Pointers: every (pointer, length) pair must describe readable (for const)
  * or writable memory of at least that length; a NULL pointer is allowed only
@@ -65,6 +67,9 @@ extern "C" {
 #define CMRX_DECODE_ZSTD           3
 #define CMRX_DECODE_CACHED         4
 #define CMRX_DECODE_ANY            5
+#define CMRX_TRAIN_FASTCOVER       1
+#define CMRX_TRAIN_COVER           2
+#define CMRX_TRAIN_SAMPLES         3
 #define CMRX_DICT_NOT_LOADED       0
 #define CMRX_DICT_SAME             1
 #define CMRX_DICT_DIFFERENT        2
@@ -74,7 +79,13 @@ extern "C" {
 #define CMRX_DEFAULT_GZIP_LEVEL    6
 #define CMRX_DEFAULT_ZLIB_LEVEL    6
 #define CMRX_DEFAULT_MAX_OUTPUT    67108864
+#define CMRX_GZIP_MIN_LEVEL        0
+#define CMRX_GZIP_MAX_LEVEL        12
+#define CMRX_ZLIB_MIN_LEVEL        0
+#define CMRX_ZLIB_MAX_LEVEL        9
 #define CMRX_ZSTD_DEFAULT_LEVEL    3
+#define CMRX_ZSTD_MIN_LEVEL        (-7)
+#define CMRX_ZSTD_MAX_LEVEL        22
 /* END GENERATED */
 
 /* ------------------------------------------------------------------------ */
@@ -122,6 +133,13 @@ int cmrx_parser_next(cmrx_parser *parser, const uint8_t *buf, size_t len,
 /* Data bytes still expected for the current value (0 outside a value). */
 uint64_t cmrx_parser_data_remaining(const cmrx_parser *parser);
 
+/* For a caller that reads a value's data straight into its own buffer
+ * instead of through buf: counts n of those bytes as consumed, leaving the
+ * parser where a DATA event of them would (data is never looked at).
+ * CMRX_OK; CMRX_E_ARG if n is more than cmrx_parser_data_remaining (the
+ * parser is then unchanged) or parser is NULL. */
+int cmrx_parser_take_data(cmrx_parser *parser, uint64_t n);
+
 /* A static, NUL-terminated description of a CMRX_PE_* code (an unknown
  * code gets CMRX_PE_INTERNAL's). */
 const char *cmrx_parse_error_str(int error);
@@ -149,18 +167,20 @@ const char *cmrx_parse_error_str(int error);
 size_t cmrx_gzip_bound(size_t in_len);
 size_t cmrx_zlib_bound(size_t in_len);
 
-/* 1 if cmrx_gzip accepts level (CMRX_LEVEL_DEFAULT or libdeflate's 0..12),
- * else 0. */
+/* 1 if cmrx_gzip accepts level (CMRX_LEVEL_DEFAULT or libdeflate's
+ * CMRX_GZIP_MIN_LEVEL..CMRX_GZIP_MAX_LEVEL), else 0. */
 int cmrx_gzip_level_valid(int level);
 
-/* gzip in[0..in_len) into out[0..out_cap): libdeflate's level 0..12 (1..9
- * mean roughly what they mean to zlib) or CMRX_LEVEL_DEFAULT, framed with
+/* gzip in[0..in_len) into out[0..out_cap): a libdeflate level (see
+ * cmrx_gzip_level_valid; 1..9 mean roughly what they mean to zlib, the
+ * levels above are slower near-optimal parsing) or CMRX_LEVEL_DEFAULT, framed with
  * Compress::Zlib's memGzip header (1f 8b 08 00, mtime 0, xfl 0, os 0xff).
  * An out_cap of the bound always fits. */
 int cmrx_gzip(const uint8_t *in, size_t in_len, int level,
               uint8_t *out, size_t out_cap, size_t *out_len);
 /* zlib format with Compress::Zlib::compress's levels: CMRX_LEVEL_DEFAULT or
- * zlib's 0..9 (any other level is CMRX_E_ARG, as zlib refuses it). */
+ * zlib's CMRX_ZLIB_MIN_LEVEL..CMRX_ZLIB_MAX_LEVEL (any other level is
+ * CMRX_E_ARG, as zlib refuses it). */
 int cmrx_zlib(const uint8_t *in, size_t in_len, int level,
               uint8_t *out, size_t out_cap, size_t *out_len);
 
@@ -197,7 +217,9 @@ int cmrx_decode(int format, const uint8_t *in, size_t in_len, uint8_t *out,
 
 /* Largest frame cmrx_zstd_compress can make of in_len bytes. */
 size_t cmrx_zstd_compress_bound(size_t in_len);
-/* 1 if level is 0 (CMRX_ZSTD_DEFAULT_LEVEL) or zstd's -7..22, else 0. */
+/* 1 if level is 0 (CMRX_ZSTD_DEFAULT_LEVEL) or zstd's
+ * CMRX_ZSTD_MIN_LEVEL..CMRX_ZSTD_MAX_LEVEL (the negative ones are its fast
+ * levels), else 0. */
 int cmrx_zstd_level_valid(int level);
 /* One zstd frame of in[0..in_len) at level, stating its content size, with
  * the loaded dictionary of ID `dictionary` (0: none; one not loaded is
@@ -231,6 +253,38 @@ int cmrx_zstd_loaded_state(uint32_t id, const uint8_t *bytes, size_t len);
 int cmrx_zstd_train(const uint8_t *const *samples, const size_t *lens,
                     size_t count, size_t dict_size, uint8_t *out,
                     size_t *out_len);
+/* What cmrx_zstd_train_with does: method is a CMRX_TRAIN_* code (FASTCOVER:
+ * ZDICT's fastCover, as cmrx_zstd_train; COVER: ZDICT's cover; SAMPLES: the
+ * samples themselves as the content, their end kept when they do not all
+ * fit); k the segment size (0: searched over `steps` sizes from 50 to 2000;
+ * 0 for SAMPLES) and d the sequence length (6 or 8; 0: both tried; 0 for
+ * SAMPLES); level the zstd level the dictionary is made for; id the ID
+ * every frame will name (0: drawn from the content). On CMRX_OK, k and d
+ * are the ones used. */
+typedef struct cmrx_training {
+    int32_t  method;
+    uint32_t k;
+    uint32_t d;
+    uint32_t steps;
+    int32_t  level;
+    uint32_t id;
+} cmrx_training;
+
+/* cmrx_zstd_train, as *how says: CMRX_E_ARG for parameters out of range (an
+ * unknown method, d not 0, 6 or 8, k below d or above dict_size, steps over
+ * 1951, a bad level, parameters given to SAMPLES), CMRX_E_TRAINING when zstd
+ * cannot make a dictionary of the samples. */
+int cmrx_zstd_train_with(const uint8_t *const *samples, const size_t *lens,
+                         size_t count, size_t dict_size, cmrx_training *how,
+                         uint8_t *out, size_t *out_len);
+/* sizes[i] = the size of the frame cmrx_zstd_compress would make of
+ * samples[i] at `level` with the standard dictionary dict[0..dict_len)
+ * (dict_len 0: none), which is neither loaded nor kept: what a candidate
+ * dictionary would store. CMRX_E_BAD_DICTIONARY for a dict that is not
+ * one, CMRX_E_ARG for a bad level. */
+int cmrx_zstd_frame_sizes(const uint8_t *dict, size_t dict_len, int level,
+                          const uint8_t *const *samples, const size_t *lens,
+                          size_t count, size_t *sizes);
 /* 1 the first time the process reports dictionary `id` missing, then 0:
  * a reader warns once per dictionary, not once per value. */
 int cmrx_zstd_first_report(uint32_t id);

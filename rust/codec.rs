@@ -31,9 +31,9 @@
 #[path = "libdeflate.rs"]
 mod libdeflate;
 
-use crate::growth::Expansion;
 #[cfg(test)]
 use crate::growth::MIN_CAPACITY;
+use crate::growth::{Expansion, GrowthError};
 use crate::per_thread;
 
 use core::cell::RefCell;
@@ -70,6 +70,21 @@ pub struct Inflated {
     pub len: usize,
     /// Bytes of the input the gzip member took up.
     pub input_used: usize,
+}
+
+impl GrowthError for CodecError {
+    fn need_space(&self) -> Option<usize> {
+        match *self {
+            CodecError::NeedSpace(n) => Some(n),
+            _ => None,
+        }
+    }
+    fn too_big() -> Self {
+        CodecError::TooBig
+    }
+    fn no_memory() -> Self {
+        CodecError::NoMemory
+    }
 }
 
 /// What a level argument of -1 stands for: the default level of the
@@ -148,9 +163,43 @@ fn with_decompressor<R>(f: impl FnOnce(&mut Decompressor) -> R) -> Result<R, Cod
     per_thread::with(&DECOMPRESSOR, Decompressor::new, f).ok_or(CodecError::NoMemory)
 }
 
+/// The lowest level [`gzip`] accepts (besides [`LEVEL_DEFAULT`]): libdeflate's
+/// 0, which stores.
+///
+/// ```
+/// use cmrx::codec::{gzip_level, MIN_GZIP_LEVEL};
+/// assert!(gzip_level(MIN_GZIP_LEVEL).is_ok());
+/// assert!(gzip_level(MIN_GZIP_LEVEL - 2).is_err());
+/// ```
+pub const MIN_GZIP_LEVEL: i32 = libdeflate::MIN_LEVEL;
+
+/// The highest level [`gzip`] accepts: libdeflate's 12 (10..=12 are its
+/// slower near-optimal parsing).
+///
+/// ```
+/// use cmrx::codec::{gzip_level, MAX_GZIP_LEVEL};
+/// assert!(gzip_level(MAX_GZIP_LEVEL).is_ok());
+/// assert!(gzip_level(MAX_GZIP_LEVEL + 1).is_err());
+/// ```
+pub const MAX_GZIP_LEVEL: i32 = libdeflate::MAX_LEVEL;
+
+/// The lowest level [`zlib`] accepts (besides [`LEVEL_DEFAULT`]): zlib's 0.
+///
+/// ```
+/// use cmrx::codec::{zlib_level, MIN_ZLIB_LEVEL};
+/// assert!(zlib_level(MIN_ZLIB_LEVEL).is_ok());
+/// ```
+pub const MIN_ZLIB_LEVEL: i32 = 0;
+
 /// The highest level [`zlib`] accepts: zlib's, which `Compress::Zlib::compress`
 /// passes on (libdeflate's 10..=12 are not zlib levels).
-const MAX_ZLIB_LEVEL: i32 = 9;
+///
+/// ```
+/// use cmrx::codec::{zlib_level, MAX_ZLIB_LEVEL};
+/// assert!(zlib_level(MAX_ZLIB_LEVEL).is_ok());
+/// assert!(zlib_level(MAX_ZLIB_LEVEL + 1).is_err());
+/// ```
+pub const MAX_ZLIB_LEVEL: i32 = 9;
 
 /// The libdeflate level [`gzip`] uses for `level`: -1 is the default, 0..=12
 /// are themselves, anything else is [`CodecError::Arg`]. The one place the
@@ -158,7 +207,7 @@ const MAX_ZLIB_LEVEL: i32 = 9;
 pub fn gzip_level(level: i32) -> Result<i32, CodecError> {
     match level {
         LEVEL_DEFAULT => Ok(DEFAULT_GZIP_LEVEL),
-        libdeflate::MIN_LEVEL..=libdeflate::MAX_LEVEL => Ok(level),
+        MIN_GZIP_LEVEL..=MAX_GZIP_LEVEL => Ok(level),
         _ => Err(CodecError::Arg),
     }
 }
@@ -169,7 +218,7 @@ pub fn gzip_level(level: i32) -> Result<i32, CodecError> {
 pub fn zlib_level(level: i32) -> Result<i32, CodecError> {
     match level {
         LEVEL_DEFAULT => Ok(DEFAULT_ZLIB_LEVEL),
-        0..=MAX_ZLIB_LEVEL => Ok(level),
+        MIN_ZLIB_LEVEL..=MAX_ZLIB_LEVEL => Ok(level),
         _ => Err(CodecError::Arg),
     }
 }

@@ -7,9 +7,15 @@
 //! unwind ever crosses into C (the release profile keeps `panic = "unwind"`
 //! for exactly this).
 //!
+//! It holds no policy of its own: it converts C arguments to Rust, calls the
+//! engine's modules (which decoder a value gets is [`crate::decode`]'s, the
+//! once-per-dictionary report of a missing one [`crate::zstd`]'s) and
+//! converts the results back.
+//!
 //! The numbers C sees are defined once, here and in the engine's enums
-//! ([`EventKind`], [`ParseError`](crate::parser::ParseError), [`Status`], the
-//! codec's defaults); the `#define`s of `cmrx.h` are generated from them
+//! ([`EventKind`], [`ParseError`](crate::parser::ParseError), [`Status`],
+//! [`DecodeFormat`]) and constants (the codecs' defaults and level ranges);
+//! the `#define`s of `cmrx.h` are generated from them
 //! ([`header_defines`]), and a test fails when the header and the Rust
 //! disagree (`CMRX_UPDATE_HEADER=1 cargo test` rewrites that part of it).
 
@@ -20,6 +26,7 @@ use std::ptr::{self, addr_of_mut};
 use std::slice;
 
 use crate::codec::{self, CodecError};
+use crate::decode::{self, DecodeFormat};
 use crate::parser::{Event, ParseError, ResponseParser, Status as ParseStatus};
 use crate::sniff;
 use crate::zstd;
@@ -84,20 +91,28 @@ abi_codes! {
 }
 
 abi_codes! {
-    /// What `cmrx_decode` decodes.
-    pub enum DecodeFormat {
-        /// gzip, as `Compress::Zlib::memGunzip`.
-        Gzip = 1 => "CMRX_DECODE_GZIP",
-        /// zlib, as `Compress::Zlib::uncompress`.
-        Zlib = 2 => "CMRX_DECODE_ZLIB",
-        /// One zstd frame.
-        Zstd = 3 => "CMRX_DECODE_ZSTD",
-        /// A compressed memcached value as the Perl clients write them: a
-        /// zstd frame (by its magic number), else gzip.
-        Cached = 4 => "CMRX_DECODE_CACHED",
-        /// zstd or gzip by their magic numbers, else zlib: what any client
-        /// (of any language) may have stored.
-        Any = 5 => "CMRX_DECODE_ANY",
+    /// How `cmrx_zstd_train_with` builds a dictionary ([`zstd::Method`]).
+    pub enum TrainMethod {
+        /// ZDICT's fastCover.
+        FastCover = 1 => "CMRX_TRAIN_FASTCOVER",
+        /// ZDICT's cover.
+        Cover = 2 => "CMRX_TRAIN_COVER",
+        /// The samples themselves as the content.
+        Samples = 3 => "CMRX_TRAIN_SAMPLES",
+    }
+}
+
+impl TrainMethod {
+    /// The method with this code, if any.
+    fn from_code(code: i32) -> Option<zstd::Method> {
+        TrainMethod::ALL
+            .iter()
+            .find(|(m, _)| *m as i32 == code)
+            .map(|(m, _)| match m {
+                TrainMethod::FastCover => zstd::Method::FastCover,
+                TrainMethod::Cover => zstd::Method::Cover,
+                TrainMethod::Samples => zstd::Method::Samples,
+            })
     }
 }
 
@@ -145,9 +160,18 @@ impl From<zstd::Error> for Failure {
     }
 }
 
+impl From<decode::Error> for Failure {
+    fn from(e: decode::Error) -> Failure {
+        match e {
+            decode::Error::Codec(e) => Failure::from(e),
+            decode::Error::Zstd(e) => Failure::from(e),
+        }
+    }
+}
+
 /// The `#define` lines of `cmrx.h` that carry the engine's numbers: every
-/// code above, the parse errors, the format code for "none", and the codec's
-/// defaults. The header holds exactly these lines between its
+/// code above, the parse errors, the decode formats, the format code for
+/// "none", and the codecs' defaults and level ranges. The header holds exactly these lines between its
 /// `BEGIN GENERATED` and `END GENERATED` markers.
 pub fn header_defines() -> String {
     let mut defines: Vec<(String, String)> = Vec::new();
@@ -164,6 +188,9 @@ pub fn header_defines() -> String {
     }
     for &(format, name) in DecodeFormat::ALL {
         add(name, (format as i32).to_string());
+    }
+    for &(method, name) in TrainMethod::ALL {
+        add(name, (method as i32).to_string());
     }
     for &(state, name) in LoadedState::ALL {
         add(name, (state as i32).to_string());
@@ -182,7 +209,13 @@ pub fn header_defines() -> String {
         "CMRX_DEFAULT_MAX_OUTPUT",
         codec::DEFAULT_MAX_OUT.to_string(),
     );
+    add("CMRX_GZIP_MIN_LEVEL", codec::MIN_GZIP_LEVEL.to_string());
+    add("CMRX_GZIP_MAX_LEVEL", codec::MAX_GZIP_LEVEL.to_string());
+    add("CMRX_ZLIB_MIN_LEVEL", codec::MIN_ZLIB_LEVEL.to_string());
+    add("CMRX_ZLIB_MAX_LEVEL", codec::MAX_ZLIB_LEVEL.to_string());
     add("CMRX_ZSTD_DEFAULT_LEVEL", zstd::DEFAULT_LEVEL.to_string());
+    add("CMRX_ZSTD_MIN_LEVEL", zstd::MIN_LEVEL.to_string());
+    add("CMRX_ZSTD_MAX_LEVEL", zstd::MAX_LEVEL.to_string());
     let width = defines.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
     defines
         .iter()
@@ -221,6 +254,25 @@ pub struct CmrxEvent {
     pub data_len: usize,
     /// ERROR: a `CMRX_PE_*` code.
     pub error: i32,
+}
+
+/// Mirrors `struct cmrx_training` in cmrx.h field for field: what
+/// `cmrx_zstd_train_with` does ([`zstd::Training`]), and, after it, the
+/// segment size and sequence length it used.
+#[repr(C)]
+pub struct CmrxTraining {
+    /// A `CMRX_TRAIN_*` code.
+    pub method: i32,
+    /// Segment size (0: search); set to the one used.
+    pub k: u32,
+    /// Sequence length, 6 or 8 (0: both tried); set to the one used.
+    pub d: u32,
+    /// Segment sizes tried when `k` is 0 (0: ZDICT's default).
+    pub steps: u32,
+    /// The level the dictionary is made for.
+    pub level: i32,
+    /// The dictionary's ID (0: drawn from its content).
+    pub id: u32,
 }
 
 /// The opaque `cmrx_parser` of cmrx.h.
@@ -393,6 +445,28 @@ pub unsafe extern "C" fn cmrx_parser_data_remaining(parser: *const CmrxParser) -
     unsafe { parser.as_ref() }.map_or(0, |p| p.0.data_remaining())
 }
 
+/// Counts `n` data bytes of the current value as consumed, bytes the
+/// caller read straight into its own buffer (`cmrx_parser_take_data`, see
+/// [`ResponseParser::take_data`]): `CMRX_OK`, or `CMRX_E_ARG` for a NULL
+/// parser or more bytes than the value has left (the parser unchanged).
+///
+/// # Safety
+/// `parser` is NULL or a live pointer from `cmrx_parser_new`, used by one
+/// thread at a time.
+#[no_mangle]
+pub unsafe extern "C" fn cmrx_parser_take_data(parser: *mut CmrxParser, n: u64) -> i32 {
+    // SAFETY: parser is NULL or live and not shared during the call (the
+    // caller's contract); as_mut yields None for NULL.
+    let Some(parser) = (unsafe { parser.as_mut() }) else {
+        return Status::Arg as i32;
+    };
+    match catch_unwind(AssertUnwindSafe(|| parser.0.take_data(n))) {
+        Ok(Ok(())) => Status::Ok as i32,
+        Ok(Err(_)) => Status::Arg as i32,
+        Err(_) => Status::Panic as i32,
+    }
+}
+
 /// A static, NUL-terminated description of a `CMRX_PE_*` code
 /// (`cmrx_parse_error_str`): [`ParseError`]'s own message, the one table.
 #[no_mangle]
@@ -478,10 +552,11 @@ pub extern "C" fn cmrx_zlib_bound(in_len: usize) -> usize {
     catch_unwind(|| codec::zlib_bound(in_len)).unwrap_or(0)
 }
 
-/// 1 if `level` is one `cmrx_gzip` accepts, else 0 (`cmrx_gzip_level_valid`).
+/// 1 if `level` is one `cmrx_gzip` accepts, else 0 (`cmrx_gzip_level_valid`);
+/// 0 on a panic.
 #[no_mangle]
 pub extern "C" fn cmrx_gzip_level_valid(level: i32) -> i32 {
-    i32::from(codec::gzip_level(level).is_ok())
+    catch_unwind(|| i32::from(codec::gzip_level(level).is_ok())).unwrap_or(0)
 }
 
 /// gzip with memGzip's framing (`cmrx_gzip`).
@@ -545,28 +620,6 @@ unsafe fn inspect<T>(
     catch_unwind(AssertUnwindSafe(|| f(src))).unwrap_or(fallback)
 }
 
-/// What `format` makes of `input`: the decoder that applies.
-fn decoder_for(format: DecodeFormat, input: &[u8]) -> DecodeFormat {
-    let gzip = input.starts_with(&[0x1f, 0x8b]);
-    match format {
-        DecodeFormat::Cached | DecodeFormat::Any if zstd::is_zstd_frame(input) => {
-            DecodeFormat::Zstd
-        }
-        DecodeFormat::Cached => DecodeFormat::Gzip,
-        DecodeFormat::Any if gzip => DecodeFormat::Gzip,
-        DecodeFormat::Any => DecodeFormat::Zlib,
-        other => other,
-    }
-}
-
-/// The `DecodeFormat` with this code.
-fn decode_format(code: i32) -> Option<DecodeFormat> {
-    DecodeFormat::ALL
-        .iter()
-        .map(|&(f, _)| f)
-        .find(|&f| f as i32 == code)
-}
-
 /// A first output capacity for `cmrx_decode` (`cmrx_decode_size_hint`):
 /// what the data's header says when it says something plausible, else a few
 /// times the input; 0 for an unknown format, or when decoding will fail at
@@ -581,15 +634,13 @@ pub unsafe extern "C" fn cmrx_decode_size_hint(
     in_len: usize,
     max_out: usize,
 ) -> usize {
-    let Some(format) = decode_format(format) else {
+    let Some(format) = DecodeFormat::from_code(format) else {
         return 0;
     };
     // SAFETY: the caller's contract is inspect's.
     unsafe {
-        inspect(input, in_len, 0, |src| match decoder_for(format, src) {
-            DecodeFormat::Zstd => zstd::size_hint(src, max_out),
-            DecodeFormat::Zlib => codec::uncompress_size_hint(src, max_out),
-            _ => codec::gunzip_size_hint(src, max_out),
+        inspect(input, in_len, 0, |src| {
+            decode::size_hint(format, src, max_out)
         })
     }
 }
@@ -615,7 +666,7 @@ pub unsafe extern "C" fn cmrx_decode(
     in_used: *mut usize,
     dictionary: *mut u32,
 ) -> i32 {
-    let Some(format) = decode_format(format) else {
+    let Some(format) = DecodeFormat::from_code(format) else {
         return Status::Arg as i32;
     };
     // SAFETY: in_used and dictionary are writable or NULL (contract), and
@@ -625,27 +676,17 @@ pub unsafe extern "C" fn cmrx_decode(
     // SAFETY: the caller's contract is codec_call's.
     let status = unsafe {
         codec_call(input, in_len, out, out_cap, out_len, |i, o| {
-            let (len, used) = match decoder_for(format, i) {
-                DecodeFormat::Zstd => match zstd::decompress(i, o, max_out) {
-                    Ok(n) => (n, i.len()),
-                    Err(e) => {
-                        let failure = Failure::from(e);
-                        if failure.status == Status::UnknownDictionary {
-                            missing = u32::try_from(failure.number).ok();
-                        }
-                        return Err(failure);
-                    }
-                },
-                DecodeFormat::Zlib => (codec::uncompress(i, o, max_out)?, i.len()),
-                _ => {
-                    let inflated = codec::gunzip_member(i, o, max_out)?;
-                    (inflated.len, inflated.input_used)
+            let decoded = decode::decode(format, i, o, max_out).map_err(|e| {
+                let failure = Failure::from(e);
+                if failure.status == Status::UnknownDictionary {
+                    missing = u32::try_from(failure.number).ok();
                 }
-            };
+                failure
+            })?;
             if let Some(slot) = in_used {
-                *slot = used;
+                *slot = decoded.input_used;
             }
-            Ok(len)
+            Ok(decoded.len)
         })
     };
     if let (Some(slot), Some(id)) = (dictionary, missing) {
@@ -662,10 +703,11 @@ pub extern "C" fn cmrx_zstd_compress_bound(in_len: usize) -> usize {
 }
 
 /// 1 if `cmrx_zstd_compress` accepts `level` (0 for the default, or
-/// zstd's -7..=22), else 0 (`cmrx_zstd_level_valid`).
+/// [`zstd::MIN_LEVEL`]`..=`[`zstd::MAX_LEVEL`]), else 0
+/// (`cmrx_zstd_level_valid`); 0 on a panic.
 #[no_mangle]
 pub extern "C" fn cmrx_zstd_level_valid(level: i32) -> i32 {
-    i32::from(zstd::compression_level(level).is_ok())
+    catch_unwind(|| i32::from(zstd::compression_level(level).is_ok())).unwrap_or(0)
 }
 
 /// One zstd frame of `input` at `level`, with the loaded dictionary
@@ -718,6 +760,48 @@ pub unsafe extern "C" fn cmrx_zstd_register(bytes: *const u8, len: usize, id: *m
     // SAFETY: id was checked non-NULL and is writable (contract).
     unsafe { id.write(number) };
     status as i32
+}
+
+/// The `count` samples of a C array pair as slices (a NULL sample is
+/// empty); `None` when an array is NULL with a count.
+///
+/// # Safety
+/// `samples` and `lens` point to `count` entries (or are NULL); each
+/// `samples[i]` is readable for `lens[i]` bytes, for `'a`.
+unsafe fn sample_slices<'a>(
+    samples: *const *const u8,
+    lens: *const usize,
+    count: usize,
+) -> Option<Vec<&'a [u8]>> {
+    if count == 0 {
+        return Some(Vec::new());
+    }
+    if samples.is_null() || lens.is_null() {
+        return None;
+    }
+    // SAFETY: both arrays hold count entries (contract, non-NULL here), and
+    // each sample is readable for its length.
+    unsafe {
+        let ptrs = slice::from_raw_parts(samples, count);
+        let sizes = slice::from_raw_parts(lens, count);
+        Some(
+            ptrs.iter()
+                .zip(sizes)
+                .map(|(&p, &n)| if p.is_null() { &[][..] } else { input(p, n) })
+                .collect(),
+        )
+    }
+}
+
+/// Copies a trained dictionary into the caller's buffer; its length.
+fn copy_dictionary(dict: &[u8], o: &mut [MaybeUninit<u8>]) -> Result<usize, Failure> {
+    let dst = o
+        .get_mut(..dict.len())
+        .ok_or(Failure::from(zstd::Error::TooBig))?;
+    for (d, &b) in dst.iter_mut().zip(dict) {
+        d.write(b);
+    }
+    Ok(dict.len())
 }
 
 // ------------------------------------------------ dictionary sets' helpers
@@ -851,54 +935,129 @@ pub unsafe extern "C" fn cmrx_zstd_train(
     out: *mut u8,
     out_len: *mut usize,
 ) -> i32 {
-    if (samples.is_null() || lens.is_null()) && count != 0 {
+    // SAFETY: the caller's contract is sample_slices'.
+    let Some(inputs) = (unsafe { sample_slices(samples, lens, count) }) else {
         return Status::Arg as i32;
-    }
-    // SAFETY: both arrays hold count entries (contract; NULL only with 0),
-    // and each sample is readable for its length.
-    let inputs: Vec<&[u8]> = unsafe {
-        let ptrs = if count == 0 {
-            &[][..]
-        } else {
-            slice::from_raw_parts(samples, count)
-        };
-        let sizes = if count == 0 {
-            &[][..]
-        } else {
-            slice::from_raw_parts(lens, count)
-        };
-        ptrs.iter()
-            .zip(sizes)
-            .map(|(&p, &n)| if p.is_null() { &[][..] } else { input(p, n) })
-            .collect()
     };
     // SAFETY: out is writable for dict_size bytes and out_len writable
     // (contract); codec_call checks them for NULL.
     unsafe {
         codec_call(ptr::null(), 0, out, dict_size, out_len, |_, o| {
-            let dict = zstd::train(&inputs, dict_size)?;
-            let dst = o
-                .get_mut(..dict.len())
-                .ok_or(Failure::from(zstd::Error::TooBig))?;
-            for (d, &b) in dst.iter_mut().zip(&dict) {
-                d.write(b);
-            }
-            Ok(dict.len())
+            copy_dictionary(&zstd::train(&inputs, dict_size)?, o)
         })
     }
 }
 
+/// Trains a standard zstd dictionary as `how` says
+/// (`cmrx_zstd_train_with`): `cmrx_zstd_train` with a method, its
+/// parameters, a level and an ID. On `CMRX_OK`, `how->k` and `how->d` are
+/// the ones used.
+///
+/// # Safety
+/// As `cmrx_zstd_train`, and `how` points to a readable and writable
+/// `cmrx_training`.
+#[no_mangle]
+pub unsafe extern "C" fn cmrx_zstd_train_with(
+    samples: *const *const u8,
+    lens: *const usize,
+    count: usize,
+    dict_size: usize,
+    how: *mut CmrxTraining,
+    out: *mut u8,
+    out_len: *mut usize,
+) -> i32 {
+    // SAFETY: how is NULL or a valid cmrx_training (contract).
+    let Some(how) = (unsafe { how.as_mut() }) else {
+        return Status::Arg as i32;
+    };
+    let Some(method) = TrainMethod::from_code(how.method) else {
+        return Status::Arg as i32;
+    };
+    // SAFETY: the caller's contract is sample_slices'.
+    let Some(inputs) = (unsafe { sample_slices(samples, lens, count) }) else {
+        return Status::Arg as i32;
+    };
+    let training = zstd::Training {
+        method,
+        k: how.k,
+        d: how.d,
+        steps: how.steps,
+        level: how.level,
+        id: how.id,
+    };
+    let mut used = (how.k, how.d);
+    // SAFETY: out is writable for dict_size bytes and out_len writable
+    // (contract); codec_call checks them for NULL.
+    let status = unsafe {
+        codec_call(ptr::null(), 0, out, dict_size, out_len, |_, o| {
+            let trained = zstd::train_with(&inputs, dict_size, &training)?;
+            used = (trained.k, trained.d);
+            copy_dictionary(&trained.bytes, o)
+        })
+    };
+    if status == Status::Ok as i32 {
+        (how.k, how.d) = used;
+    }
+    status
+}
+
+/// The size of the frame `cmrx_zstd_compress` would make of each of
+/// `count` samples at `level`, with the standard dictionary `dict` (not
+/// loaded, and not kept; `dict_len` 0: none) (`cmrx_zstd_frame_sizes`),
+/// into `sizes[0..count)`.
+///
+/// # Safety
+/// `dict` readable for `dict_len` bytes; `samples` and `lens` as for
+/// `cmrx_zstd_train`; `sizes` writable for `count` entries.
+#[no_mangle]
+pub unsafe extern "C" fn cmrx_zstd_frame_sizes(
+    dict: *const u8,
+    dict_len: usize,
+    level: i32,
+    samples: *const *const u8,
+    lens: *const usize,
+    count: usize,
+    sizes: *mut usize,
+) -> i32 {
+    if (dict.is_null() && dict_len != 0) || (sizes.is_null() && count != 0) {
+        return Status::Arg as i32;
+    }
+    // SAFETY: the caller's contract is sample_slices'.
+    let Some(inputs) = (unsafe { sample_slices(samples, lens, count) }) else {
+        return Status::Arg as i32;
+    };
+    // SAFETY: dict is readable for dict_len bytes (contract; checked for
+    // NULL above).
+    let dict_bytes = unsafe { input(dict, dict_len) };
+    let measured = catch_unwind(|| {
+        let dictionary = match dict_len {
+            0 => None,
+            _ => Some(zstd::Dictionary::from_bytes(dict_bytes)?),
+        };
+        zstd::frame_sizes(&inputs, level, dictionary.as_ref())
+    });
+    match measured {
+        Ok(Ok(measured)) => {
+            // SAFETY: sizes is writable for count entries (contract;
+            // non-NULL when count > 0), and measured has count of them.
+            unsafe {
+                for (i, &n) in measured.iter().enumerate().take(count) {
+                    sizes.add(i).write(n);
+                }
+            }
+            Status::Ok as i32
+        }
+        Ok(Err(e)) => Failure::from(e).status as i32,
+        Err(_) => Status::Panic as i32,
+    }
+}
+
 /// 1 the first time it is told of a missing dictionary `id` in this
-/// process, 0 afterwards (`cmrx_zstd_first_report`): so a reader warns once
-/// per dictionary, not once per value.
+/// process, 0 afterwards (`cmrx_zstd_first_report`): the policy is
+/// [`zstd::first_missing_report`]'s. 0 on a panic.
 #[no_mangle]
 pub extern "C" fn cmrx_zstd_first_report(id: u32) -> i32 {
-    static REPORTED: std::sync::Mutex<std::collections::BTreeSet<u32>> =
-        std::sync::Mutex::new(std::collections::BTreeSet::new());
-    let mut reported = REPORTED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    i32::from(reported.insert(id))
+    catch_unwind(|| i32::from(zstd::first_missing_report(id))).unwrap_or(0)
 }
 
 /// A static, NUL-terminated description of a status (`cmrx_status_str`).
@@ -965,7 +1124,7 @@ pub unsafe extern "C" fn cmrx_looks_incompressible(input: *const u8, in_len: usi
 /// The decoder `input`, a value stored compressed, needs by its magic
 /// number (`cmrx_decoder_format`): `CMRX_DECODE_ZSTD`, `CMRX_DECODE_GZIP`
 /// or `CMRX_DECODE_ZLIB`, or `CMRX_FMT_NONE` (0) for none of them (see
-/// [`sniff::decoder_format`]).
+/// [`decode::stored_decoder`]).
 ///
 /// # Safety
 /// `input` readable for `in_len` bytes.
@@ -973,11 +1132,8 @@ pub unsafe extern "C" fn cmrx_looks_incompressible(input: *const u8, in_len: usi
 pub unsafe extern "C" fn cmrx_decoder_format(input: *const u8, in_len: usize) -> i32 {
     // SAFETY: the caller's contract is inspect's.
     unsafe {
-        inspect(input, in_len, 0, |src| match sniff::decoder_format(src) {
-            Some(sniff::Format::Zstd) => DecodeFormat::Zstd as i32,
-            Some(sniff::Format::Gzip) => DecodeFormat::Gzip as i32,
-            Some(sniff::Format::Zlib) => DecodeFormat::Zlib as i32,
-            _ => 0,
+        inspect(input, in_len, 0, |src| {
+            decode::stored_decoder(src).map_or(0, |d| d.format() as i32)
         })
     }
 }
@@ -1017,7 +1173,8 @@ pub unsafe extern "C" fn cmrx_zstd_frame_dictionary(
 /// The engine's version, NUL-terminated, static (`cmrx_version`).
 #[no_mangle]
 pub extern "C" fn cmrx_version() -> *const c_char {
-    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+    const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
+    catch_unwind(|| VERSION.as_ptr().cast()).unwrap_or(b"\0".as_ptr().cast())
 }
 
 #[cfg(test)]
@@ -1134,6 +1291,54 @@ mod tests {
             ]
             .map(|k| k as i32)
         );
+    }
+
+    #[test]
+    fn data_read_elsewhere_is_taken_through_the_abi() {
+        let line = b"VALUE k 0 10\r\n";
+        let p = cmrx_parser_new(0);
+        let mut ev = MaybeUninit::<CmrxEvent>::zeroed();
+        // SAFETY: p is live until freed at the end (or NULL on purpose where
+        // the ABI must refuse it); buffers are live slices with their
+        // lengths; ev is zeroed, so reading it is sound.
+        unsafe {
+            let next = |bytes: &[u8], ev: *mut CmrxEvent| {
+                cmrx_parser_next(p, bytes.as_ptr(), bytes.len(), ev)
+            };
+            assert_eq!(next(line, ev.as_mut_ptr()), EventKind::Value as i32);
+            assert_eq!(
+                cmrx_parser_take_data(p, 11),
+                Status::Arg as i32,
+                "more than the value has"
+            );
+            assert_eq!(
+                cmrx_parser_data_remaining(p),
+                10,
+                "... refused, nothing taken"
+            );
+            assert_eq!(cmrx_parser_take_data(p, 4), Status::Ok as i32);
+            assert_eq!(cmrx_parser_data_remaining(p), 6);
+            assert_eq!(
+                next(b"efghij\r\nEND\r\n", ev.as_mut_ptr()),
+                EventKind::Data as i32
+            );
+            assert_eq!(ev.assume_init_ref().data_len, 6);
+            assert_eq!(
+                cmrx_parser_take_data(p, 1),
+                Status::Arg as i32,
+                "no data left"
+            );
+            assert_eq!(cmrx_parser_take_data(p, 0), Status::Ok as i32);
+            assert_eq!(
+                next(b"\r\nEND\r\n", ev.as_mut_ptr()),
+                EventKind::ValueEnd as i32
+            );
+            assert_eq!(
+                cmrx_parser_take_data(ptr::null_mut(), 0),
+                Status::Arg as i32
+            );
+            cmrx_parser_free(p);
+        }
     }
 
     #[test]
@@ -1307,6 +1512,147 @@ mod tests {
             Status::Arg as i32,
             "an unknown format is a bad argument"
         );
+    }
+
+    #[test]
+    fn zstd_training_choices_and_frame_sizes_through_the_abi() {
+        let ok = Status::Ok as i32;
+        let samples: Vec<Vec<u8>> = (0..200)
+            .map(|i| format!(r#"{{"id":{i},"kind":"event","at":{}}}"#, i * 977).into_bytes())
+            .collect();
+        let ptrs: Vec<*const u8> = samples.iter().map(|s| s.as_ptr()).collect();
+        let lens: Vec<usize> = samples.iter().map(Vec::len).collect();
+        let mut dict = vec![0u8; 4096];
+        let mut dict_len = 0;
+        let train = |how: &mut CmrxTraining, dict: &mut Vec<u8>, dict_len: &mut usize| {
+            // SAFETY: the sample arrays hold ptrs.len() entries of live
+            // buffers; dict is writable for its length; how and dict_len
+            // are writable locals.
+            unsafe {
+                cmrx_zstd_train_with(
+                    ptrs.as_ptr(),
+                    lens.as_ptr(),
+                    ptrs.len(),
+                    dict.len(),
+                    how,
+                    dict.as_mut_ptr(),
+                    dict_len,
+                )
+            }
+        };
+        let mut how = CmrxTraining {
+            method: TrainMethod::Cover as i32,
+            k: 0,
+            d: 8,
+            steps: 3,
+            level: 9,
+            id: 17,
+        };
+        assert_eq!(train(&mut how, &mut dict, &mut dict_len), ok);
+        assert!(how.k >= zstd::TRAIN_MIN_K, "the k found: {}", how.k);
+        assert_eq!(how.d, 8);
+        let bytes = dict[..dict_len].to_vec();
+        assert_eq!(zstd::Dictionary::from_bytes(&bytes).unwrap().id(), 17);
+        // Unknown methods and bad parameters are refused, and how is left
+        // as it was.
+        for (method, d) in [(0, 0), (4, 0), (TrainMethod::Samples as i32, 6)] {
+            let mut bad = CmrxTraining {
+                method,
+                k: 0,
+                d,
+                steps: 0,
+                level: 3,
+                id: 0,
+            };
+            assert_eq!(
+                train(&mut bad, &mut dict, &mut dict_len),
+                Status::Arg as i32
+            );
+            assert_eq!((bad.k, bad.d), (0, d));
+        }
+        // SAFETY: NULL is refused before anything is read.
+        let rc = unsafe {
+            cmrx_zstd_train_with(
+                ptrs.as_ptr(),
+                lens.as_ptr(),
+                ptrs.len(),
+                dict.len(),
+                ptr::null_mut(),
+                dict.as_mut_ptr(),
+                &mut dict_len,
+            )
+        };
+        assert_eq!(rc, Status::Arg as i32);
+
+        // The sizes of the frames, with that dictionary, without one, and
+        // with bytes that are not one.
+        let d = zstd::Dictionary::from_bytes(&bytes).unwrap();
+        let mut sizes = vec![0usize; 10];
+        for (with, level) in [(true, 9), (false, 3)] {
+            let (dp, dl) = if with {
+                (bytes.as_ptr(), bytes.len())
+            } else {
+                (ptr::null(), 0)
+            };
+            // SAFETY: the dictionary and sample arrays are live buffers with
+            // their lengths; sizes holds 10 entries.
+            let rc = unsafe {
+                cmrx_zstd_frame_sizes(
+                    dp,
+                    dl,
+                    level,
+                    ptrs.as_ptr(),
+                    lens.as_ptr(),
+                    10,
+                    sizes.as_mut_ptr(),
+                )
+            };
+            assert_eq!(rc, ok);
+            for (s, &n) in samples.iter().zip(&sizes) {
+                let frame = zstd::compress_vec(s, level, with.then_some(&d)).unwrap();
+                assert_eq!(frame.len(), n);
+            }
+        }
+        // SAFETY: as above.
+        let rc = unsafe {
+            cmrx_zstd_frame_sizes(
+                b"nope".as_ptr(),
+                4,
+                3,
+                ptrs.as_ptr(),
+                lens.as_ptr(),
+                10,
+                sizes.as_mut_ptr(),
+            )
+        };
+        assert_eq!(rc, Status::BadDictionary as i32);
+        // SAFETY: as above.
+        let rc = unsafe {
+            cmrx_zstd_frame_sizes(
+                ptr::null(),
+                0,
+                23,
+                ptrs.as_ptr(),
+                lens.as_ptr(),
+                10,
+                sizes.as_mut_ptr(),
+            )
+        };
+        assert_eq!(rc, Status::Arg as i32);
+        // SAFETY: NULL arrays with a count are refused before anything is
+        // read.
+        let rc = unsafe {
+            cmrx_zstd_frame_sizes(
+                ptr::null(),
+                0,
+                3,
+                ptr::null(),
+                ptr::null(),
+                10,
+                sizes.as_mut_ptr(),
+            )
+        };
+        assert_eq!(rc, Status::Arg as i32);
     }
 
     #[test]

@@ -9,6 +9,13 @@
 //! first_capacity ──► decode ──► no space ──► next_capacity ──► decode ...
 //!                                    └─ None: over max_out (TooBig)
 //! ```
+//!
+//! The decoders answer "no space" with the capacity to try next
+//! (`NeedSpace(n)`); [`decode_to_vec`] is the loop that follows those
+//! answers for the engine's own callers (the `*_vec` functions). The XS runs
+//! the same loop once, in `decode_to_sv`, to grow a Perl scalar instead.
+
+use core::mem::MaybeUninit;
 
 /// The smallest capacity offered when nothing better is known.
 pub const MIN_CAPACITY: usize = 64 << 10;
@@ -62,6 +69,55 @@ impl Expansion {
     }
 }
 
+/// The error of a decoder that writes into its caller's buffer, as
+/// [`decode_to_vec`] needs to see it.
+pub trait GrowthError: Sized {
+    /// `Some(n)` when the buffer was too small and `n` bytes are to be
+    /// tried next (its `NeedSpace(n)`).
+    fn need_space(&self) -> Option<usize>;
+    /// The output exceeds `max_out`.
+    fn too_big() -> Self;
+    /// No memory for the output buffer.
+    fn no_memory() -> Self;
+}
+
+/// Runs `decode` on ever larger buffers, from `first` bytes, as long as it
+/// asks for more room, and returns its output in a `Vec`. A capacity asked
+/// for that is not above the one just tried, or is above `max_out`, ends
+/// the loop with `too_big` (decoders never ask for either; this guards the
+/// promise). The buffer is allocated fallibly: `no_memory` if that fails.
+///
+/// # Safety
+/// When `decode` returns `Ok(n)`, `n` is at most the length of the buffer
+/// it was given and it has initialised the first `n` bytes of it.
+pub unsafe fn decode_to_vec<E: GrowthError>(
+    first: usize,
+    max_out: usize,
+    mut decode: impl FnMut(&mut [MaybeUninit<u8>]) -> Result<usize, E>,
+) -> Result<Vec<u8>, E> {
+    let mut cap = first.min(max_out);
+    loop {
+        let mut v = Vec::new();
+        v.try_reserve_exact(cap).map_err(|_| E::no_memory())?;
+        let spare = v.spare_capacity_mut();
+        let spare_len = spare.len().min(cap);
+        match decode(&mut spare[..spare_len]) {
+            Ok(n) => {
+                // SAFETY: decode initialised the first n bytes of the buffer
+                // it was given, and n <= spare_len (the caller's contract);
+                // that buffer is a prefix of the spare capacity.
+                unsafe { v.set_len(n) };
+                return Ok(v);
+            }
+            Err(e) => match e.need_space() {
+                Some(next) if next > cap && next <= max_out => cap = next,
+                Some(_) => return Err(E::too_big()),
+                None => return Err(e),
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +144,104 @@ mod tests {
         assert_eq!(E.next_capacity(max_out + 5, 100, max_out), None);
         assert_eq!(E.first_capacity(100, 10), 10, "never above the cap");
         assert_eq!(E.max_output(usize::MAX), usize::MAX, "saturates");
+    }
+
+    #[derive(Debug, PartialEq)]
+    enum TestError {
+        NeedSpace(usize),
+        TooBig,
+        NoMemory,
+        Bad,
+    }
+
+    impl GrowthError for TestError {
+        fn need_space(&self) -> Option<usize> {
+            match *self {
+                TestError::NeedSpace(n) => Some(n),
+                _ => None,
+            }
+        }
+        fn too_big() -> Self {
+            TestError::TooBig
+        }
+        fn no_memory() -> Self {
+            TestError::NoMemory
+        }
+    }
+
+    /// A decoder of `len` bytes of 7s that asks for room the way the real
+    /// ones do; the capacities it was given.
+    fn sevens(
+        len: usize,
+        max_out: usize,
+        first: usize,
+    ) -> (Result<Vec<u8>, TestError>, Vec<usize>) {
+        let mut tried = Vec::new();
+        // SAFETY: on Ok(len) the closure has written the first len bytes.
+        let got = unsafe {
+            decode_to_vec(first, max_out, |buf| {
+                tried.push(buf.len());
+                if buf.len() < len {
+                    return Err(E
+                        .next_capacity(buf.len(), 100, max_out)
+                        .map_or(TestError::TooBig, TestError::NeedSpace));
+                }
+                for b in &mut buf[..len] {
+                    b.write(7);
+                }
+                Ok(len)
+            })
+        };
+        (got, tried)
+    }
+
+    #[test]
+    fn the_loop_follows_need_space_up_to_the_cap() {
+        let (got, tried) = sevens(300_000, 1 << 20, 1000);
+        assert_eq!(got, Ok(vec![7; 300_000]));
+        assert_eq!(
+            tried,
+            [
+                1000,
+                MIN_CAPACITY,
+                2 * MIN_CAPACITY,
+                4 * MIN_CAPACITY,
+                8 * MIN_CAPACITY
+            ]
+        );
+        let (got, tried) = sevens(5, 1 << 20, 5);
+        assert_eq!(
+            (got, tried),
+            (Ok(vec![7; 5]), vec![5]),
+            "a right first guess is one call"
+        );
+        let (got, tried) = sevens(2_000_000, 1 << 20, 0);
+        assert_eq!(got, Err(TestError::TooBig));
+        assert_eq!(tried.last(), Some(&(1 << 20)), "the last try is the cap");
+        let (got, tried) = sevens(100, 50, 1000);
+        assert_eq!(
+            (got, tried),
+            (Err(TestError::TooBig), vec![50]),
+            "the first try is capped too"
+        );
+    }
+
+    #[test]
+    fn the_loop_guards_the_decoders_promises() {
+        for bad in [0, 64, 1 << 21] {
+            // SAFETY: the closure never returns Ok.
+            let got = unsafe { decode_to_vec(64, 1 << 20, |_| Err(TestError::NeedSpace(bad))) };
+            assert_eq!(
+                got,
+                Err(TestError::TooBig),
+                "NeedSpace({bad}) after 64 bytes, cap 1 MiB"
+            );
+        }
+        // SAFETY: the closure never returns Ok.
+        let got = unsafe { decode_to_vec(64, 1 << 20, |_| Err(TestError::Bad)) };
+        assert_eq!(got, Err(TestError::Bad), "other errors pass through");
+        // SAFETY: the closure never returns Ok.
+        let got = unsafe { decode_to_vec(usize::MAX, usize::MAX, |_| Err(TestError::Bad)) };
+        assert_eq!(got, Err(TestError::NoMemory), "no memory for the buffer");
     }
 }

@@ -3,9 +3,11 @@
 //! Pure functions over bytes: no I/O and no Perl. [`parser`] turns the bytes of
 //! a memcached text-protocol `get` response into events; [`codec`] is gzip and
 //! zlib with Compress::Zlib's semantics on top of libdeflate; [`zstd`] is zstd
-//! with trained dictionaries on top of libzstd; [`sniff`] tells
+//! with trained dictionaries on top of libzstd; [`decode`] picks the decoder
+//! a compressed value gets by its magic bytes; [`sniff`] tells
 //! already-compressed payloads by their magic bytes. [`ffi`] is the C ABI that
-//! the XS shim (`perl/RustXS.xs`) calls, declared in `rust/cmrx.h`.
+//! the XS shim (`perl/RustXS.xs`) calls, declared in `rust/cmrx.h`: it only
+//! converts between C and these modules and forwards.
 
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -15,6 +17,7 @@
 mod abi_codes;
 
 pub mod codec;
+pub mod decode;
 pub mod ffi;
 mod growth;
 pub mod parser;

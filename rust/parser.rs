@@ -170,6 +170,28 @@ impl std::fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
+/// [`ResponseParser::take_data`] was told of more data bytes than the
+/// current value has left: a bug of the caller, not of the response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataOverrun {
+    /// The bytes the caller said it consumed.
+    pub taken: u64,
+    /// The data bytes the value had left.
+    pub remaining: u64,
+}
+
+impl std::fmt::Display for DataOverrun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} data bytes taken, {} left in the value",
+            self.taken, self.remaining
+        )
+    }
+}
+
+impl std::error::Error for DataOverrun {}
+
 /// Where the parser is within a response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -293,6 +315,46 @@ impl ResponseParser {
             State::Data(remaining) => remaining,
             _ => 0,
         }
+    }
+
+    /// Counts `n` data bytes of the current value as consumed, for a caller
+    /// that read them straight into its own buffer without showing them to
+    /// [`next`](Self::next): data is never looked at, so its count is all the
+    /// parser needs. The parser then stands where a `next` call that returned
+    /// [`Event::Data`] of those `n` bytes would have left it (after the last
+    /// data byte, it expects the value's `\r\n`). `n` may be 0.
+    ///
+    /// # Errors
+    ///
+    /// `n` is more than [`data_remaining`](Self::data_remaining) (which is 0
+    /// outside a data block): the caller's bytes are not this value's. The
+    /// parser is left as it was.
+    ///
+    /// ```
+    /// use cmrx::parser::{Event, ResponseParser, Status};
+    /// let mut p = ResponseParser::default();
+    /// p.next(b"VALUE k 0 5\r\n").unwrap();
+    /// assert_eq!(p.take_data(3), Ok(()));
+    /// assert_eq!(p.data_remaining(), 2);
+    /// assert!(p.take_data(3).is_err());
+    /// assert_eq!(p.next(b"de\r\n"), Ok(Status::Complete((2, Event::Data(b"de")))));
+    /// ```
+    pub fn take_data(&mut self, n: u64) -> Result<(), DataOverrun> {
+        let remaining = self.data_remaining();
+        if n > remaining {
+            return Err(DataOverrun {
+                taken: n,
+                remaining,
+            });
+        }
+        if n > 0 {
+            self.state = if n == remaining {
+                State::Terminator
+            } else {
+                State::Data(remaining - n)
+            };
+        }
+        Ok(())
     }
 
     /// True once `END\r\n` has been seen, unless an error came after it
@@ -676,7 +738,7 @@ fn push_digit(num: u64, b: u8, max: u64) -> Result<u64, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{feed, parse, Norm, Rng};
+    use crate::testing::{feed, feed_with, parse, Data, Norm, Rng};
 
     /// Responses recorded from memcached 1.6 on loopback (`-U 0`), after
     /// `set foo 0 0 3` "bar", `set bin 2 0 23` (NULs, "\r\nEND\r\n" and a
@@ -716,16 +778,23 @@ mod tests {
     fn parse_every_way(input: &[u8], max: u64) -> Vec<Norm> {
         let whole = parse(input, max);
         for at in 0..=input.len() {
-            let mut sizes = [at, usize::MAX].into_iter();
-            let split = feed(input, max, || sizes.next().unwrap_or(usize::MAX));
-            assert_eq!(
-                split,
-                whole,
-                "split at {at} of {:?}",
-                String::from_utf8_lossy(input)
-            );
+            for data in [Data::Events, Data::Taken] {
+                let mut sizes = [at, usize::MAX].into_iter();
+                let split = feed_with(input, max, || sizes.next().unwrap_or(usize::MAX), data);
+                assert_eq!(
+                    split,
+                    whole,
+                    "split at {at} of {:?}, data {data:?}",
+                    String::from_utf8_lossy(input)
+                );
+            }
         }
         assert_eq!(feed(input, max, || 1), whole, "one byte at a time");
+        assert_eq!(
+            feed_with(input, max, || 1, Data::Taken),
+            whole,
+            "one byte at a time, data taken"
+        );
         random_chunks(input, max, &whole);
         whole
     }
@@ -734,11 +803,14 @@ mod tests {
     /// big inputs.
     fn random_chunks(input: &[u8], max: u64, whole: &[Norm]) {
         for seed in 1..=8u64 {
-            let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
             // Small chunks stress line resumption; some seeds use big ones.
             let top = if seed % 2 == 0 { 16 } else { 4096 };
-            let got = feed(input, max, || 1 + rng.below(top));
-            assert_eq!(got, whole, "random chunks, seed {seed}");
+            for data in [Data::Events, Data::Taken] {
+                let mut rng = rng.clone();
+                let got = feed_with(input, max, || 1 + rng.below(top), data);
+                assert_eq!(got, whole, "random chunks, seed {seed}, data {data:?}");
+            }
         }
     }
 

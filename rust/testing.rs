@@ -46,7 +46,29 @@ pub enum Norm {
 /// agree with the bytes they came from (`Data` is never empty, a `VALUE`
 /// line is well-formed and within the limits); errors are sticky until
 /// `reset`, which makes the parser usable again.
-pub fn feed(input: &[u8], max: u64, mut chunk: impl FnMut() -> usize) -> Vec<Norm> {
+pub fn feed(input: &[u8], max: u64, chunk: impl FnMut() -> usize) -> Vec<Norm> {
+    feed_with(input, max, chunk, Data::Events)
+}
+
+/// How a driver hands a value's data bytes to the parser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Data {
+    /// Through [`ResponseParser::next`], which returns them as `Data` events.
+    Events,
+    /// As a caller that reads them straight into its own buffer does: only
+    /// their count, through [`ResponseParser::take_data`].
+    Taken,
+}
+
+/// [`feed`], handing the data bytes to the parser as `data` says; the
+/// events are the same either way (a `Taken` run still records the bytes
+/// taken as `Norm::Data`).
+pub fn feed_with(
+    input: &[u8],
+    max: u64,
+    mut chunk: impl FnMut() -> usize,
+    data: Data,
+) -> Vec<Norm> {
     let mut p = ResponseParser::new(max);
     let limit = if max == 0 { DEFAULT_MAX_VALUE_LEN } else { max };
     let mut out: Vec<Norm> = Vec::new();
@@ -56,6 +78,26 @@ pub fn feed(input: &[u8], max: u64, mut chunk: impl FnMut() -> usize) -> Vec<Nor
         loop {
             let before = p.clone();
             let remaining = p.data_remaining();
+            if data == Data::Taken && remaining > 0 && !pending.is_empty() {
+                // Never more than the value has left: refused, nothing changed.
+                if let Some(over) = remaining.checked_add(1) {
+                    assert!(p.take_data(over).is_err());
+                    assert_eq!(
+                        format!("{p:?}"),
+                        format!("{before:?}"),
+                        "a refused take changed the parser"
+                    );
+                }
+                let n = usize::try_from(remaining).map_or(pending.len(), |r| r.min(pending.len()));
+                assert_eq!(p.take_data(n as u64), Ok(()));
+                assert_eq!(p.data_remaining(), remaining - n as u64);
+                match out.last_mut() {
+                    Some(Norm::Data(acc)) => acc.extend_from_slice(&pending[..n]),
+                    _ => out.push(Norm::Data(pending[..n].to_vec())),
+                }
+                pending.drain(..n);
+                continue;
+            }
             match p.next(&pending) {
                 Ok(Status::Partial) => {
                     // ResponseParser has no PartialEq; its Debug shows all of it.
@@ -207,26 +249,9 @@ fn decompress_vec(
     hint: usize,
     f: DecompressFn,
 ) -> Result<Vec<u8>, CodecError> {
-    let mut cap = hint.min(max_out);
-    loop {
-        let mut v = Vec::new();
-        v.try_reserve_exact(cap).map_err(|_| CodecError::NoMemory)?;
-        let spare = v.spare_capacity_mut();
-        let spare_len = spare.len().min(cap);
-        match f(input, &mut spare[..spare_len], max_out) {
-            Ok(n) => {
-                // SAFETY: on Ok(n), f (gunzip or uncompress) has initialised
-                // the first n bytes of the buffer it was given, a prefix of
-                // the spare capacity; n <= spare_len <= capacity.
-                unsafe { v.set_len(n) };
-                return Ok(v);
-            }
-            // NeedSpace is always larger than the capacity tried; guard anyway.
-            Err(CodecError::NeedSpace(next)) if next > cap && next <= max_out => cap = next,
-            Err(CodecError::NeedSpace(_)) => return Err(CodecError::TooBig),
-            Err(e) => return Err(e),
-        }
-    }
+    // SAFETY: on Ok(n), f (gunzip or uncompress) has initialised the first n
+    // bytes of the buffer it was given, and n is at most its length.
+    unsafe { crate::growth::decode_to_vec(hint, max_out, |buf| f(input, buf, max_out)) }
 }
 
 /// [`gzip`](codec::gzip) into a new `Vec`.

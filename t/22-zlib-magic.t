@@ -3,8 +3,10 @@
 # tunables, tied output, and $gzerrno set for the first time.
 use strict;
 use warnings;
+use lib 't/lib';
 use Test::More;
 use Cache::Memcached::RustXS::Zlib qw(memGzip memGunzip compress uncompress);
+use CMRXTest::Child qw(run_command);
 
 {   # $gzerrno's first write is a failure: it must become a proper dualvar
     # without touching any other scalar (it used to write past its body).
@@ -15,9 +17,7 @@ use Cache::Memcached::RustXS::Zlib qw(memGzip memGunzip compress uncompress);
         my $copy = $pre[49] . "";
         print join ',', length($pre[49]), $copy, 0 + $Compress::Zlib::gzerrno, "$Compress::Zlib::gzerrno";
     };
-    open my $child, '-|', $^X, '-Mblib', '-e', $code or die "fork: $!";
-    my $out = do { local $/; <$child> };
-    close $child;
+    my (undef, $out) = run_command([$^X, '-Mblib', '-e', $code]);
     is $out, '5,pre50,-3,data error', 'first gzerrno write: -3 / "data error", neighbours intact';
 }
 

@@ -17,8 +17,6 @@ use warnings;
 
 use lib 't/lib';
 use Compress::Zlib ();
-use POSIX ();
-use Storable ();
 use Time::HiRes qw(time);
 use Test::More;
 
@@ -26,6 +24,7 @@ use Cache::Memcached::RustXS::GetParser;
 use Cache::Memcached::RustXS::Zlib ();
 use CMRXTest::Clients qw(cache_memcached_missing);
 use CMRXTest::FakeServer;
+use CMRXTest::Child qw(in_child);
 use CMRXTest::Keys qw(keys_for);
 use CMRXTest::Protocol qw(value_item);
 use CMRXTest::Timing qw(timing_ok timing_tests timing_skip);
@@ -64,32 +63,17 @@ sub vm {
 }
 my $HAVE_PROC = defined vm();
 
-# Runs $code in a forked child and returns what it returned (a hash ref,
-# through Storable and a pipe) and the child's wait status.
-sub in_child {
-    my ($code) = @_;
-    pipe(my $rd, my $wr) or die "pipe: $!";
-    my $pid = fork;
-    die "fork: $!" unless defined $pid;
-    if (!$pid) {
-        close $rd;
-        my $res = eval { $code->() } || { died => $@ || 'no result' };
-        Storable::nstore_fd($res, $wr);
-        close $wr;
-        POSIX::_exit(0);    # no END blocks: the fake servers are the parent's
-    }
-    close $wr;
-    my $res = eval { Storable::fd_retrieve($rd) } || { died => "no result: $@" };
-    close $rd;
-    waitpid $pid, 0;
-    diag "child failed: $res->{died}" if ref $res eq 'HASH' && $res->{died};
-    return ($res, $?);
+# Runs $code in a forked child (CMRXTest::Child): what it returned (a
+# hash ref), or { died => why }, and the child's wait status.
+sub in_child_hash {
+    my ($result, $child) = in_child(@_);
+    return ($result || { died => $child->{died} }, $child->{status});
 }
 
 # In a child: memory before and after one timed get_multi.
 sub measured_get_multi {
     my ($memd_args, @keys) = @_;
-    return in_child(sub {
+    return in_child_hash(sub {
         my $memd   = client(@$memd_args);
         my $before = vm();
         my ($got, $secs) = timed_get_multi($memd, @keys);
@@ -158,7 +142,7 @@ for my $case (
 ) {
     my ($name, $resp) = @$case;
     my $fake = CMRXTest::FakeServer->start(script => [ $resp, [hold => 10] ]);
-    my ($r, $status) = in_child(sub {
+    my ($r, $status) = in_child_hash(sub {
         my ($got, $secs) = timed_get_multi(client([ $fake->address ]),
                                            'k', keys %GOOD_WANT);
         return { got => $got, secs => $secs };
@@ -180,7 +164,7 @@ for my $case (
         ($n => CMRXTest::FakeServer->start(script => [
             join('', map { "VALUE k$_ 0 1\r\nx\r\n" } 0 .. $n - 1) . "END\r\n" ]))
     } 10_000, 100_000;
-    my ($r, $status) = in_child(sub {
+    my ($r, $status) = in_child_hash(sub {
         my %res;
         my %memd = map { ($_ => client([ $fake{$_}->address ], select_timeout => 5)) }
                    keys %fake;
@@ -356,7 +340,7 @@ SKIP: {
     # 115 KB on the wire, 96 MiB of NULs inside: 1.5 times the parser's
     # 64 MiB cap ($Cache::Memcached::RustXS::Zlib::MaxOutput). Made in a
     # child so this process never holds the 128 MiB.
-    my ($made) = in_child(sub {
+    my ($made) = in_child_hash(sub {
         local $Cache::Memcached::RustXS::Zlib::Level = 1;
         return { gz => Cache::Memcached::RustXS::Zlib::memGzip("\0" x (96 << 20)) };
     });
@@ -366,7 +350,7 @@ SKIP: {
         value_item('ok', 0, 'fine') . value_item('bomb', 2, $bomb) . "END\r\n" ]);
     my $run = sub {
         my ($override) = @_;
-        return in_child(sub {
+        return in_child_hash(sub {
             Cache::Memcached::RustXS::Zlib::override_compress_zlib() if $override;
             my $memd   = client([ $fake->address ]);
             my $before = vm();

@@ -13,17 +13,16 @@
 use strict;
 use warnings;
 
-use lib 't/lib', 'bench/lib';
+use lib 't/lib', 'dev/lib';
 use Test::More;
 use File::Spec ();
 use File::Temp ();
-use POSIX ();
-use Storable ();
 use Compress::Zlib ();
 use Cache::Memcached::RustXS::Zstd qw(:all);
 use Cache::Memcached::RustXS::Zlib ();
-use CMRXBench::Data qw(corpus_values);
-use CMRXTest::Peers qw(slurp spew run_filter status_kb in_child);
+use CMRXDev::Corpus qw(corpus_values);
+use CMRXTest::Peers qw(slurp spew run_filter);
+use CMRXTest::Child qw(in_child status_kb);
 
 my $TMP   = File::Temp->newdir;    # removed at exit
 my $MAGIC = "\x28\xb5\x2f\xfd";
@@ -126,31 +125,6 @@ sub file_of {    # $data in a new file under $TMP; its path
     return $path;
 }
 
-# Runs $code in a forked child and returns what it returned (a reference,
-# through Storable), or dies with the child's error. The child never
-# returns into the test.
-sub in_fork {
-    my ($code) = @_;
-    pipe my $r, my $w or die "pipe: $!";
-    my $pid = fork;
-    die "fork: $!" unless defined $pid;
-    if (!$pid) {
-        close $r;
-        my $res = eval { { ok => $code->() } } || { died => "$@" };
-        binmode $w;
-        print {$w} Storable::nfreeze($res);
-        close $w;
-        POSIX::_exit(0);
-    }
-    close $w;
-    binmode $r;
-    my $got = do { local $/; <$r> };
-    waitpid $pid, 0;
-    my $res = Storable::thaw($got) or die "child $pid gave nothing (status $?)";
-    die "child: $res->{died}" if exists $res->{died};
-    return $res->{ok};
-}
-
 # Collects the warnings $code gives; returns them.
 sub warnings_of {
     my ($code) = @_;
@@ -221,6 +195,78 @@ dies_like sub { train_dictionary(\@NPM, size => -5) }, qr/size must be a number 
 dies_like sub { train_dictionary([@NPM[0 .. 2]]) }, qr/could not train/, 'three samples';
 dies_like sub { train_dictionary([]) }, qr/could not train/, 'no samples';
 dies_like sub { train_dictionary(['x', "\x{263a}" x 5, ('y') x 10]) }, qr/Wide character/, 'a wide-character sample';
+
+# ---- training methods, IDs, frame_sizes ----------------------------------------
+
+{
+    my @train = @COMPAT[ grep { $_ % 2 == 0 } 0 .. $#COMPAT ];
+    my @held  = @COMPAT[ grep { $_ % 2 } 0 .. $#COMPAT ];
+    my %stored;
+    for my $method (qw(fastcover cover samples)) {
+        my ($dict, $used) = train_dictionary_with_parameters(\@train, size => 65536, method => $method,
+                                                             level => 9, id => 200);
+        cmp_ok length $dict, '<=', 65536, "method $method: at most the size asked";
+        is uint_le(substr $dict, 4, 4), 200, "... with the ID asked";
+        is $used->{method}, $method, '... and says which method';
+        if ($method eq 'samples') {
+            is "$used->{k}/$used->{d}", '0/0', '... (no k or d for samples)';
+        } else {
+            ok $used->{k} >= 50 && ($used->{d} == 6 || $used->{d} == 8), "... and the k ($used->{k}) and d ($used->{d}) found";
+        }
+        my $sizes = frame_sizes(\@held, level => 9, dictionary => $dict);
+        is scalar @$sizes, scalar @held, '... frame_sizes: one size a value';
+        my $sum = 0;
+        $sum += $_ for @$sizes;
+        $stored{$method} = $sum;
+    }
+    # The samples method, with all of this family's training values (51 KB)
+    # fitting, stores less than the others (the Rust docs give the measure).
+    cmp_ok $stored{samples}, '<', $stored{$_}, "samples ($stored{samples} B) beats $_ ($stored{$_} B) on few samples"
+        for qw(fastcover cover);
+
+    # frame_sizes agrees with compress, for a loaded dictionary with a small
+    # ID, and without a dictionary.
+    my $dict = train_dictionary(\@train, size => 8192, method => 'samples', level => 9, id => 201);
+    my $file = file_of('small-id.dict', $dict);
+    is load_dictionary($file), 201, 'a dictionary with ID 201 loads';
+    my @frames = map { compress($_, level => 9, dictionary => 201) } @held;
+    is_deeply frame_sizes(\@held, level => 9, dictionary => $dict), [ map { length } @frames ],
+        'frame_sizes: the lengths compress gives';
+    is_deeply frame_sizes(\@held, level => 3), [ map { length compress($_, level => 3) } @held ],
+        '... without a dictionary too';
+    is header($frames[0])->{dictionary}, 201, 'the frame names ID 201';
+    my $wide = train_dictionary(\@train, size => 8192, method => 'samples', level => 9, id => 1 << 20);
+    my $wide_sizes = frame_sizes(\@held, level => 9, dictionary => $wide);
+    is_deeply [ map { $wide_sizes->[$_] - length $frames[$_] } 0 .. $#held ], [ (3) x @held ],
+        'an ID below 256 takes 3 bytes less in every frame than a 4-byte one';
+    my @back = grep { my $b = decompress($frames[$_]); !defined $b || $b ne $held[$_] } 0 .. $#held;
+    is "@back", '', '... and every frame decompresses';
+    SKIP: {
+        skip $NO_ZSTD, 1 unless $HAVE_ZSTD;
+        my @bad = grep { my ($st, $out) = zstd_cmd($frames[$_], '-d', '-c', '-D', $file); $st != 0 || $out ne $held[$_] }
+                  0 .. $#held;
+        is "@bad", '', 'zstd -d -D decodes the frames of a dictionary with a 1-byte ID';
+    }
+    {
+        my @tied;
+        tie @tied, 'CountingArray', @held;
+        is_deeply frame_sizes(\@tied, level => 9, dictionary => $dict), [ map { length } @frames ],
+            'frame_sizes of a tied array';
+    }
+
+    dies_like sub { train_dictionary(\@train, method => 'best') }, qr/method must be fastcover, cover or samples/,
+        'an unknown method';
+    dies_like sub { train_dictionary(\@train, method => 'samples', k => 100) }, qr/bad argument/, 'k for samples';
+    dies_like sub { train_dictionary(\@train, method => 'cover', d => 7) }, qr/bad argument/, 'd of 7';
+    dies_like sub { train_dictionary(\@train, id => -1) }, qr/id must be a whole number/, 'a negative ID';
+    dies_like sub { train_dictionary(\@train, id => 2**32) }, qr/bad argument/, 'an ID over 32 bits';
+    dies_like sub { train_dictionary_with_parameters([1, 2]) },
+        qr/\Atrain_dictionary_with_parameters: zstd could not train/, 'train_dictionary_with_parameters names itself';
+    dies_like sub { frame_sizes('values') }, qr/must be an array reference/, 'frame_sizes: values not an array';
+    dies_like sub { frame_sizes(\@held, dictionary => 'not one') }, qr/not a zstd dictionary/, 'frame_sizes: not a dictionary';
+    dies_like sub { frame_sizes(\@held, level => 23) }, qr/level must be/, 'frame_sizes: level 23';
+    dies_like sub { frame_sizes(\@held, dictionry => $dict) }, qr/unknown option/, 'frame_sizes: unknown option';
+}
 
 # ---- load_dictionary ---------------------------------------------------------
 
@@ -527,10 +573,11 @@ SKIP: {
     my $late = train_dictionary(\@COMPAT, size => 8192);
     my $late_id = uint_le(substr $late, 4, 4);
     my $late_file = file_of('late.dict', $late);
-    my $written = in_fork(sub {
+    my ($written, $child) = in_child(sub {
         my $id = load_dictionary($late_file);
         return [ $id, map { compress($_, dictionary => $id) } @COMPAT[0 .. 19] ];
     });
+    die "child: $child->{died}" if defined $child->{died};
     is shift(@$written), $late_id, 'another process loaded a dictionary and wrote 20 values with it';
     @w = warnings_of(sub { @res = map { decompress($_) } @$written, @$written });
     is scalar(grep { defined } @res), 0, '... here, where it is not loaded: all undef';
@@ -654,21 +701,23 @@ SKIP: {
     }
     for my $what (sort keys %bomb) {
         my $frame = $bomb{$what};
-        my ($res, $hwm) = in_child(sub {
+        my ($res, $child) = in_child(sub {
             local $Cache::Memcached::RustXS::Zlib::MaxOutput = 1 << 20;
             my $rss = status_kb('VmRSS');
             my $r = decompress($frame);
             return join ',', defined $r ? 'defined' : 'undef', $rss;
-        });
+        }, fresh_peak => 1);
+        my $hwm = $child->{vm_hwm_kb};
         my ($got, $rss) = split /,/, $res // '';
         is $got, 'undef', "a bomb of zeros ($what, " . length($frame) . " bytes), MaxOutput 1 MiB: undef";
         cmp_ok $hwm - $rss, '<', 8 * 1024, "... peak RSS grew by " . ($hwm - $rss) . " kB, under 8 MB";
     }
-    my ($res, undef, $vgrowth) = in_child(sub {
+    my ($res, $child) = in_child(sub {
         my @r = map { decompress(craft(size => $_, blocks => [[raw => 'hello world']])) }
             2**40, 60_000_000, 2**63;
         return join ',', map { defined $_ ? 'defined' : 'undef' } @r;
-    });
+    }, fresh_peak => 1);
+    my $vgrowth = $child->{vm_peak_growth_kb};
     is $res, 'undef,undef,undef', 'lying sizes 2**40, 60 MB, 2**63 (MaxOutput 64 MiB): undef';
     cmp_ok $vgrowth, '<', 8 * 1024, "... without a big allocation (VmPeak +$vgrowth kB)";
 }
@@ -753,6 +802,10 @@ SKIP: {
         },
         train_ok           => sub { train_dictionary([ @COMPAT[0 .. 49] ], size => 2048) },
         train_fail         => sub { eval { train_dictionary(['a', 'b']) } },
+        train_samples      => sub { train_dictionary_with_parameters([ @COMPAT[0 .. 49] ], size => 2048,
+                                                                     method => 'samples', id => 3) },
+        frame_sizes_dict   => sub { frame_sizes([ @COMPAT[0 .. 9] ], level => 9, dictionary => $npm_dict) },
+        frame_sizes_bad    => sub { eval { frame_sizes(['x'], dictionary => 'no') } },
         load_again         => sub { load_dictionary($NPM_FILE) },
         load_missing       => sub { eval { load_dictionary("$TMP/none") } },
         load_bad           => sub { eval { load_dictionary($bad_file) } },

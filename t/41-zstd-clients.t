@@ -26,7 +26,7 @@
 use strict;
 use warnings;
 
-use lib 't/lib', 'bench/lib';
+use lib 't/lib', 'dev/lib';
 use Test::More;
 use File::Temp ();
 use POSIX ();
@@ -35,7 +35,7 @@ use Compress::Zlib ();
 use Cache::Memcached::RustXS::GetParser ();
 use Cache::Memcached::RustXS::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
-use CMRXBench::Data qw(corpus_values);
+use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold);
 use CMRXTest::Memcached;
 use CMRXTest::Raw qw(raw_get);

@@ -15,7 +15,7 @@
 use strict;
 use warnings;
 
-use lib 't/lib', 'bench/lib';
+use lib 't/lib', 'dev/lib';
 use Test::More;
 use File::Spec ();
 use File::Temp ();
@@ -25,7 +25,7 @@ use Compress::Zlib ();
 use Storable ();
 use Cache::Memcached::RustXS::Zstd qw(compress decompress train_dictionary load_dictionary);
 
-use CMRXBench::Data qw(corpus_values);
+use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Memcached;
 use CMRXTest::Raw qw(raw_request raw_set);
 

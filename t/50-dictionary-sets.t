@@ -19,14 +19,14 @@
 use strict;
 use warnings;
 
-use lib 't/lib', 'bench/lib';
+use lib 't/lib', 'dev/lib';
 use Test::More;
 use File::Temp ();
-use POSIX ();
 use Time::HiRes ();
 use Cache::Memcached::RustXS::Zstd qw(:all);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
-use CMRXBench::Data qw(corpus_values);
+use CMRXDev::Corpus qw(corpus_values);
+use CMRXTest::Child qw(in_child);
 use CMRXTest::Peers qw(slurp spew run_filter);
 
 my $Set = 'Cache::Memcached::RustXS::Zstd::DictionarySet';
@@ -42,26 +42,16 @@ my %dict = map { ($_ => train_dictionary($values{$_}, size => 4096)) } keys %val
 my $n = 0;
 sub fresh_dir { return "$TMP/set" . ++$n }
 
-# Runs $code in a forked child (a process with no dictionary loaded yet);
-# returns what it printed to the pipe, or "died: ..." .
+# Runs $code in a forked child (a process with no dictionary loaded yet,
+# CMRXTest::Child); returns what it returned, or "died: ...".
 sub in_fresh_process {
     my ($code) = @_;
-    pipe my $r, my $w or die "pipe: $!";
-    my $pid = fork // die "fork: $!";
-    if (!$pid) {
-        close $r;
+    my ($out, $child) = in_child(sub {
         my @w;
         local $SIG{__WARN__} = sub { push @w, $_[0] };
-        my $out = eval { $code->(\@w) };
-        $out = "died: $@" unless defined $out;
-        print {$w} $out;
-        close $w;
-        POSIX::_exit(0);
-    }
-    close $w;
-    my $got = do { local $/; <$r> };
-    waitpid $pid, 0;
-    return $got;
+        return $code->(\@w);
+    });
+    return defined $out ? $out : 'died: ' . (defined $child->{died} ? $child->{died} : '');
 }
 
 sub error_of { my ($code) = @_; eval { $code->(); 1 } ? '' : $@ }

@@ -19,7 +19,7 @@
 use strict;
 use warnings;
 
-use lib 't/lib', 'bench/lib';
+use lib 't/lib', 'dev/lib';
 use Test::More;
 use File::Temp ();
 use POSIX ();
@@ -27,7 +27,7 @@ use Time::HiRes ();
 use Cache::Memcached::RustXS::GetParser ();
 use Cache::Memcached::RustXS::Zstd qw(train_dictionary load_dictionaries compress_methods);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
-use CMRXBench::Data qw(corpus_values);
+use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold default_parser);
 use CMRXTest::Memcached;
 use CMRXTest::Peers qw(run_filter);

@@ -16,13 +16,13 @@
 use strict;
 use warnings;
 
-use lib 't/lib', 'bench/lib';
+use lib 't/lib', 'dev/lib';
 use Test::More;
 use File::Temp ();
-use POSIX ();
 use Cache::Memcached::RustXS::Zstd qw(train_dictionary load_dictionary load_dictionaries compress decompress);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
-use CMRXBench::Data qw(corpus_values);
+use CMRXDev::Corpus qw(corpus_values);
+use CMRXTest::Child qw(in_child);
 
 plan skip_all => 'no /proc/self/smaps_rollup (Linux 4.14 and newer have it)'
     unless -r '/proc/self/smaps_rollup';
@@ -60,17 +60,13 @@ sub rollup {
 # ([growth kB, shared kB, ok], ...) per worker.
 sub server {
     my ($how) = @_;
-    pipe my $r, my $w or die "pipe: $!";
-    my $pid = fork // die "fork: $!";
-    if (!$pid) {
-        close $r;
+    my ($workers) = in_child(sub {
         my $set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
         if ($how eq 'prepared') { load_dictionaries($dir) }
         else { load_dictionary($set->path_of($_->{id})) for $set->entries }
         my @entries = $set->entries;
-        for my $n (1 .. $WORKERS) {
-            my $worker = fork // die "fork: $!";
-            if (!$worker) {
+        return [ map {
+            my ($report) = in_child(sub {
                 my $before = rollup();
                 my $ok = 1;
                 for my $e (@entries) {
@@ -80,20 +76,13 @@ sub server {
                     $ok &&= (decompress($frame) // '') eq $value;
                 }
                 my $after = rollup();
-                print {$w} join(' ', $after->{Private_Dirty} - $before->{Private_Dirty},
-                                $after->{Shared_Dirty}, $ok ? 1 : 0), "\n";
-                close $w;
-                POSIX::_exit(0);
-            }
-            waitpid $worker, 0;
-        }
-        close $w;
-        POSIX::_exit(0);
-    }
-    close $w;
-    my @workers = map { [ split ' ' ] } grep { /\S/ } <$r>;
-    waitpid $pid, 0;
-    return @workers;
+                return [ $after->{Private_Dirty} - $before->{Private_Dirty},
+                         $after->{Shared_Dirty}, $ok ? 1 : 0 ];
+            });
+            $report ? $report : ();
+        } 1 .. $WORKERS ];
+    });
+    return @{ $workers || [] };
 }
 
 my @prepared = server('prepared');

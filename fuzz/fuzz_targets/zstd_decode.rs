@@ -5,7 +5,8 @@
 //! * never holds more than the cap in Rust heap memory at once, and never
 //!   returns more than the cap;
 //! * decoding into one fixed buffer of exactly the cap gives the same result
-//!   as the growth loop of `decompress_vec`;
+//!   as the growth loop of `decompress_vec` (but for a corrupt frame longer
+//!   than the cap, which either may call corrupt or too big);
 //! * a frame naming the loaded dictionary decodes the same through the
 //!   registry and with the dictionary given; one naming another is
 //!   `UnknownDictionary`, never decoded with the wrong one;
@@ -69,7 +70,15 @@ fuzz_target!(|data: &[u8]| {
         // SAFETY: the buffer was initialised when it was made.
         unsafe { std::slice::from_raw_parts(fixed.as_ptr().cast::<u8>(), n) }.to_vec()
     });
-    assert_eq!(once, r, "fixed {CAP}-byte buffer vs the growth loop");
+    match (&once, &r) {
+        // libzstd's one-shot decoder finds some corruptions only when its
+        // output reaches them: a corrupt frame that would run past the cap
+        // can be "too big" in the whole cap and "corrupt" in a smaller
+        // buffer of the growth loop (zstd(1) calls such a frame corrupt).
+        // Both are failures; neither hands back data.
+        (Err(Error::TooBig), Err(Error::Data)) | (Err(Error::Data), Err(Error::TooBig)) => {}
+        _ => assert_eq!(once, r, "fixed {CAP}-byte buffer vs the growth loop"),
+    }
 
     // Through the registry or with the dictionary given: the same.
     if zstd::frame_dictionary_id(data) == Some(dict.id()) {

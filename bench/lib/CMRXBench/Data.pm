@@ -1,15 +1,16 @@
 package CMRXBench::Data;
 
-# Inputs of the benchmark: the two sample files, the corpus of real values,
-# deterministic values cut from the document, a synthetic JPEG, and raw
-# memcached look-ups.
+# Inputs of the benchmark: the two sample files, deterministic values cut
+# from the document, a synthetic JPEG, and raw memcached look-ups. (The
+# corpus of real values is read by dev/lib's CMRXDev::Corpus, which the
+# tests use too.)
 
 use strict;
 use warnings;
 use IO::Socket::INET ();
 use Exporter 'import';
 
-our @EXPORT_OK = qw(data_files slurp corpus_values text_value fake_jpeg raw_get_flags server_version);
+our @EXPORT_OK = qw(data_files slurp text_value fake_jpeg raw_get_flags server_version);
 
 # The two sample inputs: a real 9 KB JSON value from a production cache
 # (t/data/seed.json, also used by the tests) and 300 KB of real text, perl's
@@ -30,35 +31,6 @@ sub slurp {
     open my $fh, '<:raw', $path or die "$path: $!\n";
     local $/;
     return scalar <$fh>;
-}
-
-# The corpus of real values in $dir (bench/data/values/ ships one): family
-# name => [[key, value], ...] in file order. Each FAMILY.values file is a
-# memcached get response (VALUE <key> 0 <bytes>, the bytes, CRLF; END); see
-# bench/data/README.md.
-sub corpus_values {
-    my ($dir) = @_;
-    my %family;
-    opendir my $dh, $dir or die "$dir: $!\n";
-    for my $name (sort grep { /\.values\z/ } readdir $dh) {
-        my $path = "$dir/$name";
-        open my $fh, '<:raw', $path or die "$path: $!\n";
-        my @values;
-        my $end;
-        while (defined(my $line = <$fh>)) {
-            if ($line eq "END\r\n") { $end = 1; last }
-            my ($key, $len) = $line =~ /\AVALUE (\S+) 0 (\d+)\r\n\z/
-                or die "$path: bad line after value " . scalar(@values) . "\n";
-            my $got = read $fh, my $data, $len + 2;
-            defined $got && $got == $len + 2 && substr($data, -2, 2, '') eq "\r\n"
-                or die "$path: value $key is cut short\n";
-            push @values, [$key, $data];
-        }
-        $end && eof $fh or die "$path: no END line at the end\n";
-        (my $fam = $name) =~ s/\.values\z//;
-        $family{$fam} = \@values;
-    }
-    return \%family;
 }
 
 # $size bytes of real text, starting at a different place for each $i.

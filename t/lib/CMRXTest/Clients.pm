@@ -7,7 +7,6 @@ use strict;
 use warnings;
 
 use Exporter 'import';
-use POSIX ();
 
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(fast_missing cache_memcached_missing fast_needs_threshold default_parser);
@@ -72,21 +71,13 @@ my %dest;
 my $rv = Cache::Memcached::GetParserXS->new(\%dest, 0, sub { })->parse_from_sock($r);
 print "parsed rv=$rv k=$dest{k}";
 CHILD
-    my ($out, $status);
+    my ($status, $out);
     {
         local $ENV{PERL_DL_NONLAZY};
         delete $ENV{PERL_DL_NONLAZY};
         my @inc = map { "-I$_" } grep { !ref } @INC;
-        my $pid = open my $fh, '-|';
-        die "fork: $!" unless defined $pid;
-        if (!$pid) {    # child: never back into the test (no END blocks)
-            open STDERR, '>&', \*STDOUT;
-            { exec $^X, @inc, '-e', $code }
-            POSIX::_exit(127);
-        }
-        $out = do { local $/; <$fh> } // '';
-        close $fh;
-        $status = $?;
+        require CMRXTest::Child;
+        ($status, $out) = CMRXTest::Child::run_command([$^X, @inc, '-e', $code], stderr => 'stdout');
     }
     return @default = ($class, '') if $status == 0 && $out =~ /\Aparsed rv=1 k=x\r\n\z/;
     my ($why) = split /\n/, $out;

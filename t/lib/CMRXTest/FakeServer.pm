@@ -6,7 +6,8 @@ package CMRXTest::FakeServer;
 use strict;
 use warnings;
 
-use parent 'CMRXTest::ChildProcess';    # registry, stop, DESTROY, END
+use CMRXTest::DevLib;                   # dev/lib, where CMRXDev::ChildProcess lives
+use parent 'CMRXDev::ChildProcess';    # registry, stop, DESTROY, END
 
 use Carp        qw(croak);
 use File::Temp  ();
@@ -21,7 +22,7 @@ our $VERSION = '0.01';
 my $HOST = '127.0.0.1';    # loopback only
 
 # Registry of live children, stop, DESTROY, END and the accessors (host,
-# port, pid, address) are in CMRXTest::ChildProcess.
+# port, pid, address) are in CMRXDev::ChildProcess.
 
 # --------------------------------------------------------------------------
 # Public API
@@ -265,6 +266,6 @@ The child is stopped by C<stop>, when the object is destroyed, and in an
 C<END> block, only ever by the process that started it (fork safe). The
 child also quits by itself within about half a second if its parent dies.
 The stopping and the accessors come from the base class
-L<CMRXTest::ChildProcess>, shared with L<CMRXTest::Memcached>.
+L<CMRXDev::ChildProcess>, shared with L<CMRXDev::Memcached>.
 
 =cut

@@ -7,7 +7,8 @@ package CMRXTest::FaultProxy;
 use strict;
 use warnings;
 
-use parent 'CMRXTest::ChildProcess';    # registry, stop, DESTROY, END
+use CMRXTest::DevLib;                   # dev/lib, where CMRXDev::ChildProcess lives
+use parent 'CMRXDev::ChildProcess';    # registry, stop, DESTROY, END
 
 use Carp        qw(croak);
 use Errno       qw(EAGAIN EINTR EWOULDBLOCK);
@@ -560,7 +561,7 @@ The names of those counts, in that order.
 
 =item C<stop>, C<pid>
 
-From L<CMRXTest::ChildProcess>: the child is stopped by C<stop>, when the
+From L<CMRXDev::ChildProcess>: the child is stopped by C<stop>, when the
 object is destroyed and at C<END>, only by the process that started it. It
 also quits within a quarter of a second when its parent is gone.
 

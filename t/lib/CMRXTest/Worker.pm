@@ -7,7 +7,8 @@ package CMRXTest::Worker;
 use strict;
 use warnings;
 
-use parent 'CMRXTest::ChildProcess';    # registry, stop, DESTROY, END
+use CMRXTest::DevLib;                   # dev/lib, where CMRXDev::ChildProcess lives
+use parent 'CMRXDev::ChildProcess';    # registry, stop, DESTROY, END
 
 use Carp        qw(croak);
 use Errno       qw(EINTR);
@@ -207,7 +208,7 @@ otherwise C<error> says what happened (died and why, exited without
 reporting, killed by a signal, an exit status). C<kill_unfinished> stops
 the children that are not done and gives them a result with C<ok> false.
 
-The children are owned as L<CMRXTest::ChildProcess> owns servers: C<stop>,
+The children are owned as L<CMRXDev::ChildProcess> owns servers: C<stop>,
 destruction and C<END> kill the ones still running, only in the process
 that started them.
 

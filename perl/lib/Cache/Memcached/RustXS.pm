@@ -7,7 +7,7 @@ use Carp ();
 
 # Cargo.toml's release number (0.1.0) in Perl's decimal notation; t/ and
 # Makefile.PL check that the two, and the linked engine, agree.
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
 require XSLoader;
 XSLoader::load(__PACKAGE__, $VERSION);    # a stale .so of another version croaks
@@ -35,7 +35,7 @@ Cache::Memcached::RustXS - a faster, stricter read path and cheaper compression 
 
 =head1 SYNOPSIS
 
-    # Cache::Memcached: parse get replies (and gunzip values) in Rust
+    # Cache::Memcached: parse get replies (and decode gzip and zstd values) in Rust
     use Cache::Memcached;
     use Cache::Memcached::RustXS::GetParser;
     my $memd = Cache::Memcached->new({
@@ -63,8 +63,8 @@ changing what they store:
 =item L<Cache::Memcached::RustXS::GetParser>
 
 A drop-in C<parser_class> for L<Cache::Memcached>: parses C<get> and
-C<get_multi> responses strictly, fails fast on bad ones, and gunzips
-compressed values in the parser.
+C<get_multi> responses strictly, fails fast on bad ones, and decodes
+compressed values (gzip and zstd) in the parser.
 
 =item L<Cache::Memcached::RustXS::Zlib>
 
@@ -73,18 +73,90 @@ L<Compress::Zlib>, on libdeflate; C<compress_methods> for
 L<Cache::Memcached::Fast>; and an opt-in override of Compress::Zlib's own
 functions.
 
+=item L<Cache::Memcached::RustXS::Zstd>
+
+zstd with dictionaries trained on your own values (a third of gzip's
+memory for small values of one kind): C<compress>, C<decompress>,
+dictionary training and loading, and C<compress_methods> for
+Cache::Memcached::Fast.
+
+=item L<Cache::Memcached::RustXS::Zstd::DictionarySet>
+
+A folder of dictionaries, one per key prefix with its level, and its
+manifest: what trainers write and every reader and writer loads.
+
+=item L<Cache::Memcached::RustXS::Memcached>
+
+A L<Cache::Memcached> that writes zstd with a trained dictionary and reads
+with the GetParser above.
+
+=item L<Cache::Memcached::RustXS::ClientInternals>
+
+Private: the one place that knows the clients' internals (Cache::Memcached's
+finalize and compression, Cache::Memcached::Fast's methods), how each is
+identified before it is used, and what happens when it is not found.
+
 =back
 
-The work is done by a Rust engine (a sans-I/O response parser and a gzip/zlib
-codec) linked into the XS module; this module loads it. Its functions:
+The command L<cmrx-dict> measures what the values of a live memcached
+would take under gzip and zstd, and trains the dictionaries. Its modules:
+
+=over 4
+
+=item L<Cache::Memcached::RustXS::Dict>
+
+What they share, and their exceptions.
+
+=item L<Cache::Memcached::RustXS::Dict::Server>
+
+One read-only connection to a memcached server.
+
+=item L<Cache::Memcached::RustXS::Dict::Sample>
+
+Which values it looks at: keys by prefix, sampled evenly, fetched and
+decoded.
+
+=item L<Cache::Memcached::RustXS::Dict::Measure>
+
+What values take under gzip, zstd and zstd with a dictionary, and how long.
+
+=item L<Cache::Memcached::RustXS::Dict::Memory>
+
+The memory memcached gives an item: header, key, flags and value, rounded
+up to its slab class; and how many items a server filled past its memory
+keeps.
+
+=item L<Cache::Memcached::RustXS::Dict::Report>
+
+Its reports, as text tables or JSON.
+
+=item L<Cache::Memcached::RustXS::Dict::Sets>
+
+C<train --all> and C<report --dictionaries>: dictionary sets trained,
+extended and checked per key prefix.
+
+=item L<Cache::Memcached::RustXS::Dict::Tune>
+
+The choice of a prefix's dictionary (method, size) and level, ranked by the
+memory memcached would give the held-out values.
+
+=item L<Cache::Memcached::RustXS::Dict::CLI>
+
+Its command line: options, subcommands, exit statuses.
+
+=back
+
+The work is done by a Rust engine (a sans-I/O response parser, a gzip/zlib
+codec and zstd) linked into the XS module; this module loads it. Its
+functions:
 
 =over 4
 
 =item engine_version()
 
 The version of the linked Rust engine, as its Cargo.toml states it
-(C<0.1.0>). C<$VERSION> is the same release number as a Perl decimal
-version (C<0.100>: MAJOR.MINOR and PATCH as two digits), so that
+(C<0.1.1>). C<$VERSION> is the same release number as a Perl decimal
+version (C<0.101>: MAJOR.MINOR and PATCH as two digits), so that
 C<use Cache::Memcached::RustXS 0.1> holds for every 0.1.x.
 
 =item decode_compressed($bytes)
@@ -149,7 +221,7 @@ Copyright (C) 2026 the Cache-Memcached-RustXS developers.
 
 This library is free software; you can redistribute it and/or modify it
 under the same terms as Perl itself. The Rust crates it is built with, and
-the C libraries inside them (libdeflate), have their own licences, listed in
+the C libraries inside them (libdeflate, libzstd), have their own licences, listed in
 the distribution's F<THIRD-PARTY.md>.
 
 =cut

@@ -5,7 +5,7 @@ use warnings;
 
 use Cache::Memcached::RustXS ();
 
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
 # new, parse_from_sock, parse_from_string, current_key, error and
 # inline_finalize are XSUBs (perl/RustXS.xs).
@@ -128,7 +128,7 @@ chops each value's C<"\r\n"> and tests its flags) costs more than parsing
 them. When C<$on_item> is that very callback, the parser does its work
 itself for values with neither flag (F_COMPRESS, F_STORABLE) set, which is
 only to store them without their C<"\r\n">, and hands finalize only the
-others (Storable images, and compressed values that did not gunzip), in the
+others (Storable images, and compressed values that did not decode), in the
 same batched form as always. The results are exactly those of the pure-Perl
 parser with finalize doing all of it (F<t/16-getparser-inline.t> compares
 them for every kind of value).
@@ -170,21 +170,27 @@ not caught).
 
 =over 4
 
-=item Compressed values are gunzipped in the parser
+=item Compressed values are decoded in the parser
 
-A value whose flags have C<F_COMPRESS> (2) set is gunzipped in Rust
-(libdeflate; the same engine as L<Cache::Memcached::RustXS::Zlib>) and reaches
-C<$on_item> with bit 2 cleared, so Cache::Memcached's finalize does not gunzip
-it again. A value that fails to gunzip is left exactly as it came, flag
-included, so that Cache::Memcached's own C<Compress::Zlib::memGunzip> decides
-what happens to it: the outcome is the pure-Perl parser's, exactly.
-Decompressed output is capped at C<$Cache::Memcached::RustXS::Zlib::MaxOutput>
-bytes (64 MiB by default, read when the parser is created); a value that
-would decompress to more is dropped, so the key is a miss (as
-Cache::Memcached::Fast makes of a value its decompressor refuses): left
-compressed, it would be inflated by Compress::Zlib's C<memGunzip>, which has
-no cap. The gzip trailer's size field is used only as a hint for the first
-allocation.
+A value whose flags have C<F_COMPRESS> (2) set is decoded in Rust: a zstd
+frame (told by its magic number) with the loaded dictionary its header names
+(see L<Cache::Memcached::RustXS::Zstd>), anything else as gzip (libdeflate;
+the same engine as L<Cache::Memcached::RustXS::Zlib>). It reaches
+C<$on_item> with bit 2 cleared, so Cache::Memcached's finalize does not
+gunzip it again. A value that fails to decode is left exactly as it came,
+flag included, so that Cache::Memcached's own C<Compress::Zlib::memGunzip>
+decides what happens to it: for gzip the outcome is the pure-Perl parser's,
+exactly (a zstd frame does not gunzip: C<undef>, as a client without this
+distribution reads it). A zstd value whose dictionary is not loaded is
+dropped, so the key is a miss, with one warning per dictionary ID in the
+process. Decompressed output is capped at
+C<$Cache::Memcached::RustXS::Zlib::MaxOutput> bytes (64 MiB by default, read
+when the parser is created); a value that would decompress to more is
+dropped too (as Cache::Memcached::Fast makes a miss of a value its
+decompressor refuses): left compressed, it would be inflated by
+Compress::Zlib's C<memGunzip>, which has no cap. The gzip trailer's size
+field and the zstd frame's content size are used only as a hint for the
+first allocation.
 
 =item Strict parsing, immediate failure
 

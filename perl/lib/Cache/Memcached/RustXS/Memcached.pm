@@ -12,7 +12,7 @@ use Cache::Memcached::RustXS::ClientInternals ();
 use Cache::Memcached::RustXS::GetParser ();
 use Cache::Memcached::RustXS::Zstd ();
 
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
 my $PARSER = 'Cache::Memcached::RustXS::GetParser';
 my @ZSTD_OPTIONS = qw(level dictionary dictionaries rescan_interval);
@@ -126,7 +126,7 @@ Cache::Memcached::RustXS::Memcached - a Cache::Memcached that writes zstd with a
     my $memd = Cache::Memcached::RustXS::Memcached->new({
         servers            => ['127.0.0.1:11211'],
         compress_threshold => 100,
-        zstd               => { level => 3, dictionary => '/etc/app/users.dict' },
+        zstd               => { level => 3, dictionary => 'users.dict' },
     });
     $memd->set('user:7', '{"id":7,"name":"Ann","plan":"free"}' x 5);
     my $json = $memd->get('user:7');
@@ -162,6 +162,28 @@ Cache::Memcached objects, C<memGzip> is what it was (Compress::Zlib's, or
 its override by L<Cache::Memcached::RustXS::Zlib/override_compress_zlib()>)
 -- also for code that runs during the set, such as a C<stat_callback>, a
 signal handler or a Storable hook that sets with another object.
+
+=head1 METHODS
+
+All of Cache::Memcached's. These differ:
+
+=over 4
+
+=item new(\%args)
+
+Cache::Memcached's C<new>, with the C<zstd> option (L</OPTIONS>) and
+C<parser_class> defaulting to L<Cache::Memcached::RustXS::GetParser>.
+
+=item set($key, $value [, $exptime])
+
+=item add($key, $value [, $exptime])
+
+=item replace($key, $value [, $exptime])
+
+Cache::Memcached's, compressing with zstd instead of gzip when the object
+has the C<zstd> option (see L</DESCRIPTION>).
+
+=back
 
 =head1 CACHE::MEMCACHED VERSIONS
 

@@ -7,7 +7,7 @@ use Carp ();
 use Exporter 5.57 'import';
 use Cache::Memcached::RustXS ();
 
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
 our @EXPORT_OK = qw(memGzip memGunzip compress uncompress compress_methods
                     override_compress_zlib restore_compress_zlib);
@@ -249,8 +249,9 @@ of range makes C<memGzip> return C<undef>.
 
 =item $Cache::Memcached::RustXS::Zlib::MaxOutput
 
-The most bytes C<memGunzip>, C<uncompress> and (at creation) the
-GetParser's gunzip will produce: 64 MiB by default (memcached's largest item
+The most bytes C<memGunzip>, C<uncompress>, zstd's C<decompress>, the
+C<compress_methods> decompressors and (at creation) the GetParser's
+decoding will produce: 64 MiB by default (memcached's largest item
 is 1 GiB with C<-I>, 1 MiB by default). Output that would be larger fails
 (C<undef>) after at most this much memory, so a decompression bomb or a
 lying size field cannot exhaust memory.

@@ -8,15 +8,16 @@ use Exporter 5.57 'import';
 use Cache::Memcached::RustXS ();
 use Time::HiRes ();
 
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
-our @EXPORT_OK = qw(load_dictionary load_dictionaries train_dictionary compress decompress
-                    compress_methods frame_dictionary_id dictionary_id dictionary_with_id);
+our @EXPORT_OK = qw(load_dictionary load_dictionaries train_dictionary train_dictionary_with_parameters
+                    frame_sizes compress decompress compress_methods dictionary_id dictionary_with_id
+                    frame_dictionary_id);
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
-# compress, decompress, frame_dictionary_id, dictionary_id and dictionary_with_id are XSUBs
+# compress, decompress, dictionary_id, dictionary_with_id and frame_dictionary_id are XSUBs
 # (perl/RustXS.xs), as are the helpers _load_dictionary_bytes,
-# _prepare_dictionary, _loaded_state and _train.
+# _prepare_dictionary, _loaded_state, _train and _frame_sizes.
 
 # The message of an exception from the XS, without its " at FILE line N.".
 sub _reason {
@@ -41,18 +42,71 @@ sub load_dictionary {
 
 my $DEFAULT_DICTIONARY_SIZE = 16 * 1024;
 
+# The training methods by name, with their codes in rust/ffi.rs
+# (TrainMethod) and the segment sizes they try by default.
+my %TRAIN_METHOD = (
+    fastcover => { code => 1, steps => 4 },
+    cover     => { code => 2, steps => 4 },
+    samples   => { code => 3, steps => 0 },
+);
+my @TRAIN_OPTIONS = qw(size method k d steps level id);
+
 sub train_dictionary {
     my ($samples, %opt) = @_;
-    Carp::croak('train_dictionary: the samples must be an array reference')
-        unless ref $samples eq 'ARRAY';
-    Cache::Memcached::RustXS::_check_options('train_dictionary', \%opt, 'size');
-    my $size = exists $opt{size} ? $opt{size} : $DEFAULT_DICTIONARY_SIZE;
-    Carp::croak('train_dictionary: size must be a number of bytes')
-        unless defined $size && $size =~ /\A[0-9]+\z/;
-    my $dictionary = eval { _train($samples, $size) };
-    Carp::croak(_reason($@)) unless defined $dictionary;
+    my ($dictionary) = _train_as_asked('train_dictionary', $samples, \%opt);
     return $dictionary;
 }
+
+sub train_dictionary_with_parameters {
+    my ($samples, %opt) = @_;
+    return _train_as_asked('train_dictionary_with_parameters', $samples, \%opt);
+}
+
+# (dictionary bytes, { the parameters used }), or a croak from $who.
+sub _train_as_asked {
+    my ($who, $samples, $opt) = @_;
+    Carp::croak("$who: the samples must be an array reference")
+        unless ref $samples eq 'ARRAY';
+    Cache::Memcached::RustXS::_check_options($who, $opt, @TRAIN_OPTIONS);
+    my %how = (size => $DEFAULT_DICTIONARY_SIZE, method => 'fastcover', level => 3,
+               k => 0, d => 0, id => 0, %$opt);
+    my $method = $TRAIN_METHOD{ defined $how{method} ? $how{method} : '' }
+        or Carp::croak("$who: method must be fastcover, cover or samples, not "
+                       . (defined $how{method} ? $how{method} : 'undef'));
+    $how{steps} = $method->{steps} unless defined $how{steps};
+    Carp::croak("$who: size must be a number of bytes")
+        unless defined $how{size} && $how{size} =~ /\A[0-9]+\z/;
+    for my $name (qw(k d steps id)) {
+        Carp::croak("$who: $name must be a whole number")
+            unless defined $how{$name} && $how{$name} =~ /\A[0-9]+\z/;
+    }
+    Carp::croak("$who: level must be a whole number")
+        unless defined $how{level} && $how{level} =~ /\A-?[0-9]+\z/;
+    my @trained = eval {
+        _train($samples, $how{size}, $method->{code}, @how{qw(k d steps level id)});
+    };
+    if (!@trained) {
+        (my $why = _reason($@)) =~ s/\Atrain_dictionary: /$who: /;
+        Carp::croak($why);
+    }
+    return ($trained[0], { method => $how{method}, k => $trained[1], d => $trained[2],
+                           steps => 0 + $how{steps}, level => 0 + $how{level}, id => 0 + $how{id},
+                           size => 0 + $how{size} });
+}
+
+sub frame_sizes {
+    my ($values, %opt) = @_;
+    Carp::croak('frame_sizes: the values must be an array reference')
+        unless ref $values eq 'ARRAY';
+    Cache::Memcached::RustXS::_check_options('frame_sizes', \%opt, qw(level dictionary));
+    my $level = defined $opt{level} ? $opt{level} : 0;
+    Carp::croak('frame_sizes: level must be a whole number')
+        unless $level =~ /\A-?[0-9]+\z/;
+    my $sizes = eval { _frame_sizes($opt{dictionary}, $level, $values) };
+    Carp::croak(_reason($@)) unless $sizes;
+    return $sizes;
+}
+
 
 # ---- dictionary sets -------------------------------------------------------
 
@@ -218,7 +272,7 @@ __END__
 
 =head1 NAME
 
-Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached values: a third of gzip's memory
+Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached values: 2.3 times the items in the same memcached
 
 =head1 SYNOPSIS
 
@@ -228,13 +282,13 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
     # Once, offline: a dictionary from values of one kind (or cmrx-dict train)
     my @samples = map { qq({"id":$_,"name":"user$_","plan":"free","tags":["a","b"]}) } 1 .. 500;
     my $dict = train_dictionary(\@samples, size => 16384);
-    open my $fh, '>', '/tmp/users.dict' or die $!;
+    open my $fh, '>', 'users.dict' or die $!;
     binmode $fh;
     print {$fh} $dict;
-    close $fh;
+    close $fh or die $!;
 
     # At startup of every process that reads or writes such values
-    my $id = load_dictionary('/tmp/users.dict');
+    my $id = load_dictionary('users.dict');
 
     my $frame = compress('{"id":7,"name":"user7","plan":"free","tags":["a","b"]}',
                          level => 3, dictionary => $id);
@@ -246,7 +300,7 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
         servers            => ['127.0.0.1:11211'],
         compress_threshold => 100,
         compress_methods   => Cache::Memcached::RustXS::Zstd::compress_methods(
-            level => 3, dictionary => '/tmp/users.dict'),
+            level => 3, dictionary => 'users.dict'),
     });
 
     # Cache::Memcached: one object that writes zstd, and reads it
@@ -254,7 +308,7 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
     my $memd = Cache::Memcached::RustXS::Memcached->new({
         servers            => ['127.0.0.1:11211'],
         compress_threshold => 100,
-        zstd               => { level => 3, dictionary => '/tmp/users.dict' },
+        zstd               => { level => 3, dictionary => 'users.dict' },
     });
 
     # A dictionary set: a dictionary per key prefix, with its level, in a
@@ -282,11 +336,15 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
 Cache values are mostly small JSON documents and HTML fragments, and gzip
 does little for them: each value is compressed alone, with no context
 shared with the others. A zstd dictionary trained on values of the same kind
-is that shared context: with a 16 KiB dictionary, values of one schema
-(JSON records, API responses, templated HTML) take 0.36 to 0.43 of the
-memory gzip leaves them, prose 0.67 to 0.71, and compressing and
-decompressing them is 1.8 to 5.3 times as fast as our gzip (see
-L</PERFORMANCE>).
+is that shared context. In memcached's own terms: a 64 MB memcached holds
+2.3 times the items (2.1 to 2.5 per kind of value) that
+Cache::Memcached::Fast's default gzip leaves it, for the JSON values of
+this distribution's benchmark corpus, with the dictionary set that
+C<cmrx-dict train --all> tunes unaided (a dictionary and a level per key
+prefix); compressing them is faster than Compress::Zlib's C<memGzip> and
+decompressing them 3.2 times as fast as our gzip (see L</PERFORMANCE>). In
+bytes, values of one schema (JSON records, API responses, templated HTML)
+take 0.36 to 0.43 of gzip's with one 16 KiB dictionary, prose 0.67 to 0.71.
 
 Values are stored as standard zstd frames, flagged as compressed
 (C<F_COMPRESS>, 2) as gzip values are, so the rule "compress only if it
@@ -361,12 +419,70 @@ bytes that are not a dictionary.
 
 =item train_dictionary(\@samples, size => 16384)
 
+=item train_dictionary(\@samples, size => 16384, method => 'fastcover', k => 0, d => 0, steps => 4, level => 3, id => 0)
+
 Trains a standard zstd dictionary of at most C<size> bytes (16 KiB by
 default) on the sample values, and returns its bytes (write them to a file
 to load them with L</load_dictionary($path)> or use them with C<zstd -D>). Train it
 on values of the kind it will compress (the same key prefix, say), a few
 hundred of them or more, uncompressed. It croaks when zstd cannot train a
-dictionary from the samples (fewer than 5 of them, or too little data).
+dictionary from the samples (fewer than 5 of them, or too little data), and
+on an option out of range. The options:
+
+=over 4
+
+=item method
+
+How the dictionary's content (what frames copy from) is chosen:
+C<fastcover> (the default, as C<zstd --train>), C<cover> (as
+C<zstd --train-cover>: slower, sometimes better), or C<samples>: the
+samples themselves, back to back, the last ones kept when they do not all
+fit. With few samples (tens to a few hundred, all fitting in the size) the
+last one is usually best: on the benchmark corpus's JSON families it stores
+between 10 and 31 % fewer bytes than fastcover's 16 KiB dictionary at level 12. Which is best for your values is
+for measuring: L</frame_sizes(\@values, level =E<gt> 3, dictionary =E<gt> $bytes)> on values held out of the training, as
+C<cmrx-dict> does.
+
+=item k, d, steps
+
+C<cover> and C<fastcover>: the segment size C<k> (0, the default:
+searched from 50 to 2000 in C<steps> steps, 4 by default, each a training
+of its own) and the length of the byte sequences counted, C<d> (6 or 8; 0,
+the default: both tried). Not for C<samples>.
+
+=item level
+
+The zstd level the dictionary's entropy tables are made for, and at which
+the search compares candidates (3 by default). Train for the level you
+compress at.
+
+=item id
+
+The dictionary's ID, which every frame names: 0 (the default) draws one
+from the content (32768 or above, 4 bytes in each frame); IDs below 256
+take 1 byte in each frame, below 65536 two. Within one application, give
+each dictionary its own; the zstd format reserves IDs below 32768 and from
+2^31 for a public registry, so keep such IDs for your own values.
+
+=back
+
+=item train_dictionary_with_parameters(\@samples, %options)
+
+L</train_dictionary(\@samples, size =E<gt> 16384)> with the same options, returning two things: the
+dictionary's bytes and a hash reference of what was used: C<method>, C<k>
+and C<d> (as the search found them: train again with them to skip the
+search), C<steps>, C<level>, C<id> (as asked: 0 for one drawn from the
+content) and C<size>.
+
+=item frame_sizes(\@values, level => 3, dictionary => $bytes)
+
+The size of the frame L</compress($data, level =E<gt> 3, dictionary =E<gt> $id)> would make of each value, as an
+array reference, with the dictionary whose I<bytes> are given (a
+dictionary L</train_dictionary(\@samples, size =E<gt> 16384)> returned, say: it is neither loaded nor
+kept) or without one. This is how C<cmrx-dict> compares candidate
+dictionaries and levels on values they were not trained on, without
+loading each. It croaks on a level out of range and on bytes that are not
+a zstd dictionary.
 
 =item compress($data, level => 3, dictionary => $id)
 
@@ -519,6 +635,26 @@ removed while values that name them may exist.
 =back
 
 =head1 PERFORMANCE
+
+Items resident in a memcached of 64 MB (C<-m 64>, filled past its memory
+through Cache::Memcached::Fast, counted by the server: C<curr_items>), the
+JSON families of the benchmark corpus, the set made by C<cmrx-dict train
+--all> of half of the values and every writer filled with the other half
+(F<bench/memory.pl>; the README has the run):
+
+                              Fast's default  our gzip  zstd, no    the tuned
+                              gzip                      dictionary  set
+    GitHub API responses          81,526       1.00x      0.99x       2.46x
+    package.json documents        91,978       1.00x      0.96x       2.27x
+    browser-support records      123,411       1.00x      0.98x       2.08x
+    all three, a prefix each      95,861       1.00x      0.97x       2.30x
+    compress, us per value          35.1        18.5       10.2        25.1
+    decompress, us per value        11.6         4.2        3.6         1.3
+
+What decides the count is memcached's item, not the bytes alone: each
+value costs a 63-byte header and its key besides, in a slab chunk up to a
+quarter larger; L<Cache::Memcached::RustXS::Dict::Memory> models it and
+C<cmrx-dict> ranks its choices by it.
 
 On realistic small values (the benchmark corpus in F<bench/data/values>:
 583 real JSON documents and HTML fragments, 100 B to 10 KB), per value, with

@@ -14,11 +14,16 @@ use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values read_sample
 use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out train load_dictionary_file);
 use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_report print_train
                                              print_json skipped_note shown);
+use Cache::Memcached::RustXS::Dict::Memory ();
+use Cache::Memcached::RustXS::Dict::Sets qw(train_all report_set read_dump print_train_all
+                                           print_report_set json_data);
 
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
 my $MIN_DICT = 256;    # the smallest dictionary zstd makes
 my %DEFAULT = (delimiter => ':', sample => 1000, size => 16384, timeout => 10);
+# The options of the tuning that train --all and report --dictionaries share.
+my @SET_OPTIONS = qw(if-better=s max-size=s compress-time=s decompress-time=s);
 my %EXIT = (ok => 0, failure => 1, usage => 2, unusable => 2);
 my $PROGRESS_WIDTH = 78;
 
@@ -84,8 +89,13 @@ sub manual {
 sub cmd_report {
     my @args = @_;
     my $opt = parse_options('report', \@args, qw(server=s delimiter=s sample=s size=s
-                                                 prefix=s@ dictionary=s@ timeout=s json));
+                                                 prefix=s@ dictionary=s@ timeout=s json
+                                                 dictionaries=s), @SET_OPTIONS);
     return show_help() if $opt->{help};
+    return cmd_report_set($opt, \@args) if defined $opt->{dictionaries};
+    for my $name (map { /\A([a-z-]+)/ } @SET_OPTIONS) {
+        usage_error("report: --$name is for --dictionaries") if defined $opt->{$name};
+    }
     usage_error('report: --server HOST:PORT is needed') unless defined $opt->{server};
     usage_error("report takes no arguments besides its options, not '$args[0]'") if @args;
     check_common($opt);
@@ -118,9 +128,17 @@ sub cmd_report {
 
 sub cmd_train {
     my @args = @_;
-    my $opt = parse_options('train', \@args, qw(server=s prefix=s out=s size=s delimiter=s
-                                                sample=s dictionary=s@ timeout=s null json force));
+    my $opt = parse_options('train', \@args, qw(server=s prefix=s@ out=s size=s delimiter=s
+                                                sample=s dictionary=s@ timeout=s null json force
+                                                all out-dir=s), @SET_OPTIONS);
     return show_help() if $opt->{help};
+    return cmd_train_all($opt, \@args) if $opt->{all};
+    usage_error('train: --out-dir is for --all') if defined $opt->{'out-dir'};
+    for my $name (map { /\A([a-z-]+)/ } @SET_OPTIONS) {
+        usage_error("train: --$name is for --all") if defined $opt->{$name};
+    }
+    usage_error('train: --prefix can be given once (without --all)') if $opt->{prefix} && @{ $opt->{prefix} } > 1;
+    $opt->{prefix} = $opt->{prefix}[0] if $opt->{prefix};
     usage_error('train: --out FILE is needed') unless defined $opt->{out} && length $opt->{out};
     check_common($opt);
     if (defined $opt->{server}) {
@@ -161,6 +179,78 @@ sub cmd_train {
     if ($opt->{json}) { print_json(\*STDOUT, $result) }
     else              { print_train(\*STDOUT, $result) }
     return;
+}
+
+# ---- dictionary sets: train --all, report --dictionaries -------------------------------
+
+sub cmd_train_all {
+    my ($opt, $args) = @_;
+    usage_error('train --all: --out-dir DIR is needed') unless defined $opt->{'out-dir'} && length $opt->{'out-dir'};
+    usage_error('train --all writes a set into --out-dir, not --out') if defined $opt->{out};
+    usage_error('train --all: --size is for single dictionaries (--max-size bounds the sizes tried)')
+        if defined $opt->{size};
+    usage_error('train --all: --force is not needed: a set is added to, never overwritten') if $opt->{force};
+    my %common = set_command('train --all', $opt, $args);
+    my $result = train_all(%common, dir => $opt->{'out-dir'});
+    $progress->clear;
+    $common{source}->close;
+    if ($opt->{json}) { print_json(\*STDOUT, json_data($result)) }
+    else              { print_train_all(\*STDOUT, $result) }
+    return;
+}
+
+sub cmd_report_set {
+    my ($opt, $args) = @_;
+    usage_error('report --dictionaries: --size is for reports without a set') if defined $opt->{size};
+    my %common = set_command('report --dictionaries', $opt, $args);
+    my $result = report_set(%common, dir => $opt->{dictionaries});
+    $progress->clear;
+    $common{source}->close;
+    if ($opt->{json}) { print_json(\*STDOUT, json_data($result)) }
+    else              { print_report_set(\*STDOUT, $result) }
+    return;
+}
+
+# The source, the memory model and the tuning options of a set command.
+sub set_command {
+    my ($what, $opt, $args) = @_;
+    usage_error("$what: --null is for samples one per line; files here are memcached get responses")
+        if $opt->{null};
+    if (defined $opt->{server}) {
+        usage_error("$what: with --server, no file arguments ('$args->[0]')") if @$args;
+    } else {
+        usage_error("$what: --server HOST:PORT, or files of memcached get responses (or - for "
+                    . 'standard input), are needed') unless @$args;
+        usage_error("$what: standard input (-) can be given once") if 1 < grep { $_ eq '-' } @$args;
+    }
+    my $size = $opt->{size};
+    check_common($opt);
+    delete $opt->{size} unless defined $size;
+    my %num;
+    for my $name (qw(if-better compress-time decompress-time)) {
+        next unless defined $opt->{$name};
+        usage_error("--$name must be a number, 0 or more, not '$opt->{$name}'")
+            unless $opt->{$name} =~ /\A(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\z/;
+        $num{$name} = 0 + $opt->{$name};
+    }
+    if (defined $opt->{'max-size'}) {
+        usage_error("--max-size must be a whole number of bytes, $MIN_DICT or more, not '$opt->{'max-size'}'")
+            unless $opt->{'max-size'} =~ /\A[0-9]+\z/ && $opt->{'max-size'} >= $MIN_DICT;
+    }
+    load_dictionary_file($_) for @{ $opt->{dictionary} || [] };
+    my ($source, $memory);
+    if (defined $opt->{server}) {
+        $source = Cache::Memcached::RustXS::Dict::Server->connect($opt->{server}, timeout => $opt->{timeout});
+        $memory = Cache::Memcached::RustXS::Dict::Memory->from_server($source);
+    } else {
+        $source = read_dump($args);
+        $memory = Cache::Memcached::RustXS::Dict::Memory->new;
+    }
+    return (source => $source, memory => $memory, delimiter => $opt->{delimiter}, sample => $opt->{sample},
+            prefixes => $opt->{prefix}, if_better => $num{'if-better'},
+            max_size => $opt->{'max-size'}, compress_time => $num{'compress-time'},
+            decompress_time => $num{'decompress-time'},
+            progress => sub { $progress->show($_[0]) }, listing_progress => listing_progress());
 }
 
 sub server_samples {
@@ -341,6 +431,19 @@ on C<--server>, or the files and standard input given.
 
 The progress functions given to C<list_keys> and C<fetch_values>: what
 the progress line says while keys are listed and values fetched.
+
+=item cmd_train_all(\%options, \@arguments), cmd_report_set(\%options, \@arguments)
+
+C<train --all> and C<report --dictionaries>, with their options parsed:
+through L<Cache::Memcached::RustXS::Dict::Sets>.
+
+=item set_command($what, \%options, \@arguments)
+
+The checks of those two (a server, or files of get responses), their
+source (a L<Cache::Memcached::RustXS::Dict::Server>, or the files read),
+the memory model (the server's classes, or the standard ones) and the
+tuning options, as the arguments of
+L<Cache::Memcached::RustXS::Dict::Sets/train_all(dir =E<gt> $dir, source =E<gt> $source, delimiter =E<gt> ':', sample =E<gt> 1000, memory =E<gt> $model, if_better =E<gt> 5, max_size =E<gt> 112640, compress_time =E<gt> 1, decompress_time =E<gt> 1, prefixes =E<gt> \@prefixes, progress =E<gt> sub { }, listing_progress =E<gt> sub { })>.
 
 =item parse_options($command, \@arguments, @getopt_specs), check_common(\%options)
 

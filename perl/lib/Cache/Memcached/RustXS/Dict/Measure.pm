@@ -11,7 +11,7 @@ use Compress::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict qw(fail sum_length round);
 
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
 our @EXPORT_OK = qw(held_out_split measure_held_out codecs measure measure_codec compress_all
                     train load_dictionary_file load_dictionary_bytes);

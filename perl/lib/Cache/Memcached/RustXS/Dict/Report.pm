@@ -8,7 +8,7 @@ use Exporter 5.57 'import';
 use Cache::Memcached::RustXS::Dict qw(ratio);
 use Cache::Memcached::RustXS::Dict::Measure ();
 
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
 our @EXPORT_OK = qw(report_data train_data print_report print_train print_json
                     skipped_note shown text);

@@ -6,9 +6,10 @@ use warnings;
 use Exporter 5.57 'import';
 
 use Cache::Memcached::RustXS ();
+use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict qw(fail sum_length);
 
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
 our @EXPORT_OK = qw(list_keys fetch_values decode_value read_sample_files);
 
@@ -102,6 +103,10 @@ sub fetch_values {
     my $keys = $g->{sample};
     @{$g}{qw(fetched gone stored_bytes compressed storable undecodable)} = (0) x 6;
     $g->{skip_reasons} = {};
+    # The key of each value returned, and how many stored values name each
+    # zstd dictionary ID (decoded or not).
+    $g->{value_keys} = [];
+    $g->{dictionary_ids} = {};
     my @values;
     for (my $i = 0; $i < @$keys; $i += $GET_BATCH) {
         my $end = $i + $GET_BATCH <= @$keys ? $i + $GET_BATCH : scalar @$keys;
@@ -116,8 +121,12 @@ sub fetch_values {
             $g->{stored_bytes} += length $data;
             $g->{compressed}++ if $flags & $F_COMPRESS;
             $g->{storable}++   if $flags & $F_STORABLE;
+            if ($flags & $F_COMPRESS) {
+                my $id = Cache::Memcached::RustXS::Zstd::frame_dictionary_id($data);
+                $g->{dictionary_ids}{$id}++ if $id;
+            }
             my ($value, $why) = decode_value($flags, $data);
-            if (defined $value) { push @values, $value; next }
+            if (defined $value) { push @values, $value; push @{ $g->{value_keys} }, $key; next }
             $g->{undecodable}++;
             $g->{skip_reasons}{$why}++;
         }
@@ -229,7 +238,10 @@ their values decoded by L</decode_value($flags, $data)>, in key order. It
 adds to the group: C<fetched>, C<gone> (listed, but not there any more),
 C<stored_bytes> (as stored), C<compressed> and C<storable> (values so
 flagged), C<undecodable> and C<skip_reasons> (C<< { why => count } >>),
-C<values> and C<raw_bytes> (the decoded values returned).
+C<values> and C<raw_bytes> (the decoded values returned), C<value_keys>
+(the key of each value returned, in the same order) and C<dictionary_ids>
+(C<< { id => count } >>: how many of the stored values are zstd frames
+naming each dictionary ID, decodable or not).
 
 =item decode_value($flags, $data)
 

@@ -9,7 +9,7 @@ use Time::HiRes ();
 
 use Cache::Memcached::RustXS::Dict qw(fail unusable);
 
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
 my $MAX_LINE   = 65536;     # longest reply line accepted (keys are <= 250 bytes)
 my $READ_SIZE  = 262144;    # bytes asked of each read

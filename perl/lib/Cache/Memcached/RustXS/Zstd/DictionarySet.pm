@@ -9,8 +9,9 @@ use Fcntl qw(:flock O_WRONLY O_CREAT O_EXCL);
 use File::Spec ();
 use IO::Handle ();
 use POSIX ();
+use Cache::Memcached::RustXS ();
 
-our $VERSION = '0.100';
+our $VERSION = '0.101';
 
 our $FORMAT        = 1;                       # the format version this module reads and writes
 our $MANIFEST_NAME = 'manifest';
@@ -19,12 +20,13 @@ my $LOCK_NAME      = '.lock';
 my $DICT_MAGIC     = "\x37\xa4\x30\xec";      # zstd dictionary magic, little-endian
 my $DICT_HEADER    = 8;                       # magic and ID
 my $MAX_ID         = 4294967295;              # IDs are 32-bit, 0 means none
-my $MIN_LEVEL      = -7;
-my $MAX_LEVEL      = 22;
+my %LEVELS         = Cache::Memcached::RustXS::_level_ranges();    # the engine's (cmrx.h)
+my $MIN_LEVEL      = $LEVELS{zstd_min};
+my $MAX_LEVEL      = $LEVELS{zstd_max};
 my $IDENTITY_BYTES = 16;
 my $MAX_FILE_STEM  = 40;                      # bytes of the prefix kept in a file name
 my %FALLBACK_METHODS = (zstd => 1, gzip => 1);
-my %GZIP_LEVELS  = map { ($_ => 1) } 0 .. 12; # libdeflate's levels (Zlib's memGzip: 9)
+my %GZIP_LEVELS  = map { ($_ => 1) } $LEVELS{gzip_min} .. $LEVELS{gzip_max};    # libdeflate's
 my %STATES       = (current => 1, retired => 1);
 
 # Fields of each kind of line, in the order they are written; any other
@@ -210,7 +212,8 @@ sub _check_fallback {
             unless _is_level($f->{level});
     }
     else {
-        die "$at: fallback level must be a gzip level (0 to 12), not " . _shown($f->{level}) . "\n"
+        die "$at: fallback level must be a gzip level ($LEVELS{gzip_min} to $LEVELS{gzip_max}), not "
+            . _shown($f->{level}) . "\n"
             unless _is_int($f->{level}) && $GZIP_LEVELS{ $f->{level} };
     }
     _check_measures($f, $at, 'measured');

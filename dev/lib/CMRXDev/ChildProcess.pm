@@ -1,9 +1,9 @@
-package CMRXTest::ChildProcess;
+package CMRXDev::ChildProcess;
 
-# Test helper base class: ownership of a child process (a server) that a
-# test started. Shared by CMRXTest::Memcached, CMRXTest::FakeServer,
-# CMRXTest::FaultProxy and CMRXTest::Worker.
-# See the POD at the end of the file.
+# Base class: ownership of a child process (a server) that a test or the
+# benchmark started. Shared by CMRXDev::Memcached and the tests' helpers
+# that own children (CMRXTest::FakeServer, ::FaultProxy, ::Worker). See the
+# POD at the end of the file.
 
 use strict;
 use warnings;
@@ -44,7 +44,7 @@ sub DESTROY {
 }
 
 END {
-    local ($?, $!, $@);    # keep the test's exit status
+    local ($?, $!, $@);    # keep the exit status of the test (or benchmark)
     # All at once: memcached takes up to a second to act on TERM.
     __PACKAGE__->_kill_and_reap(grep { $LIVE{$_} == $$ } keys %LIVE);
 }
@@ -90,12 +90,12 @@ __END__
 
 =head1 NAME
 
-CMRXTest::ChildProcess - base class for test helpers that own a child process
+CMRXDev::ChildProcess - base class for helpers that own a child process
 
 =head1 SYNOPSIS
 
     package CMRXTest::SomeServer;
-    use parent 'CMRXTest::ChildProcess';
+    use parent 'CMRXDev::ChildProcess';
 
     sub start {
         my ($class) = @_;
@@ -107,18 +107,20 @@ CMRXTest::ChildProcess - base class for test helpers that own a child process
 
 =head1 DESCRIPTION
 
-The shared part of L<CMRXTest::Memcached>, L<CMRXTest::FakeServer>,
-L<CMRXTest::FaultProxy> and L<CMRXTest::Worker>.
+The shared part of L<CMRXDev::Memcached> (in F<dev/lib>, with this module:
+the tests and the benchmark both use it) and of the tests' helpers that own
+children: L<CMRXTest::FakeServer>, L<CMRXTest::FaultProxy> and
+L<CMRXTest::Worker> (in F<t/lib>).
 An object is a hash with C<host>, C<port>, C<pid> (the child's) and
 C<owner> (C<$$> of the process that started the child).
 
 The child is stopped (TERM, then KILL after 2 s, then reaped) by C<stop>,
 when the object is destroyed, and in an C<END> block. Only the process that
-started a child stops it, so forked children of the test may exit freely.
+started a child stops it, so forked children may exit freely.
 C<END> first signals all remaining children of this process and then reaps
 them, so slow ones (memcached acts on TERM at its next one-second tick) are
 waited for together, not one after another. C<DESTROY> and C<END> keep
-C<$?>, C<$!> and C<$@>, so the test's exit status is not changed.
+C<$?>, C<$!> and C<$@>, so the process's exit status is not changed.
 
 =head1 METHODS
 

@@ -1,0 +1,323 @@
+package Cache::Memcached::RustXS::Dict::Memory;
+
+use strict;
+use warnings;
+
+use Carp ();
+
+our $VERSION = '0.101';
+
+# memcached 1.6 on a 64-bit host: the fixed part of every item (sizeof
+# item), the CAS value each item carries unless the server runs with -C,
+# the NUL after the key, the "\r\n" after the value, the client flags kept
+# only when they are not 0.
+my $ITEM_HEADER  = 48;
+my $CAS_BYTES    = 8;
+my $KEY_NUL      = 1;
+my $VALUE_CRLF   = 2;
+my $FLAGS_BYTES  = 4;
+my $CHUNK_ALIGN  = 8;     # every chunk size is a multiple of this
+my $MAX_CLASSES  = 63;    # MAX_NUMBER_OF_SLAB_CLASSES - 1
+
+my %DEFAULT = (
+    growth_factor  => 1.25,           # -f
+    chunk_size     => 48,             # -n: the data room of the smallest item
+    item_size_max  => 1024 * 1024,    # -I
+    slab_chunk_max => 512 * 1024,     # -o slab_chunk_max: half a page
+    slab_page_size => 1024 * 1024,    # memory is handed to classes in pages of 1 MiB
+    cas            => 1,              # without -C
+    memory_limit   => 64 * 1024 * 1024,    # -m 64, memcached's default
+);
+my @OPTIONS = (sort(keys %DEFAULT), 'chunk_sizes');
+
+sub new {
+    my ($class, %opt) = @_;
+    my @unknown = grep { my $o = $_; !grep { $_ eq $o } @OPTIONS } sort keys %opt;
+    Carp::croak("Cache::Memcached::RustXS::Dict::Memory->new: unknown option(s): @unknown") if @unknown;
+    my $self = bless { %DEFAULT, %opt }, $class;
+    for my $name (qw(chunk_size item_size_max slab_chunk_max slab_page_size memory_limit)) {
+        Carp::croak("Cache::Memcached::RustXS::Dict::Memory->new: $name must be a whole number of bytes above 0")
+            unless defined $self->{$name} && $self->{$name} =~ /\A[0-9]+\z/ && $self->{$name} > 0;
+    }
+    Carp::croak('Cache::Memcached::RustXS::Dict::Memory->new: growth_factor must be a number above 1')
+        unless defined $self->{growth_factor} && $self->{growth_factor} =~ /\A[0-9]+(?:\.[0-9]+)?\z/
+            && $self->{growth_factor} > 1;
+    $self->{cas} = $self->{cas} ? 1 : 0;
+    if ($opt{chunk_sizes}) {
+        my @sizes = sort { $a <=> $b } @{ $opt{chunk_sizes} };
+        Carp::croak('Cache::Memcached::RustXS::Dict::Memory->new: chunk_sizes must be whole numbers of bytes')
+            if !@sizes || grep { !/\A[0-9]+\z/ || !$_ } @sizes;
+        $self->{chunk_sizes} = \@sizes;
+        $self->{classes_from} = 'given';
+    } else {
+        $self->{chunk_sizes} = [ $self->standard_chunk_sizes ];
+        $self->{classes_from} = 'computed';
+    }
+    return $self;
+}
+
+# The slab classes memcached 1.6 makes (slabs_init): from the item header
+# plus -n, each the previous times -f, rounded up to 8 bytes, until
+# slab_chunk_max / -f; the last class is slab_chunk_max itself.
+sub standard_chunk_sizes {
+    my ($self) = @_;
+    my @sizes;
+    my $size = $ITEM_HEADER + $self->{chunk_size};
+    while (@sizes < $MAX_CLASSES - 1 && $size < $self->{slab_chunk_max} / $self->{growth_factor}) {
+        $size += $CHUNK_ALIGN - $size % $CHUNK_ALIGN if $size % $CHUNK_ALIGN;
+        push @sizes, $size;
+        $size = int($size * $self->{growth_factor});
+    }
+    push @sizes, $self->{slab_chunk_max};
+    return @sizes;
+}
+
+sub from_stats {
+    my ($class, $settings, $in_use) = @_;
+    Carp::croak('Cache::Memcached::RustXS::Dict::Memory->from_stats: the stats settings must be a hash reference')
+        unless ref $settings eq 'HASH';
+    my %opt;
+    $opt{growth_factor}  = $settings->{growth_factor}  if defined $settings->{growth_factor};
+    $opt{chunk_size}     = $settings->{chunk_size}     if defined $settings->{chunk_size};
+    $opt{item_size_max}  = $settings->{item_size_max}  if defined $settings->{item_size_max};
+    $opt{slab_chunk_max} = $settings->{slab_chunk_max} if defined $settings->{slab_chunk_max};
+    $opt{memory_limit}   = $settings->{maxbytes}       if defined $settings->{maxbytes};
+    $opt{cas} = $settings->{cas_enabled} eq 'yes' ? 1 : 0 if defined $settings->{cas_enabled};
+    my $self = $class->new(%opt);
+    $self->{classes_from} = 'stats settings';
+    # Classes in use that the computation does not know (a server started
+    # with -o slab_sizes, or another memcached): the server's word wins.
+    my %known = map { ($_ => 1) } @{ $self->{chunk_sizes} };
+    my @odd = grep { !$known{$_} } @{ $in_use || [] };
+    if (@odd) {
+        my %all = map { ($_ => 1) } @$in_use, $self->{slab_chunk_max};
+        $self->{chunk_sizes} = [ sort { $a <=> $b } keys %all ];
+        $self->{classes_from} = 'stats slabs';
+    }
+    return $self;
+}
+
+sub from_server {
+    my ($class, $server) = @_;
+    return $class->from_stats($server->settings, [ $server->slab_chunk_sizes ]);
+}
+
+sub chunk_sizes   { @{ $_[0]{chunk_sizes} } }
+sub classes_from  { $_[0]{classes_from} }
+sub memory_limit  { $_[0]{memory_limit} }
+sub item_size_max { $_[0]{item_size_max} }
+sub settings {
+    my ($self) = @_;
+    return { map { ($_ => $self->{$_}) } sort keys %DEFAULT };
+}
+
+sub item_size {
+    my ($self, $key_length, $value_length, $flags) = @_;
+    return $ITEM_HEADER + ($self->{cas} ? $CAS_BYTES : 0) + $key_length + $KEY_NUL
+         + $value_length + $VALUE_CRLF + ($flags ? $FLAGS_BYTES : 0);
+}
+
+sub item_memory {
+    my ($self, $key_length, $value_length, $flags) = @_;
+    my $size = $self->item_size($key_length, $value_length, $flags);
+    return undef if $size > $self->{item_size_max};
+    return $self->chunk_for($size);
+}
+
+# The smallest class that holds $size bytes; above the largest class, whole
+# chunks of it and the smallest class for the rest (memcached chains such
+# items; the chain's own small headers are not counted).
+sub chunk_for {
+    my ($self, $size) = @_;
+    my $sizes = $self->{chunk_sizes};
+    my $largest = $sizes->[-1];
+    my $memory = 0;
+    while ($size > $largest) {
+        $memory += $largest;
+        $size -= $largest;
+    }
+    my ($lo, $hi) = (0, $#$sizes);
+    while ($lo < $hi) {
+        my $mid = int(($lo + $hi) / 2);
+        if ($sizes->[$mid] >= $size) { $hi = $mid } else { $lo = $mid + 1 }
+    }
+    return $memory + $sizes->[$lo];
+}
+
+sub resident_items {
+    my ($self, $items, %opt) = @_;
+    my $pages = int(($opt{memory_limit} || $self->{memory_limit}) / $self->{slab_page_size});
+    my (%capacity, %held);
+    my $resident = 0;
+    for my $item (@$items) {
+        my $chunk = $self->item_memory(@$item);
+        next unless defined $chunk;
+        if (($held{$chunk} || 0) < ($capacity{$chunk} || 0)) {
+            $held{$chunk}++;
+            $resident++;
+        } elsif ($pages > 0) {
+            $pages -= $chunk > $self->{slab_page_size} ? int($chunk / $self->{slab_page_size}) + 1 : 1;
+            $capacity{$chunk} += $chunk >= $self->{slab_page_size} ? 1 : int($self->{slab_page_size} / $chunk);
+            $held{$chunk}++;
+            $resident++;
+        }
+        # else: the class is full and no page is left, so memcached evicts
+        # one of the class's own items: the count stays.
+    }
+    return $resident;
+}
+
+1;
+__END__
+
+=head1 NAME
+
+Cache::Memcached::RustXS::Dict::Memory - the memory memcached gives an item: header, key, flags, value, rounded up to its slab class
+
+=head1 SYNOPSIS
+
+    use Cache::Memcached::RustXS::Dict::Memory;
+
+    my $memory = Cache::Memcached::RustXS::Dict::Memory->new;    # memcached 1.6's defaults
+    print join(' ', ($memory->chunk_sizes)[0 .. 7]), "\n";       # 96 120 152 192 240 304 384 480
+
+    # A 30-byte key and a 600-byte value, compressed (flags 2): a 693-byte
+    # item in a 752-byte chunk; 400 bytes would fit the 600-byte class.
+    print $memory->item_size(30, 600, 2), " ", $memory->item_memory(30, 600, 2), "\n";   # 693 752
+    print $memory->item_memory(30, 400, 2), "\n";                                         # 600
+
+    # How many items a memcached of 64 MiB keeps when these are written in
+    # this order, over and over, past its memory.
+    my @writes = map { [ 20, 180 + $_ % 400, 2 ] } 1 .. 500_000;
+    print $memory->resident_items(\@writes), "\n";
+
+    # The classes and limits of a running server, as its stats say:
+    #   Cache::Memcached::RustXS::Dict::Memory->from_stats(\%stats_settings, \@chunk_sizes_in_use)
+    #   Cache::Memcached::RustXS::Dict::Memory->from_server($dict_server)
+
+=head1 DESCRIPTION
+
+What a cache holds is what fits its memory, and memcached does not store
+bytes: it stores items in slab chunks. An item is a 48-byte header, 8 bytes
+of CAS (unless the server runs with C<-C>), the key and a NUL, the value and
+its C<\r\n>, and 4 bytes of client flags when they are not 0 (every
+compressed value: both Perl clients flag it with 2). It takes the smallest
+chunk that holds it, from classes that grow by C<-f> (1.25) from 96 bytes,
+8-byte aligned, up to C<slab_chunk_max> (half a page). So a value that
+shrinks without crossing a class boundary frees nothing, and one that crosses
+several frees a lot. C<cmrx-dict> ranks dictionaries and levels by this
+memory, with each value's own key, rather than by compressed bytes.
+
+The figures are memcached 1.6's on a 64-bit host. The test
+F<t/44-dict-memory.t> fills a real memcached (C<-m 64>) past its memory and
+checks the server's own C<curr_items> and chunk sizes against this model.
+
+=head1 METHODS
+
+=over 4
+
+=item new(%options)
+
+A model of a server with these settings; each defaults to memcached 1.6's:
+C<growth_factor> (C<-f>, 1.25), C<chunk_size> (C<-n>, 48: the data room of
+the smallest item), C<item_size_max> (C<-I>, 1 MiB), C<slab_chunk_max>
+(512 KiB), C<slab_page_size> (1 MiB: memory goes to classes a page at a
+time), C<cas> (1; 0 for a server run with C<-C>), C<memory_limit> (C<-m>,
+64 MiB). C<chunk_sizes> gives the classes outright instead of computing
+them. It croaks on an unknown option and on a value out of range.
+
+=item from_stats(\%settings, \@chunk_sizes_in_use)
+
+A model of the server whose C<stats settings> are C<%settings> (its
+C<growth_factor>, C<chunk_size>, C<item_size_max>, C<slab_chunk_max>,
+C<maxbytes> and C<cas_enabled>; missing ones take the defaults). The classes
+are computed from them, as memcached does; when the chunk sizes of the
+classes in use (from C<stats slabs>) include one the computation does not
+give (a server started with C<-o slab_sizes>), the server's list is used
+instead.
+
+=item from_server($server)
+
+C<from_stats> with the stats of a L<Cache::Memcached::RustXS::Dict::Server>.
+
+=item chunk_sizes
+
+The chunk sizes of the classes, ascending.
+
+=item standard_chunk_sizes
+
+The chunk sizes memcached 1.6 makes of the model's C<growth_factor>,
+C<chunk_size> and C<slab_chunk_max> (what C<chunk_sizes> is unless the
+classes were given or the server's C<stats slabs> differ).
+
+=item classes_from
+
+Where the classes come from: C<computed> (the defaults or C<new>'s
+settings), C<given> (C<chunk_sizes>), C<stats settings>, or C<stats slabs>.
+
+=item settings
+
+The settings in use, as a hash reference.
+
+=item memory_limit, item_size_max
+
+Those two settings.
+
+=item item_size($key_length, $value_length, $flags)
+
+The bytes of the item, before rounding up to a chunk.
+
+=item item_memory($key_length, $value_length, $flags)
+
+The memory the item takes: the chunk it is stored in; C<undef> for an item
+over C<item_size_max>, which memcached refuses. An item larger than the
+largest chunk is counted as whole largest chunks and the smallest chunk
+holding the rest (memcached chains such items; the small headers of the
+chain are not counted).
+
+=item chunk_for($item_size)
+
+The memory of an item of that many bytes.
+
+=item resident_items(\@items, memory_limit => BYTES)
+
+How many items a server of C<memory_limit> bytes (by default the model's)
+holds after the items C<[$key_length, $value_length, $flags]> are written
+in this order, each to a new key, and none expires: memcached hands its
+memory to classes a page at a time as they first need it; once all pages
+are handed out, a full class evicts its own oldest item for each new one.
+The test of this module checks the figure against a real server's
+C<curr_items> (it is exact while C<slab_automove> has not yet moved pages
+between classes, which it does only after minutes of uneven evictions).
+Items over C<item_size_max> are not counted.
+
+=back
+
+=head1 DIFFERENCES FROM MEMCACHED
+
+The header sizes are memcached 1.6's on 64-bit hosts (32-bit hosts have a
+smaller header); extstore, custom C<-o slab_sizes> given only through
+C<new>, and the page moves of C<slab_automove> are not modelled.
+
+=head1 SEE ALSO
+
+L<cmrx-dict>, L<Cache::Memcached::RustXS::Dict::Server>, memcached's
+F<doc/protocol.txt> (C<stats slabs>, C<stats settings>).
+
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 BUGS AND SUPPORT
+
+Please report bugs at
+L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
+
+=head1 COPYRIGHT AND LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
+
+=cut

@@ -1,0 +1,527 @@
+package Cache::Memcached::RustXS::Dict::Tune;
+
+use strict;
+use warnings;
+
+use Exporter 5.57 'import';
+use Time::HiRes ();
+
+use Compress::Zlib ();
+use Cache::Memcached::RustXS::Zlib ();
+use Cache::Memcached::RustXS::Zstd ();
+use Cache::Memcached::RustXS::Dict qw(sum_length round ratio);
+use Cache::Memcached::RustXS::Dict::Memory ();
+
+our $VERSION = '0.101';
+
+our @EXPORT_OK = qw(tune tune_fallback split_samples stored_memory dictionary_memory);
+
+# What is tried. Dictionary sizes up to zstd's own default (112640 bytes:
+# past about 100 KB dictionaries help little); levels from zstd's default
+# to where compressing gets slower than gzip -9.
+my @SIZES   = (4096, 8192, 16384, 32768, 65536, 112640);
+my @LEVELS  = (3, 6, 9, 12, 15, 19);
+my @METHODS = qw(samples fastcover);
+my $TRAIN_LEVEL   = 9;     # candidates' tables are made for this level, the final one for its own
+my $COVER_SIZES   = 2;     # cover (slow) is tried at the best sizes of fastcover only
+my $HOLD_OUT      = 4;     # every 4th value is held out: three quarters train
+my $MIN_TRAIN     = 5;     # zstd trains on 5 values at the least
+my $MIN_HELD      = 2;
+my $PLACEHOLDER_ID = 1;    # candidates name a 1-byte ID, as the set's small IDs do
+my $MAX_TIMED     = 12;    # candidates timed at most, best first, until one is fast enough
+my $F_COMPRESS    = 2;     # the clients' flag of a compressed value
+our $COMPRESS_RATIO = 0.8; # the clients keep a compressed value at most 0.8 of the raw one
+
+# Timing: interleaved rounds, each at least $ROUND_TIME seconds; the median
+# of each side counts.
+my $ROUNDS     = 7;
+my $ROUND_TIME = 0.004;
+
+# ---- the split -------------------------------------------------------------------
+
+# Every 4th sample (the 4th, 8th, ...) is held out, the others train.
+sub split_samples {
+    my ($samples) = @_;
+    my (@train, @held);
+    for my $i (0 .. $#$samples) {
+        push @{ $i % $HOLD_OUT == $HOLD_OUT - 1 ? \@held : \@train }, $samples->[$i];
+    }
+    return (\@train, \@held);
+}
+
+# ---- memory ----------------------------------------------------------------------
+
+# The memcached memory of the values stored as $frames say (undef: raw),
+# each under its own key, as the clients store them: compressed (flag 2)
+# when the frame is at most $COMPRESS_RATIO of the value, else raw.
+sub stored_memory {
+    my ($memory, $samples, $frame_sizes) = @_;
+    my ($total, $bytes) = (0, 0);
+    for my $i (0 .. $#$samples) {
+        my ($key, $value) = @{ $samples->[$i] };
+        my $n = $frame_sizes->[$i];
+        my ($len, $flags) = defined $n && $n <= $COMPRESS_RATIO * length $value
+            ? ($n, $F_COMPRESS) : (length $value, 0);
+        my $chunk = $memory->item_memory(length $key, $len, $flags);
+        $total += defined $chunk ? $chunk : 0;
+        $bytes += $len;
+    }
+    return { memory => $total, bytes => $bytes };
+}
+
+# The memory and bytes of the held-out values with dictionary $bytes (not
+# loaded) at $level.
+sub dictionary_memory {
+    my ($memory, $held, $dictionary, $level) = @_;
+    my $sizes = Cache::Memcached::RustXS::Zstd::frame_sizes([ map { $_->[1] } @$held ], level => $level,
+                                                            dictionary => $dictionary);
+    return stored_memory($memory, $held, $sizes);
+}
+
+# ---- tuning one prefix -----------------------------------------------------------
+
+sub tune {
+    my (%a) = @_;
+    my $samples = $a{samples};
+    my $memory  = $a{memory} || Cache::Memcached::RustXS::Dict::Memory->new;
+    my $progress = $a{progress} || sub { };
+    my $max_size = $a{max_size} || $SIZES[-1];
+    my @levels = @{ $a{levels} || \@LEVELS };
+    my $id = $a{id} || $PLACEHOLDER_ID;
+    my $limits = _speed_limits(%a);
+
+    my ($train, $held) = split_samples($samples);
+    my %r = (samples => scalar @$samples, sample_bytes => sum_length([ map { $_->[1] } @$samples ]),
+             trained_on => scalar @$train, held_out => scalar @$held,
+             held_out_bytes => sum_length([ map { $_->[1] } @$held ]), limits => $limits,
+             held => $held);
+    if (@$train < $MIN_TRAIN || @$held < $MIN_HELD) {
+        $r{no_dictionary} = sprintf 'too few values (%d; a dictionary needs %d or more, a few hundred help)',
+                                    scalar @$samples, $MIN_TRAIN + $MIN_HELD + 1;
+        return \%r;
+    }
+    my @held_values  = map { $_->[1] } @$held;
+    my @train_values = map { $_->[1] } @$train;
+    my $train_bytes  = sum_length(\@train_values);
+    $r{training_bytes} = $train_bytes;
+
+    $progress->('baselines');
+    $r{baseline} = _baselines($memory, $held, \@held_values);
+
+    # Sizes the samples can support: none larger than the training values
+    # themselves (the next size up for the samples method, which then holds
+    # them all).
+    my @sizes = grep { $_ <= $max_size } @SIZES;
+    my @fitting = grep { $_ <= $train_bytes } @sizes;
+    my ($all_fit) = grep { $_ > $train_bytes } @sizes;
+    my @candidates;
+    for my $method (@METHODS) {
+        my @mine = $method eq 'samples' ? (@fitting, defined $all_fit ? $all_fit : ()) : @fitting;
+        @mine = ($sizes[0]) unless @mine;
+        for my $size (@mine) {
+            $progress->("training $method $size");
+            push @candidates, _train_candidate(\@train_values, $held, $memory, \@levels,
+                                              method => $method, size => $size, id => $id);
+        }
+    }
+    # cover at the sizes where fastcover did best.
+    my %best_fc;
+    for my $c (grep { $_->{method} eq 'fastcover' && !$_->{error} } @candidates) {
+        $best_fc{ $c->{size} } = $c->{memory}
+            if !defined $best_fc{ $c->{size} } || $c->{memory} < $best_fc{ $c->{size} };
+    }
+    my @cover_sizes = (sort { $best_fc{$a} <=> $best_fc{$b} || $a <=> $b } keys %best_fc)[0 .. $COVER_SIZES - 1];
+    for my $size (grep { defined } @cover_sizes) {
+        $progress->("training cover $size");
+        push @candidates, _train_candidate(\@train_values, $held, $memory, \@levels,
+                                          method => 'cover', size => $size, id => $id);
+    }
+    my @failed = grep { $_->{error} } @candidates;
+    @candidates = grep { !$_->{error} } @candidates;
+    $r{training_failures} = [ map { "$_->{method} $_->{size}: $_->{error}" } @failed ];
+    if (!@candidates) {
+        $r{no_dictionary} = 'zstd could not train a dictionary on these values'
+                          . (@failed ? " ($failed[0]{error})" : '');
+        return \%r;
+    }
+
+    # Best memory first; on a tie fewer bytes (which cross slab classes on
+    # values not measured), then the smaller dictionary, then the lower
+    # level (the faster one), then the simpler method.
+    my %method_rank = (samples => 0, fastcover => 1, cover => 2);
+    @candidates = sort {
+        $a->{memory} <=> $b->{memory} || $a->{bytes} <=> $b->{bytes}
+            || $a->{dictionary_bytes} <=> $b->{dictionary_bytes}
+            || $a->{level} <=> $b->{level} || $method_rank{ $a->{method} } <=> $method_rank{ $b->{method} }
+    } @candidates;
+
+    # The first one, best first, that is fast enough.
+    my $timed = 0;
+    for my $c (@candidates) {
+        last if $timed >= $MAX_TIMED;
+        $progress->("timing $c->{method} $c->{size} level $c->{level}");
+        _time_candidate($c, \@held_values, $r{baseline});
+        $timed++;
+        my $why = _too_slow($c, $r{baseline}, $limits);
+        if ($why) { $c->{verdict} = $why; next }
+        $c->{verdict} = 'chosen';
+        $r{choice} = $c;
+        last;
+    }
+    for my $c (@candidates) {
+        next if $c->{verdict};
+        $c->{verdict} = $r{choice} ? 'more memory' : 'not timed';
+    }
+    $r{candidates} = \@candidates;
+    if (!$r{choice}) {
+        $r{no_dictionary} = "none of the $timed best candidates was fast enough ("
+                          . $candidates[0]{verdict} . ' for the best)';
+        return \%r;
+    }
+
+    # The dictionary written: the choice, trained on every sample, for its
+    # own level, with the parameters the search found.
+    my $c = $r{choice};
+    $progress->("training the chosen $c->{method} $c->{size} on every value");
+    my %how = (size => $c->{size}, method => $c->{method}, level => $c->{level}, id => $id);
+    @how{qw(k d steps)} = ($c->{k}, $c->{d}, 0) if $c->{method} ne 'samples';
+    my ($final, $used) = eval {
+        Cache::Memcached::RustXS::Zstd::train_dictionary_with_parameters([ map { $_->[1] } @$samples ], %how);
+    };
+    if (!defined $final) {
+        (my $why = $@) =~ s/ at \S+ line \d+\.?\n?\z//;
+        $r{no_dictionary} = "training the chosen dictionary on every value failed: $why";
+        delete $r{choice};
+        return \%r;
+    }
+    $r{dictionary} = $final;
+    $r{parameters} = $used;
+    return \%r;
+}
+
+# A dictionary of one method and size trained on the training values,
+# measured at every level on the held-out ones: a candidate per level (the
+# ranking and the speed limits look at dictionary and level together).
+sub _train_candidate {
+    my ($train_values, $held, $memory, $levels, %how) = @_;
+    my ($dict, $used) = eval {
+        Cache::Memcached::RustXS::Zstd::train_dictionary_with_parameters(
+            $train_values, size => $how{size}, method => $how{method}, level => $TRAIN_LEVEL, id => $how{id});
+    };
+    if (!defined $dict) {
+        (my $why = $@) =~ s/ at \S+ line \d+\.?\n?\z//;
+        $why =~ s/\Atrain_dictionary_with_parameters: //;
+        return { method => $how{method}, size => $how{size}, error => $why };
+    }
+    return map {
+        my $m = dictionary_memory($memory, $held, $dict, $_);
+        +{ method => $how{method}, size => $how{size}, k => $used->{k}, d => $used->{d},
+           dictionary => $dict, dictionary_bytes => length $dict, level => $_,
+           memory => $m->{memory}, bytes => $m->{bytes} };
+    } @$levels;
+}
+
+# What the clients store today, and the codecs a prefix without a
+# dictionary could use, on the held-out values: memory, bytes and times.
+sub _baselines {
+    my ($memory, $held, $values) = @_;
+    my %b;
+    my %codec = (
+        memGzip => [ sub { Compress::Zlib::memGzip($_[0]) },
+                     sub { my $copy = $_[0]; Compress::Zlib::memGunzip($copy) } ],
+        gzip    => [ \&Cache::Memcached::RustXS::Zlib::memGzip, \&Cache::Memcached::RustXS::Zlib::memGunzip ],
+        zstd    => [ sub { Cache::Memcached::RustXS::Zstd::compress($_[0], level => 3) },
+                     \&Cache::Memcached::RustXS::Zstd::decompress ],
+    );
+    my %frames;
+    for my $name (sort keys %codec) {
+        $frames{$name} = [ map { $codec{$name}[0]->($_) } @$values ];
+        $b{$name} = stored_memory($memory, $held, [ map { length } @{ $frames{$name} } ]);
+        $b{$name}{codec} = $codec{$name};
+    }
+    $b{raw} = stored_memory($memory, $held, []);
+    # The two the speed limits compare with, timed against each other in
+    # the same rounds as each candidate later.
+    my ($c, $d) = _race([ map { my $f = $_; sub { $f->($_) for @$values } } $codec{memGzip}[0], $codec{gzip}[0] ]);
+    @{ $b{memGzip} }{qw(us_compress)} = ($c / @$values);
+    @{ $b{gzip} }{qw(us_compress)}    = ($d / @$values);
+    my ($e, $f) = _race([ sub { $codec{memGzip}[1]->($_) for @{ $frames{memGzip} } },
+                         sub { $codec{gzip}[1]->($_) for @{ $frames{gzip} } } ]);
+    $b{memGzip}{us_decompress} = $e / @$values;
+    $b{gzip}{us_decompress}    = $f / @$values;
+    $b{frames} = \%frames;
+    return \%b;
+}
+
+# Times a candidate's compression against memGzip and its decompression
+# against our gunzip, in interleaved rounds on the held-out values.
+my $TIMING_ID = 0;
+sub _time_candidate {
+    my ($c, $values, $baseline) = @_;
+    # Loaded under an ID of its own, which no set uses.
+    my $id = 0x7f00_0000 + ++$TIMING_ID;
+    my $bytes = Cache::Memcached::RustXS::Zstd::dictionary_with_id($c->{dictionary}, $id);
+    require Cache::Memcached::RustXS::Dict::Measure;
+    Cache::Memcached::RustXS::Dict::Measure::load_dictionary_bytes($bytes);
+    my $level = $c->{level};
+    my @frames = map { Cache::Memcached::RustXS::Zstd::compress($_, level => $level, dictionary => $id) } @$values;
+    my $gzip_c = $baseline->{memGzip}{codec}[0];
+    my $gunzip = $baseline->{gzip}{codec}[1];
+    my $gz = $baseline->{frames}{gzip};
+    my ($ours_c, $theirs_c) = _race([
+        sub { Cache::Memcached::RustXS::Zstd::compress($_, level => $level, dictionary => $id) for @$values },
+        sub { $gzip_c->($_) for @$values } ]);
+    my ($ours_d, $theirs_d) = _race([
+        sub { Cache::Memcached::RustXS::Zstd::decompress($_) for @frames },
+        sub { $gunzip->($_) for @$gz } ]);
+    $c->{us_compress}   = $ours_c / @$values;
+    $c->{us_decompress} = $ours_d / @$values;
+    $c->{memGzip_us_compress} = $theirs_c / @$values;
+    $c->{gzip_us_decompress}  = $theirs_d / @$values;
+    return $c;
+}
+
+sub _speed_limits {
+    my (%a) = @_;
+    return {
+        compress   => defined $a{compress_time}   ? $a{compress_time}   : 1,
+        decompress => defined $a{decompress_time} ? $a{decompress_time} : 1,
+    };
+}
+
+# Why a timed candidate is too slow for the limits (0 for no limit), or ''.
+sub _too_slow {
+    my ($c, $baseline, $limits) = @_;
+    if ($limits->{compress} && $c->{us_compress} > $limits->{compress} * $c->{memGzip_us_compress}) {
+        return sprintf 'compresses slower than %smemGzip (%.1f vs %.1f us)',
+            ($limits->{compress} == 1 ? '' : "$limits->{compress} x "), $c->{us_compress}, $c->{memGzip_us_compress};
+    }
+    if ($limits->{decompress} && $c->{us_decompress} >= $limits->{decompress} * $c->{gzip_us_decompress}) {
+        return sprintf 'decompresses no faster than %sour gzip (%.1f vs %.1f us)',
+            ($limits->{decompress} == 1 ? '' : "$limits->{decompress} x "), $c->{us_decompress}, $c->{gzip_us_decompress};
+    }
+    return '';
+}
+
+# Microseconds each of the subs takes: rounds in which each runs in turn
+# (the order rotating), each run repeated to last $ROUND_TIME; the median
+# of the rounds.
+sub _race {
+    my ($subs) = @_;
+    my @calls = map {
+        my $t0 = Time::HiRes::time();
+        $_->();
+        my $once = Time::HiRes::time() - $t0;
+        $once > 0 ? int($ROUND_TIME / $once) + 1 : 100;
+    } @$subs;
+    my @times = map { [] } @$subs;
+    for my $round (0 .. $ROUNDS - 1) {
+        for my $j (0 .. $#$subs) {
+            my $i = ($j + $round) % @$subs;
+            my $t0 = Time::HiRes::time();
+            $subs->[$i]->() for 1 .. $calls[$i];
+            push @{ $times[$i] }, (Time::HiRes::time() - $t0) / $calls[$i];
+        }
+    }
+    return map { my @s = sort { $a <=> $b } @$_; 1e6 * $s[ int(@s / 2) ] } @times;
+}
+
+# ---- the fallback ------------------------------------------------------------------
+
+# For keys whose prefix has no dictionary: zstd without one, or gzip, at the
+# level that takes least memory and is fast enough, measured on $samples.
+sub tune_fallback {
+    my (%a) = @_;
+    my $memory = $a{memory} || Cache::Memcached::RustXS::Dict::Memory->new;
+    my $samples = $a{samples};
+    my $limits = _speed_limits(%a);
+    return { method => 'gzip', level => 9, samples => 0, why => 'no values to measure' } unless @$samples;
+    my @values = map { $_->[1] } @$samples;
+    my $gzip_c = sub { Compress::Zlib::memGzip($_[0]) };
+    my @memgzip = map { $gzip_c->($_) } @values;
+    my $base = stored_memory($memory, $samples, [ map { length } @memgzip ]);
+    my ($memgzip_us) = _race([ sub { $gzip_c->($_) for @values } ]);
+    my @gz = map { Cache::Memcached::RustXS::Zlib::memGzip($_) } @values;
+    my ($gunzip_us) = _race([ sub { Cache::Memcached::RustXS::Zlib::memGunzip($_) for @gz } ]);
+    my @tried;
+    for my $level (3, 9) {
+        my $sizes = Cache::Memcached::RustXS::Zstd::frame_sizes(\@values, level => $level);
+        push @tried, { method => 'zstd', level => $level, %{ stored_memory($memory, $samples, $sizes) },
+                       compress => sub { Cache::Memcached::RustXS::Zstd::compress($_[0], level => $level) },
+                       decompress => \&Cache::Memcached::RustXS::Zstd::decompress };
+    }
+    for my $level (6, 9) {
+        my @frames = map { local $Cache::Memcached::RustXS::Zlib::Level = $level;
+                           Cache::Memcached::RustXS::Zlib::memGzip($_) } @values;
+        push @tried, { method => 'gzip', level => $level,
+                       %{ stored_memory($memory, $samples, [ map { length } @frames ]) },
+                       compress => sub { local $Cache::Memcached::RustXS::Zlib::Level = $level;
+                                         Cache::Memcached::RustXS::Zlib::memGzip($_[0]) },
+                       decompress => \&Cache::Memcached::RustXS::Zlib::memGunzip };
+    }
+    @tried = sort { $a->{memory} <=> $b->{memory} || ($a->{method} eq 'zstd' ? -1 : 1) } @tried;
+    my $choice;
+    for my $t (@tried) {
+        my @frames = map { $t->{compress}->($_) } @values;
+        my ($c, $d) = _race([ sub { $t->{compress}->($_) for @values }, sub { $t->{decompress}->($_) for @frames } ]);
+        $t->{us_compress} = $c / @values;
+        $t->{us_decompress} = $d / @values;
+        my $slow = ($limits->{compress} && $t->{us_compress} > $limits->{compress} * $memgzip_us / @values)
+                || ($limits->{decompress} && $t->{method} eq 'zstd'
+                    && $t->{us_decompress} >= $limits->{decompress} * $gunzip_us / @values);
+        $t->{verdict} = $slow ? 'too slow' : $choice ? 'more memory' : 'chosen';
+        $choice ||= $t unless $slow;
+    }
+    $choice ||= $tried[-1];
+    delete @$_{qw(compress decompress)} for @tried;
+    my $raw = sum_length(\@values);
+    return { method => $choice->{method}, level => $choice->{level}, samples => scalar @values,
+             memory => $choice->{memory}, bytes => $choice->{bytes}, memGzip_memory => $base->{memory},
+             savings => $raw ? round(100 * (1 - $choice->{bytes} / $raw), 1) : 0, tried => \@tried };
+}
+
+1;
+__END__
+
+=head1 NAME
+
+Cache::Memcached::RustXS::Dict::Tune - the zstd dictionary, size and level that make a key prefix's values take least memcached memory, measured
+
+=head1 SYNOPSIS
+
+    use Cache::Memcached::RustXS::Dict::Tune qw(tune tune_fallback);
+    use Cache::Memcached::RustXS::Dict::Memory;
+
+    my @samples = map { [ "user:$_", qq({"id":$_,"name":"user$_","plan":"free","tags":["a","b"]}) ] } 1 .. 400;
+    my $memory  = Cache::Memcached::RustXS::Dict::Memory->new;    # or ->from_server($server)
+
+    # By default the choice must compress as fast as memGzip and decompress
+    # faster than gzip, timed here; 0 lifts the limits: memory alone decides.
+    my $tuned = tune(samples => \@samples, memory => $memory, compress_time => 0, decompress_time => 0);
+    if (my $c = $tuned->{choice}) {
+        printf "%s dictionary of %d bytes at level %d: %d bytes of memcached memory, memGzip %d\n",
+            $c->{method}, length $tuned->{dictionary}, $c->{level}, $c->{memory},
+            $tuned->{baseline}{memGzip}{memory};
+    } else {
+        print "no dictionary: $tuned->{no_dictionary}\n";
+    }
+
+    # Keys whose prefix gets no dictionary: zstd without one, or gzip?
+    my $fallback = tune_fallback(samples => \@samples, memory => $memory);
+    print "fallback: $fallback->{method} level $fallback->{level}\n";
+
+=head1 DESCRIPTION
+
+How C<cmrx-dict train --all> and C<cmrx-dict report> choose a prefix's
+dictionary. The samples (C<[$key, $value]> pairs, values uncompressed, in
+key order) are split: every 4th is held out, the others train. Candidate
+dictionaries are trained on the training values:
+
+=over 4
+
+=item *
+
+the training values themselves as the content (C<samples>), and ZDICT's
+fastCover (C<fastcover>), at sizes from 4 KiB to 110 KiB (C<max_size>):
+none larger than the training values (the samples method also at the next
+size up, which holds them all), since a dictionary asked of too few
+samples comes out worse, not smaller;
+
+=item *
+
+ZDICT's cover with its segment-size search (C<cover>, slower) at the two
+sizes where fastCover did best.
+
+=back
+
+Each is measured on the held-out values at levels 3, 6, 9, 12, 15 and 19 by
+the memory memcached would give them (L<Cache::Memcached::RustXS::Dict::Memory>:
+each value under its own key, with flags, in its slab chunk; a frame that
+is not at most 0.8 of the value is stored raw, as both clients do), with
+the 1-byte dictionary ID a set gives. Candidates are ranked by that memory
+(then by their bytes: a larger dictionary, a higher level or a slower
+method ranks above a smaller, lower or simpler one only when it measures
+strictly less), and the
+best one that is fast enough is chosen: by default its compression is no
+slower per value than Compress::Zlib's C<memGzip> (what the clients pay
+today) and its decompression faster than this distribution's gzip
+(L<Cache::Memcached::RustXS::Zlib/memGunzip>), both timed on the held-out
+values in the same interleaved rounds as the candidate (medians of 7).
+C<compress_time> and C<decompress_time> change the factors (0: no limit).
+
+The chosen dictionary is then trained again on every sample, for its
+level, with the parameters the search found, and returned. The report of a
+tuning lists the candidates in rank order with why each was not chosen.
+
+=head1 FUNCTIONS
+
+Exported on request.
+
+=over 4
+
+=item tune(samples => \@pairs, memory => $model, max_size => 112640, levels => [3, 6, 9, 12, 15, 19], id => 1, compress_time => 1, decompress_time => 1, progress => sub { my ($what) = @_ })
+
+Tunes one prefix. C<id> is the dictionary ID the frames are measured with
+(its size in each frame counts: 1 byte below 256). Returns a hash
+reference: C<samples>, C<sample_bytes>, C<trained_on>, C<training_bytes>, C<held_out>,
+C<held_out_bytes>, C<held> (the held-out pairs); C<baseline> (the held-out
+values under C<memGzip>, our C<gzip>, C<zstd> at level 3 and C<raw>: each
+C<memory> and C<bytes>, and for the first two C<us_compress> and
+C<us_decompress>); C<candidates> (best first: C<method>, C<size> asked,
+C<dictionary_bytes>, C<k>, C<d>, C<level>, C<memory>, C<bytes> (a
+dictionary is a candidate at each level), for
+the timed ones C<us_compress>, C<us_decompress> and the baselines' times of
+the same rounds, and C<verdict>: C<chosen>, why it was too slow, C<more
+memory> or C<not timed>); C<choice> (the chosen candidate); C<dictionary>
+(the bytes trained on every sample) and C<parameters> (as
+L<Cache::Memcached::RustXS::Zstd/train_dictionary_with_parameters> returns
+them). Without a dictionary, C<no_dictionary> says why (too few values,
+training failed, none fast enough) and C<choice> and C<dictionary> are
+absent.
+
+=item tune_fallback(samples => \@pairs, memory => $model, compress_time => 1, decompress_time => 1)
+
+What keys without a dictionary should get, measured on C<@pairs>: zstd
+without a dictionary at levels 3 and 9 and gzip at levels 6 and 9, the one
+with least memory that is fast enough. Returns C<method>, C<level>,
+C<samples>, C<memory>, C<bytes>, C<savings> (percent of the raw bytes),
+C<memGzip_memory> and C<tried> (each with its memory, times and verdict).
+
+=item split_samples(\@samples)
+
+C<(\@train, \@held)>: every 4th sample held out (the 4th, 8th, ...).
+
+=item stored_memory($model, \@pairs, \@frame_sizes)
+
+C<{ memory, bytes }> of the values stored as frames of those sizes (undef:
+raw), as the clients store them.
+
+=item dictionary_memory($model, \@pairs, $dictionary_bytes, $level)
+
+C<stored_memory> of the values compressed with that dictionary (not
+loaded) at that level.
+
+=back
+
+=head1 SEE ALSO
+
+L<cmrx-dict>, L<Cache::Memcached::RustXS::Dict::Memory>,
+L<Cache::Memcached::RustXS::Zstd>.
+
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 BUGS AND SUPPORT
+
+Please report bugs at
+L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
+
+=head1 COPYRIGHT AND LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
+
+=cut

@@ -1,0 +1,348 @@
+//! Which decoder a compressed value gets, and decoding it with that one.
+//!
+//! A reader is told one of five [`DecodeFormat`]s. Three name a decoder
+//! outright (gzip, zlib, zstd). The other two are policies for values whose
+//! writer is not known, and pick the decoder by the value's first bytes
+//! ([`DecodeFormat::decoder_for`]):
+//!
+//! * [`DecodeFormat::Cached`]: a value Cache::Memcached flagged compressed
+//!   (`F_COMPRESS`). Its clients only ever write gzip there, and this
+//!   distribution adds zstd: a zstd frame (its magic number `28 B5 2F FD`)
+//!   is zstd, anything else gzip, so a value that is neither fails as gzip
+//!   does, as Cache::Memcached's own `memGunzip` would fail it.
+//! * [`DecodeFormat::Any`]: what Cache::Memcached::Fast's decompressor is
+//!   handed (it never sees the flags) and what any client of any language
+//!   may have stored: zstd or gzip (`1F 8B`) by their magic numbers, else
+//!   zlib, whose header is only two bytes with check bits.
+//!
+//! The magic numbers are read once, by [`sniff::decoder_format`]
+//! ([`stored_decoder`]), for both policies and for tools that ask which
+//! decoder a stored value needs.
+//!
+//! [`decode`] and [`size_hint`] then run the codec's or zstd's function for
+//! that decoder, with their growth-loop contract (`NeedSpace`, `max_out`).
+
+use core::mem::MaybeUninit;
+
+use crate::codec::{self, CodecError};
+use crate::sniff::{self, Format};
+use crate::zstd;
+
+abi_codes! {
+    /// What a reader asks to decode (`cmrx_decode`'s `format`).
+    pub enum DecodeFormat {
+        /// gzip, as `Compress::Zlib::memGunzip`.
+        Gzip = 1 => "CMRX_DECODE_GZIP",
+        /// zlib, as `Compress::Zlib::uncompress`.
+        Zlib = 2 => "CMRX_DECODE_ZLIB",
+        /// One zstd frame.
+        Zstd = 3 => "CMRX_DECODE_ZSTD",
+        /// A compressed memcached value as the Perl clients write them: a
+        /// zstd frame (by its magic number), else gzip.
+        Cached = 4 => "CMRX_DECODE_CACHED",
+        /// zstd or gzip by their magic numbers, else zlib: what any client
+        /// (of any language) may have stored.
+        Any = 5 => "CMRX_DECODE_ANY",
+    }
+}
+
+/// One of the decoders: what a [`DecodeFormat`] comes down to for a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decoder {
+    /// [`codec::gunzip_member`].
+    Gzip,
+    /// [`codec::uncompress`].
+    Zlib,
+    /// [`zstd::decompress`], with the registered dictionary the frame names.
+    Zstd,
+}
+
+impl Decoder {
+    /// The format that names this decoder alone.
+    ///
+    /// ```
+    /// use cmrx::decode::{DecodeFormat, Decoder};
+    /// assert_eq!(Decoder::Zstd.format(), DecodeFormat::Zstd);
+    /// ```
+    pub fn format(self) -> DecodeFormat {
+        match self {
+            Decoder::Gzip => DecodeFormat::Gzip,
+            Decoder::Zlib => DecodeFormat::Zlib,
+            Decoder::Zstd => DecodeFormat::Zstd,
+        }
+    }
+}
+
+/// The decoder a value stored compressed needs by the magic number it
+/// starts with, if it starts with one of the three: the reading of
+/// [`sniff::decoder_format`] (zstd's, gzip's, or a zlib header whose check
+/// bits hold). Tools that look at what a cache holds ask this; the
+/// policies of [`DecodeFormat::decoder_for`] are built on it.
+///
+/// ```
+/// use cmrx::decode::{stored_decoder, Decoder};
+/// assert_eq!(stored_decoder(b"\x78\x9c..."), Some(Decoder::Zlib));
+/// assert_eq!(stored_decoder(b"plain text"), None);
+/// ```
+#[inline]
+pub fn stored_decoder(input: &[u8]) -> Option<Decoder> {
+    match sniff::decoder_format(input)? {
+        Format::Zstd => Some(Decoder::Zstd),
+        Format::Gzip => Some(Decoder::Gzip),
+        Format::Zlib => Some(Decoder::Zlib),
+        _ => None,
+    }
+}
+
+impl DecodeFormat {
+    /// The format with this `CMRX_DECODE_*` code, if there is one.
+    ///
+    /// ```
+    /// use cmrx::decode::DecodeFormat;
+    /// assert_eq!(DecodeFormat::from_code(4), Some(DecodeFormat::Cached));
+    /// assert_eq!(DecodeFormat::from_code(0), None);
+    /// ```
+    pub fn from_code(code: i32) -> Option<DecodeFormat> {
+        DecodeFormat::ALL
+            .iter()
+            .map(|&(format, _)| format)
+            .find(|&format| format as i32 == code)
+    }
+
+    /// The decoder `input` gets under this format (see the module docs):
+    /// [`Cached`](Self::Cached) and [`Any`](Self::Any) look at its magic
+    /// bytes, the others name their decoder whatever the bytes are.
+    ///
+    /// ```
+    /// use cmrx::decode::{DecodeFormat, Decoder};
+    /// let zstd_frame = [0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x00, 0x01, 0x00, 0x00];
+    /// assert_eq!(DecodeFormat::Cached.decoder_for(&zstd_frame), Decoder::Zstd);
+    /// assert_eq!(DecodeFormat::Cached.decoder_for(b"x\x9c..."), Decoder::Gzip);
+    /// assert_eq!(DecodeFormat::Any.decoder_for(b"x\x9c..."), Decoder::Zlib);
+    /// assert_eq!(DecodeFormat::Gzip.decoder_for(&zstd_frame), Decoder::Gzip);
+    /// ```
+    #[inline]
+    pub fn decoder_for(self, input: &[u8]) -> Decoder {
+        match self {
+            DecodeFormat::Gzip => Decoder::Gzip,
+            DecodeFormat::Zlib => Decoder::Zlib,
+            DecodeFormat::Zstd => Decoder::Zstd,
+            // Anything but a zstd frame is what the Perl clients write: gzip.
+            DecodeFormat::Cached => match stored_decoder(input) {
+                Some(Decoder::Zstd) => Decoder::Zstd,
+                _ => Decoder::Gzip,
+            },
+            // zlib has the weakest magic number: what has none of the three
+            // is tried as zlib too, whose decoder then refuses it.
+            DecodeFormat::Any => stored_decoder(input).unwrap_or(Decoder::Zlib),
+        }
+    }
+}
+
+/// Why [`decode`] produced no output: the error of the decoder it ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Error {
+    /// gzip's or zlib's.
+    Codec(CodecError),
+    /// zstd's (with the ID of a dictionary that is not registered).
+    Zstd(zstd::Error),
+}
+
+impl From<CodecError> for Error {
+    fn from(e: CodecError) -> Error {
+        Error::Codec(e)
+    }
+}
+
+impl From<zstd::Error> for Error {
+    fn from(e: zstd::Error) -> Error {
+        Error::Zstd(e)
+    }
+}
+
+/// What [`decode`] produced: `len` bytes at the front of the output, from
+/// the first `input_used` bytes of the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decoded {
+    /// Bytes written to the front of the output buffer.
+    pub len: usize,
+    /// How much of the input the data took up: for gzip what `memGunzip`
+    /// consumes ([`codec::Inflated::input_used`]), for the others the whole
+    /// input (zlib ignores bytes after its stream, zstd refuses them).
+    pub input_used: usize,
+}
+
+/// A first output capacity for [`decode`]`(format, input, .., max_out)`:
+/// the size hint of the decoder `input` gets ([`codec::gunzip_size_hint`],
+/// [`codec::uncompress_size_hint`], [`zstd::size_hint`]).
+///
+/// ```
+/// use cmrx::decode::{size_hint, DecodeFormat};
+/// let frame = cmrx::zstd::compress_vec(&[1u8; 5000], 3, None).unwrap();
+/// assert_eq!(size_hint(DecodeFormat::Any, &frame, 1 << 20), 5000);
+/// ```
+pub fn size_hint(format: DecodeFormat, input: &[u8], max_out: usize) -> usize {
+    match format.decoder_for(input) {
+        Decoder::Gzip => codec::gunzip_size_hint(input, max_out),
+        Decoder::Zlib => codec::uncompress_size_hint(input, max_out),
+        Decoder::Zstd => zstd::size_hint(input, max_out),
+    }
+}
+
+/// Decodes `input` as `format` into `out`, producing at most `max_out`
+/// bytes, with the decoder [`DecodeFormat::decoder_for`] picks and its
+/// contract: on `NeedSpace(n)` call again with `n` bytes; `TooBig` over
+/// `max_out`; `Data` for bad input; `UnknownDictionary(id)` for a zstd frame
+/// whose dictionary is not registered. On `Ok(decoded)`,
+/// `out[..decoded.len]` is initialised.
+///
+/// ```
+/// use cmrx::decode::{decode, DecodeFormat, Decoded};
+/// let frame = cmrx::zstd::compress_vec(b"hello", 3, None).unwrap();
+/// let mut out = vec![std::mem::MaybeUninit::new(0u8); 16];
+/// let got = decode(DecodeFormat::Cached, &frame, &mut out, 16).unwrap();
+/// assert_eq!(got, Decoded { len: 5, input_used: frame.len() });
+/// ```
+#[inline]
+pub fn decode(
+    format: DecodeFormat,
+    input: &[u8],
+    out: &mut [MaybeUninit<u8>],
+    max_out: usize,
+) -> Result<Decoded, Error> {
+    match format.decoder_for(input) {
+        Decoder::Gzip => {
+            let inflated = codec::gunzip_member(input, out, max_out)?;
+            Ok(Decoded {
+                len: inflated.len,
+                input_used: inflated.input_used,
+            })
+        }
+        Decoder::Zlib => Ok(Decoded {
+            len: codec::uncompress(input, out, max_out)?,
+            input_used: input.len(),
+        }),
+        Decoder::Zstd => Ok(Decoded {
+            len: zstd::decompress(input, out, max_out)?,
+            input_used: input.len(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{gzip_vec, zlib_vec};
+
+    /// `decode` into a fresh buffer of `cap` bytes; the output on success.
+    fn decode_vec(
+        format: DecodeFormat,
+        input: &[u8],
+        cap: usize,
+        max_out: usize,
+    ) -> Result<(Vec<u8>, usize), Error> {
+        let mut out = vec![MaybeUninit::new(0u8); cap];
+        let got = decode(format, input, &mut out, max_out)?;
+        // SAFETY: the buffer was initialised (to 0) when it was made.
+        let bytes = out[..got.len]
+            .iter()
+            .map(|b| unsafe { b.assume_init() })
+            .collect();
+        Ok((bytes, got.input_used))
+    }
+
+    #[test]
+    fn codes_round_trip() {
+        for &(format, _) in DecodeFormat::ALL {
+            assert_eq!(DecodeFormat::from_code(format as i32), Some(format));
+        }
+        for code in [0, 6, -1, 99] {
+            assert_eq!(DecodeFormat::from_code(code), None);
+        }
+    }
+
+    #[test]
+    fn each_policy_picks_its_decoder_by_magic() {
+        let data = b"the same data in three formats ".repeat(20);
+        let gz = gzip_vec(&data, 6).unwrap();
+        let z = zlib_vec(&data, 6).unwrap();
+        let zs = zstd::compress_vec(&data, 3, None).unwrap();
+        let cases: [(&[u8], Decoder, Decoder); 5] = [
+            (&gz, Decoder::Gzip, Decoder::Gzip),
+            (&z, Decoder::Gzip, Decoder::Zlib),
+            (&zs, Decoder::Zstd, Decoder::Zstd),
+            (b"", Decoder::Gzip, Decoder::Zlib),
+            // Only the whole magic number counts.
+            (&zs[..3], Decoder::Gzip, Decoder::Zlib),
+        ];
+        for (input, cached, any) in cases {
+            assert_eq!(DecodeFormat::Cached.decoder_for(input), cached);
+            assert_eq!(DecodeFormat::Any.decoder_for(input), any);
+            assert_eq!(DecodeFormat::Gzip.decoder_for(input), Decoder::Gzip);
+            assert_eq!(DecodeFormat::Zlib.decoder_for(input), Decoder::Zlib);
+            assert_eq!(DecodeFormat::Zstd.decoder_for(input), Decoder::Zstd);
+        }
+        for (name, input) in [("gzip", &gz), ("zlib", &z), ("zstd", &zs)] {
+            let n = data.len();
+            assert_eq!(
+                decode_vec(DecodeFormat::Any, input, n, n).map(|(d, _)| d),
+                Ok(data.clone()),
+                "Any reads {name}"
+            );
+            let want = if name == "zlib" {
+                Err(Error::Codec(CodecError::Data))
+            } else {
+                Ok(data.clone())
+            };
+            assert_eq!(
+                decode_vec(DecodeFormat::Cached, input, n, n).map(|(d, _)| d),
+                want,
+                "Cached reads zstd and gzip, not {name}"
+            );
+        }
+        assert_eq!(
+            decode_vec(DecodeFormat::Gzip, &zs, 100, 100),
+            Err(Error::Codec(CodecError::Data))
+        );
+        assert_eq!(
+            decode_vec(DecodeFormat::Zstd, &gz, 100, 100),
+            Err(Error::Zstd(zstd::Error::Data))
+        );
+    }
+
+    #[test]
+    fn input_used_and_hints_are_the_decoders() {
+        let data = vec![b'a'; 100_000];
+        let gz = gzip_vec(&data, 6).unwrap();
+        let mut two = gz.clone();
+        two.extend_from_slice(b"next member");
+        assert_eq!(
+            decode_vec(DecodeFormat::Cached, &two, data.len(), 1 << 20),
+            Ok((data.clone(), gz.len())),
+            "gzip: what memGunzip consumes, not what follows"
+        );
+        assert_eq!(
+            size_hint(DecodeFormat::Cached, &gz, 1 << 20),
+            codec::gunzip_size_hint(&gz, 1 << 20)
+        );
+        match decode_vec(DecodeFormat::Cached, &gz, 10, 1 << 20) {
+            Err(Error::Codec(CodecError::NeedSpace(n))) => assert!(n > 10 && n <= 1 << 20),
+            other => panic!("10 bytes for 100 000: {other:?}"),
+        }
+        let zs = zstd::compress_vec(&data, 3, None).unwrap();
+        assert_eq!(size_hint(DecodeFormat::Any, &zs, 1 << 20), data.len());
+        assert_eq!(
+            decode_vec(DecodeFormat::Any, &zs, data.len(), data.len() - 1),
+            Err(Error::Zstd(zstd::Error::TooBig))
+        );
+        let z = zlib_vec(&data, 6).unwrap();
+        assert_eq!(
+            size_hint(DecodeFormat::Any, &z, 1 << 20),
+            codec::uncompress_size_hint(&z, 1 << 20)
+        );
+        assert_eq!(
+            decode_vec(DecodeFormat::Any, &z, data.len(), 1 << 20),
+            Ok((data, z.len()))
+        );
+    }
+}

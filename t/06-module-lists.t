@@ -1,0 +1,90 @@
+#!/usr/bin/perl
+# The list of modules is MANIFEST's (CMRXTest::Modules): the files under
+# perl/lib, what the build installs, and every list of modules written out
+# in prose (the main module's POD, the XS's header comment, the README's
+# layout) agree with it, so a module added in one place and not the others
+# fails here. (t/05 runs every module's SYNOPSIS and xt/pod.t checks every
+# module's POD, each from the same list.)
+use strict;
+use warnings;
+use lib 't/lib';
+use Test::More;
+use File::Find ();
+use CMRXTest::Modules qw(modules module_file);
+
+sub slurp {
+    my ($file) = @_;
+    open my $fh, '<', $file or die "$file: $!";
+    local $/;
+    return scalar <$fh>;
+}
+
+# The names a file lists as Cache::Memcached::RustXS and ::Name
+# abbreviations, as the README does ("Cache::Memcached::RustXS, ::Zlib").
+sub expand {
+    my ($text) = @_;
+    return map { /\A::/ ? "Cache::Memcached::RustXS$_" : $_ }
+        $text =~ /(Cache::Memcached::RustXS(?:::\w+)*|(?<![\w:])::\w+(?:::\w+)*)/g;
+}
+
+my @modules = modules();
+ok @modules >= 5, 'MANIFEST lists ' . scalar(@modules) . ' modules: ' . join ', ', @modules;
+
+# ---- the files ---------------------------------------------------------------
+
+my @on_disk;
+File::Find::find({ no_chdir => 1, wanted => sub { push @on_disk, $File::Find::name if /\.pm\z/ } },
+                 'perl/lib');
+is_deeply [ sort @on_disk ], [ sort map { module_file($_) } @modules ],
+    'the .pm files under perl/lib are the ones MANIFEST lists';
+
+for my $module (@modules) {
+    my $code = slurp(module_file($module));
+    my @packages = $code =~ /^package\s+([\w:]+)\s*;/mg;
+    is $packages[0], $module, "$module: its file's first package is its name";
+    like $code, qr/^=head1 NAME\n\n\Q$module\E - /m, "$module: its NAME is its name";
+}
+
+# ---- what the build installs ---------------------------------------------------
+
+SKIP: {
+    skip 'no blib: run make first', 2 unless -d 'blib/lib';
+    my @built;
+    File::Find::find({ no_chdir => 1, wanted => sub { push @built, $File::Find::name if /\.pm\z/ } },
+                     'blib/lib');
+    is_deeply [ sort @built ], [ sort map { my $f = module_file($_); $f =~ s{\Aperl/lib}{blib/lib}; $f } @modules ],
+        'the build installs exactly these modules (Makefile.PL reads MANIFEST)';
+    opendir my $dh, 'blib/man3' or die "blib/man3: $!";
+    my @man = sort map { /\A(.+)\.[^.]+\z/ ? $1 : () } grep { /\A[^.]/ } readdir $dh;
+    is_deeply \@man, [ sort @modules ], '... and a man page for each, named after it';
+}
+
+# ---- lists in prose -------------------------------------------------------------
+
+{
+    my $pod = slurp(module_file('Cache::Memcached::RustXS'));
+    my ($description) = $pod =~ /^=head1 DESCRIPTION\n(.*?)^=head1 /ms;
+    my @listed = $description =~ /^=item L<([\w:]+)>/mg;
+    is_deeply [ sort @listed ], [ grep { $_ ne 'Cache::Memcached::RustXS' } @modules ],
+        "Cache::Memcached::RustXS's DESCRIPTION has an =item for each other module";
+}
+
+{
+    my $xs = slurp('perl/RustXS.xs');
+    my ($header) = $xs =~ m{\A/\*(.*?)\*/}s;
+    my @listed = $header =~ /^\s*\*\s+(Cache::Memcached::RustXS(?:::\w+)*)\s/mg;
+    my %with_xsubs = map { ($_ => 1) } $xs =~ /^MODULE\s*=\s*\S+\s+PACKAGE\s*=\s*(\S+)/mg;
+    is_deeply [ sort @listed ], [ sort keys %with_xsubs ],
+        "perl/RustXS.xs's header comment lists the packages its MODULE lines define";
+    my @unknown = grep { my $p = $_; !grep { $_ eq $p } @modules } sort keys %with_xsubs;
+    is_deeply \@unknown, [], '... each of them a module of the distribution';
+}
+
+{
+    my $readme = slurp('README.md');
+    my ($layout) = $readme =~ /^perl\/lib\/\s+(.*?)\n(?=\S)/ms;
+    ok defined $layout, "README.md's layout has a perl/lib/ entry" or $layout = '';
+    is_deeply [ sort(expand($layout)) ], \@modules, '... naming every module';
+}
+
+done_testing;

@@ -1,0 +1,312 @@
+#!/usr/bin/perl
+# cmrx-dict train --all --out-dir DIR and report --dictionaries DIR: from
+# files of get responses, from standard input and from a real memcached.
+# Every prefix worth a dictionary gets one with a small ID, at the level
+# chosen, in a set that load_dictionaries and the zstd command read; a rerun
+# keeps a dictionary unless the new one takes --if-better less memory,
+# replaces it otherwise without removing the old file, and adds new
+# prefixes; report names every prefix, says "retrain" when it should, and
+# counts the sampled values naming each dictionary ID; bad input fails
+# cleanly with the documented statuses.
+use strict;
+use warnings;
+
+use lib 't/lib', 'dev/lib';
+use Test::More;
+use File::Spec ();
+use File::Temp ();
+use POSIX ();
+use Compress::Zlib ();
+use Cache::Memcached::RustXS::Zstd ();
+use Cache::Memcached::RustXS::Zstd::DictionarySet;
+use CMRXDev::Corpus qw(corpus_values);
+use CMRXTest::Memcached;
+
+my $HAVE_JSON = eval { require JSON::PP; 1 };
+my $HAVE_ZSTD = !system('sh', '-c', 'zstd --version >/dev/null 2>&1');
+my $SCRIPT = File::Spec->catfile('bin', 'cmrx-dict');
+my $TMP    = File::Temp::tempdir(CLEANUP => 1);
+my $corpus = corpus_values('bench/data/values');
+my %half;    # family => [ [key, value] of the even positions ], [ ... odd ]
+for my $f (qw(gh npm compat method)) {
+    my $v = $corpus->{$f};
+    $half{$f} = [ [ @$v[ grep { $_ % 2 == 0 } 0 .. $#$v ] ], [ @$v[ grep { $_ % 2 } 0 .. $#$v ] ] ];
+}
+
+# ---- helpers -----------------------------------------------------------------
+
+# Tests never depend on timings (bench/ measures speed): the set commands
+# run without speed limits unless a case says otherwise.
+my @NO_LIMITS = ('--compress-time', '0', '--decompress-time', '0');
+
+sub run_dict {
+    my ($args, $stdin) = @_;
+    my $set_command = ($args->[1] || '') eq '--all' || grep { $_ eq '--dictionaries' } @$args;
+    $args = [ @$args, @NO_LIMITS ] if $set_command && !grep { $_ eq '--compress-time' } @$args;
+    my ($in, $out, $err) = map { File::Spec->catfile($TMP, "run.$_") } qw(in out err);
+    write_file($in, defined $stdin ? $stdin : '');
+    my $pid = fork;
+    die "fork: $!" unless defined $pid;
+    if (!$pid) {
+        open STDIN,  '<', $in  or POSIX::_exit(126);
+        open STDOUT, '>', $out or POSIX::_exit(126);
+        open STDERR, '>', $err or POSIX::_exit(126);
+        { exec $^X, '-Mblib', $SCRIPT, @$args }
+        POSIX::_exit(127);
+    }
+    waitpid $pid, 0;
+    return ($? >> 8, read_file($out), read_file($err));
+}
+
+sub read_file {
+    my ($path) = @_;
+    open my $fh, '<', $path or die "$path: $!";
+    binmode $fh;
+    local $/;
+    my $data = <$fh>;
+    return defined $data ? $data : '';
+}
+
+sub write_file {
+    my ($path, $data) = @_;
+    open my $fh, '>', $path or die "$path: $!";
+    binmode $fh;
+    print {$fh} $data;
+    close $fh or die "$path: $!";
+    return $path;
+}
+
+# A get response of [key, value] (or [key, value, flags]) items.
+sub dump_of {
+    my (@items) = @_;
+    return join('', map { "VALUE $_->[0] " . ($_->[2] || 0) . ' ' . length($_->[1]) . "\r\n$_->[1]\r\n" } @items)
+         . "END\r\n";
+}
+
+sub dump_file { my ($name, @items) = @_; write_file(File::Spec->catfile($TMP, $name), dump_of(@items)) }
+
+sub json_of {
+    my ($out) = @_;
+    return eval { JSON::PP->new->decode($out) } || do { diag "not JSON: $@"; {} };
+}
+
+# Runs $code in a child process; its return values (strings without
+# newlines) come back.
+sub in_child {
+    my ($code) = @_;
+    pipe my $r, my $w or die "pipe: $!";
+    my $pid = fork;
+    die "fork: $!" unless defined $pid;
+    if (!$pid) {
+        close $r;
+        my @got = eval { $code->() };
+        print {$w} $@ ? "DIED $@" : map { "$_\n" } @got;
+        close $w;
+        POSIX::_exit(0);
+    }
+    close $w;
+    my @lines = <$r>;
+    waitpid $pid, 0;
+    die "child: @lines" if @lines && $lines[0] =~ /\ADIED /;
+    chomp @lines;
+    return @lines;
+}
+
+sub by_prefix { my ($r) = @_; return { map { ($_->{prefix} => $_) } @{ $r->{prefixes} || [] } } }
+
+# ---- train --all from files ------------------------------------------------------
+
+my @few = map { [ "tiny:$_", qq({"id":$_,"x":"y"}) ] } 1 .. 3;             # too few for a dictionary
+my @bare = map { [ "bare$_", $half{npm}[0][$_][1] ] } 0 .. 9;               # no delimiter: the fallback
+my $train_file = dump_file('train.values', map({ @{ $half{$_}[0] } } qw(gh npm compat)), @few, @bare);
+my $set_dir = File::Spec->catfile($TMP, 'set');
+
+SKIP: {
+    skip 'JSON::PP is needed for --json', 1 unless $HAVE_JSON;
+    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $set_dir, '--json', $train_file ]);
+    is $st, 0, 'train --all from a file: exit 0' or diag $err;
+    my $r = json_of($out);
+    my $p = by_prefix($r);
+    is join(' ', sort keys %$p), '(none) compat: gh: npm: tiny:', '... names every prefix, and the keys without one';
+    for my $f (qw(gh npm compat)) {
+        is $p->{"$f:"}{action}, 'added', "... $f: gets a dictionary";
+        my $c = $p->{"$f:"}{choice};
+        ok $c && $c->{memory} < $p->{"$f:"}{baseline}{memGzip}{memory},
+            "... $f: its held-out memory ($c->{memory}) is below memGzip's ($p->{\"$f:\"}{baseline}{memGzip}{memory})";
+        ok defined $c->{us_compress} && defined $c->{memGzip_us_compress}, "... $f: timed against memGzip";
+        my @beaten = grep { $_->{verdict} ne 'chosen' } @{ $p->{"$f:"}{candidates} };
+        ok scalar(@beaten), "... $f: with the alternatives it beat (" . scalar(@beaten) . ')';
+        ok !(grep { $_->{verdict} eq 'more memory' && $_->{memory} < $c->{memory} } @beaten),
+            "... $f: none of which took less memory and was fast enough";
+        my $bytes = $p->{"$f:"}{training_bytes};
+        my @over = grep { $_->{method} ne 'samples' && $_->{size} > $bytes } @{ $p->{"$f:"}{candidates} };
+        is scalar(@over), 0, "... $f: no fastcover or cover size above the $bytes training bytes";
+        my @too_big = grep { $_->{method} eq 'samples' && $_->{size} > 2 * $bytes + 4096 } @{ $p->{"$f:"}{candidates} };
+        is scalar(@too_big), 0, "... $f: no samples size beyond the one that holds them all";
+    }
+    is $p->{'tiny:'}{action}, 'none', 'a prefix of 3 values gets no dictionary';
+    like $p->{'tiny:'}{why}, qr/too few values/, '... because they are too few';
+    ok exists $p->{'(none)'} && $p->{'(none)'}{action} eq 'none', 'keys without the delimiter: no dictionary';
+    ok $r->{fallback}{method} =~ /\A(?:gzip|zstd)\z/, "the fallback measured: $r->{fallback}{method} level $r->{fallback}{level}";
+}
+
+my $set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($set_dir);
+my %entry = map { ($_->{prefix} => $_) } $set->entries;
+is join(' ', sort keys %entry), 'compat: gh: npm:', 'the set: a dictionary for each of the three JSON prefixes';
+is join(' ', sort { $a <=> $b } map { $_->{id} } values %entry), '1 2 3', '... with IDs 1, 2, 3 (1 byte in each frame)';
+ok !(grep { $_->{level} < 3 || $_->{level} > 19 } values %entry), '... at levels 3 to 19';
+ok $set->verify, '... every file as the manifest says';
+ok !(grep { !defined $_->{savings} || !defined $_->{memory_savings} || !$_->{samples} } values %entry),
+    '... with the savings measured and the samples counted';
+is $set->fallback->{method} =~ /\A(?:gzip|zstd)\z/ ? 1 : 0, 1, 'the fallback is in the manifest';
+
+# Frames the set's writers make name the 1-byte ID, decode here and with
+# zstd -d -D, and a stock gunzip refuses them.
+{
+    my $m = Cache::Memcached::RustXS::Zstd::compress_methods(dictionaries => $set_dir, prefix => 'gh:');
+    my $value = $half{gh}[1][0][1];
+    my $frame;
+    ok $m->[0]->(\$value, \$frame), "the set's gh: writer compresses";
+    is Cache::Memcached::RustXS::Zstd::frame_dictionary_id($frame), $entry{'gh:'}{id}, '... naming its ID';
+    is Cache::Memcached::RustXS::Zstd::decompress($frame), $value, '... and it decompresses';
+    is Compress::Zlib::memGunzip(my $copy = $frame), undef, "... and Compress::Zlib's memGunzip (stock readers) refuses it";
+    SKIP: {
+        skip 'the zstd command is not in PATH', 1 unless $HAVE_ZSTD;
+        my $in = write_file(File::Spec->catfile($TMP, 'frame.zst'), $frame);
+        my $got = `zstd -q -d -c -D '$set_dir/$entry{'gh:'}{file}' '$in'`;
+        is $got, $value, 'zstd -d -D FILE decodes it';
+    }
+}
+
+# The default speed limits: whatever the timings on this machine, the
+# choice keeps to them by its own measures, or there is none and the
+# report says none was fast enough.
+SKIP: {
+    skip 'JSON::PP is needed for --json', 1 unless $HAVE_JSON;
+    my $dir = File::Spec->catfile($TMP, 'limits');
+    my $file = dump_file('compat.values', @{ $half{compat}[0] });
+    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $dir, '--json', '--compress-time', '1',
+                                      '--decompress-time', '1', $file ]);
+    is $st, 0, 'train --all with the default limits given' or diag $err;
+    my $p = by_prefix(json_of($out))->{'compat:'};
+    if (my $c = $p->{choice}) {
+        ok $c->{us_compress} <= $c->{memGzip_us_compress} && $c->{us_decompress} < $c->{gzip_us_decompress},
+            "... the choice compresses no slower than memGzip ($c->{us_compress} <= $c->{memGzip_us_compress} us) "
+          . "and decompresses faster than our gzip ($c->{us_decompress} < $c->{gzip_us_decompress} us)";
+        my @slow = grep { $_->{verdict} =~ /slower|no faster/ } @{ $p->{candidates} };
+        ok !(grep { $_->{us_compress} <= $_->{memGzip_us_compress} && $_->{us_decompress} < $_->{gzip_us_decompress} } @slow),
+            '... and every candidate called too slow was';
+    } else {
+        like $p->{no_dictionary}, qr/fast enough/, '... none was fast enough here, and it says so';
+        pass '... (no choice to check)';
+    }
+}
+
+# ---- a rerun: kept, replaced, added; no file removed ------------------------------
+
+my @files_before = sort glob "$set_dir/*.dict";
+{
+    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $set_dir, $train_file ]);
+    is $st, 0, 'train --all again on the same values: exit 0' or diag $err;
+    like $out, qr/^\s+gh:\s+kept\b/m, '... gh: is kept (a new one is not 5 % better)';
+    my $again = Cache::Memcached::RustXS::Zstd::DictionarySet->read($set_dir);
+    is_deeply [ sort map { "$_->{prefix}$_->{id}$_->{state}" } $again->entries ],
+              [ sort map { "$_->{prefix}$_->{id}$_->{state}" } $set->entries ], '... the set is as it was';
+}
+{
+    # A first set of few npm values, then the whole half: replaced.
+    my $small_dir = File::Spec->catfile($TMP, 'small');
+    my $few_npm = dump_file('few-npm.values', @{ $half{npm}[0] }[0 .. 15]);
+    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $small_dir, $few_npm ]);
+    is $st, 0, 'train --all on 16 npm values' or diag $err;
+    my $first = Cache::Memcached::RustXS::Zstd::DictionarySet->read($small_dir)->current('npm:');
+    ok $first, '... gives npm: a dictionary';
+    my $more = dump_file('more.values', @{ $half{npm}[0] }, @{ $half{method}[0] });
+    ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $small_dir, '--if-better', '1', $more ]);
+    is $st, 0, 'train --all on all of them, --if-better 1' or diag $err;
+    my $s = Cache::Memcached::RustXS::Zstd::DictionarySet->read($small_dir);
+    my $now = $s->current('npm:');
+    isnt $now->{id}, $first->{id}, '... npm: has a new dictionary' or diag $out;
+    is $s->entry($first->{id})->{state}, 'retired', '... the old one is retired';
+    ok -f $s->path_of($first->{id}), '... and its file is still there';
+    ok $s->current('method:'), '... and the new prefix method: got one';
+    cmp_ok $s->current('method:')->{id}, '<', 256, '... with a small ID';
+    like $out, qr/^\s+npm:\s+replaced\b/m, '... the report says replaced';
+}
+is_deeply [ grep { !-f $_ } @files_before ], [], 'no dictionary file was removed by a rerun';
+
+# ---- standard input -------------------------------------------------------------------
+
+{
+    my $dir = File::Spec->catfile($TMP, 'stdin-set');
+    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $dir, '-' ], dump_of(@{ $half{compat}[0] }));
+    is $st, 0, 'train --all from standard input' or diag $err;
+    ok(Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)->current('compat:'), '... writes compat:');
+}
+
+# ---- report --dictionaries from files ---------------------------------------------------
+
+{
+    # Today's values: gh's other half stored with the set's writer (naming
+    # its ID), npm's raw, and a prefix the set does not have.
+    my $m = Cache::Memcached::RustXS::Zstd::compress_methods(dictionaries => $set_dir, prefix => 'gh:');
+    my @gh = map { my ($k, $v) = @$_; my $f; $m->[0]->(\$v, \$f); [ $k, $f, 2 ] } @{ $half{gh}[1] };
+    my $today = dump_file('today.values', @gh, @{ $half{npm}[1] }, @{ $half{method}[1] });
+    SKIP: {
+        skip 'JSON::PP is needed for --json', 1 unless $HAVE_JSON;
+        my ($st, $out, $err) = run_dict([ 'report', '--dictionaries', $set_dir, '--json', $today ]);
+        is $st, 0, 'report --dictionaries: exit 0' or diag $err;
+        my $r = json_of($out);
+        my $p = by_prefix($r);
+        is join(' ', sort keys %$p), 'compat: gh: method: npm:', '... names every prefix, sampled or in the set';
+        like $p->{'gh:'}{verdict}, qr/\A(?:current|retrain)\z/, "... gh: $p->{'gh:'}{verdict}";
+        ok defined $p->{'gh:'}{current}{memory}, '... the current dictionary measured on the held-out values';
+        is $p->{'compat:'}{verdict}, 'no keys sampled', '... compat: no keys sampled';
+        is $p->{'method:'}{verdict}, 'train', '... method: has none, and one is worth it';
+        my %named = map { ($_->{id} => $_->{named_by}) } @{ $r->{dictionaries} };
+        is $named{ $entry{'gh:'}{id} }, scalar @gh, "... every stored gh: value names gh:'s ID";
+        is $named{ $entry{'npm:'}{id} }, 0, "... no sampled value names npm:'s";
+    }
+    my ($st, $out, $err) = run_dict([ 'report', '--dictionaries', $set_dir, $today ]);
+    is $st, 0, 'report --dictionaries as text';
+    like $out, qr/no sampled value names it/, '... says which dictionaries no sampled value names';
+}
+
+# A set whose fresh dictionary would be much better: retrain.
+{
+    my $dir = File::Spec->catfile($TMP, 'weak');
+    my $weak = dump_file('weak.values', @{ $half{npm}[0] }[0 .. 9]);
+    my ($st) = run_dict([ 'train', '--all', '--out-dir', $dir, $weak ]);
+    is $st, 0, 'a set trained on 10 npm values';
+    my $today = dump_file('npm-today.values', @{ $half{npm}[0] }, @{ $half{npm}[1] });
+    (my $st2, my $out) = run_dict([ 'report', '--dictionaries', $dir, $today ]);
+    is $st2, 0, 'report on it with all of npm';
+    like $out, qr/^\s+npm:.*\bretrain\b/m, '... says retrain';
+}
+
+# ---- errors -------------------------------------------------------------------------------
+
+for my $case (
+    [ [ 'train', '--all', $train_file ], 2, qr/--out-dir DIR is needed/, 'train --all without --out-dir' ],
+    [ [ 'train', '--all', '--out-dir', $set_dir, '--out', 'x', $train_file ], 2, qr/not --out/, '--out with --all' ],
+    [ [ 'train', '--all', '--out-dir', $set_dir ], 2, qr/are needed/, 'no source' ],
+    [ [ 'train', '--all', '--out-dir', $set_dir, '--if-better', 'lots', $train_file ], 2, qr/--if-better must be a number/, 'a bad --if-better' ],
+    [ [ 'train', '--out-dir', $set_dir, $train_file ], 2, qr/--out-dir is for --all/, '--out-dir without --all' ],
+    [ [ 'report', '--if-better', '5', '--server', '127.0.0.1:1' ], 2, qr/--if-better is for --dictionaries/, 'report --if-better without a set' ],
+    [ [ 'train', '--all', '--out-dir', $set_dir, '--null', '-' ], 2, qr/--null/, '--null with --all' ],
+    [ [ 'train', '--all', '--out-dir', File::Spec->catfile($TMP, 'x'), write_file("$TMP/cut.values", "VALUE a:1 0 100\r\nshort") ],
+      1, qr/cut short/, 'a file cut short' ],
+    [ [ 'train', '--all', '--out-dir', File::Spec->catfile($TMP, 'x'), write_file("$TMP/noend.values", "VALUE a:1 0 1\r\nx\r\n") ],
+      1, qr/no END line/, 'a file without END' ],
+    [ [ 'train', '--all', '--out-dir', File::Spec->catfile($TMP, 'x'), write_file("$TMP/text.values", "just text\n") ],
+      1, qr/not a memcached get response/, 'a file of something else' ],
+    [ [ 'report', '--dictionaries', File::Spec->catfile($TMP, 'nothing'), $train_file ], 1, qr/manifest/, 'report on a folder without a set' ],
+) {
+    my ($args, $want, $re, $name) = @$case;
+    my ($st, $out, $err) = run_dict($args);
+    is $st, $want, "$name: exit $want";
+    like $err, $re, "... $name: says so";
+}
+ok !-e File::Spec->catfile($TMP, 'x', 'manifest'), 'nothing written by a failed run';
+
+done_testing;
