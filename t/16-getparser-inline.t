@@ -13,10 +13,14 @@ use Storable ();
 use File::Temp ();
 use Test::More;
 
-use Cache::Memcached;
-use Cache::Memcached::GetParser;
+use CMRXTest::Clients qw(cache_memcached_missing);
 use Cache::Memcached::RustXS::GetParser;
 use CMRXTest::Memcached;
+
+# Everything here is about Cache::Memcached's own finalize.
+plan skip_all => cache_memcached_missing() if cache_memcached_missing();
+require Cache::Memcached;
+require Cache::Memcached::GetParser;
 use CMRXTest::Raw qw(raw_set);
 
 my $RUST = 'Cache::Memcached::RustXS::GetParser';
