@@ -76,7 +76,7 @@ SKIP: {
 
 # ---- zstd by identity, on a real server -------------------------------------
 
-my $server = CMRXTest::Memcached->start_or_skip;
+my $server = CMRXTest::Memcached->start_or_skip_rest;    # after tests of its own
 my $ADDR   = $server->address;
 my $VALUE  = join ',', map { qq({"id":$_,"name":"user $_","plan":"free"}) } 1 .. 40;
 

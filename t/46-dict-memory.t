@@ -52,7 +52,7 @@ is $odd->classes_from, 'stats slabs', '... and says so';
 
 my $server = CMRXTest::Memcached->start_optional;
 SKIP: {
-    skip CMRXTest::Memcached->unavailable, 1 unless $server;
+    skip(CMRXTest::Memcached->unavailable, 1) unless $server;
     undef $server;
     my @cases = (
         [ 'default',      [] ],

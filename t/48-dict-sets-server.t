@@ -93,7 +93,7 @@ sub by_prefix { my ($r) = @_; return { map { ($_->{prefix} => $_) } @{ $r->{pref
 
 SKIP: {
     my $server = CMRXTest::Memcached->start_optional;
-    skip CMRXTest::Memcached->unavailable, 1 unless $server;
+    skip(CMRXTest::Memcached->unavailable, 1) unless $server;
     skip 'Cache::Memcached::Fast is not installed', 1 unless eval { require Cache::Memcached::Fast; 1 };
     my $addr = $server->address;
     my $plain = Cache::Memcached::Fast->new({ servers => [$addr], compress_threshold => 100 });

@@ -40,11 +40,31 @@ sub required { $ENV{CMRX_REQUIRE_MEMCACHED} ? 1 : 0 }
 # Call it before any plan or test.
 sub start_or_skip {
     my ($class, %opt) = @_;
+    # A skip_all plan after tests is a "Bad plan" that only hosts without
+    # memcached would see: refuse it where memcached runs too.
+    require Test::More;
+    my $builder = Test::More->builder;
+    die "start_or_skip after ${\ $builder->current_test} test(s) or a plan: "
+      . "a file that has run tests takes start_or_skip_rest\n"
+        if $builder->current_test || $builder->has_plan;
+    my @servers = $class->start_optional(%opt);
+    return wantarray ? @servers : $servers[0] if @servers;
+    Test::More::plan(skip_all => $UNAVAILABLE);
+    exit 0;    # not reached: skip_all exits
+}
+
+# Like start_optional(), for a file that has already run tests without a
+# server: when memcached cannot be started, the rest of the file is skipped
+# (one skip that gives the reason, then done_testing), or, with
+# CMRX_REQUIRE_MEMCACHED, the file fails. The file must end in done_testing.
+sub start_or_skip_rest {
+    my ($class, %opt) = @_;
     my @servers = $class->start_optional(%opt);
     return wantarray ? @servers : $servers[0] if @servers;
     require Test::More;
-    Test::More::plan(skip_all => $UNAVAILABLE);
-    exit 0;    # not reached: skip_all exits
+    Test::More->builder->skip($UNAVAILABLE);
+    Test::More::done_testing();
+    exit 0;
 }
 
 1;
@@ -91,6 +111,16 @@ Like C<start_optional>, but if memcached cannot be started the whole test
 file is skipped (C<plan skip_all> with the reason, e.g. "memcached not found
 in PATH; install it"), or, with C<CMRX_REQUIRE_MEMCACHED>, fails. Call it
 before planning or running any test.
+
+=item C<< CMRXTest::Memcached->start_or_skip_rest(%same) >>
+
+For a file that has already run tests of its own (which then cannot be
+skipped as a whole): like C<start_optional>, but if memcached cannot be
+started the rest of the file is skipped: one skipped test gives the
+reason, C<done_testing> ends the plan, and the file exits 0. With
+C<CMRX_REQUIRE_MEMCACHED> it fails. The file must plan with
+C<done_testing>. C<start_or_skip> called after a test or a plan dies,
+with memcached or without, naming this method.
 
 =item C<< CMRXTest::Memcached->unavailable >>
 
