@@ -119,6 +119,7 @@ for my $s (@servers) {
     # generic CI variable changes nothing.
     my %code = (
         start_or_skip => 'CMRXTest::Memcached->start_or_skip; ok 1',
+        start_or_skip_rest => 'ok 1, "before"; CMRXTest::Memcached->start_or_skip_rest; ok 0, "after"',
         start_optional => 'my @s = CMRXTest::Memcached->start_optional; '
             . 'is scalar(@s), 0, "nothing started"; '
             . 'like(CMRXTest::Memcached->unavailable, qr/memcached not found/, "why")',
@@ -136,10 +137,14 @@ for my $s (@servers) {
     for my $helper (sort keys %code) {
         my ($rc, $out) = $run->($helper);
         is $rc, 0, "$helper, no memcached: exit 0";
-        like $out, $helper eq 'start_or_skip'
-            ? qr{^1\.\.0 # SKIP memcached not found: CMRX_MEMCACHED=/nonexistent/memcached is not an executable$}m
-            : qr/^ok 1 - nothing started\nok 2 - why\n1\.\.2\n\z/,
-            $helper eq 'start_or_skip' ? '... the file is skipped' : '... it returns nothing';
+        my %expect = (
+            start_or_skip => [ qr{^1\.\.0 # SKIP memcached not found: CMRX_MEMCACHED=/nonexistent/memcached is not an executable$}m,
+                               '... the file is skipped' ],
+            start_or_skip_rest => [ qr{\Aok 1 - before\nok 2 # skip memcached not found: CMRX_MEMCACHED=/nonexistent/memcached is not an executable\n1\.\.2\n\z},
+                                    '... the rest of the file is skipped, saying why' ],
+            start_optional => [ qr/^ok 1 - nothing started\nok 2 - why\n1\.\.2\n\z/, '... it returns nothing' ],
+        );
+        like $out, $expect{$helper}[0], $expect{$helper}[1];
         for my $ci (qw(true 1)) {
             my @ci = $run->($helper, CI => $ci);
             is_deeply \@ci, [ $rc, $out ], "$helper, no memcached, CI=$ci: exactly the same";
@@ -149,6 +154,17 @@ for my $s (@servers) {
         like $req_out, qr/memcached not found.*CMRX_REQUIRE_MEMCACHED/, '... saying why';
         ($req_rc) = $run->($helper, CMRX_REQUIRE_MEMCACHED => 0);
         is $req_rc, 0, "$helper, CMRX_REQUIRE_MEMCACHED=0: not required";
+    }
+}
+
+{   # start_or_skip after a test would be a "Bad plan" on a host without
+    # memcached only: it dies wherever it runs, naming start_or_skip_rest.
+    for my $memcached ('/nonexistent/memcached', CMRXTest::Memcached->find_binary // ()) {
+        local $ENV{CMRX_MEMCACHED} = $memcached;
+        my $out = `"$^X" -It/lib -e 'use CMRXTest::Memcached; use Test::More; ok 1; CMRXTest::Memcached->start_or_skip; ok 1; done_testing' 2>&1`;
+        isnt $? >> 8, 0, "start_or_skip after a test, memcached $memcached: the test fails";
+        like $out, qr/start_or_skip after 1 test\(s\) or a plan: a file that has run tests takes start_or_skip_rest/,
+            '... saying what to call instead';
     }
 }
 

@@ -6,36 +6,9 @@
 # tests', and dev/lib's neither.
 use strict;
 use warnings;
+use lib 't/lib';
 use Test::More;
-use File::Find ();
-
-# The code of a Perl file: without its POD, comments and __END__ part.
-sub code_of {
-    my ($file) = @_;
-    open my $fh, '<', $file or die "$file: $!";
-    my ($code, $in_pod) = ('', 0);
-    while (my $line = <$fh>) {
-        last if $line =~ /^__(?:END|DATA)__\b/;
-        if ($line =~ /^=(\w+)/) { $in_pod = $1 ne 'cut'; next }
-        next if $in_pod;
-        $line =~ s/(?:^|\s)#.*//;
-        $code .= $line;
-    }
-    return $code;
-}
-
-sub perl_files {
-    my (@dirs) = @_;
-    my @files;
-    File::Find::find({ no_chdir => 1, wanted => sub {
-        return unless -f $_;
-        return push @files, $_ if /\.(?:pm|pl|t)\z/;
-        open my $fh, '<', $_ or return;
-        my $first = <$fh>;
-        push @files, $_ if defined $first && $first =~ /\A#!.*perl/;
-    } }, grep { -d } @dirs);
-    return sort @files;
-}
+use CMRXTest::Source qw(code_of perl_files);
 
 my %rules = (
     tests     => [ [qw(t xt)],  qr{\bCMRXBench::|\bbench/lib\b} ],

@@ -1,0 +1,81 @@
+package CMRXTest::Source;
+
+# Test helper: the Perl files of this tree and their code, for the tests
+# that read source (t/08's helper homes, xt/test-hygiene.t). See the POD at
+# the end of the file.
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use File::Find ();
+
+our $VERSION   = '0.01';
+our @EXPORT_OK = qw(code_of perl_files);
+
+# The code of a Perl file: without its POD, comments and __END__ part.
+sub code_of {
+    my ($file) = @_;
+    open my $fh, '<', $file or die "$file: $!";
+    my ($code, $in_pod) = ('', 0);
+    while (my $line = <$fh>) {
+        last if $line =~ /^__(?:END|DATA)__\b/;
+        if ($line =~ /^=(\w+)/) { $in_pod = $1 ne 'cut'; next }
+        next if $in_pod;
+        $line =~ s/(?:^|\s)#.*//;
+        $code .= $line;
+    }
+    return $code;
+}
+
+# The Perl files under the folders (.pm, .pl, .t, and scripts whose first
+# line names perl), sorted.
+sub perl_files {
+    my (@dirs) = @_;
+    my @files;
+    File::Find::find({ no_chdir => 1, wanted => sub {
+        return unless -f $_;
+        return push @files, $_ if /\.(?:pm|pl|t)\z/;
+        open my $fh, '<', $_ or return;
+        my $first = <$fh>;
+        push @files, $_ if defined $first && $first =~ /\A#!.*perl/;
+    } }, grep { -d } @dirs);
+    return sort @files;
+}
+
+1;
+
+__END__
+
+=head1 NAME
+
+CMRXTest::Source - the Perl files of this tree, and their code
+
+=head1 SYNOPSIS
+
+    use lib 't/lib';
+    use CMRXTest::Source qw(code_of perl_files);
+
+    for my $file (perl_files(qw(t xt))) {
+        my $code = code_of($file);    # no POD, comments or __END__ part
+        ...
+    }
+
+=head1 FUNCTIONS
+
+=over 4
+
+=item C<perl_files(@folders)>
+
+The Perl files under the folders that exist: F<.pm>, F<.pl> and F<.t>
+files, and files whose first line is a perl C<#!> line; sorted.
+
+=item C<code_of($file)>
+
+The file's code: its POD, its comments (a C<#> at the start of a line or
+after white space) and everything from C<__END__> or C<__DATA__> on are
+left out. Dies when the file cannot be read.
+
+=back
+
+=cut
