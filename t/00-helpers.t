@@ -1,6 +1,7 @@
 #!/usr/bin/perl
 # Tests of the test helpers themselves: CMRXTest::Memcached starts and stops
-# real memcached servers; CMRXTest::FakeServer plays scripted responses.
+# real memcached servers; CMRXTest::FakeServer plays scripted responses;
+# CMRXTest::DictSets splits and writes values and runs cmrx-dict.
 # The lower bounds on the fake's pauses are wall-clock assertions, made only
 # with CMRX_TIMING_TESTS=1 (xt/timing-helpers.t).
 use strict;
@@ -9,9 +10,11 @@ use warnings;
 use lib 't/lib';
 use IO::Select ();
 use IO::Socket::INET ();
+use File::Temp ();
 use Time::HiRes qw(time);
 use Test::More;
 
+use CMRXTest::DictSets qw(halves corpus_halves run_dict read_file dump_of write_dump json_of by_prefix named_by);
 use CMRXTest::FakeServer;
 use CMRXTest::Memcached;
 use CMRXTest::Timing qw(timing_ok);
@@ -232,5 +235,37 @@ for my $s (@servers) {
 
 ok !eval { CMRXTest::FakeServer->start(script => [ [bogus => 1] ]); 1 },
     'fake: unknown step is refused';
+
+# ---- CMRXTest::DictSets ----------------------------------------------------
+
+{
+    is_deeply [ halves(qw(a b c d e)) ], [ [qw(a c e)], [qw(b d)] ], 'halves: the even positions, then the odd';
+    is dump_of([ 'k:1', 'xy' ], [ 'k:2', 'z', 2 ]), "VALUE k:1 0 2\r\nxy\r\nVALUE k:2 2 1\r\nz\r\nEND\r\n",
+        'dump_of: a get response, flags 0 unless given';
+    my $dir = File::Temp::tempdir(CLEANUP => 1);
+    my @items = map { [ "fam:$_", "value $_" ] } 1 .. 5;
+    my $file = write_dump("$dir/fam.values", @items);
+    is $file, "$dir/fam.values", 'write_dump: returns the path';
+    is read_file($file), dump_of(@items), '... of a file holding the dump';
+    is_deeply +{ corpus_halves(dir => $dir, families => ['fam']) }, { fam => [ halves(@items) ] },
+        'corpus_halves: the family read back from the dump, in halves';
+    ok !eval { corpus_halves(dir => $dir, families => ['nosuch']); 1 }, '... a family not there dies';
+    my %all = corpus_halves();
+    is scalar(keys %all), 7, '... all seven families of the corpus by default';
+    is_deeply by_prefix({ prefixes => [ { prefix => 'a:', n => 1 } ] }), { 'a:' => { prefix => 'a:', n => 1 } },
+        'by_prefix: entries by prefix';
+    is_deeply named_by({ dictionaries => [ { id => 3, named_by => 7 } ] }), { 3 => 7 }, 'named_by: counts by ID';
+    SKIP: {
+        skip 'JSON::PP is not installed', 1 unless eval { require JSON::PP; 1 };
+        is_deeply json_of('{"a":[1]}'), { a => [1] }, 'json_of: decodes';
+    }
+    my ($status, $out) = run_dict(['--help']);
+    is $status, 0, 'run_dict: cmrx-dict --help, exit 0';
+    like $out, qr/^Usage:/m, '... its output';
+    ($status, $out, my $err) = run_dict([ 'train', '--out', "$dir/x.dict", '-' ], stdin => "one\ntwo\n\n");
+    is $status, 1, '... standard input given: two samples are too few';
+    like $err, qr/cannot train a dictionary on 2 samples/, '... as its stderr says';
+    ok !eval { run_dict(['--help'], 'stdin'); 1 }, '... options not in pairs die';
+}
 
 done_testing;

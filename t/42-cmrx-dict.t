@@ -20,13 +20,13 @@ use Test::More;
 use File::Spec ();
 use File::Temp ();
 use IO::Socket::INET ();
-use POSIX ();
 use Compress::Zlib ();
 use Storable ();
 use Cache::Memcached::RustXS::Zstd qw(compress decompress train_dictionary load_dictionary);
 
 use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Memcached;
+use CMRXTest::DictSets qw(halves run_dict read_file write_file);
 use CMRXTest::Raw qw(raw_request raw_set);
 
 my $server = CMRXTest::Memcached->start_or_skip;
@@ -40,48 +40,9 @@ my $ADDR   = $server->address;
 }
 
 my $HAVE_JSON = eval { require JSON::PP; 1 };
-my $SCRIPT    = File::Spec->catfile('bin', 'cmrx-dict');
 my $TMP       = File::Temp::tempdir(CLEANUP => 1);
 
 # ---- helpers ---------------------------------------------------------------
-
-# Runs the command with these arguments (and standard input, and options
-# for perl); returns (exit status, stdout, stderr).
-sub run_dict {
-    my ($args, $stdin, @perl_args) = @_;
-    my ($in, $out, $err) = map { File::Spec->catfile($TMP, "run.$_") } qw(in out err);
-    write_file($in, defined $stdin ? $stdin : '');
-    my $pid = fork;
-    die "fork: $!" unless defined $pid;
-    if (!$pid) {
-        open STDIN,  '<', $in  or POSIX::_exit(126);
-        open STDOUT, '>', $out or POSIX::_exit(126);
-        open STDERR, '>', $err or POSIX::_exit(126);
-        { exec $^X, @perl_args, '-Mblib', $SCRIPT, @$args }
-        POSIX::_exit(127);
-    }
-    waitpid $pid, 0;
-    my $status = $? >> 8;
-    return ($status, read_file($out), read_file($err));
-}
-
-sub read_file {
-    my ($path) = @_;
-    open my $fh, '<', $path or die "$path: $!";
-    binmode $fh;
-    local $/;
-    my $data = <$fh>;
-    return defined $data ? $data : '';
-}
-
-sub write_file {
-    my ($path, $data) = @_;
-    open my $fh, '>', $path or die "$path: $!";
-    binmode $fh;
-    print {$fh} $data;
-    close $fh or die "$path: $!";
-    return $path;
-}
 
 sub sum_length { my $n = 0; $n += length for @_; $n }
 
@@ -96,15 +57,14 @@ sub load_trained {
 # held-out half is the odd positions, the dictionary is trained on the even.
 sub expected_held_out {
     my (@values) = @_;
-    my @train = @values[ grep { $_ % 2 == 0 } 0 .. $#values ];
-    my @held  = @values[ grep { $_ % 2 == 1 } 0 .. $#values ];
-    my %e = (values => scalar @held, raw => sum_length(@held),
-             gzip => sum_length(map { Compress::Zlib::memGzip($_) } @held),
-             zstd => sum_length(map { compress($_, level => 3) } @held));
-    my $dict = eval { train_dictionary(\@train, size => 16384) };
+    my ($train, $held) = halves(@values);
+    my %e = (values => scalar @$held, raw => sum_length(@$held),
+             gzip => sum_length(map { Compress::Zlib::memGzip($_) } @$held),
+             zstd => sum_length(map { compress($_, level => 3) } @$held));
+    my $dict = eval { train_dictionary($train, size => 16384) };
     if (defined $dict) {
-        my (undef, $id) = load_trained(\@train, 'expected-' . length($dict) . '-' . scalar(@train) . '.dict');
-        $e{dict} = sum_length(map { compress($_, level => 3, dictionary => $id) } @held);
+        my (undef, $id) = load_trained($train, 'expected-' . length($dict) . '-' . scalar(@$train) . '.dict');
+        $e{dict} = sum_length(map { compress($_, level => 3, dictionary => $id) } @$held);
     }
     return \%e;
 }
@@ -242,7 +202,7 @@ is table_rows($out, 'Held-out half, bytes')->{npm}[0], 5, '--sample 10: 5 held o
     my $hide = File::Spec->catdir($TMP, 'no-json');
     mkdir $_ or die "$_: $!" for $hide, File::Spec->catdir($hide, 'JSON');
     write_file(File::Spec->catfile($hide, 'JSON', 'PP.pm'), qq{die "Can't locate JSON/PP.pm (hidden)\\n";\n});
-    ($status, $out, $err) = run_dict([ 'report', '--server', $ADDR, '--json' ], undef, "-I$hide");
+    ($status, $out, $err) = run_dict([ 'report', '--server', $ADDR, '--json' ], perl_args => ["-I$hide"]);
     is $status, 1, 'report --json without JSON::PP: exit 1';
     like $err, qr/\Acmrx-dict: --json needs the module JSON::PP, which is not installed .*\n\z/,
         '... and says so, in one line';
@@ -322,7 +282,7 @@ for my $case (['files', [@files]], ['lines', ['-'], join('', map { "$_\n" } @npm
               ['null', ['--null', '-'], join("\0", @npm)]) {
     my ($name, $args, $stdin) = @$case;
     my $file = File::Spec->catfile($TMP, "npm-$name.dict");
-    ($status, $out, $err) = run_dict([ 'train', '--out', $file, @$args ], $stdin);
+    ($status, $out, $err) = run_dict([ 'train', '--out', $file, @$args ], stdin => $stdin);
     is $status, 0, "train from $name: exit 0" or diag $err;
     like $out, qr/^cmrx-dict train: 137 samples \(\d+ bytes\): /m, "train from $name: 137 samples";
     $dict_of{$name} = -f $file ? read_file($file) : "no file from $name";

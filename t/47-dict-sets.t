@@ -15,104 +15,21 @@ use lib 't/lib', 'dev/lib';
 use Test::More;
 use File::Spec ();
 use File::Temp ();
-use POSIX ();
 use Compress::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
-use CMRXDev::Corpus qw(corpus_values);
+use CMRXTest::DictSets qw(corpus_halves run_dict write_file dump_of write_dump json_of by_prefix named_by);
 use CMRXTest::Memcached;
 
 my $HAVE_JSON = eval { require JSON::PP; 1 };
 my $HAVE_ZSTD = !system('sh', '-c', 'zstd --version >/dev/null 2>&1');
-my $SCRIPT = File::Spec->catfile('bin', 'cmrx-dict');
-my $TMP    = File::Temp::tempdir(CLEANUP => 1);
-my $corpus = corpus_values('bench/data/values');
-my %half;    # family => [ [key, value] of the even positions ], [ ... odd ]
-for my $f (qw(gh npm compat method)) {
-    my $v = $corpus->{$f};
-    $half{$f} = [ [ @$v[ grep { $_ % 2 == 0 } 0 .. $#$v ] ], [ @$v[ grep { $_ % 2 } 0 .. $#$v ] ] ];
-}
+my $TMP = File::Temp::tempdir(CLEANUP => 1);
+my %half = corpus_halves(families => [qw(gh npm compat method)]);    # family => [ [even], [odd] ]
 
 # ---- helpers -----------------------------------------------------------------
 
-# Tests never depend on timings (bench/ measures speed): the set commands
-# run without speed limits unless a case says otherwise.
-my @NO_LIMITS = ('--compress-time', '0', '--decompress-time', '0');
-
-sub run_dict {
-    my ($args, $stdin) = @_;
-    my $set_command = ($args->[1] || '') eq '--all' || grep { $_ eq '--dictionaries' } @$args;
-    $args = [ @$args, @NO_LIMITS ] if $set_command && !grep { $_ eq '--compress-time' } @$args;
-    my ($in, $out, $err) = map { File::Spec->catfile($TMP, "run.$_") } qw(in out err);
-    write_file($in, defined $stdin ? $stdin : '');
-    my $pid = fork;
-    die "fork: $!" unless defined $pid;
-    if (!$pid) {
-        open STDIN,  '<', $in  or POSIX::_exit(126);
-        open STDOUT, '>', $out or POSIX::_exit(126);
-        open STDERR, '>', $err or POSIX::_exit(126);
-        { exec $^X, '-Mblib', $SCRIPT, @$args }
-        POSIX::_exit(127);
-    }
-    waitpid $pid, 0;
-    return ($? >> 8, read_file($out), read_file($err));
-}
-
-sub read_file {
-    my ($path) = @_;
-    open my $fh, '<', $path or die "$path: $!";
-    binmode $fh;
-    local $/;
-    my $data = <$fh>;
-    return defined $data ? $data : '';
-}
-
-sub write_file {
-    my ($path, $data) = @_;
-    open my $fh, '>', $path or die "$path: $!";
-    binmode $fh;
-    print {$fh} $data;
-    close $fh or die "$path: $!";
-    return $path;
-}
-
-# A get response of [key, value] (or [key, value, flags]) items.
-sub dump_of {
-    my (@items) = @_;
-    return join('', map { "VALUE $_->[0] " . ($_->[2] || 0) . ' ' . length($_->[1]) . "\r\n$_->[1]\r\n" } @items)
-         . "END\r\n";
-}
-
-sub dump_file { my ($name, @items) = @_; write_file(File::Spec->catfile($TMP, $name), dump_of(@items)) }
-
-sub json_of {
-    my ($out) = @_;
-    return eval { JSON::PP->new->decode($out) } || do { diag "not JSON: $@"; {} };
-}
-
-# Runs $code in a child process; its return values (strings without
-# newlines) come back.
-sub in_child {
-    my ($code) = @_;
-    pipe my $r, my $w or die "pipe: $!";
-    my $pid = fork;
-    die "fork: $!" unless defined $pid;
-    if (!$pid) {
-        close $r;
-        my @got = eval { $code->() };
-        print {$w} $@ ? "DIED $@" : map { "$_\n" } @got;
-        close $w;
-        POSIX::_exit(0);
-    }
-    close $w;
-    my @lines = <$r>;
-    waitpid $pid, 0;
-    die "child: @lines" if @lines && $lines[0] =~ /\ADIED /;
-    chomp @lines;
-    return @lines;
-}
-
-sub by_prefix { my ($r) = @_; return { map { ($_->{prefix} => $_) } @{ $r->{prefixes} || [] } } }
+# A get-response file of these items, named $name in $TMP.
+sub dump_file { my ($name, @items) = @_; write_dump(File::Spec->catfile($TMP, $name), @items) }
 
 # ---- train --all from files ------------------------------------------------------
 
@@ -239,7 +156,7 @@ is_deeply [ grep { !-f $_ } @files_before ], [], 'no dictionary file was removed
 
 {
     my $dir = File::Spec->catfile($TMP, 'stdin-set');
-    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $dir, '-' ], dump_of(@{ $half{compat}[0] }));
+    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $dir, '-' ], stdin => dump_of(@{ $half{compat}[0] }));
     is $st, 0, 'train --all from standard input' or diag $err;
     ok(Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)->current('compat:'), '... writes compat:');
 }
@@ -263,7 +180,7 @@ is_deeply [ grep { !-f $_ } @files_before ], [], 'no dictionary file was removed
         ok defined $p->{'gh:'}{current}{memory}, '... the current dictionary measured on the held-out values';
         is $p->{'compat:'}{verdict}, 'no keys sampled', '... compat: no keys sampled';
         is $p->{'method:'}{verdict}, 'train', '... method: has none, and one is worth it';
-        my %named = map { ($_->{id} => $_->{named_by}) } @{ $r->{dictionaries} };
+        my %named = %{ named_by($r) };
         is $named{ $entry{'gh:'}{id} }, scalar @gh, "... every stored gh: value names gh:'s ID";
         is $named{ $entry{'npm:'}{id} }, 0, "... no sampled value names npm:'s";
     }

@@ -1,0 +1,231 @@
+package CMRXTest::DictSets;
+
+# Test helper: what the tests of cmrx-dict and of dictionary sets share --
+# the corpus split into a training and a held-out half, get responses
+# written to files, bin/cmrx-dict run with captured output, and the
+# reading of its --json reports. See the POD at the end of the file.
+
+use strict;
+use warnings;
+
+use Carp qw(croak);
+use Exporter 'import';
+use File::Spec ();
+use Test::More ();
+
+use CMRXTest::DevLib;    # dev/lib, where CMRXDev::Corpus lives
+use CMRXDev::Corpus qw(corpus_values);
+use CMRXTest::Child qw(run_command);
+
+our $VERSION   = '0.01';
+our @EXPORT_OK = qw(halves corpus_halves run_dict read_file write_file dump_of write_dump
+                    json_of by_prefix named_by $CORPUS_DIR $SCRIPT @NO_LIMITS);
+
+our $CORPUS_DIR = 'bench/data/values';
+our $SCRIPT     = File::Spec->catfile('bin', 'cmrx-dict');
+
+# Tests never depend on timings (bench/ measures speed): the set commands
+# run without speed limits unless a case says otherwise.
+our @NO_LIMITS = ('--compress-time', '0', '--decompress-time', '0');
+
+# ([even positions], [odd positions]) of a list: the half a dictionary is
+# trained on and the half held out, as cmrx-dict splits them.
+sub halves {
+    my (@list) = @_;
+    return ([ @list[ grep { $_ % 2 == 0 } 0 .. $#list ] ], [ @list[ grep { $_ % 2 } 0 .. $#list ] ]);
+}
+
+# family => [ [[key, value] of the even positions], [... of the odd] ] for
+# each family asked for (all of them without families), from dir.
+sub corpus_halves {
+    my (%opt) = @_;
+    my $dir    = defined $opt{dir} ? $opt{dir} : $CORPUS_DIR;
+    my $corpus = corpus_values($dir);
+    my @families = $opt{families} ? @{ $opt{families} } : sort keys %$corpus;
+    return map {
+        my $v = $corpus->{$_} or croak "$dir has no family $_";
+        ($_ => [ halves(@$v) ]);
+    } @families;
+}
+
+# Runs bin/cmrx-dict with these arguments; returns (exit status, stdout,
+# stderr). Set commands (train --all, --dictionaries) get @NO_LIMITS unless
+# the arguments give --compress-time.
+sub run_dict {
+    my ($args, @opt) = @_;
+    croak 'run_dict(\\@args, stdin => ..., perl_args => [...]): options come in pairs' if @opt % 2;
+    my %opt = @opt;
+    my @unknown = grep { !/\A(?:stdin|perl_args)\z/ } sort keys %opt;
+    croak "run_dict: unknown option @unknown" if @unknown;
+    my $set_command = ($args->[1] || '') eq '--all' || grep { $_ eq '--dictionaries' } @$args;
+    $args = [ @$args, @NO_LIMITS ] if $set_command && !grep { $_ eq '--compress-time' } @$args;
+    my ($status, $out, $err) = run_command([ $^X, @{ $opt{perl_args} || [] }, '-Mblib', $SCRIPT, @$args ],
+                                           stdin  => defined $opt{stdin} ? $opt{stdin} : '',
+                                           stderr => 'capture');
+    return ($status >> 8, $out, $err);
+}
+
+sub read_file {
+    my ($path) = @_;
+    open my $fh, '<', $path or die "$path: $!";
+    binmode $fh;
+    local $/;
+    my $data = <$fh>;
+    return defined $data ? $data : '';
+}
+
+sub write_file {
+    my ($path, $data) = @_;
+    open my $fh, '>', $path or die "$path: $!";
+    binmode $fh;
+    print {$fh} $data;
+    close $fh or die "$path: $!";
+    return $path;
+}
+
+# A get response of [key, value] (or [key, value, flags]) items.
+sub dump_of {
+    my (@items) = @_;
+    return join('', map { "VALUE $_->[0] " . ($_->[2] || 0) . ' ' . length($_->[1]) . "\r\n$_->[1]\r\n" } @items)
+         . "END\r\n";
+}
+
+sub write_dump { my ($path, @items) = @_; return write_file($path, dump_of(@items)) }
+
+# A --json report decoded, or {} (and a diag) when it is not JSON.
+sub json_of {
+    my ($out) = @_;
+    return eval { JSON::PP->new->decode($out) } || do { Test::More::diag("not JSON: $@"); {} };
+}
+
+# The report's prefixes: prefix => its entry.
+sub by_prefix { my ($r) = @_; return { map { ($_->{prefix} => $_) } @{ $r->{prefixes} || [] } } }
+
+# The report's dictionaries: ID => how many sampled values name it.
+sub named_by { my ($r) = @_; return { map { ($_->{id} => $_->{named_by}) } @{ $r->{dictionaries} || [] } } }
+
+1;
+
+__END__
+
+=head1 NAME
+
+CMRXTest::DictSets - the corpus halves, get-response files, cmrx-dict runs and --json reports of the cmrx-dict tests
+
+=head1 SYNOPSIS
+
+    use lib 't/lib';
+    use CMRXTest::DictSets qw(corpus_halves run_dict dump_of write_dump json_of by_prefix named_by);
+
+    my %half = corpus_halves(families => [qw(gh npm)]);    # from bench/data/values
+    my $file = write_dump("$tmp/train.values", @{ $half{gh}[0] }, @{ $half{npm}[0] });
+    my ($status, $out, $err) = run_dict([ 'train', '--all', '--out-dir', "$tmp/set", '--json', $file ]);
+    is $status, 0, 'train --all: exit 0' or diag $err;
+    my $prefix = by_prefix(json_of($out));                  # 'gh:' => { action => 'added', ... }
+
+    my $today = write_dump("$tmp/today.values", @{ $half{gh}[1] });
+    ($status, $out) = run_dict([ 'report', '--dictionaries', "$tmp/set", '--json', $today ]);
+    my $named = named_by(json_of($out));                    # dictionary ID => values naming it
+
+    run_dict([ 'train', '--all', '--out-dir', "$tmp/other", '-' ], stdin => dump_of(@{ $half{npm}[1] }));
+
+=head1 DESCRIPTION
+
+The tests of the C<cmrx-dict> command (F<t/42-cmrx-dict.t>,
+F<t/47-dict-sets.t>, F<t/48-dict-sets-server.t>) train on one half of
+values and measure on the other, write values as memcached C<get>
+responses, run F<bin/cmrx-dict> from the build (C<-Mblib>) and read what
+it prints. The functions are exported on request.
+
+=head2 The corpus and its halves
+
+=over 4
+
+=item C<halves(@list)>
+
+C<(\@even, \@odd)>: the items at the even positions (0, 2, ...), which a
+dictionary is trained on, and those at the odd positions, held out -- the
+split C<cmrx-dict> makes of the values of a prefix in key order.
+
+=item C<corpus_halves(%options)>
+
+The corpus of real values (L<CMRXDev::Corpus>) split with C<halves>, as a
+list of C<< family => [ \@even, \@odd ] >> pairs, each item a C<[key,
+value]>. Options: C<< families => [...] >>, the families wanted (default:
+all, in name order; one not in the corpus dies); C<< dir => $dir >>, the
+folder of F<FAMILY.values> files (default C<$CORPUS_DIR>,
+F<bench/data/values>).
+
+=back
+
+=head2 Files
+
+=over 4
+
+=item C<dump_of(@items)>
+
+A memcached C<get> response (C<VALUE key flags bytes>, the bytes, CRLF,
+...; C<END>) of C<[key, value]> or C<[key, value, flags]> items (flags 0
+when not given): what C<cmrx-dict> reads from files and standard input.
+
+=item C<write_dump($path, @items)>
+
+Writes C<dump_of(@items)> to C<$path>; returns C<$path>.
+
+=item C<read_file($path)>, C<write_file($path, $bytes)>
+
+The bytes of a file (C<''> when empty), and a file written with these
+bytes (C<write_file> returns the path). Both die naming the file on an
+error.
+
+=back
+
+=head2 Running cmrx-dict
+
+=over 4
+
+=item C<run_dict(\@args, %options)>
+
+Runs C<$SCRIPT> (F<bin/cmrx-dict>) with this perl (C<$^X>), C<-Mblib> and
+C<@args>, through L<CMRXTest::Child>'s C<run_command>; returns C<(exit
+status, stdout, stderr)>. Tests never depend on timings: a set command
+(C<train --all>, or any C<--dictionaries>) gets C<@NO_LIMITS>
+(C<--compress-time 0 --decompress-time 0>) unless C<@args> name
+C<--compress-time>. Options (any other, or an odd count, dies):
+
+=over 4
+
+=item C<< stdin => $bytes >>
+
+The command's standard input (default: empty).
+
+=item C<< perl_args => [...] >>
+
+Options for perl, before C<-Mblib> (for example C<-I$dir>, to hide a
+module).
+
+=back
+
+=back
+
+=head2 Reports
+
+=over 4
+
+=item C<json_of($out)>
+
+The C<--json> output decoded with L<JSON::PP> (which the test loads, or
+skips without), or C<{}> and a C<diag> saying why when it is not JSON.
+
+=item C<by_prefix($report)>
+
+C<< { prefix => entry } >> of the report's C<prefixes>.
+
+=item C<named_by($report)>
+
+C<< { dictionary ID => named_by } >> of the report's C<dictionaries>: how
+many sampled values name each dictionary of the set.
+
+=back
+
+=cut
