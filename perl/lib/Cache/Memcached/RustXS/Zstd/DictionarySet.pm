@@ -33,7 +33,7 @@ my %STATES       = (current => 1, retired => 1);
 # field (a lower-case name) is kept as it is and written after these.
 my @SET_FIELDS        = qw(id created);
 my @FALLBACK_FIELDS   = qw(method level savings samples measured);
-my @DICTIONARY_FIELDS = qw(id prefix state file level size sha256 savings samples trained);
+my @DICTIONARY_FIELDS = qw(id prefix state file level size sha256 savings samples trained retired);
 my @REMOVED_FIELDS    = qw(id prefix removed);
 my %REQUIRED = (
     set        => [qw(id)],
@@ -243,6 +243,8 @@ sub _check_entry {
         unless _is_count($f->{size}) && $f->{size} > $DICT_HEADER;
     die "$at: sha256 must be 64 lower-case hexadecimal digits\n" unless $f->{sha256} =~ /\A[0-9a-f]{64}\z/;
     _check_measures($f, $at, 'trained');
+    die "$at: retired must be YYYY-MM-DDTHH:MM:SSZ, not " . _shown($f->{retired}) . "\n"
+        if defined $f->{retired} && !_is_date($f->{retired});
     return;
 }
 
@@ -437,6 +439,7 @@ sub add {
     $e{samples} = $opt{samples} if defined $opt{samples};
     if (my $old = $self->_current_map->{$prefix}) {
         $old->{state} = 'retired';
+        $old->{retired} = _date('retired', time);
     }
     push @{ $self->{entries} }, \%e;
     $self->{pending}{$id} = $bytes;
@@ -469,11 +472,21 @@ sub unused_id {
     Carp::croak('unused_id: every dictionary ID is taken');
 }
 
+# Retires dictionary $id, recording when: now, or the time given; a
+# dictionary retired before keeps its date unless one is given (or it had
+# none).
 sub retire {
-    my ($self, $id) = @_;
+    my ($self, $id, %opt) = @_;
+    for my $name (sort keys %opt) {
+        Carp::croak("retire: unknown option $name (retired => WHEN is the only one)") unless $name eq 'retired';
+    }
     my ($e) = grep { $_->{id} eq $id } @{ $self->{entries} };
     Carp::croak("retire: no dictionary with ID " . _shown($id) . " in the set") unless $e;
+    my $when = defined $opt{retired} ? _date('retire: retired', $opt{retired})
+             : $e->{state} eq 'retired' && defined $e->{retired} ? $e->{retired}
+             : _date('retired', time);
     $e->{state} = 'retired';
+    $e->{retired} = $when;
     return _copy($e);
 }
 
