@@ -453,13 +453,16 @@ first; it does not exit.
 
 =item dispatch(@arguments)
 
-The subcommand (C<report>, C<train>, C<--help>, C<--version>) run with its
+The subcommand (C<report>, C<train>, C<prune>, C<--help>, C<--version>) run with its
 arguments; dies with a L<Cache::Memcached::RustXS::Dict/Cache::Memcached::RustXS::Dict::Error>
 on errors (kind C<usage> for the command line's).
 
-=item cmd_report(@arguments), cmd_train(@arguments)
+=item cmd_report(@arguments), cmd_train(@arguments), cmd_prune(@arguments)
 
-The two subcommands, with the arguments after their name.
+The subcommands, with the arguments after their name. C<prune> reads the
+set first (a folder that is not a set fails before the server is asked),
+then samples the server or the files through
+L<Cache::Memcached::RustXS::Dict::Prune>.
 
 =item server_samples(\%options), file_samples(\%options, \@files)
 

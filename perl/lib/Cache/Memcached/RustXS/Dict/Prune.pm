@@ -110,7 +110,7 @@ sub prune_set {
                 push @keep, 'retired at an unknown time (the manifest has no date for it)';
                 $d{record} = 1;
             }
-        } elsif ($d{retired_ago} <= $retired_for) {
+        } elsif ($d{retired_ago} < $retired_for) {
             push @keep, 'retired only ' . duration_text($d{retired_ago}) . ' ago';
         }
         if (@keep) {
@@ -184,8 +184,8 @@ sub print_prune {
     my $plural = \&Cache::Memcached::RustXS::Dict::Report::plural;
     printf {$fh} "cmrx-dict prune of the dictionary set in %s, against %s: %s listed, %s sampled (%s)\n",
         $r->{dir}, $r->{source}, $plural->($r->{keys}, 'key'), $plural->($r->{values}, 'value'),
-        $plural->($r->{prefixes}, 'prefix');
-    printf {$fh} "A retired dictionary goes when no sampled value names it and it was retired more than %s ago.%s\n\n",
+        $r->{prefixes} == 1 ? '1 prefix' : "$r->{prefixes} prefixes";
+    printf {$fh} "A retired dictionary goes when no sampled value names it and it was retired at least %s ago.%s\n\n",
         duration_text($r->{retired_for}), $r->{dry_run} ? ' Dry run: nothing is changed.' : '';
     my %action = $r->{dry_run} ? (remove => 'would remove', keep => 'kept') : (remove => 'removed', keep => 'kept');
     _table($fh, 'rlllrrlll', [ 'ID', 'prefix', 'state', 'file', 'bytes', 'named by', 'retired', 'action', 'why' ],
@@ -279,7 +279,7 @@ or the values of files, L<Cache::Memcached::RustXS::Dict::Sets/read_dump(\@files
 as L<Cache::Memcached::RustXS::Dict::Sample> does, counts the stored zstd
 frames that name each dictionary ID, and removes from the
 L<Cache::Memcached::RustXS::Zstd::DictionarySet> the retired dictionaries
-that no sampled value names and that were retired more than a given time
+that no sampled value names and that were retired at least a given time
 ago. Current dictionaries always stay. A removed dictionary's ID stays in
 the manifest (a C<removed> line), so the set never gives it to another
 dictionary.
@@ -306,7 +306,7 @@ a current dictionary stays;
 =item *
 
 a retired one stays while sampled values name it, or while it was retired
-C<retired_for> seconds ago or less (7 days by default: longer than the
+less than C<retired_for> seconds ago (7 days by default: longer than the
 time to live of any value a site stores), or when the manifest has no date
 for its retirement (sets written before dates were recorded) and
 C<retired_for> is above 0;
