@@ -62,6 +62,11 @@ my %after = (
         $trained->{set}->current('user:') or die "train_all\n";
         $report->{prefixes}[0]{verdict} or die "report_set\n";
     },
+    'Cache::Memcached::RustXS::Dict::Prune' => q{
+        "@{ $result->{removed} }" eq '1' && !-e "$dir/user-1.dict" && -e "$dir/user-2.dict" or die "prune_set\n";
+        my $now = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
+        !$now->entry(1) && (grep { $_->{id} == 1 } $now->removed) && $now->unused_id == 3 or die "removed ID 1\n";
+    },
     'Cache::Memcached::RustXS::Dict::CLI' => q{
         $status == 0 or die "main: $status\n";
     },

@@ -135,6 +135,11 @@ Its reports, as text tables or JSON.
 C<train --all> and C<report --dictionaries>: dictionary sets trained,
 extended and checked per key prefix.
 
+=item L<Cache::Memcached::RustXS::Dict::Prune>
+
+C<prune>: the retired dictionaries of a set that no sampled value names,
+retired long enough ago, removed.
+
 =item L<Cache::Memcached::RustXS::Dict::Tune>
 
 The choice of a prefix's dictionary (method, size) and level, ranked by the

@@ -17,6 +17,7 @@ use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_repor
 use Cache::Memcached::RustXS::Dict::Memory ();
 use Cache::Memcached::RustXS::Dict::Sets qw(train_all report_set read_dump print_train_all
                                            print_report_set json_data);
+use Cache::Memcached::RustXS::Dict::Prune qw(prune_set print_prune prune_json parse_duration);
 
 our $VERSION = '0.101';
 
@@ -53,17 +54,18 @@ sub usage_error { die Cache::Memcached::RustXS::Dict::Error->new(usage => $_[0])
 
 sub dispatch {
     my @args = @_;
-    usage_error('a subcommand is needed: report or train') unless @args;
+    usage_error('a subcommand is needed: report, train or prune') unless @args;
     my $command = shift @args;
     return show_help() if $command eq '--help' || $command eq '-h' || $command eq 'help';
     if ($command eq '--version') {
         print "cmrx-dict $VERSION\n";
         return;
     }
-    usage_error("unknown option $command before the subcommand (report or train)") if $command =~ /\A-/;
+    usage_error("unknown option $command before the subcommand (report, train or prune)") if $command =~ /\A-/;
     return cmd_report(@args) if $command eq 'report';
     return cmd_train(@args)  if $command eq 'train';
-    usage_error("unknown subcommand '$command' (report or train)");
+    return cmd_prune(@args)  if $command eq 'prune';
+    usage_error("unknown subcommand '$command' (report, train or prune)");
 }
 
 sub show_help {
@@ -273,6 +275,43 @@ sub file_samples {
     return ({ files => $read->{files}, stdin => $read->{stdin}, empty => $read->{empty} }, $read->{values});
 }
 
+# ---- prune ----------------------------------------------------------------------------
+
+sub cmd_prune {
+    my @args = @_;
+    my $opt = parse_options('prune', \@args, qw(dictionaries=s server=s retired-for=s dry-run
+                                                delimiter=s sample=s timeout=s json));
+    return show_help() if $opt->{help};
+    usage_error('prune: --dictionaries DIR is needed') unless defined $opt->{dictionaries} && length $opt->{dictionaries};
+    if (defined $opt->{server}) {
+        usage_error("prune: with --server, no file arguments ('$args[0]')") if @args;
+    } else {
+        usage_error('prune: --server HOST:PORT, or files of memcached get responses (or - for standard '
+                    . 'input), are needed') unless @args;
+        usage_error('prune: standard input (-) can be given once') if 1 < grep { $_ eq '-' } @args;
+    }
+    my $retired_for = $Cache::Memcached::RustXS::Dict::Prune::DEFAULT_RETIRED_FOR;
+    if (defined $opt->{'retired-for'}) {
+        $retired_for = parse_duration($opt->{'retired-for'});
+        usage_error("--retired-for must be a duration: a number and s, m, h, d or w (7d, 36h, 3600s), "
+                    . "or a number of seconds, not '$opt->{'retired-for'}'") unless defined $retired_for;
+    }
+    check_common($opt);
+    # The set first: a folder that is not one fails before the server is asked.
+    Cache::Memcached::RustXS::Dict::Prune::read_set($opt->{dictionaries});
+    my $source = defined $opt->{server}
+        ? Cache::Memcached::RustXS::Dict::Server->connect($opt->{server}, timeout => $opt->{timeout})
+        : read_dump(\@args);
+    my $result = prune_set(dir => $opt->{dictionaries}, source => $source, delimiter => $opt->{delimiter},
+                           sample => $opt->{sample}, retired_for => $retired_for, dry_run => $opt->{'dry-run'},
+                           progress => sub { $progress->show($_[0]) }, listing_progress => listing_progress());
+    $progress->clear;
+    $source->close;
+    if ($opt->{json}) { print_json(\*STDOUT, prune_json($result)) }
+    else              { print_prune(\*STDOUT, $result) }
+    return;
+}
+
 # ---- options --------------------------------------------------------------------
 
 sub parse_options {
@@ -414,13 +453,16 @@ first; it does not exit.
 
 =item dispatch(@arguments)
 
-The subcommand (C<report>, C<train>, C<--help>, C<--version>) run with its
+The subcommand (C<report>, C<train>, C<prune>, C<--help>, C<--version>) run with its
 arguments; dies with a L<Cache::Memcached::RustXS::Dict/Cache::Memcached::RustXS::Dict::Error>
 on errors (kind C<usage> for the command line's).
 
-=item cmd_report(@arguments), cmd_train(@arguments)
+=item cmd_report(@arguments), cmd_train(@arguments), cmd_prune(@arguments)
 
-The two subcommands, with the arguments after their name.
+The subcommands, with the arguments after their name. C<prune> reads the
+set first (a folder that is not a set fails before the server is asked),
+then samples the server or the files through
+L<Cache::Memcached::RustXS::Dict::Prune>.
 
 =item server_samples(\%options), file_samples(\%options, \@files)
 

@@ -33,7 +33,7 @@ my %STATES       = (current => 1, retired => 1);
 # field (a lower-case name) is kept as it is and written after these.
 my @SET_FIELDS        = qw(id created);
 my @FALLBACK_FIELDS   = qw(method level savings samples measured);
-my @DICTIONARY_FIELDS = qw(id prefix state file level size sha256 savings samples trained);
+my @DICTIONARY_FIELDS = qw(id prefix state file level size sha256 savings samples trained retired);
 my @REMOVED_FIELDS    = qw(id prefix removed);
 my %REQUIRED = (
     set        => [qw(id)],
@@ -243,6 +243,8 @@ sub _check_entry {
         unless _is_count($f->{size}) && $f->{size} > $DICT_HEADER;
     die "$at: sha256 must be 64 lower-case hexadecimal digits\n" unless $f->{sha256} =~ /\A[0-9a-f]{64}\z/;
     _check_measures($f, $at, 'trained');
+    die "$at: retired must be YYYY-MM-DDTHH:MM:SSZ, not " . _shown($f->{retired}) . "\n"
+        if defined $f->{retired} && !_is_date($f->{retired});
     return;
 }
 
@@ -437,6 +439,7 @@ sub add {
     $e{samples} = $opt{samples} if defined $opt{samples};
     if (my $old = $self->_current_map->{$prefix}) {
         $old->{state} = 'retired';
+        $old->{retired} = _date('retired', time);
     }
     push @{ $self->{entries} }, \%e;
     $self->{pending}{$id} = $bytes;
@@ -469,11 +472,21 @@ sub unused_id {
     Carp::croak('unused_id: every dictionary ID is taken');
 }
 
+# Retires dictionary $id, recording when: now, or the time given; a
+# dictionary retired before keeps its date unless one is given (or it had
+# none).
 sub retire {
-    my ($self, $id) = @_;
+    my ($self, $id, %opt) = @_;
+    for my $name (sort keys %opt) {
+        Carp::croak("retire: unknown option $name (retired => WHEN is the only one)") unless $name eq 'retired';
+    }
     my ($e) = grep { $_->{id} eq $id } @{ $self->{entries} };
     Carp::croak("retire: no dictionary with ID " . _shown($id) . " in the set") unless $e;
+    my $when = defined $opt{retired} ? _date('retire: retired', $opt{retired})
+             : $e->{state} eq 'retired' && defined $e->{retired} ? $e->{retired}
+             : _date('retired', time);
     $e->{state} = 'retired';
+    $e->{retired} = $when;
     return _copy($e);
 }
 
@@ -681,7 +694,9 @@ Cache::Memcached) pick the dictionary of each key by its prefix.
 Dictionaries are added, never changed in place: when a prefix gets a new
 dictionary, the one before stays in the set, I<retired>, so that values
 written with it still decode, until a tool decides no stored value names it
-any more and removes it (L</remove($id)>).
+any more and removes it (L</remove($id)>; C<cmrx-dict prune> does, for the
+retired dictionaries that no sampled value names and that were retired
+long enough ago).
 
 This module reads, checks and writes sets. It needs nothing but perl 5.10.1
 and its core modules to read one (L<Digest::SHA> for the files' checksums);
@@ -710,7 +725,7 @@ starting with C<#> and empty lines are comments. An example:
     # A zstd dictionary set: Cache::Memcached::RustXS::Zstd::DictionarySet describes this file.
     set id=3f0c9a5be1d24c8e9b7a6d5c4b3a2f10 created=2026-05-01T10:00:00Z
     fallback method=zstd level=3 savings=12.5 samples=800 measured=2026-05-01T10:00:00Z
-    dictionary id=1 prefix=user: state=retired file=user-1.dict level=9 size=16384 sha256=9f86... savings=61.5 samples=500 trained=2026-05-01T10:00:00Z
+    dictionary id=1 prefix=user: state=retired file=user-1.dict level=9 size=16384 sha256=9f86... savings=61.5 samples=500 trained=2026-05-01T10:00:00Z retired=2026-06-01T10:00:00Z
     dictionary id=2 prefix=post: state=current file=post-2.dict level=9 size=16384 sha256=60303... savings=55 samples=500 trained=2026-05-01T10:00:00Z
     dictionary id=3 prefix=user: state=current file=user-3.dict level=9 size=16384 sha256=fd61a... trained=2026-06-01T10:00:00Z
     removed id=4 prefix=cart: removed=2026-07-01T10:00:00Z
@@ -738,7 +753,7 @@ every client reads) at a gzip level (0 to 12; Compress::Zlib's C<memGzip>
 uses 9). Optional: without it, the fallback is gzip at level 9, which is
 what the clients write without this distribution.
 
-=item C<dictionary id=N prefix=P state=current|retired file=F level=N size=N sha256=HEX savings=PCT samples=N trained=DATE>
+=item C<dictionary id=N prefix=P state=current|retired file=F level=N size=N sha256=HEX savings=PCT samples=N trained=DATE retired=DATE>
 
 One dictionary. C<id> is the ID in its header (1 to 4294967295), which
 every frame made with it names; no two dictionaries of a set share one.
@@ -751,6 +766,11 @@ set's is refused instead of used. C<savings> is the percentage of the
 held-out values' bytes that compressing them with this dictionary at this
 level saves, 100 x (1 - compressed / uncompressed); C<samples> the number of
 values it was trained on; C<trained> when (UTC). Those three are optional.
+C<retired>, on a retired dictionary: when it was retired (UTC), which
+C<cmrx-dict prune> counts its age from. Sets written by release 0.101 and
+earlier have no C<retired> dates; they load as they are, their retirements
+of unknown date (C<retired> is then missing from the entry), and earlier
+releases read and keep the field like any other.
 
 =item C<removed id=N prefix=P removed=DATE>
 
@@ -875,7 +895,8 @@ fails, returns 1.
 =item $set->add(%options)
 
 Adds a dictionary and makes it the current one of its prefix; the prefix's
-dictionary before becomes retired. Returns the new entry. Options:
+dictionary before becomes retired (its C<retired> date now). Returns the
+new entry. Options:
 
 =over 4
 
@@ -919,10 +940,14 @@ L</write>.
 The smallest ID from C<from> up that no dictionary of the set has or had
 (removed ones count) and this process has not loaded.
 
-=item $set->retire($id)
+=item $set->retire($id, retired => $when)
 
 Makes dictionary C<$id> retired (its prefix then has no current dictionary
-unless another is added, and its keys get the fallback). Returns its entry.
+unless another is added, and its keys get the fallback), and records when
+in its C<retired> field: C<$when> (epoch seconds or
+C<YYYY-MM-DDTHH:MM:SSZ>) when given; else now, unless it was retired
+before and has a date, which it keeps. Returns its entry. (L</add(%options)>
+records now as the retirement date of the dictionary it retires.)
 
 =item $set->remove($id)
 
@@ -930,7 +955,10 @@ Drops retired dictionary C<$id> from the set, keeping its ID in a
 C<removed> line so that no other dictionary gets it; L</write> deletes its
 file after writing the manifest. Croaks for a current one (retire it first).
 Values that name a removed dictionary become misses in processes that did
-not load it before.
+not load it before; processes that loaded it keep it, and read those
+values as before. It does not ask whether values still name it:
+C<cmrx-dict prune> samples a cache to decide
+(L<Cache::Memcached::RustXS::Dict::Prune>).
 
 =item $set->set_fallback(method => 'zstd', level => 3, savings => ..., samples => ..., measured => ...)
 
