@@ -27,7 +27,7 @@ sub new {
     }
     $args{parser_class} ||= $PARSER;
     my $self = $class->SUPER::new(\%args);
-    $self->{cmrx_zstd} = _zstd_chooser($zstd) if $zstd;
+    $self->{cmrx_zstd} = _zstd_chooser($zstd, $self->{namespace}) if $zstd;
     return $self;
 }
 
@@ -36,11 +36,11 @@ sub new {
 # that key: zstd at the level, with the dictionary file; or, with a set,
 # what the set says for the key's prefix.
 sub _zstd_chooser {
-    my ($opt) = @_;
+    my ($opt, $namespace) = @_;
     Carp::croak('zstd must be a hash reference of options (level, dictionary, or dictionaries)')
         unless ref $opt eq 'HASH';
     Cache::Memcached::RustXS::_check_options('zstd', $opt, @ZSTD_OPTIONS);
-    return _set_chooser($opt) if defined $opt->{dictionaries};
+    return _set_chooser($opt, $namespace) if defined $opt->{dictionaries};
     Carp::croak('zstd: rescan_interval goes with dictionaries') if exists $opt->{rescan_interval};
     my $writer = _zstd_writer($opt->{level}, defined $opt->{dictionary}
         ? Cache::Memcached::RustXS::Zstd::load_dictionary($opt->{dictionary}) : 0);
@@ -56,9 +56,13 @@ sub _zstd_writer {
 }
 
 # The writer of each prefix of the set, and of the fallback; the key's
-# writer is the one of the longest prefix it starts with.
+# writer is the one of the longest prefix it starts with. The whole-cache
+# entry (prefix '') writes the keys of other prefixes when the set says it
+# stores them in less memory than the fallback. A namespace that no prefix
+# of the set goes with is taken with the set's delimiter added (namespace
+# 'user' for the prefix 'user:'), or warned about.
 sub _set_chooser {
-    my ($opt) = @_;
+    my ($opt, $namespace) = @_;
     for my $name (qw(level dictionary)) {
         Carp::croak("zstd: $name cannot go with dictionaries (the set says which and at what level)")
             if exists $opt->{$name};
@@ -66,11 +70,23 @@ sub _set_chooser {
     my $set = Cache::Memcached::RustXS::Zstd::load_dictionaries($opt->{dictionaries},
         exists $opt->{rescan_interval} ? (rescan_interval => $opt->{rescan_interval}) : ());
     my %by_prefix = map { my $e = $set->current($_); ($_ => _zstd_writer($e->{level}, $e->{id})) }
-                    $set->prefixes;
+                    grep { length } $set->prefixes;
     my @lengths = sort { $b <=> $a } keys %{ { map { (length($_) => 1) } keys %by_prefix } };
     my $fallback = $set->fallback;
-    my $other = $fallback->{method} eq 'zstd' ? _zstd_writer($fallback->{level}, 0)
+    my $whole = $set->other_keys_entry;
+    my $other = $whole ? _zstd_writer($whole->{level}, $whole->{id})
+              : $fallback->{method} eq 'zstd' ? _zstd_writer($fallback->{level}, 0)
               : _gzip_writer($fallback->{level});
+    if (defined $namespace && length $namespace
+        && !grep { index($namespace, $_) == 0 || index($_, $namespace) == 0 } keys %by_prefix) {
+        my $r = $set->resolve_prefix($namespace);
+        if ($r->{how} eq 'delimiter') {
+            $other = _zstd_writer($r->{entry}{level}, $r->{entry}{id});
+        } else {
+            Cache::Memcached::RustXS::Zstd::_warn_unmatched('Cache::Memcached::RustXS::Memcached: namespace',
+                                                            $namespace, $set, $whole);
+        }
+    }
     return sub {
         my ($key) = @_;
         for my $len (@lengths) {

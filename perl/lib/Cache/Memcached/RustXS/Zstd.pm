@@ -15,6 +15,10 @@ our @EXPORT_OK = qw(load_dictionary load_dictionaries train_dictionary train_dic
                     frame_dictionary_id);
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
+# Warnings about a prefix or a namespace point at the code that made the
+# writer, past Cache::Memcached::RustXS::Memcached's new.
+our @CARP_NOT = ('Cache::Memcached::RustXS::Memcached');
+
 # compress, decompress, dictionary_id, dictionary_with_id and frame_dictionary_id are XSUBs
 # (perl/RustXS.xs), as are the helpers _load_dictionary_bytes,
 # _prepare_dictionary, _loaded_state, _train and _frame_sizes.
@@ -250,21 +254,55 @@ sub compress_methods {
 }
 
 # What compress_methods(dictionaries => DIR, prefix => P) writes with:
-# (format, level, dictionary ID), from the set, which it loads.
+# (format, level, dictionary ID), from the set, which it loads. Without a
+# prefix: the set's whole-cache entry (prefix '').
 sub _set_writer {
     my ($opt) = @_;
     for my $name (qw(dictionary level)) {
         Carp::croak("compress_methods: $name cannot go with dictionaries (the set says which and at what level)")
             if exists $opt->{$name};
     }
-    Carp::croak('compress_methods: prefix is needed with dictionaries (the key prefix the values have)')
-        unless defined $opt->{prefix};
     my $set = load_dictionaries($opt->{dictionaries},
         exists $opt->{rescan_interval} ? (rescan_interval => $opt->{rescan_interval}) : ());
-    my $entry = $set->for_key($opt->{prefix});
+    my $entry;
+    if (!defined $opt->{prefix}) {
+        $entry = $set->whole_cache
+            or Carp::croak("compress_methods: the dictionary set in $opt->{dictionaries} has no whole-cache entry "
+                         . "(a current dictionary for the prefix ''), which a writer without prefix uses: give "
+                         . 'prefix (the key prefix the values have), or train the set again with cmrx-dict train --all');
+    }
+    else {
+        my $r = $set->resolve_prefix($opt->{prefix});
+        $entry = $r->{entry};
+        _warn_unmatched('compress_methods: prefix', $opt->{prefix}, $set, $entry) if $r->{how} eq 'none';
+    }
     return ('zstd', $entry->{level}, $entry->{id}) if $entry;
     my $fallback = $set->fallback;
     return ($fallback->{method}, $fallback->{level}, 0);
+}
+
+# Warns, once per set folder and prefix in the process, that $prefix (a
+# compress_methods prefix, a Cache::Memcached namespace) matches no
+# dictionary of $set, naming the set's prefixes and what its values get.
+my %WARNED_PREFIX;
+sub _warn_unmatched {
+    my ($what, $prefix, $set, $entry) = @_;
+    return if $WARNED_PREFIX{ $set->dir }{$prefix}++;
+    my @prefixes = map { "'" . _printable($_) . "'" } grep { length } $set->prefixes;
+    my $whole = $set->whole_cache;
+    my $fallback = $set->fallback;
+    Carp::carp("$what '" . _printable($prefix) . "' matches no dictionary of the set in " . $set->dir
+             . ' (its prefixes: ' . (@prefixes ? join(', ', @prefixes) : 'none')
+             . ($whole ? ", and '' for the whole cache" : '') . '): its values get '
+             . ($entry ? "the whole-cache dictionary (ID $entry->{id}, level $entry->{level})"
+                       : "the fallback ($fallback->{method} level $fallback->{level})"));
+    return;
+}
+
+sub _printable {
+    my ($s) = @_;
+    $s =~ s/([^\x20-\x7e])/sprintf '\\x%02X', ord $1/ge;
+    return $s;
 }
 
 1;

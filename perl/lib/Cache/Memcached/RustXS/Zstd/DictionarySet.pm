@@ -292,16 +292,81 @@ sub current {
     return $e ? _copy($e) : undef;
 }
 
-# The current dictionary whose prefix is the longest that $key starts with.
+# The current dictionary whose prefix is the longest that $key starts with;
+# the whole-cache entry (prefix '') only when it is for other keys too.
 sub for_key {
     my ($self, $key) = @_;
     Carp::croak('for_key: a key is needed') unless defined $key;
     my $best;
     for my $e (grep { $_->{state} eq 'current' } @{ $self->{entries} }) {
+        next if !length $e->{prefix} && !_for_other_keys($e);
         next unless substr($key, 0, length $e->{prefix}) eq $e->{prefix};
         $best = $e if !$best || length $e->{prefix} > length $best->{prefix};
     }
     return $best ? _copy($best) : undef;
+}
+
+# The whole-cache entry: the current dictionary of the empty prefix, for
+# writers that cannot see keys.
+sub whole_cache { $_[0]->current('') }
+
+# Whether keys of prefixes without a dictionary get the whole-cache entry
+# (other_keys=0 says the fallback stores them in less memory).
+sub _for_other_keys {
+    my ($e) = @_;
+    return !(defined $e->{other_keys} && $e->{other_keys} eq '0');
+}
+
+sub other_keys_entry {
+    my ($self) = @_;
+    my $e = $self->_current_map->{''};
+    return $e && _for_other_keys($e) ? _copy($e) : undef;
+}
+
+# The delimiter the set's prefixes end with, as the trainer recorded it on
+# the set line, or undef.
+sub delimiter {
+    my ($self) = @_;
+    my $d = $self->{set_fields} && $self->{set_fields}{delimiter};
+    return defined $d && length $d ? $d : undef;
+}
+
+sub set_delimiter {
+    my ($self, $d) = @_;
+    Carp::croak('set_delimiter: the delimiter is one or more bytes') unless defined $d && length $d;
+    $self->{set_fields}{delimiter} = $d;
+    return $d;
+}
+
+# What a writer for keys that start with $prefix writes with, as
+# compress_methods(prefix => ...) decides: { entry => the current entry or
+# undef (the fallback), how => 'prefix' (an entry's prefix starts $prefix,
+# or '' for the whole cache), 'delimiter' (the prefix with the set's
+# delimiter added is an entry's) or 'none' (no entry matches: the
+# whole-cache entry when it is for other keys, or when $prefix begins
+# several entries' prefixes; else the fallback) }.
+sub resolve_prefix {
+    my ($self, $prefix) = @_;
+    Carp::croak('resolve_prefix: a prefix is needed') unless defined $prefix;
+    my $map = $self->_current_map;
+    my $whole = $map->{''};
+    if (!length $prefix) {
+        return { entry => $whole ? _copy($whole) : undef, how => $whole ? 'prefix' : 'none' };
+    }
+    my $best;
+    for my $p (grep { length } keys %$map) {
+        next unless substr($prefix, 0, length $p) eq $p;
+        $best = $p if !defined $best || length $p > length $best;
+    }
+    return { entry => _copy($map->{$best}), how => 'prefix' } if defined $best;
+    my @delimiters = defined $self->delimiter ? ($self->delimiter)
+                   : do { my %d = map { (substr($_, -1) => 1) } grep { length && /[^A-Za-z0-9]\z/ } keys %$map;
+                          sort keys %d };
+    my @with = grep { $map->{$_} } map { $prefix . $_ } @delimiters;
+    return { entry => _copy($map->{ $with[0] }), how => 'delimiter' } if @with == 1;
+    my $spans = grep { length $_ > length $prefix && substr($_, 0, length $prefix) eq $prefix } keys %$map;
+    my $e = $whole && ($spans || _for_other_keys($whole)) ? $whole : undef;
+    return { entry => $e ? _copy($e) : undef, how => 'none' };
 }
 
 my %DEFAULT_FALLBACK = (method => 'gzip', level => 9);
