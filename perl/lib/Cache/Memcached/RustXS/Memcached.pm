@@ -77,12 +77,11 @@ sub _set_chooser {
     my $other = $whole ? _zstd_writer($whole->{level}, $whole->{id})
               : $fallback->{method} eq 'zstd' ? _zstd_writer($fallback->{level}, 0)
               : _gzip_writer($fallback->{level});
-    if (defined $namespace && length $namespace
-        && !grep { index($namespace, $_) == 0 || index($_, $namespace) == 0 } keys %by_prefix) {
+    if (defined $namespace && length $namespace && !grep { index($namespace, $_) == 0 } keys %by_prefix) {
         my $r = $set->resolve_prefix($namespace);
         if ($r->{how} eq 'delimiter') {
             $other = _zstd_writer($r->{entry}{level}, $r->{entry}{id});
-        } else {
+        } elsif (!grep { index($_, $namespace) == 0 } keys %by_prefix) {
             Cache::Memcached::RustXS::Zstd::_warn_unmatched('Cache::Memcached::RustXS::Memcached: namespace',
                                                             $namespace, $set, $whole);
         }
