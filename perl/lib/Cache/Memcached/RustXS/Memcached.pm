@@ -230,8 +230,12 @@ Write each key as the dictionary set in the folder C<$dir> says (see
 L<Cache::Memcached::RustXS::Zstd::DictionarySet>): with the current
 dictionary whose prefix is the longest the key starts with, at that
 dictionary's level; a key that starts with no prefix of the set gets the
-set's fallback, as its trainer measured it (zstd without a dictionary, or
-gzip, at a level). The key is matched B<as memcached stores it, with this
+set's whole-cache entry (the dictionary of the prefix C<''>, which
+C<cmrx-dict train --all> tunes on every prefix's values) when the set says
+it takes less memory than the fallback for such keys (its C<other_keys>
+field: see L<Cache::Memcached::RustXS::Zstd::DictionarySet/The whole-cache
+entry>), else the set's fallback, as its trainer measured it (zstd without
+a dictionary, or gzip, at a level). The key is matched B<as memcached stores it, with this
 object's C<namespace> in front>, because that is what C<cmrx-dict> sees and
 trains on: a set trained on a server shared by several namespaces has
 prefixes such as C<app1:user:>. The set is loaded for the whole process
@@ -240,6 +244,17 @@ with C<rescan_interval> if given), so its readers also find dictionaries
 added to it later; this object keeps writing with the dictionaries that
 were current when it was made. C<level> and C<dictionary> cannot go with
 C<dictionaries>; a set that cannot be loaded croaks in C<new>.
+
+A C<namespace> that no prefix of the set goes with (none is the start of
+the namespace, none starts with it) is not left to the fallback in
+silence: when the namespace with the set's delimiter added is a prefix of
+the set (namespace C<user> for the prefix C<user:>), keys of this object
+that match no prefix are written with that prefix's dictionary; otherwise
+C<new> warns, once per set and namespace in the process, naming the set's
+prefixes and what the keys get (the whole-cache entry or the fallback), for
+example:
+
+    Cache::Memcached::RustXS::Memcached: namespace 'ns:' matches no dictionary of the set in /etc/app/dictionaries (its prefixes: 'compat:', 'gh:', 'npm:', and '' for the whole cache): its values get the whole-cache dictionary (ID 4, level 19) at app.pl line 12.
 
 =back
 

@@ -679,11 +679,24 @@ memory than the current one on the same held-out values; the one before is
 retired, never removed, and no file is removed. New dictionaries get the
 smallest unused ID of the set. The fallback (what keys without a dictionary
 get) is measured on the values of the prefixes left without one (on every
-value when all have one). The set is written, and a hash reference
-returned: C<dir>, C<set>, C<listing>, C<prefixes> (per prefix: C<group>,
-C<set_prefix>, C<tuned> (L<Cache::Memcached::RustXS::Dict::Tune/tune>'s
-result), C<current>, C<action> (C<added>, C<replaced>, C<kept>, C<none>),
-C<why>, C<entry>), C<fallback>.
+value when all have one). Then the whole-cache entry (the empty prefix),
+unless C<prefixes> is given: the sampled values of every group, pooled by
+L</whole_cache_samples(\@groups)>, tuned by the same
+L<Cache::Memcached::RustXS::Dict::Tune/tune>, and added by the same rules
+(worth a dictionary over every key; C<if_better> against the current
+one), with C<other_keys> 1 when its candidate dictionary takes less memory
+than the fallback on the held-out pooled values of the keys the fallback
+was measured on (all the fallback's values when none was held out), else
+0. The delimiter is recorded on the set line. The set is written, and a
+hash reference returned: C<dir>, C<set>, C<listing>, C<prefixes> (per
+prefix: C<group>, C<set_prefix>, C<tuned>
+(L<Cache::Memcached::RustXS::Dict::Tune/tune>'s result), C<current>,
+C<action> (C<added>, C<replaced>, C<kept>, C<none>), C<why>, C<entry>),
+C<fallback>, and C<whole_cache> (the same for the whole-cache entry, with
+C<whole_cache> 1, C<set_prefix> C<''>, C<shares> (each prefix's values in
+the pool), C<pairs> (the pool's size) and C<other_keys> (C<use>,
+C<memory>, C<fallback_memory>, C<values>, C<measured_on>); undef with
+C<prefixes>).
 
 =item report_set(dir => $dir, ...)
 
@@ -696,6 +709,22 @@ and one is worth it), C<the fallback>, C<no values sampled>, or, for a
 prefix of the set that no sampled key has, C<no keys sampled>. Per
 dictionary of the set, C<named_by>: how many sampled stored values are
 frames naming its ID (C<other_ids> lists IDs that the set does not have).
+C<whole_cache>: the whole-cache entry measured the same way against a fresh
+one tuned on the pooled values of every prefix, with C<verdict>
+(C<retrain>, C<current>, C<train>, C<the fallback>, C<no values sampled>);
+undef with C<prefixes>.
+
+=item whole_cache_samples(\@groups)
+
+The pool the whole-cache entry is tuned on, and each prefix's share:
+C<(\@pairs, { prefix =E<gt> count })>, from groups C<{ prefix, keys,
+pairs =E<gt> [ [$key, $value], ... ] }> (C<keys>: the prefix's keys on the
+server, or its values in the files). Each prefix gives values in proportion
+to its keys, so that each pooled value stands for as many keys as any
+other, taken evenly from its pairs and interleaved with the others' in
+order. The pool is the largest for which every prefix has enough values
+for its exact share; when that is smaller than the largest prefix's pairs,
+it is made that large and a prefix short of values gives all it has.
 
 =item read_dump(\@files)
 
