@@ -39,7 +39,7 @@ SKIP: {
     is $st, 0, 'train --all --server: exit 0' or diag $err;
     like $out, qr/memory as memcached's \(stats settings/, "... with the server's slab classes";
     my $s = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
-    is join(' ', $s->prefixes), 'compat: gh:', '... a dictionary for each prefix (their gzip values decoded)'
+    is join(' ', grep { length } $s->prefixes), 'compat: gh:', '... a dictionary for each prefix (their gzip values decoded)'
         or diag $out;
     # Write gh:'s other half with the set, then report.
     my $methods = Cache::Memcached::RustXS::Zstd::compress_methods(dictionaries => $dir, prefix => 'gh:');

@@ -285,6 +285,10 @@ SKIP: {
     is $warned, 0, 'without a warning' or diag @child_warnings;
 }
 
-is_deeply \@WARNINGS, [], 'no warning in this process';
+# Fast's writer for app:news:, made before the prefix had a dictionary,
+# says so once (t/53 tests the warning).
+my $unmatched = qr/\Acompress_methods: prefix 'app:news:' matches no dictionary of the set/;
+is scalar(grep { /$unmatched/ } @WARNINGS), ($FAST ? 1 : 0), "one warning that app:news: had no dictionary";
+is_deeply [ grep { !/$unmatched/ } @WARNINGS ], [], 'no other warning in this process';
 
 done_testing;

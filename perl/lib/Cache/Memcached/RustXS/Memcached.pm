@@ -27,7 +27,7 @@ sub new {
     }
     $args{parser_class} ||= $PARSER;
     my $self = $class->SUPER::new(\%args);
-    $self->{cmrx_zstd} = _zstd_chooser($zstd) if $zstd;
+    $self->{cmrx_zstd} = _zstd_chooser($zstd, $self->{namespace}) if $zstd;
     return $self;
 }
 
@@ -36,11 +36,11 @@ sub new {
 # that key: zstd at the level, with the dictionary file; or, with a set,
 # what the set says for the key's prefix.
 sub _zstd_chooser {
-    my ($opt) = @_;
+    my ($opt, $namespace) = @_;
     Carp::croak('zstd must be a hash reference of options (level, dictionary, or dictionaries)')
         unless ref $opt eq 'HASH';
     Cache::Memcached::RustXS::_check_options('zstd', $opt, @ZSTD_OPTIONS);
-    return _set_chooser($opt) if defined $opt->{dictionaries};
+    return _set_chooser($opt, $namespace) if defined $opt->{dictionaries};
     Carp::croak('zstd: rescan_interval goes with dictionaries') if exists $opt->{rescan_interval};
     my $writer = _zstd_writer($opt->{level}, defined $opt->{dictionary}
         ? Cache::Memcached::RustXS::Zstd::load_dictionary($opt->{dictionary}) : 0);
@@ -56,9 +56,13 @@ sub _zstd_writer {
 }
 
 # The writer of each prefix of the set, and of the fallback; the key's
-# writer is the one of the longest prefix it starts with.
+# writer is the one of the longest prefix it starts with. The whole-cache
+# entry (prefix '') writes the keys of other prefixes when the set says it
+# stores them in less memory than the fallback. A namespace that no prefix
+# of the set goes with is taken with the set's delimiter added (namespace
+# 'user' for the prefix 'user:'), or warned about.
 sub _set_chooser {
-    my ($opt) = @_;
+    my ($opt, $namespace) = @_;
     for my $name (qw(level dictionary)) {
         Carp::croak("zstd: $name cannot go with dictionaries (the set says which and at what level)")
             if exists $opt->{$name};
@@ -66,11 +70,22 @@ sub _set_chooser {
     my $set = Cache::Memcached::RustXS::Zstd::load_dictionaries($opt->{dictionaries},
         exists $opt->{rescan_interval} ? (rescan_interval => $opt->{rescan_interval}) : ());
     my %by_prefix = map { my $e = $set->current($_); ($_ => _zstd_writer($e->{level}, $e->{id})) }
-                    $set->prefixes;
+                    grep { length } $set->prefixes;
     my @lengths = sort { $b <=> $a } keys %{ { map { (length($_) => 1) } keys %by_prefix } };
     my $fallback = $set->fallback;
-    my $other = $fallback->{method} eq 'zstd' ? _zstd_writer($fallback->{level}, 0)
+    my $whole = $set->other_keys_entry;
+    my $other = $whole ? _zstd_writer($whole->{level}, $whole->{id})
+              : $fallback->{method} eq 'zstd' ? _zstd_writer($fallback->{level}, 0)
               : _gzip_writer($fallback->{level});
+    if (defined $namespace && length $namespace && !grep { index($namespace, $_) == 0 } keys %by_prefix) {
+        my $r = $set->resolve_prefix($namespace);
+        if ($r->{how} eq 'delimiter') {
+            $other = _zstd_writer($r->{entry}{level}, $r->{entry}{id});
+        } elsif (!grep { index($_, $namespace) == 0 } keys %by_prefix) {
+            Cache::Memcached::RustXS::Zstd::_warn_unmatched('Cache::Memcached::RustXS::Memcached: namespace',
+                                                            $namespace, $set, $whole);
+        }
+    }
     return sub {
         my ($key) = @_;
         for my $len (@lengths) {
@@ -215,8 +230,12 @@ Write each key as the dictionary set in the folder C<$dir> says (see
 L<Cache::Memcached::RustXS::Zstd::DictionarySet>): with the current
 dictionary whose prefix is the longest the key starts with, at that
 dictionary's level; a key that starts with no prefix of the set gets the
-set's fallback, as its trainer measured it (zstd without a dictionary, or
-gzip, at a level). The key is matched B<as memcached stores it, with this
+set's whole-cache entry (the dictionary of the prefix C<''>, which
+C<cmrx-dict train --all> tunes on every prefix's values) when the set says
+it takes less memory than the fallback for such keys (its C<other_keys>
+field: see L<Cache::Memcached::RustXS::Zstd::DictionarySet/The whole-cache
+entry>), else the set's fallback, as its trainer measured it (zstd without
+a dictionary, or gzip, at a level). The key is matched B<as memcached stores it, with this
 object's C<namespace> in front>, because that is what C<cmrx-dict> sees and
 trains on: a set trained on a server shared by several namespaces has
 prefixes such as C<app1:user:>. The set is loaded for the whole process
@@ -225,6 +244,17 @@ with C<rescan_interval> if given), so its readers also find dictionaries
 added to it later; this object keeps writing with the dictionaries that
 were current when it was made. C<level> and C<dictionary> cannot go with
 C<dictionaries>; a set that cannot be loaded croaks in C<new>.
+
+A C<namespace> that no prefix of the set goes with (none is the start of
+the namespace, none starts with it) is not left to the fallback in
+silence: when the namespace with the set's delimiter added is a prefix of
+the set (namespace C<user> for the prefix C<user:>), keys of this object
+that match no prefix are written with that prefix's dictionary; otherwise
+C<new> warns, once per set and namespace in the process, naming the set's
+prefixes and what the keys get (the whole-cache entry or the fallback), for
+example:
+
+    Cache::Memcached::RustXS::Memcached: namespace 'ns:' matches no dictionary of the set in /etc/app/dictionaries (its prefixes: 'compat:', 'gh:', 'npm:', and '' for the whole cache): its values get the whole-cache dictionary (ID 4, level 19) at app.pl line 12.
 
 =back
 

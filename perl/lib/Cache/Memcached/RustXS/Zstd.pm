@@ -15,6 +15,10 @@ our @EXPORT_OK = qw(load_dictionary load_dictionaries train_dictionary train_dic
                     frame_dictionary_id);
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
+# Warnings about a prefix or a namespace point at the code that made the
+# writer, past Cache::Memcached::RustXS::Memcached's new.
+our @CARP_NOT = ('Cache::Memcached::RustXS::Memcached');
+
 # compress, decompress, dictionary_id, dictionary_with_id and frame_dictionary_id are XSUBs
 # (perl/RustXS.xs), as are the helpers _load_dictionary_bytes,
 # _prepare_dictionary, _loaded_state, _train and _frame_sizes.
@@ -250,21 +254,55 @@ sub compress_methods {
 }
 
 # What compress_methods(dictionaries => DIR, prefix => P) writes with:
-# (format, level, dictionary ID), from the set, which it loads.
+# (format, level, dictionary ID), from the set, which it loads. Without a
+# prefix: the set's whole-cache entry (prefix '').
 sub _set_writer {
     my ($opt) = @_;
     for my $name (qw(dictionary level)) {
         Carp::croak("compress_methods: $name cannot go with dictionaries (the set says which and at what level)")
             if exists $opt->{$name};
     }
-    Carp::croak('compress_methods: prefix is needed with dictionaries (the key prefix the values have)')
-        unless defined $opt->{prefix};
     my $set = load_dictionaries($opt->{dictionaries},
         exists $opt->{rescan_interval} ? (rescan_interval => $opt->{rescan_interval}) : ());
-    my $entry = $set->for_key($opt->{prefix});
+    my $entry;
+    if (!defined $opt->{prefix}) {
+        $entry = $set->whole_cache
+            or Carp::croak("compress_methods: the dictionary set in $opt->{dictionaries} has no whole-cache entry "
+                         . "(a current dictionary for the prefix ''), which a writer without prefix uses: give "
+                         . 'prefix (the key prefix the values have), or train the set again with cmrx-dict train --all');
+    }
+    else {
+        my $r = $set->resolve_prefix($opt->{prefix});
+        $entry = $r->{entry};
+        _warn_unmatched('compress_methods: prefix', $opt->{prefix}, $set, $entry) if $r->{how} eq 'none';
+    }
     return ('zstd', $entry->{level}, $entry->{id}) if $entry;
     my $fallback = $set->fallback;
     return ($fallback->{method}, $fallback->{level}, 0);
+}
+
+# Warns, once per set folder and prefix in the process, that $prefix (a
+# compress_methods prefix, a Cache::Memcached namespace) matches no
+# dictionary of $set, naming the set's prefixes and what its values get.
+my %WARNED_PREFIX;
+sub _warn_unmatched {
+    my ($what, $prefix, $set, $entry) = @_;
+    return if $WARNED_PREFIX{ $set->dir }{$prefix}++;
+    my @prefixes = map { "'" . _printable($_) . "'" } grep { length } $set->prefixes;
+    my $whole = $set->whole_cache;
+    my $fallback = $set->fallback;
+    Carp::carp("$what '" . _printable($prefix) . "' matches no dictionary of the set in " . $set->dir
+             . ' (its prefixes: ' . (@prefixes ? join(', ', @prefixes) : 'none')
+             . ($whole ? ", and '' for the whole cache" : '') . '): its values get '
+             . ($entry ? "the whole-cache dictionary (ID $entry->{id}, level $entry->{level})"
+                       : "the fallback ($fallback->{method} level $fallback->{level})"));
+    return;
+}
+
+sub _printable {
+    my ($s) = @_;
+    $s =~ s/([^\x20-\x7e])/sprintf '\\x%02X', ord $1/ge;
+    return $s;
 }
 
 1;
@@ -329,6 +367,18 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
         namespace        => 'user:',
         compress_methods => Cache::Memcached::RustXS::Zstd::compress_methods(
             dictionaries => $set->dir, prefix => 'user:'),
+    });
+
+    # One Fast object for the whole application, the prefix in each key: it
+    # writes with the set's whole-cache entry (the prefix '', which
+    # cmrx-dict train --all tunes on every prefix's values)
+    $set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($set->dir);
+    $set->add(prefix => '', dictionary => $dict, level => 9, id => 2);
+    $set->write;
+    my $app = Cache::Memcached::Fast->new({
+        servers          => ['127.0.0.1:11211'],
+        compress_methods => Cache::Memcached::RustXS::Zstd::compress_methods(
+            dictionaries => $set->dir),
     });
 
 =head1 DESCRIPTION
@@ -516,6 +566,8 @@ corrupt.
 
 =item compress_methods(dictionaries => $dir, prefix => $prefix, rescan_interval => 60, max_output => 64 MiB)
 
+=item compress_methods(dictionaries => $dir, rescan_interval => 60, max_output => 64 MiB)
+
 Returns C<[ $compress, $decompress ]> for Cache::Memcached::Fast's
 C<compress_methods> option, as L<Cache::Memcached::RustXS::Zlib> does, but
 the compressor writes zstd (with the dictionary in the file C<$path>, which
@@ -526,10 +578,24 @@ L</load_dictionaries($dir, rescan_interval =E<gt> 60)>, with
 C<rescan_interval> if given) and the compressor writes as the set says for
 keys that start with C<$prefix>: with the current dictionary whose prefix is
 the longest that C<$prefix> starts with, at its level, or, when there is
-none, the set's fallback (zstd without a dictionary, or gzip, at its
-level). Sites make one Fast object per namespace, so C<$prefix> is usually
-the object's C<namespace> (a key's prefix in the set includes its
-namespace). The choice is made here, once: a dictionary added to the set
+none, as L</A prefix that matches no entry> says. Sites that make one Fast
+object per namespace give the object's C<namespace> as C<$prefix> (a key's
+prefix in the set includes its namespace).
+
+Without C<prefix> (or with C<prefix =E<gt> ''>), the compressor writes with
+the set's B<whole-cache entry>: the dictionary and level that
+C<cmrx-dict train --all> tunes on the values of every prefix, each prefix's
+share in proportion to its keys, for writers that cannot see keys -- the
+common single Cache::Memcached::Fast object for the whole application, with
+the prefix inside each key (C<user:42>), whose compressor is never given
+the key (see L<Cache::Memcached::RustXS::Zstd::DictionarySet/The
+whole-cache entry>). A set without one (made by hand, or by an earlier
+C<cmrx-dict>) makes C<compress_methods> without C<prefix> croak, saying
+so: give C<prefix>, or run C<cmrx-dict train --all> on the set again, which
+adds the entry. Readers need nothing new: every frame names its dictionary,
+and the entry is loaded with the set.
+
+The choice is made here, once: a dictionary added to the set
 later is read at once by every reader (through the rescan), and written by
 objects made after it. C<level> and C<dictionary> cannot go with
 C<dictionaries>. The decompressor reads zstd (with any loaded
@@ -541,6 +607,37 @@ C<max_output> is the decompressor's cap, by default
 C<$Cache::Memcached::RustXS::Zlib::MaxOutput>; a larger value is a miss.
 
 =back
+
+=head2 A prefix that matches no entry
+
+A C<prefix> that no current dictionary's prefix starts is not left to the
+fallback in silence:
+
+=over 4
+
+=item *
+
+When the prefix with the set's delimiter added is an entry of the set, it
+is taken so, silently: C<prefix =E<gt> 'perf'> writes with the dictionary
+of C<perf:>. The delimiter is the one C<cmrx-dict train --all> recorded in
+the manifest (C<--delimiter>, C<:> by default); for a set without one, the
+last character of each prefix that ends in neither a letter nor a digit.
+
+=item *
+
+Otherwise C<compress_methods> warns, once per set and prefix in the
+process, naming the set's prefixes and what the values get, and writes
+with the whole-cache entry when the set says it stores keys without an
+entry of their own in less memory than the fallback (or when the prefix
+begins several entries' prefixes, C<app1:> of C<app1:user:> and
+C<app1:post:>, whose keys the object writes), else with the fallback:
+
+    compress_methods: prefix 'perf' matches no dictionary of the set in /etc/app/dictionaries (its prefixes: 'compat:', 'gh:', 'npm:', and '' for the whole cache): its values get the whole-cache dictionary (ID 4, level 19) at app.pl line 12.
+
+=back
+
+L<Cache::Memcached::RustXS::Memcached> does the same with its
+C<namespace>.
 
 Cache::Memcached writes through L<Cache::Memcached::RustXS::Memcached>, a
 subclass whose objects write zstd (without changing what

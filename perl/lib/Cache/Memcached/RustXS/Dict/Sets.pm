@@ -11,13 +11,14 @@ use Cache::Memcached::RustXS::Zstd::DictionarySet ();
 use Cache::Memcached::RustXS::Dict qw(fail sum_length round);
 use Cache::Memcached::RustXS::Dict::Memory ();
 use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values);
-use Cache::Memcached::RustXS::Dict::Tune qw(tune tune_fallback dictionary_memory);
+use Cache::Memcached::RustXS::Dict::Tune qw(tune tune_fallback dictionary_memory stored_memory);
+use Cache::Memcached::RustXS::Zlib ();
 use Cache::Memcached::RustXS::Dict::Report ();
 
 our $VERSION = '0.101';
 
 our @EXPORT_OK = qw(train_all report_set read_dump print_train_all print_report_set json_data
-                    worth_a_dictionary);
+                    worth_a_dictionary whole_cache_samples);
 
 our $DEFAULT_IF_BETTER = 5;    # percent less memory a new dictionary must take
 my $MIN_GAIN = 5;              # percent less memory than without a dictionary, to be worth one
@@ -34,11 +35,12 @@ sub train_all {
         : Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir);
     my $memory = $a{memory};
     my ($listing, $groups) = _sampled_groups(%a);
-    my (@prefixes, @fallback_pool, @all_pairs);
+    my (@prefixes, @fallback_pool, @all_pairs, @sampled);
     for my $g (@$groups) {
         my $tag = "prefix " . Cache::Memcached::RustXS::Dict::Report::shown($g->{prefix});
         my $pairs = _group_pairs($a{source}, $g, $progress, $tag);
         push @all_pairs, @$pairs;
+        push @sampled, { prefix => $g->{prefix}, keys => $g->{keys}, pairs => $pairs };
         my %p = (group => $g, pairs => scalar @$pairs);
         push @prefixes, \%p;
         if (!$g->{delimited}) {
@@ -96,9 +98,134 @@ sub train_all {
     $fallback->{measured_on} = @fallback_pool ? 'keys without a dictionary' : 'every sampled key';
     $set->set_fallback(method => $fallback->{method}, level => $fallback->{level},
                        savings => $fallback->{savings}, samples => $fallback->{samples});
+    # The whole-cache entry, unless --prefix asked for some prefixes only
+    # (its samples would not be the cache's).
+    my $whole = $a{prefixes} && @{ $a{prefixes} } ? undef
+              : _train_whole_cache(\%a, $set, \@sampled, $fallback, @fallback_pool ? \@fallback_pool : \@all_pairs,
+                                   $if_better, $progress);
+    $set->set_delimiter($a{delimiter}) if defined $a{delimiter} && length $a{delimiter};
     $set->write;
     return { command => 'train --all', dir => $dir, set => $set, listing => $listing, prefixes => \@prefixes,
-             fallback => $fallback, if_better => $if_better, memory => $memory };
+             fallback => $fallback, if_better => $if_better, memory => $memory, whole_cache => $whole };
+}
+
+# ---- the whole-cache entry ---------------------------------------------------------
+
+# The samples of every prefix pooled as memcached holds them: each prefix's
+# share of the pool in proportion to its keys (each pooled value stands for
+# as many keys as any other), taken evenly from its samples, interleaved in
+# key order. Exact proportions take the largest pool that every prefix's
+# samples can fill; when that is smaller than the largest prefix's samples,
+# the pool is made that large and prefixes that run short give all they
+# have. Returns the pool ([key, value] pairs) and each prefix's count.
+sub whole_cache_samples {
+    my ($groups) = @_;
+    my @g = grep { $_->{keys} && @{ $_->{pairs} } } @$groups;
+    return ([], {}) unless @g;
+    my $total = 0;
+    $total += $_->{keys} for @g;
+    my ($exact) = sort { $a <=> $b } map { @{ $_->{pairs} } / $_->{keys} } @g;
+    my ($most) = sort { $b <=> $a } map { scalar @{ $_->{pairs} } } @g;
+    my $scale = $exact * $total >= $most ? $exact : $most / $total;
+    my (@placed, %count);
+    my $order = 0;
+    for my $g (@g) {
+        my $pairs = $g->{pairs};
+        my $n = int($scale * $g->{keys} + 0.5);
+        $n = @$pairs if $n > @$pairs;
+        $count{ $g->{prefix} } = $n;
+        push @placed, map { [ ($_ + 0.5) / $n, $order, $pairs->[ int(($_ + 0.5) * @$pairs / $n) ] ] } 0 .. $n - 1;
+        $order++;
+    }
+    my @pool = map { $_->[2] } sort { $a->[0] <=> $b->[0] || $a->[1] <=> $b->[1] } @placed;
+    return (\@pool, \%count);
+}
+
+# Tunes one dictionary and level on the pooled samples of every prefix, for
+# writers that cannot see keys (a single Cache::Memcached::Fast object for
+# the whole application), and adds it as the entry of the empty prefix when
+# it is worth one and better than the current one by $if_better. Decides
+# too whether keys of prefixes without a dictionary get it (other_keys=1)
+# or the fallback (other_keys=0), by their held-out values' memory.
+sub _train_whole_cache {
+    my ($a, $set, $sampled, $fallback, $fallback_pool, $if_better, $progress) = @_;
+    my $memory = $a->{memory};
+    my ($pool, $shares) = whole_cache_samples($sampled);
+    my $keys = 0;
+    $keys += $_->{keys} for @$sampled;
+    my %p = (set_prefix => '', whole_cache => 1, shares => $shares, pairs => scalar @$pool,
+             group => { prefix => '', keys => $keys });
+    my $current = $set->whole_cache;
+    if (@$pool < 2) {
+        $p{action} = $current ? 'kept' : 'none';
+        $p{why} = 'no values sampled';
+        return \%p;
+    }
+    my $id = $set->unused_id;
+    my $tuned = tune(samples => $pool, memory => $memory, id => $id, max_size => $a->{max_size},
+                     compress_time => $a->{compress_time}, decompress_time => $a->{decompress_time},
+                     progress => sub { $progress->("the whole cache: $_[0]") });
+    $p{tuned} = $tuned;
+    my ($worth, $why) = worth_a_dictionary($tuned, $a->{source}->isa('Cache::Memcached::RustXS::Dict::Server')
+                                                    ? $keys : undef);
+    if ($current && @{ $tuned->{held} }) {
+        my $bytes = $set->dictionary_bytes($current->{id});
+        $p{current} = { %$current, %{ dictionary_memory($memory, $tuned->{held}, $bytes, $current->{level}) } };
+    }
+    if (!$worth) {
+        $p{action} = $current ? 'kept' : 'none';
+        $p{why} = $why;
+        return \%p;
+    }
+    if ($current && $p{current}{memory}) {
+        my $gain = 100 * (1 - $tuned->{choice}{memory} / $p{current}{memory});
+        $p{gain_over_current} = round($gain, 1);
+        if ($gain < $if_better) {
+            $p{action} = 'kept';
+            $p{why} = sprintf 'a new dictionary would take %.1f %% %s memory than the current one '
+                            . '(ID %d); --if-better is %s %%', abs $gain, ($gain < 0 ? 'more' : 'less'),
+                              $current->{id}, $if_better;
+            return \%p;
+        }
+    }
+    my $c = $tuned->{choice};
+    my $other = _other_keys($memory, $tuned, $fallback, $fallback_pool);
+    $p{other_keys} = $other;
+    my $entry = $set->add(
+        prefix => '', dictionary => $tuned->{dictionary}, level => $c->{level}, id => $id,
+        savings => round(100 * (1 - $c->{bytes} / $tuned->{held_out_bytes}), 1),
+        samples => $tuned->{samples},
+        memory_savings => round(100 * (1 - $c->{memory} / $tuned->{baseline}{memGzip}{memory}), 1),
+        method => $c->{method}, size_asked => $c->{size},
+        ($c->{method} eq 'samples' ? () : (k => $c->{k}, d => $c->{d})),
+        other_keys => $other->{use} ? 1 : 0,
+    );
+    $p{action} = $current ? 'replaced' : 'added';
+    $p{entry} = $entry;
+    return \%p;
+}
+
+# Whether the whole-cache choice stores the keys the fallback is for in
+# less memory than the fallback: measured on the held-out pooled values of
+# those keys (all the fallback's values when none was held out), with the
+# candidate dictionary trained without them.
+sub _other_keys {
+    my ($memory, $tuned, $fallback, $fallback_pool) = @_;
+    my %theirs = map { ($_->[0] => 1) } @$fallback_pool;
+    my @held = grep { $theirs{ $_->[0] } } @{ $tuned->{held} };
+    my $of = $fallback->{measured_on} || 'the sample';
+    my $on = @held ? "held-out values of $of" : "every value of $of";
+    @held = @$fallback_pool unless @held;
+    my $c = $tuned->{choice};
+    my $dict = dictionary_memory($memory, \@held, $c->{dictionary}, $c->{level});
+    my @values = map { $_->[1] } @held;
+    my $sizes = $fallback->{method} eq 'zstd'
+        ? Cache::Memcached::RustXS::Zstd::frame_sizes(\@values, level => $fallback->{level})
+        : do { local $Cache::Memcached::RustXS::Zlib::Level = $fallback->{level};
+               [ map { length Cache::Memcached::RustXS::Zlib::memGzip($_) } @values ] };
+    my $fb = stored_memory($memory, \@held, $sizes);
+    return { use => ($dict->{memory} < $fb->{memory} ? 1 : 0), values => scalar @held, measured_on => $on,
+             memory => $dict->{memory}, fallback_memory => $fb->{memory} };
 }
 
 # Whether a tuned prefix is worth a dictionary: it saves at least
@@ -151,11 +278,12 @@ sub report_set {
     Cache::Memcached::RustXS::Zstd::load_dictionaries($dir);
     my $memory = $a{memory};
     my ($listing, $groups) = _sampled_groups(%a);
-    my (@prefixes, %named);
+    my (@prefixes, %named, @sampled);
     my %seen_prefix;
     for my $g (@$groups) {
         my $tag = "prefix " . Cache::Memcached::RustXS::Dict::Report::shown($g->{prefix});
         my $pairs = _group_pairs($a{source}, $g, $progress, $tag);
+        push @sampled, { prefix => $g->{prefix}, keys => $g->{keys}, pairs => $pairs };
         $named{$_} += $g->{dictionary_ids}{$_} for keys %{ $g->{dictionary_ids} };
         my $set_prefix = $g->{delimited} ? $g->{prefix} . $a{delimiter} : undef;
         $seen_prefix{$set_prefix} = 1 if defined $set_prefix;
@@ -191,7 +319,7 @@ sub report_set {
         }
     }
     # Prefixes the set has and the sample has not.
-    for my $prefix ($set->prefixes) {
+    for my $prefix (grep { length } $set->prefixes) {
         next if $seen_prefix{$prefix};
         push @prefixes, { set_prefix => $prefix, verdict => 'no keys sampled', current => $set->current($prefix) };
     }
@@ -200,9 +328,50 @@ sub report_set {
     } $set->entries;
     my %in_set = map { ($_->{id} => 1) } @dictionaries;
     my @strangers = map { +{ id => 0 + $_, named_by => $named{$_} } } grep { !$in_set{$_} } sort { $a <=> $b } keys %named;
+    my $whole = $a{prefixes} && @{ $a{prefixes} } ? undef
+              : _report_whole_cache(\%a, $set, \@sampled, $if_better, $progress);
     return { command => 'report --dictionaries', dir => $dir, set => $set, listing => $listing,
              prefixes => \@prefixes, dictionaries => \@dictionaries, other_ids => \@strangers,
-             if_better => $if_better, memory => $memory, fallback => $set->fallback };
+             if_better => $if_better, memory => $memory, fallback => $set->fallback, whole_cache => $whole };
+}
+
+# The whole-cache entry against a fresh one tuned on today's pooled
+# samples, as a prefix's: verdict retrain, current, train, the fallback.
+sub _report_whole_cache {
+    my ($a, $set, $sampled, $if_better, $progress) = @_;
+    my $memory = $a->{memory};
+    my ($pool, $shares) = whole_cache_samples($sampled);
+    my $keys = 0;
+    $keys += $_->{keys} for @$sampled;
+    my $current = $set->whole_cache;
+    my %p = (set_prefix => '', whole_cache => 1, shares => $shares, group => { prefix => '', keys => $keys });
+    if (@$pool < 2) {
+        $p{verdict} = 'no values sampled';
+        $p{current} = $current if $current;
+        return \%p;
+    }
+    my $tuned = tune(samples => $pool, memory => $memory, id => 1, max_size => $a->{max_size},
+                     compress_time => $a->{compress_time}, decompress_time => $a->{decompress_time},
+                     progress => sub { $progress->("the whole cache: $_[0]") });
+    $p{tuned} = $tuned;
+    if ($current && @{ $tuned->{held} }) {
+        my $bytes = $set->dictionary_bytes($current->{id});
+        $p{current} = { %$current, %{ dictionary_memory($memory, $tuned->{held}, $bytes, $current->{level}) } };
+    }
+    my ($worth, $why) = worth_a_dictionary($tuned, $a->{source}->isa('Cache::Memcached::RustXS::Dict::Server')
+                                                    ? $keys : undef);
+    if ($current && $p{current}{memory} && $tuned->{choice}) {
+        my $gain = 100 * (1 - $tuned->{choice}{memory} / $p{current}{memory});
+        $p{gain_over_current} = round($gain, 1);
+        $p{verdict} = $gain >= $if_better ? 'retrain' : 'current';
+    } elsif ($current) {
+        $p{verdict} = 'current';
+        $p{why} = $tuned->{no_dictionary};
+    } else {
+        $p{verdict} = $worth ? 'train' : 'the fallback';
+        $p{why} = $why unless $worth;
+    }
+    return \%p;
 }
 
 # ---- dumps: files and standard input holding memcached get responses ---------------
@@ -278,11 +447,12 @@ sub print_train_all {
     my ($fh, $r) = @_;
     printf {$fh} "cmrx-dict train --all into %s: %d prefix%s sampled; memory as %s\n", $r->{dir},
         scalar @{ $r->{prefixes} }, (@{ $r->{prefixes} } == 1 ? '' : 'es'), _memory_note($r->{memory});
-    _print_choices($fh, $r->{prefixes});
+    my @all = (@{ $r->{prefixes} }, $r->{whole_cache} ? $r->{whole_cache} : ());
+    _print_choices($fh, \@all);
     my @rows;
-    for my $p (@{ $r->{prefixes} }) {
+    for my $p (@all) {
         my $e = $p->{entry};
-        push @rows, [ _shown(defined $p->{set_prefix} ? $p->{set_prefix} : $p->{group}{prefix}), $p->{action},
+        push @rows, [ _name($p), $p->{action},
                       $e ? ($e->{id}, $e->{file}, $e->{level}, $e->{size}) : ('-') x 4,
                       defined $p->{why} ? $p->{why} : '' ];
     }
@@ -292,7 +462,26 @@ sub print_train_all {
     printf {$fh} "\nKeys without a dictionary get %s level %d (measured on %d values of %s: %d bytes of memory, "
                . "memGzip's %d)\n", $f->{method}, $f->{level}, $f->{samples}, $f->{measured_on} || 'the sample',
         $f->{memory} || 0, $f->{memGzip_memory} || 0;
+    if (my $w = $r->{whole_cache}) {
+        printf {$fh} "The whole-cache entry (prefix '', for writers that cannot see keys) was tuned on %d values "
+                   . "pooled by each prefix's keys (%s)%s\n", $w->{pairs} || 0, _shares($w->{shares}),
+            $w->{other_keys} ? sprintf('; keys of prefixes without a dictionary get %s (%d bytes of memory on %d %s, '
+                                       . "the fallback's %d)", ($w->{other_keys}{use} ? 'it' : 'the fallback'),
+                                       @{ $w->{other_keys} }{qw(memory values measured_on fallback_memory)}) : '';
+    }
     return;
+}
+
+sub _name {
+    my ($p) = @_;
+    return "'' (the whole cache)" if $p->{whole_cache};
+    return _shown(defined $p->{set_prefix} ? $p->{set_prefix} : $p->{group}{prefix});
+}
+
+sub _shares {
+    my ($shares) = @_;
+    return join ', ', map { _shown($_) . " $shares->{$_}" } sort { $shares->{$b} <=> $shares->{$a} || $a cmp $b }
+                      keys %$shares;
 }
 
 # Per prefix: the choice and the alternatives it beat.
@@ -300,9 +489,10 @@ sub _print_choices {
     my ($fh, $prefixes) = @_;
     for my $p (@$prefixes) {
         my $t = $p->{tuned} or next;
-        my $name = _shown(defined $p->{set_prefix} ? $p->{set_prefix} : $p->{group}{prefix});
+        my $name = $p->{whole_cache} ? "prefix '' (the whole cache, every prefix pooled)"
+                 : "prefix '" . _shown(defined $p->{set_prefix} ? $p->{set_prefix} : $p->{group}{prefix}) . "'";
         my $b = $t->{baseline};
-        printf {$fh} "\nprefix '%s': %d values sampled (of %d keys), %d trained on, %d held out (%d bytes)\n",
+        printf {$fh} "\n%s: %d values sampled (of %d keys), %d trained on, %d held out (%d bytes)\n",
             $name, $t->{samples}, $p->{group}{keys}, $t->{trained_on}, $t->{held_out}, $t->{held_out_bytes} || 0;
         if (!$b) {
             print {$fh} "  no dictionary: $t->{no_dictionary}\n";
@@ -336,12 +526,13 @@ sub print_report_set {
     my ($fh, $r) = @_;
     printf {$fh} "cmrx-dict report on the dictionary set in %s: %d prefix%s sampled; memory as %s\n", $r->{dir},
         scalar @{ $r->{prefixes} }, (@{ $r->{prefixes} } == 1 ? '' : 'es'), _memory_note($r->{memory});
-    _print_choices($fh, $r->{prefixes});
+    my @all = (@{ $r->{prefixes} }, $r->{whole_cache} ? $r->{whole_cache} : ());
+    _print_choices($fh, \@all);
     my @rows;
-    for my $p (@{ $r->{prefixes} }) {
+    for my $p (@all) {
         my $c = $p->{current};
         my $choice = $p->{tuned} && $p->{tuned}{choice};
-        push @rows, [ _shown(defined $p->{set_prefix} ? $p->{set_prefix} : $p->{group}{prefix}),
+        push @rows, [ _name($p),
                       $c ? "ID $c->{id}, level $c->{level}" : '-',
                       $c && defined $c->{memory} ? $c->{memory} : '-',
                       $choice ? $choice->{memory} : '-',
@@ -353,7 +544,7 @@ sub print_report_set {
     _table($fh, [ 'prefix', 'current', 'memory', 'fresh', 'fresh saves', 'verdict' ], @rows);
     print {$fh} "\nDictionaries (how many sampled values name each)\n";
     _table($fh, [ 'ID', 'prefix', 'state', 'file', 'named by', '' ],
-          (map { [ $_->{id}, _shown($_->{prefix}), $_->{state}, $_->{file}, $_->{named_by},
+          (map { [ $_->{id}, (length $_->{prefix} ? _shown($_->{prefix}) : "'' (the whole cache)"), $_->{state}, $_->{file}, $_->{named_by},
                    $_->{named_by} ? '' : 'no sampled value names it' ] } @{ $r->{dictionaries} }),
           (map { [ $_->{id}, '-', 'not in the set', '-', $_->{named_by}, 'load it to read these values' ] }
                @{ $r->{other_ids} }));
@@ -384,6 +575,12 @@ sub json_data {
     $d{dictionaries} = $r->{dictionaries} if $r->{dictionaries};
     $d{other_ids} = $r->{other_ids} if $r->{other_ids};
     $d{set} = [ $r->{set}->entries ];
+    if (my $w = $r->{whole_cache}) {
+        $d{whole_cache} = _prefix_data($w);
+        $d{whole_cache}{shares} = { %{ $w->{shares} || {} } };
+        $d{whole_cache}{pooled} = $w->{pairs} if defined $w->{pairs};
+        $d{whole_cache}{other_keys} = { %{ $w->{other_keys} } } if $w->{other_keys};
+    }
     return \%d;
 }
 
@@ -482,11 +679,24 @@ memory than the current one on the same held-out values; the one before is
 retired, never removed, and no file is removed. New dictionaries get the
 smallest unused ID of the set. The fallback (what keys without a dictionary
 get) is measured on the values of the prefixes left without one (on every
-value when all have one). The set is written, and a hash reference
-returned: C<dir>, C<set>, C<listing>, C<prefixes> (per prefix: C<group>,
-C<set_prefix>, C<tuned> (L<Cache::Memcached::RustXS::Dict::Tune/tune>'s
-result), C<current>, C<action> (C<added>, C<replaced>, C<kept>, C<none>),
-C<why>, C<entry>), C<fallback>.
+value when all have one). Then the whole-cache entry (the empty prefix),
+unless C<prefixes> is given: the sampled values of every group, pooled by
+L</whole_cache_samples(\@groups)>, tuned by the same
+L<Cache::Memcached::RustXS::Dict::Tune/tune>, and added by the same rules
+(worth a dictionary over every key; C<if_better> against the current
+one), with C<other_keys> 1 when its candidate dictionary takes less memory
+than the fallback on the held-out pooled values of the keys the fallback
+was measured on (all the fallback's values when none was held out), else
+0. The delimiter is recorded on the set line. The set is written, and a
+hash reference returned: C<dir>, C<set>, C<listing>, C<prefixes> (per
+prefix: C<group>, C<set_prefix>, C<tuned>
+(L<Cache::Memcached::RustXS::Dict::Tune/tune>'s result), C<current>,
+C<action> (C<added>, C<replaced>, C<kept>, C<none>), C<why>, C<entry>),
+C<fallback>, and C<whole_cache> (the same for the whole-cache entry, with
+C<whole_cache> 1, C<set_prefix> C<''>, C<shares> (each prefix's values in
+the pool), C<pairs> (the pool's size) and C<other_keys> (C<use>,
+C<memory>, C<fallback_memory>, C<values>, C<measured_on>); undef with
+C<prefixes>).
 
 =item report_set(dir => $dir, ...)
 
@@ -499,6 +709,22 @@ and one is worth it), C<the fallback>, C<no values sampled>, or, for a
 prefix of the set that no sampled key has, C<no keys sampled>. Per
 dictionary of the set, C<named_by>: how many sampled stored values are
 frames naming its ID (C<other_ids> lists IDs that the set does not have).
+C<whole_cache>: the whole-cache entry measured the same way against a fresh
+one tuned on the pooled values of every prefix, with C<verdict>
+(C<retrain>, C<current>, C<train>, C<the fallback>, C<no values sampled>);
+undef with C<prefixes>.
+
+=item whole_cache_samples(\@groups)
+
+The pool the whole-cache entry is tuned on, and each prefix's share:
+C<(\@pairs, { prefix =E<gt> count })>, from groups C<{ prefix, keys,
+pairs =E<gt> [ [$key, $value], ... ] }> (C<keys>: the prefix's keys on the
+server, or its values in the files). Each prefix gives values in proportion
+to its keys, so that each pooled value stands for as many keys as any
+other, taken evenly from its pairs and interleaved with the others' in
+order. The pool is the largest for which every prefix has enough values
+for its exact share; when that is smaller than the largest prefix's pairs,
+it is made that large and a prefix short of values gives all it has.
 
 =item read_dump(\@files)
 

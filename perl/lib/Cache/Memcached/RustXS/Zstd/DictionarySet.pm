@@ -294,16 +294,81 @@ sub current {
     return $e ? _copy($e) : undef;
 }
 
-# The current dictionary whose prefix is the longest that $key starts with.
+# The current dictionary whose prefix is the longest that $key starts with;
+# the whole-cache entry (prefix '') only when it is for other keys too.
 sub for_key {
     my ($self, $key) = @_;
     Carp::croak('for_key: a key is needed') unless defined $key;
     my $best;
     for my $e (grep { $_->{state} eq 'current' } @{ $self->{entries} }) {
+        next if !length $e->{prefix} && !_for_other_keys($e);
         next unless substr($key, 0, length $e->{prefix}) eq $e->{prefix};
         $best = $e if !$best || length $e->{prefix} > length $best->{prefix};
     }
     return $best ? _copy($best) : undef;
+}
+
+# The whole-cache entry: the current dictionary of the empty prefix, for
+# writers that cannot see keys.
+sub whole_cache { $_[0]->current('') }
+
+# Whether keys of prefixes without a dictionary get the whole-cache entry
+# (other_keys=0 says the fallback stores them in less memory).
+sub _for_other_keys {
+    my ($e) = @_;
+    return !(defined $e->{other_keys} && $e->{other_keys} eq '0');
+}
+
+sub other_keys_entry {
+    my ($self) = @_;
+    my $e = $self->_current_map->{''};
+    return $e && _for_other_keys($e) ? _copy($e) : undef;
+}
+
+# The delimiter the set's prefixes end with, as the trainer recorded it on
+# the set line, or undef.
+sub delimiter {
+    my ($self) = @_;
+    my $d = $self->{set_fields} && $self->{set_fields}{delimiter};
+    return defined $d && length $d ? $d : undef;
+}
+
+sub set_delimiter {
+    my ($self, $d) = @_;
+    Carp::croak('set_delimiter: the delimiter is one or more bytes') unless defined $d && length $d;
+    $self->{set_fields}{delimiter} = $d;
+    return $d;
+}
+
+# What a writer for keys that start with $prefix writes with, as
+# compress_methods(prefix => ...) decides: { entry => the current entry or
+# undef (the fallback), how => 'prefix' (an entry's prefix starts $prefix,
+# or '' for the whole cache), 'delimiter' (the prefix with the set's
+# delimiter added is an entry's) or 'none' (no entry matches: the
+# whole-cache entry when it is for other keys, or when $prefix begins
+# several entries' prefixes; else the fallback) }.
+sub resolve_prefix {
+    my ($self, $prefix) = @_;
+    Carp::croak('resolve_prefix: a prefix is needed') unless defined $prefix;
+    my $map = $self->_current_map;
+    my $whole = $map->{''};
+    if (!length $prefix) {
+        return { entry => $whole ? _copy($whole) : undef, how => $whole ? 'prefix' : 'none' };
+    }
+    my $best;
+    for my $p (grep { length } keys %$map) {
+        next unless substr($prefix, 0, length $p) eq $p;
+        $best = $p if !defined $best || length $p > length $best;
+    }
+    return { entry => _copy($map->{$best}), how => 'prefix' } if defined $best;
+    my @delimiters = defined $self->delimiter ? ($self->delimiter)
+                   : do { my %d = map { (substr($_, -1) => 1) } grep { length && /[^A-Za-z0-9]\z/ } keys %$map;
+                          sort keys %d };
+    my @with = grep { $map->{$_} } map { $prefix . $_ } @delimiters;
+    return { entry => _copy($map->{ $with[0] }), how => 'delimiter' } if @with == 1;
+    my $spans = grep { length $_ > length $prefix && substr($_, 0, length $prefix) eq $prefix } keys %$map;
+    my $e = $whole && ($spans || _for_other_keys($whole)) ? $whole : undef;
+    return { entry => $e ? _copy($e) : undef, how => 'none' };
 }
 
 my %DEFAULT_FALLBACK = (method => 'gzip', level => 9);
@@ -714,6 +779,25 @@ matches every key. So sites that give each application a namespace train and
 list its prefixes with the namespace (C<app1:user:>), as C<cmrx-dict> sees
 them on the server.
 
+=head2 The whole-cache entry
+
+The current dictionary of the empty prefix is the set's B<whole-cache
+entry>: C<cmrx-dict train --all> tunes it on the values of every prefix,
+pooled as memcached holds them (each prefix's share of the pool in
+proportion to its keys), for writers that cannot see keys -- a single
+Cache::Memcached::Fast object for the whole application, whose compressor
+is never given the key. C<compress_methods(dictionaries =E<gt> DIR)>
+without C<prefix> writes with it (L</whole_cache>).
+
+As the empty prefix it matches every key, so writers that do see keys
+(L<Cache::Memcached::RustXS::Memcached>, C<compress_methods> with a
+C<prefix>) give it to keys whose prefix has no dictionary of its own --
+unless its line says C<other_keys=0>: the trainer measured that the
+fallback stores those keys' values in less memory, and they get the
+fallback (L</for_key($key)>). Without the field (C<other_keys=1>, or a set
+made by hand), it is used for them. Its name in every list is the empty
+string; C<cmrx-dict> shows it as C<'' (the whole cache)>.
+
 =head2 The manifest
 
 The file C<manifest> in the folder: text, one record a line, fields
@@ -723,13 +807,14 @@ starting with C<#> and empty lines are comments. An example:
 
     cmrx-dictionary-set 1
     # A zstd dictionary set: Cache::Memcached::RustXS::Zstd::DictionarySet describes this file.
-    set id=3f0c9a5be1d24c8e9b7a6d5c4b3a2f10 created=2026-05-01T10:00:00Z
+    set id=3f0c9a5be1d24c8e9b7a6d5c4b3a2f10 created=2026-05-01T10:00:00Z delimiter=:
     fallback method=zstd level=3 savings=12.5 samples=800 measured=2026-05-01T10:00:00Z
     dictionary id=1 prefix=user: state=retired file=user-1.dict level=9 size=16384 sha256=9f86... savings=61.5 samples=500 trained=2026-05-01T10:00:00Z retired=2026-06-01T10:00:00Z
     dictionary id=2 prefix=post: state=current file=post-2.dict level=9 size=16384 sha256=60303... savings=55 samples=500 trained=2026-05-01T10:00:00Z
     dictionary id=3 prefix=user: state=current file=user-3.dict level=9 size=16384 sha256=fd61a... trained=2026-06-01T10:00:00Z
+    dictionary id=5 prefix= state=current file=5.dict level=9 size=32768 sha256=2c26b... trained=2026-06-01T10:00:00Z other_keys=1
     removed id=4 prefix=cart: removed=2026-07-01T10:00:00Z
-    end dictionaries=3 removed=1
+    end dictionaries=4 removed=1
 
 =over 4
 
@@ -743,7 +828,10 @@ newer than it knows.
 The set's identity: 32 hexadecimal digits, random, made when the set is
 created and kept by every later write. A reader that has loaded a set
 refuses a manifest of another identity in the same folder (another set
-copied over it) instead of mixing the two. C<created> is optional.
+copied over it) instead of mixing the two. C<created> is optional, as is
+C<delimiter>: the character that ends the keys' prefixes, as
+C<cmrx-dict train --all> grouped them (C<--delimiter>), by which a writer's
+prefix given without it is matched (L</resolve_prefix($prefix)>).
 
 =item C<fallback method=zstd|gzip level=N savings=PCT samples=N measured=DATE>
 
@@ -771,6 +859,10 @@ C<cmrx-dict prune> counts its age from. Sets written by release 0.101 and
 earlier have no C<retired> dates; they load as they are, their retirements
 of unknown date (C<retired> is then missing from the entry), and earlier
 releases read and keep the field like any other.
+
+C<other_keys> (on the whole-cache entry, the one of the empty prefix):
+C<0> when keys whose prefix has no dictionary get the fallback instead of
+it (see L</The whole-cache entry>).
 
 =item C<removed id=N prefix=P removed=DATE>
 
@@ -868,7 +960,35 @@ The current entry of exactly C<$prefix>, or C<undef>.
 
 The current entry with the longest prefix that C<$key> (as stored, with its
 namespace) starts with, or C<undef>: the dictionary a writer uses for that
-key.
+key. The whole-cache entry counts unless its line says C<other_keys=0>.
+
+=item $set->whole_cache
+
+The whole-cache entry (the current entry of the empty prefix), or C<undef>.
+
+=item $set->other_keys_entry
+
+The whole-cache entry when keys without a dictionary of their own get it
+(its line does not say C<other_keys=0>), else C<undef>.
+
+=item $set->delimiter, $set->set_delimiter($delimiter)
+
+The delimiter recorded on the set line (C<undef> without one), and
+recording it (written by L</write>).
+
+=item $set->resolve_prefix($prefix)
+
+What a writer of keys that start with C<$prefix> writes with, as
+L<Cache::Memcached::RustXS::Zstd/compress_methods(dictionaries =E<gt> $dir, prefix =E<gt> $prefix, rescan_interval =E<gt> 60, max_output =E<gt> 64 MiB)>
+decides: a hash reference with C<entry> (a copy of the entry, or C<undef>
+for the fallback) and C<how>: C<prefix> (an entry's prefix starts
+C<$prefix>, the longest; for the empty C<$prefix>, the whole-cache entry),
+C<delimiter> (C<$prefix> with the set's delimiter added is exactly one
+entry's prefix: that entry; the delimiter is L</delimiter>, or for a set
+without one, the last character of each prefix that ends in neither a
+letter nor a digit), or C<none> (no entry: the whole-cache entry when other
+keys get it or when C<$prefix> begins the prefix of an entry, else
+C<undef>).
 
 =item $set->fallback
 

@@ -1,0 +1,409 @@
+#!/usr/bin/perl
+# The whole-cache entry of a dictionary set: cmrx-dict train --all tunes one
+# dictionary and level on the samples of every prefix, pooled by each
+# prefix's keys, and writes it as the entry of the empty prefix;
+# compress_methods(dictionaries => DIR) without prefix writes with it (and
+# croaks, saying why, for a set without one); Cache::Memcached::RustXS::Memcached
+# uses it for keys whose prefix has no entry when the set says it beats the
+# fallback; readers need nothing new; report --dictionaries reports on it.
+# And no silent fallback: a prefix or a namespace that matches no entry is
+# taken with the set's delimiter added when that entry exists, and warns
+# once, naming the set's prefixes, otherwise.
+#
+# Without memcached the cases on a server skip; without
+# Cache::Memcached::Fast or Cache::Memcached theirs skip, saying why.
+use strict;
+use warnings;
+
+use lib 't/lib', 'dev/lib';
+use Test::More;
+use File::Spec ();
+use File::Temp ();
+use POSIX ();
+use Cache::Memcached::RustXS::Zstd qw(compress_methods train_dictionary frame_dictionary_id);
+use Cache::Memcached::RustXS::Zstd::DictionarySet;
+use Cache::Memcached::RustXS::Dict::Sets qw(whole_cache_samples);
+use CMRXDev::Corpus qw(corpus_values);
+use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold);
+use CMRXTest::Memcached;
+use CMRXTest::Raw qw(raw_get);
+
+my $HAVE_JSON = eval { require JSON::PP; 1 };
+my $HAVE_ZSTD = !system('sh', '-c', 'zstd --version >/dev/null 2>&1');
+my $SCRIPT = File::Spec->catfile('bin', 'cmrx-dict');
+my $TMP    = File::Temp::tempdir(CLEANUP => 1);
+my $Set    = 'Cache::Memcached::RustXS::Zstd::DictionarySet';
+my $GZIP   = "\x1f\x8b";
+my $corpus = corpus_values('bench/data/values');
+my %half;    # family => [ [key, value] of the even positions ], [ ... odd ]
+for my $f (qw(gh npm compat method)) {
+    my $v = $corpus->{$f};
+    $half{$f} = [ [ @$v[ grep { $_ % 2 == 0 } 0 .. $#$v ] ], [ @$v[ grep { $_ % 2 } 0 .. $#$v ] ] ];
+}
+
+my @WARNINGS;
+$SIG{__WARN__} = sub { push @WARNINGS, $_[0] };
+
+# ---- helpers -----------------------------------------------------------------
+
+# Tests never depend on timings: the set commands run without speed limits.
+my @NO_LIMITS = ('--compress-time', '0', '--decompress-time', '0');
+
+sub run_dict {
+    my ($args) = @_;
+    my ($out, $err) = map { File::Spec->catfile($TMP, "run.$_") } qw(out err);
+    my $pid = fork;
+    die "fork: $!" unless defined $pid;
+    if (!$pid) {
+        open STDIN,  '<', File::Spec->devnull or POSIX::_exit(126);
+        open STDOUT, '>', $out or POSIX::_exit(126);
+        open STDERR, '>', $err or POSIX::_exit(126);
+        { exec $^X, '-Mblib', $SCRIPT, @$args, @NO_LIMITS }
+        POSIX::_exit(127);
+    }
+    waitpid $pid, 0;
+    return ($? >> 8, read_file($out), read_file($err));
+}
+
+sub read_file {
+    my ($path) = @_;
+    open my $fh, '<', $path or die "$path: $!";
+    binmode $fh;
+    local $/;
+    my $data = <$fh>;
+    return defined $data ? $data : '';
+}
+
+sub dump_file {
+    my ($name, @items) = @_;
+    my $path = File::Spec->catfile($TMP, $name);
+    open my $fh, '>', $path or die "$path: $!";
+    binmode $fh;
+    print {$fh} map { "VALUE $_->[0] " . ($_->[2] || 0) . ' ' . length($_->[1]) . "\r\n$_->[1]\r\n" } @items;
+    print {$fh} "END\r\n";
+    close $fh or die "$path: $!";
+    return $path;
+}
+
+sub json_of {
+    my ($out) = @_;
+    return eval { JSON::PP->new->decode($out) } || do { diag "not JSON: $@"; {} };
+}
+
+# The frame compress_methods' compressor makes of $value (undef: declined).
+sub compressed {
+    my ($methods, $value) = @_;
+    my $out;
+    return $methods->[0]->(\$value, \$out) ? $out : undef;
+}
+
+sub warnings_like {
+    my ($code) = @_;
+    @WARNINGS = ();
+    my @r = $code->();
+    my @w = @WARNINGS;
+    @WARNINGS = ();
+    return (\@w, @r);
+}
+
+# ---- pooling: each prefix's share in proportion to its keys ----------------------
+
+{
+    my $pairs = sub { my ($p, $n) = @_; [ map { [ sprintf('%s:%04d', $p, $_), "value $p $_" ] } 1 .. $n ] };
+    my ($pool, $count) = whole_cache_samples([
+        { prefix => 'big',   keys => 1000, pairs => $pairs->('big', 100) },
+        { prefix => 'mid',   keys => 100,  pairs => $pairs->('mid', 100) },
+        { prefix => 'small', keys => 10,   pairs => $pairs->('small', 10) },
+    ]);
+    is_deeply $count, { big => 100, mid => 10, small => 1 },
+        'pooled by keys: 1000, 100 and 10 keys give 100, 10 and 1 of the samples';
+    is scalar @$pool, 111, '... 111 values in all';
+    my @mid_at = grep { $pool->[$_][0] =~ /\Amid:/ } 0 .. $#$pool;
+    ok $mid_at[0] < 11 && $mid_at[-1] > 100, "... a prefix's values spread over the pool (mid: at @mid_at)";
+    my %distinct = map { ($_->[0] => 1) } @$pool;
+    is scalar keys %distinct, 111, '... each sample once';
+
+    ($pool, $count) = whole_cache_samples([
+        { prefix => 'few',  keys => 100, pairs => $pairs->('few', 5) },    # most of it not fetched
+        { prefix => 'many', keys => 100, pairs => $pairs->('many', 100) },
+    ]);
+    is_deeply $count, { few => 5, many => 50 },
+        'a prefix short of samples gives what it has; the pool stays as large as the largest sample';
+    ($pool, $count) = whole_cache_samples([ { prefix => 'x', keys => 0, pairs => [] } ]);
+    is scalar @$pool, 0, 'nothing sampled, nothing pooled';
+}
+
+# ---- train --all from files: the whole-cache entry ---------------------------------
+
+my @bare = map { [ "bare$_", $half{npm}[1][$_][1] ] } 0 .. 11;    # no delimiter: the fallback's keys
+my $train_file = dump_file('train.values', map({ @{ $half{$_}[0] } } qw(gh npm compat)), @bare);
+my $dir = File::Spec->catfile($TMP, 'set');
+my %keys_of = (gh => scalar @{ $half{gh}[0] }, npm => scalar @{ $half{npm}[0] },
+               compat => scalar @{ $half{compat}[0] }, '(none)' => scalar @bare);
+my $SAMPLE = 24;
+{
+    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $dir, '--sample', $SAMPLE,
+                                      ($HAVE_JSON ? '--json' : ()), $train_file ]);
+    is $st, 0, "train --all --sample $SAMPLE from a file: exit 0" or diag $err;
+    SKIP: {
+        skip 'JSON::PP is needed for --json', 4 unless $HAVE_JSON;
+        my $r = json_of($out);
+        my $w = $r->{whole_cache} || {};
+        is $w->{action}, 'added', 'the whole cache gets an entry';
+        is $w->{prefix}, '', '... of the empty prefix';
+        # The most keys per sample: npm's; every prefix gets its keys' share
+        # of as many values as that.
+        my $scale = $SAMPLE / $keys_of{npm};
+        is_deeply $w->{shares}, { map { ($_ => int($keys_of{$_} * $scale + 0.5)) } keys %keys_of },
+            '... trained on every prefix, each in proportion to its keys (' . join(', ', map { "$_ $w->{shares}{$_}" }
+                                                                            sort keys %{ $w->{shares} || {} }) . ')';
+        ok $w->{other_keys} && defined $w->{other_keys}{memory} && defined $w->{other_keys}{fallback_memory},
+            '... measured against the fallback on the keys without a dictionary';
+    }
+}
+my $set = $Set->read($dir);
+my $whole = $set->whole_cache;
+ok $whole, 'the set has a whole-cache entry';
+is $whole->{prefix}, '', '... prefix empty';
+is join(' ', grep { length } $set->prefixes), 'compat: gh: npm:', '... beside the prefixes';
+is $whole->{id}, 4, '... with the next ID after the prefixes (4, one byte in each frame)';
+like $whole->{other_keys}, qr/\A[01]\z/, "... saying whether other keys get it (other_keys=$whole->{other_keys})";
+is $set->delimiter, ':', 'the set records its delimiter';
+like read_file(File::Spec->catfile($dir, 'manifest')), qr/^dictionary id=4 prefix= state=current /m,
+    'the manifest lists it with an empty prefix';
+ok $set->verify, '... and its file is as the manifest says';
+
+# ---- compress_methods without prefix ----------------------------------------------------
+
+my $value = $half{npm}[1][20][1];
+{
+    my ($w, $m) = warnings_like(sub { compress_methods(dictionaries => $dir) });
+    is_deeply $w, [], 'compress_methods(dictionaries => DIR) without prefix: no warning';
+    my $frame = compressed($m, $value);
+    ok defined $frame, '... it compresses';
+    is frame_dictionary_id($frame), $whole->{id}, '... with the whole-cache dictionary';
+    my $back;
+    ok $m->[1]->(\$frame, \$back) && $back eq $value, '... and its decompressor reads it';
+    my $gh = compress_methods(dictionaries => $dir, prefix => 'gh:');
+    undef $back;
+    ok $gh->[1]->(\$frame, \$back) && $back eq $value, "... as does another writer's of the set (gh:'s)";
+    is Cache::Memcached::RustXS::Zstd::decompress($frame), $value, '... and decompress()';
+    SKIP: {
+        skip 'the zstd command is not in PATH', 1 unless $HAVE_ZSTD;
+        my $in = File::Spec->catfile($TMP, 'whole.zst');
+        open my $fh, '>', $in or die $!;
+        binmode $fh;
+        print {$fh} $frame;
+        close $fh;
+        my $dict = $set->path_of($whole->{id});
+        is scalar `zstd -q -d -c -D '$dict' '$in'`, $value, 'zstd -d -D FILE decodes it';
+    }
+    ($w, $m) = warnings_like(sub { compress_methods(dictionaries => $dir, prefix => '') });
+    is frame_dictionary_id(compressed($m, $value)), $whole->{id}, "prefix '': the whole-cache entry too";
+    is_deeply $w, [], '... without a warning';
+}
+
+# A set without a whole-cache entry: a writer without prefix is refused.
+my $old_dir = File::Spec->catfile($TMP, 'old-set');
+{
+    my $old = $Set->create($old_dir);
+    my @s = map { $_->[1] } @{ $half{gh}[0] };
+    $old->add(prefix => 'gh:', dictionary => train_dictionary(\@s, size => 8192), level => 3, id => 60);
+    $old->write;
+    ok !eval { compress_methods(dictionaries => $old_dir); 1 }, 'a set without a whole-cache entry, no prefix: croaks';
+    like $@, qr/\Acompress_methods: the dictionary set in \Q$old_dir\E has no whole-cache entry \(a current dictionary for the prefix ''\), which a writer without prefix uses: give prefix/,
+        '... saying so, and what to do';
+}
+
+# ---- no silent fallback --------------------------------------------------------------------
+
+{
+    my ($w, $m) = warnings_like(sub { compress_methods(dictionaries => $dir, prefix => 'gh') });
+    is frame_dictionary_id(compressed($m, $value)), $set->current('gh:')->{id},
+        "prefix 'gh' (no delimiter) is taken as the set's 'gh:'";
+    is_deeply $w, [], '... without a warning';
+
+    my $gets = $whole->{other_keys} ? "the whole-cache dictionary \\(ID $whole->{id}, level $whole->{level}\\)"
+             : 'the fallback \(' . $set->fallback->{method} . ' level ' . $set->fallback->{level} . '\)';
+    ($w, $m) = warnings_like(sub { compress_methods(dictionaries => $dir, prefix => 'zz:') });
+    is scalar @$w, 1, "prefix 'zz:', which matches no entry: one warning";
+    like $w->[0], qr/\Acompress_methods: prefix 'zz:' matches no dictionary of the set in \Q$dir\E \(its prefixes: 'compat:', 'gh:', 'npm:', and '' for the whole cache\): its values get $gets at \S+ line \d+/,
+        '... naming the prefix, the set, its prefixes and what the values get, at the caller';
+    is frame_dictionary_id(compressed($m, $value)), ($whole->{other_keys} ? $whole->{id} : undef),
+        '... which is what they get';
+    ($w) = warnings_like(sub { compress_methods(dictionaries => $dir, prefix => 'zz:') for 1 .. 3 });
+    is_deeply $w, [], '... once: not again for that prefix';
+    ($w) = warnings_like(sub { compress_methods(dictionaries => $dir, prefix => 'yy') });
+    like $w->[0], qr/prefix 'yy' matches no dictionary/, '... another prefix warns for itself';
+
+    ($w, $m) = warnings_like(sub { compress_methods(dictionaries => $old_dir, prefix => 'zz:') });
+    like $w->[0], qr/prefix 'zz:' matches no dictionary of the set in \Q$old_dir\E \(its prefixes: 'gh:'\): its values get the fallback \(gzip level 9\)/,
+        'a set without a whole-cache entry: the warning says the fallback';
+    is substr(compressed($m, $value), 0, 2), $GZIP, '... and the fallback (gzip) is written';
+    ($w, $m) = warnings_like(sub { compress_methods(dictionaries => $old_dir, prefix => 'gh') });
+    is frame_dictionary_id(compressed($m, $value)), 60, "... its 'gh' is taken as 'gh:' (the delimiter inferred)";
+    is_deeply $w, [], '... silently';
+}
+
+# other_keys=0: keys of prefixes without an entry get the fallback, except
+# for a writer whose prefix begins several entries' (it writes their keys).
+my $ok0_dir = File::Spec->catfile($TMP, 'other-keys-0');
+my $ok1_dir = File::Spec->catfile($TMP, 'other-keys-1');
+my %manual;
+{
+    my @gh  = map { $_->[1] } @{ $half{gh}[0] };
+    my @all = map { $_->[1] } map { @{ $half{$_}[0] } } qw(gh npm compat);
+    for my $case ([ $ok0_dir, 0, 70 ], [ $ok1_dir, 1, 80 ]) {
+        my ($d, $other, $id) = @$case;
+        my $s = $Set->create($d);
+        $s->add(prefix => 'app:gh:', dictionary => train_dictionary(\@gh, size => 8192), level => 3, id => $id);
+        $s->add(prefix => '', dictionary => train_dictionary(\@all, size => 16384), level => 3, id => $id + 1,
+                other_keys => $other);
+        $s->set_delimiter(':');
+        $s->write;
+        $manual{$other} = $id;
+    }
+    my $s0 = $Set->read($ok0_dir);
+    is $s0->for_key('app:zz:1'), undef, 'other_keys=0: for_key of a key without a prefix entry is the fallback';
+    is $s0->for_key('app:gh:1')->{id}, 70, '... and of a key with one, its entry';
+    is $Set->read($ok1_dir)->for_key('app:zz:1')->{id}, 81, 'other_keys=1: the whole-cache entry';
+    my ($w, $m) = warnings_like(sub { compress_methods(dictionaries => $ok0_dir, prefix => 'app:zz:') });
+    is substr(compressed($m, $value), 0, 2), $GZIP, 'other_keys=0, a prefix without an entry: the fallback';
+    like $w->[0], qr/its values get the fallback \(gzip level 9\)/, '... and the warning says so';
+    ($w, $m) = warnings_like(sub { compress_methods(dictionaries => $ok0_dir, prefix => 'app:') });
+    is frame_dictionary_id(compressed($m, $value)), 71,
+        "a prefix that begins an entry's ('app:' of 'app:gh:'): the whole-cache entry, even with other_keys=0";
+    like $w->[0], qr/prefix 'app:' matches no dictionary .*its values get the whole-cache dictionary \(ID 71/,
+        '... with a warning';
+}
+
+# ---- report --dictionaries ----------------------------------------------------------------
+
+{
+    # Today's values: npm's and gh's other half written by a single writer
+    # with the whole-cache entry.
+    my $m = compress_methods(dictionaries => $dir);
+    my @today = map { my ($k, $v) = @$_; my $f = compressed($m, $v); defined $f ? [ $k, $f, 2 ] : [ $k, $v ] }
+                @{ $half{npm}[1] }, @{ $half{gh}[1] };
+    my $named = grep { $_->[2] } @today;
+    my $file = dump_file('today.values', @today);
+    SKIP: {
+        skip 'JSON::PP is needed for --json', 4 unless $HAVE_JSON;
+        my ($st, $out, $err) = run_dict([ 'report', '--dictionaries', $dir, '--json', $file ]);
+        is $st, 0, 'report --dictionaries: exit 0' or diag $err;
+        my $r = json_of($out);
+        my $w = $r->{whole_cache} || {};
+        like $w->{verdict} || '', qr/\A(?:current|retrain)\z/, "... reports on the whole-cache entry: $w->{verdict}";
+        ok defined $w->{current}{memory} && defined $w->{choice}{memory},
+            '... its dictionary and a fresh one measured on the same held-out values';
+        my %by_id = map { ($_->{id} => $_->{named_by}) } @{ $r->{dictionaries} };
+        is $by_id{ $whole->{id} }, $named, "... and counts the $named stored values that name it";
+    }
+    my ($st, $out) = run_dict([ 'report', '--dictionaries', $dir, $file ]);
+    is $st, 0, 'report --dictionaries as text';
+    like $out, qr/^\s+'' \(the whole cache\)\s+ID $whole->{id}, level $whole->{level}\b/m, '... has a row for it';
+}
+
+# ---- on memcached: a single Fast object, Cache::Memcached::RustXS::Memcached -------------
+
+my $server = CMRXTest::Memcached->start_or_skip_rest;
+my $ADDR = $server->address;
+
+SKIP: {
+    skip fast_missing(), 1 if fast_missing();
+    # One Fast object for the whole application, the prefix in each key.
+    my $one = Cache::Memcached::Fast->new({ servers => [$ADDR], compress_threshold => 100,
+                                            compress_methods => compress_methods(dictionaries => $dir) });
+    my @items = map { @{ $half{$_}[1] } } qw(gh npm compat);
+    push @items, map { [ "other:$_", $half{method}[1][$_][1] ] } 0 .. 9;
+    $one->set(@$_) or die "set $_->[0] failed" for @items;
+    my %want = map { ($_->[0] => $_->[1]) } @items;
+    my @keys = sort keys %want;
+    my ($named, $zstd) = (0, 0);
+    for my $k (@keys) {
+        my ($flags, $data) = raw_get($ADDR, $k);
+        next unless $flags & 2;
+        $zstd++;
+        $named++ if (frame_dictionary_id($data) || 0) == $whole->{id};
+    }
+    ok $zstd > @keys / 2, "a single Fast object with the whole-cache entry compresses ($zstd of " . scalar(@keys) . ')';
+    is $named, $zstd, '... every compressed value with the whole-cache dictionary';
+    is_deeply $one->get_multi(@keys), \%want, '... and reads them back';
+    my $other = Cache::Memcached::Fast->new({ servers => [$ADDR],
+                                              compress_methods => compress_methods(dictionaries => $dir, prefix => 'gh:') });
+    is_deeply $other->get_multi(@keys), \%want, "... as does a Fast object with another writer of the set (gh:'s)";
+    my $stock = Cache::Memcached::Fast->new({ servers => [$ADDR], (fast_needs_threshold() ? (compress_threshold => 100) : ()) });
+    my $seen = $stock->get_multi(@keys);
+    is scalar(keys %$seen), @keys - $zstd, "... a stock Fast sees the compressed ones as misses";
+    ok !(grep { $seen->{$_} ne $want{$_} } keys %$seen), '... and the others as they are';
+    SKIP: {
+        skip cache_memcached_missing(), 1 if cache_memcached_missing();
+        require Cache::Memcached;
+        require Cache::Memcached::RustXS::GetParser;
+        my $cm = Cache::Memcached->new({ servers => [$ADDR], parser_class => 'Cache::Memcached::RustXS::GetParser' });
+        is_deeply $cm->get_multi(@keys), \%want, '... and Cache::Memcached with our GetParser reads them';
+    }
+}
+
+SKIP: {
+    skip cache_memcached_missing(), 1 if cache_memcached_missing();
+    require Cache::Memcached::RustXS::Memcached;
+    my $v = $half{method}[1][3][1];
+    for my $case ([ $ok1_dir, 1, $manual{1} + 1 ], [ $ok0_dir, 0, undef ]) {
+        my ($d, $other, $want) = @$case;
+        my $memd = Cache::Memcached::RustXS::Memcached->new({ servers => [$ADDR], compress_threshold => 100,
+                                                             zstd => { dictionaries => $d } });
+        $memd->set("app:zz:$other", $v) or die 'set failed';
+        $memd->set("app:gh:$other", $half{gh}[1][0][1]) or die 'set failed';
+        my (undef, $data) = raw_get($ADDR, "app:zz:$other");
+        if ($want) {
+            is frame_dictionary_id($data), $want, '::Memcached, other_keys=1: a key without a prefix entry gets the whole-cache entry';
+        } else {
+            is substr($data, 0, 2), $GZIP, '::Memcached, other_keys=0: a key without a prefix entry gets the fallback (gzip)';
+        }
+        (undef, $data) = raw_get($ADDR, "app:gh:$other");
+        is frame_dictionary_id($data), $manual{$other}, '... and a key with one, its entry';
+        is $memd->get("app:zz:$other"), $v, '... both read back';
+    }
+    # The trained set, its namespaces.
+    my ($w, $memd) = warnings_like(sub {
+        Cache::Memcached::RustXS::Memcached->new({ servers => [$ADDR], compress_threshold => 100,
+                                                  namespace => 'gh', zstd => { dictionaries => $dir } }) });
+    is_deeply $w, [], "::Memcached, namespace 'gh': no warning";
+    $memd->set('42', $half{gh}[1][1][1]) or die 'set failed';
+    my (undef, $data) = raw_get($ADDR, 'gh42');
+    is frame_dictionary_id($data), $set->current('gh:')->{id}, "... its keys (gh42) get 'gh:'s dictionary";
+    is $memd->get('42'), $half{gh}[1][1][1], '... and read back';
+    ($w) = warnings_like(sub {
+        Cache::Memcached::RustXS::Memcached->new({ servers => [$ADDR], namespace => 'ns:', zstd => { dictionaries => $dir } })
+            for 1 .. 2 });
+    is scalar @$w, 1, "::Memcached, namespace 'ns:', which no entry goes with: one warning for two objects";
+    like $w->[0], qr/\ACache::Memcached::RustXS::Memcached: namespace 'ns:' matches no dictionary of the set in \Q$dir\E \(its prefixes: 'compat:', 'gh:', 'npm:', and '' for the whole cache\): its values get .* at \Q$0\E line \d+/,
+        '... naming the namespace, the set and its prefixes, at the caller';
+    ($w) = warnings_like(sub {
+        Cache::Memcached::RustXS::Memcached->new({ servers => [$ADDR], namespace => 'npm:', zstd => { dictionaries => $dir } });
+        Cache::Memcached::RustXS::Memcached->new({ servers => [$ADDR], zstd => { dictionaries => $dir } }) });
+    is_deeply $w, [], '... none for a namespace that is a prefix of the set, nor for no namespace';
+}
+
+# ---- train --all --server: shares as memcached holds them -------------------------------------
+
+SKIP: {
+    skip fast_missing(), 1 if fast_missing();
+    skip 'JSON::PP is needed for --json', 1 unless $HAVE_JSON;
+    my ($srv) = CMRXTest::Memcached->start_optional;
+    skip(CMRXTest::Memcached->unavailable, 1) unless $srv;
+    my $plain = Cache::Memcached::Fast->new({ servers => [ $srv->address ], compress_threshold => 100 });
+    # gh: values under 3 keys each, compat: under one.
+    for my $copy (1 .. 3) { $plain->set("$_->[0]-$copy", $_->[1]) for @{ $half{gh}[0] } }
+    $plain->set(@$_) for @{ $half{compat}[0] };
+    my $d = File::Spec->catfile($TMP, 'server-set');
+    my ($st, $out, $err) = run_dict([ 'train', '--all', '--server', $srv->address, '--out-dir', $d, '--json' ]);
+    is $st, 0, 'train --all --server: exit 0' or diag $err;
+    my $w = json_of($out)->{whole_cache} || {};
+    is_deeply $w->{shares}, { gh => 3 * @{ $half{gh}[0] }, compat => scalar @{ $half{compat}[0] } },
+        "... the whole cache pooled as the server holds it (gh: 3 keys a value, compat: 1)";
+    is $w->{keys}, 3 * @{ $half{gh}[0] } + @{ $half{compat}[0] }, '... over every key';
+}
+
+done_testing;
