@@ -17,6 +17,7 @@ our @EXPORT_OK = qw(held_out_split measure_held_out codecs measure measure_codec
                     train load_dictionary_file load_dictionary_bytes);
 
 our $ZSTD_LEVEL = 3;
+my $SAMPLE_KEY = 'sample:0000000001';    # the key of a sample read without one (its length counts in memcached)
 my $ROUNDS     = 3;        # timing rounds; the fastest counts
 my $ROUND_TIME = 0.005;    # seconds a timing round lasts at least
 my $CALLS_IF_INSTANT = 1000;    # calls a round when one took no measurable time
@@ -40,6 +41,7 @@ sub measure_held_out {
     return \%m unless @$held;
     my $plain = codecs();
     %m = (%m, %{ measure($held, { gzip => $plain->{gzip}, zstd => $plain->{zstd} }) });
+    return _tuned_held_out(\%m, $train, $held, %opt) if $opt{tune};
     my ($dict, $why) = train($train, $opt{size});
     if (!defined $dict) {
         $m{zstd_dict_error} = "no dictionary from $m{trained_on} value" . ($m{trained_on} == 1 ? '' : 's')
@@ -50,6 +52,41 @@ sub measure_held_out {
     $m{zstd_dict} = measure_codec($held, codecs(dictionary => $id)->{zstd_dict});
     $m{zstd_dict}{dictionary_bytes} = length $dict;
     return \%m;
+}
+
+my $HELD_OUT_ID = 0x7e00_0000;
+my $held_out_dictionaries = 0;
+
+# The dictionary that Dict::Tune chooses on the training half (its own
+# split inside it), measured at its level on the held-out half.
+sub _tuned_held_out {
+    my ($m, $train, $held, %opt) = @_;
+    require Cache::Memcached::RustXS::Dict::Tune;
+    my @keys = map { defined $opt{keys} && defined $opt{keys}[ 2 * $_ ] ? $opt{keys}[ 2 * $_ ] : $SAMPLE_KEY }
+               0 .. $#$train;
+    my $tuned = Cache::Memcached::RustXS::Dict::Tune::tune(
+        %{ $opt{tune} }, samples => [ map { [ $keys[$_], $train->[$_] ] } 0 .. $#$train ]);
+    my $c = $tuned->{choice};
+    if (!$c) {
+        $m->{zstd_dict_error} = "no dictionary from $m->{trained_on} value" . ($m->{trained_on} == 1 ? '' : 's')
+                              . " ($m->{training_bytes} bytes): $tuned->{no_dictionary}";
+        return $m;
+    }
+    # Loaded under an ID of its own (4 bytes in each frame, as a dictionary
+    # that train writes names a random 32-bit one).
+    my $id = load_dictionary_bytes(Cache::Memcached::RustXS::Zstd::dictionary_with_id(
+        $tuned->{dictionary}, $HELD_OUT_ID + ++$held_out_dictionaries));
+    my $level = $c->{level};
+    $m->{zstd_dict} = measure_codec($held, {
+        compress   => sub { Cache::Memcached::RustXS::Zstd::compress($_[0], level => $level, dictionary => $id) },
+        decompress => \&Cache::Memcached::RustXS::Zstd::decompress });
+    $m->{zstd_dict}{dictionary_bytes} = length $tuned->{dictionary};
+    $m->{zstd_dict}{$_} = $c->{$_} for qw(method size level);
+    $m->{zstd_dict}{$_} = $c->{$_} for grep { defined $c->{$_} } qw(k d);
+    $m->{zstd_dict}{keys_counted} = $tuned->{keys} if defined $tuned->{keys};
+    my ($worth, $why) = Cache::Memcached::RustXS::Dict::Tune::worth_a_dictionary($tuned);
+    $m->{zstd_dict_refused} = $why unless $worth;
+    return $m;
 }
 
 # The codecs measured: { name => { compress => sub, decompress => sub } }.

@@ -14,12 +14,13 @@ use Cache::Memcached::RustXS::Dict::Memory ();
 
 our $VERSION = '0.101';
 
-our @EXPORT_OK = qw(tune tune_fallback split_samples stored_memory dictionary_memory);
+our @EXPORT_OK = qw(tune tune_fallback split_samples stored_memory dictionary_memory worth_a_dictionary);
 
-# What is tried. Dictionary sizes up to zstd's own default (112640 bytes:
-# past about 100 KB dictionaries help little); levels from zstd's default
-# to where compressing gets slower than gzip -9.
-my @SIZES   = (4096, 8192, 16384, 32768, 65536, 112640);
+# What is tried. Dictionary sizes from 2 KiB (a prefix of a few hundred
+# keys pays for no more) up to zstd's own default (112640 bytes: past about
+# 100 KB dictionaries help little); levels from zstd's default to where
+# compressing gets slower than gzip -9.
+my @SIZES   = (2048, 4096, 8192, 16384, 32768, 65536, 112640);
 my @LEVELS  = (3, 6, 9, 12, 15, 19);
 my @METHODS = qw(samples fastcover);
 my $TRAIN_LEVEL   = 9;     # candidates' tables are made for this level, the final one for its own
@@ -30,6 +31,7 @@ my $MIN_HELD      = 2;
 my $PLACEHOLDER_ID = 1;    # candidates name a 1-byte ID, as the set's small IDs do
 my $MAX_TIMED     = 12;    # candidates timed at most, best first, until one is fast enough
 my $F_COMPRESS    = 2;     # the clients' flag of a compressed value
+my $MIN_GAIN      = 5;     # percent less memory than without a dictionary, to be worth one
 our $COMPRESS_RATIO = 0.8; # the clients keep a compressed value at most 0.8 of the raw one
 
 # Timing: interleaved rounds, each at least $ROUND_TIME seconds; the median
@@ -89,12 +91,13 @@ sub tune {
     my @levels = @{ $a{levels} || \@LEVELS };
     my $id = $a{id} || $PLACEHOLDER_ID;
     my $limits = _speed_limits(%a);
+    my $keys = $a{keys};
 
     my ($train, $held) = split_samples($samples);
     my %r = (samples => scalar @$samples, sample_bytes => sum_length([ map { $_->[1] } @$samples ]),
              trained_on => scalar @$train, held_out => scalar @$held,
              held_out_bytes => sum_length([ map { $_->[1] } @$held ]), limits => $limits,
-             held => $held);
+             held => $held, keys => $keys, cost_model => defined $keys ? 'keys' : 'memory');
     if (@$train < $MIN_TRAIN || @$held < $MIN_HELD) {
         $r{no_dictionary} = sprintf 'too few values (%d; a dictionary needs %d or more, a few hundred help)',
                                     scalar @$samples, $MIN_TRAIN + $MIN_HELD + 1;
@@ -107,11 +110,15 @@ sub tune {
 
     $progress->('baselines');
     $r{baseline} = _baselines($memory, $held, \@held_values);
+    my ($best_without) = sort { $a <=> $b } map { $r{baseline}{$_}{memory} } qw(memGzip gzip zstd raw);
+    $r{baseline}{best_memory} = $best_without;
+    $r{baseline}{cost} = _scaled($best_without, scalar @$held, $keys) if defined $keys;
 
     # Sizes the samples can support: none larger than the training values
     # themselves (the next size up for the samples method, which then holds
     # them all).
-    my @sizes = grep { $_ <= $max_size } @SIZES;
+    my @sizes = grep { $_ <= $max_size } ($a{sizes} ? sort { $a <=> $b } @{ $a{sizes} } : @SIZES);
+    @sizes = ($max_size) unless @sizes;
     my @fitting = grep { $_ <= $train_bytes } @sizes;
     my ($all_fit) = grep { $_ > $train_bytes } @sizes;
     my @candidates;
@@ -127,8 +134,9 @@ sub tune {
     # cover at the sizes where fastcover did best.
     my %best_fc;
     for my $c (grep { $_->{method} eq 'fastcover' && !$_->{error} } @candidates) {
-        $best_fc{ $c->{size} } = $c->{memory}
-            if !defined $best_fc{ $c->{size} } || $c->{memory} < $best_fc{ $c->{size} };
+        _cost($c, \%r);
+        $best_fc{ $c->{size} } = $c->{cost}
+            if !defined $best_fc{ $c->{size} } || $c->{cost} < $best_fc{ $c->{size} };
     }
     my @cover_sizes = (sort { $best_fc{$a} <=> $best_fc{$b} || $a <=> $b } keys %best_fc)[0 .. $COVER_SIZES - 1];
     for my $size (grep { defined } @cover_sizes) {
@@ -138,6 +146,7 @@ sub tune {
     }
     my @failed = grep { $_->{error} } @candidates;
     @candidates = grep { !$_->{error} } @candidates;
+    _cost($_, \%r) for @candidates;
     $r{training_failures} = [ map { "$_->{method} $_->{size}: $_->{error}" } @failed ];
     if (!@candidates) {
         $r{no_dictionary} = 'zstd could not train a dictionary on these values'
@@ -145,12 +154,14 @@ sub tune {
         return \%r;
     }
 
-    # Best memory first; on a tie fewer bytes (which cross slab classes on
-    # values not measured), then the smaller dictionary, then the lower
-    # level (the faster one), then the simpler method.
+    # Least cost first (the memory over the prefix's keys and the
+    # dictionary, or, the keys unknown, the memory); on a tie less memory,
+    # then fewer bytes (which cross slab classes on values not measured),
+    # then the smaller dictionary, then the lower level (the faster one),
+    # then the simpler method.
     my %method_rank = (samples => 0, fastcover => 1, cover => 2);
     @candidates = sort {
-        $a->{memory} <=> $b->{memory} || $a->{bytes} <=> $b->{bytes}
+        $a->{cost} <=> $b->{cost} || $a->{memory} <=> $b->{memory} || $a->{bytes} <=> $b->{bytes}
             || $a->{dictionary_bytes} <=> $b->{dictionary_bytes}
             || $a->{level} <=> $b->{level} || $method_rank{ $a->{method} } <=> $method_rank{ $b->{method} }
     } @candidates;
@@ -197,6 +208,63 @@ sub tune {
     $r{dictionary} = $final;
     $r{parameters} = $used;
     return \%r;
+}
+
+# The memory of a candidate over the prefix's keys: its held-out memory per
+# value times the keys; and its cost: that plus the bytes of the dictionary
+# it would write, held once (the keys unknown: its held-out memory alone).
+sub _cost {
+    my ($c, $r) = @_;
+    return if defined $c->{cost};
+    if (!defined $r->{keys}) {
+        $c->{cost} = $c->{memory};
+        return;
+    }
+    $c->{keys_memory} = _scaled($c->{memory}, $r->{held_out}, $r->{keys});
+    $c->{cost_bytes} = final_bytes($c, $r);
+    $c->{cost} = $c->{keys_memory} + $c->{cost_bytes};
+    return;
+}
+
+sub _scaled {
+    my ($memory, $held, $keys) = @_;
+    return $held ? int($memory * $keys / $held + 0.5) : 0;
+}
+
+# The bytes of the dictionary a candidate becomes when trained on every
+# sample: the size asked, or for the samples method as much of it as all
+# the samples fill (the candidate holds the training three quarters).
+sub final_bytes {
+    my ($c, $r) = @_;
+    my $grown = $r->{training_bytes}
+        ? int($c->{dictionary_bytes} * $r->{sample_bytes} / $r->{training_bytes} + 0.5) : $c->{dictionary_bytes};
+    my $bytes = $c->{dictionary_bytes} > $grown ? $c->{dictionary_bytes} : $grown;
+    return $bytes < $c->{size} ? $bytes : $c->{size};
+}
+
+# Whether a tuned prefix is worth a dictionary: the choice saves at least
+# $MIN_GAIN % of the memory the best codec without one takes on the
+# held-out values and, when $keys counts the prefix's keys (a server's,
+# not samples read from files), more memcached memory over those keys than
+# the dictionary's own bytes.
+sub worth_a_dictionary {
+    my ($tuned, $keys) = @_;
+    return (0, $tuned->{no_dictionary}) unless $tuned->{choice};
+    my $base = $tuned->{baseline};
+    my ($best) = sort { $a <=> $b } map { $base->{$_}{memory} } qw(memGzip gzip zstd raw);
+    my $c = $tuned->{choice};
+    my $gain = $best ? 100 * (1 - $c->{memory} / $best) : 0;
+    return (0, sprintf 'a dictionary would save only %.1f %% of the memory without one (%d %% needed)',
+                       $gain, $MIN_GAIN) if $gain < $MIN_GAIN;
+    $keys = $tuned->{keys} unless defined $keys;
+    return (1) unless defined $keys;
+    my $saved = int(($best - $c->{memory}) * $keys / $tuned->{held_out});
+    my $bytes = defined $tuned->{dictionary} ? length $tuned->{dictionary} : final_bytes($c, $tuned);
+    return (0, sprintf 'no dictionary size pays for itself over its %d keys: the one that costs least '
+                     . '(%s %d, level %d) would save %d bytes of memcached memory, less than its own %d',
+                       $keys, $c->{method}, $c->{size}, $c->{level}, $saved, $bytes)
+        if $saved < $bytes;
+    return (1);
 }
 
 # A dictionary of one method and size trained on the training values,
