@@ -497,6 +497,18 @@ on C<--server>, or the files and standard input given.
 The progress functions given to C<list_keys> and C<fetch_values>: what
 the progress line says while keys are listed and values fetched.
 
+=item tuning_options(\%options, $size_given), numeric_options(\%options, @names), check_max_size(\%options)
+
+The tuning options of plain C<report> and C<train> as
+L<Cache::Memcached::RustXS::Dict::Tune/tune>'s arguments (C<--size>, when
+given, the one size tried), and their checks.
+
+=item train_choice(\@values, $choice)
+
+C<($dictionary_bytes)> or C<(undef, $why)>: the tuner's choice (C<method>,
+C<size>, C<level>, C<k>, C<d>) trained on every value, as C<train> writes
+it (with a random ID, as zstd gives one).
+
 =item cmd_train_all(\%options, \@arguments), cmd_report_set(\%options, \@arguments)
 
 C<train --all> and C<report --dictionaries>, with their options parsed:

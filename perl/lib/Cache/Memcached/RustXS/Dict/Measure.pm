@@ -245,6 +245,20 @@ C<dictionary_bytes>), or, when zstd cannot train on the training half,
 C<zstd_dict_error> saying why. No codec is measured without a held-out
 value.
 
+=item measure_held_out(\@values, keys => \@keys, tune => { memory => $model, keys => $count, ... })
+
+The same split and measures, but the dictionary is the one
+L<Cache::Memcached::RustXS::Dict::Tune/tune> chooses on the training half
+(with the options in C<tune>, and the values' keys, C<keys>, as the
+samples' keys; a value without one is measured under a 17-byte key), at
+its level, loaded under a 4-byte ID: what plain C<cmrx-dict report> and
+C<train> print. C<zstd_dict> then also has the choice's C<method>, C<size>
+(asked), C<level>, C<k> and C<d>, and C<keys_counted>; C<zstd_dict_error>
+says why there is none (too few values, none fast enough), and
+C<zstd_dict_refused> why the choice is not worth a dictionary
+(L<Cache::Memcached::RustXS::Dict::Tune/worth_a_dictionary($tuned, $keys)>),
+when it is not.
+
 =item codecs(dictionary => $id)
 
 The codecs cmrx-dict measures, by name: C<gzip> (Compress::Zlib's

@@ -347,17 +347,21 @@ C<print_train>, C<print_json>, C<skipped_note>, C<shown>, C<text>.
 
 =over 4
 
-=item report_data(server => $spec, delimiter => ':', sample => 1000, dictionary_size => 16384, listing => $listing, groups => \@groups)
+=item report_data(server => $spec, delimiter => ':', sample => 1000, dictionary_size => undef, memory => $model, listing => $listing, groups => \@groups)
 
-The data of a report: the options it ran with, the C<keys> and
+The data of a report: the options it ran with (C<dictionary_size> the
+size C<--size> fixed, else C<undef>: tuned; C<classes_from>, the memory
+model's slab classes, when C<memory> is given), the C<keys> and
 C<unfetchable> counts of the listing, one entry in C<prefixes> per group
 (in the order given: cmrx-dict sorts them by item bytes, largest first)
 with its counts, skip reasons and C<held_out> measures, and the C<total>
 over the groups (the dictionary's totals over the groups that have one).
 
-=item train_data(source => \%source, values => \@values, sample_bytes => $n, dictionary_size => 16384, held_out => $measures, file => $path, dictionary => $bytes, id => $id)
+=item train_data(source => \%source, values => \@values, sample_bytes => $n, dictionary_size => undef, held_out => $measures, file => $path, dictionary => $bytes, id => $id, choice => { method, size, level, k, d })
 
-The data of a training. C<%source> is either C<< { server => $spec,
+The data of a training; C<choice> (the tuner's method, size asked and
+level, and cover's C<k> and C<d>) goes into C<dictionary>, and the text
+names it. C<%source> is either C<< { server => $spec,
 prefix, delimiter, group => $group } >> or C<< { files, stdin, empty } >>
 (as L<Cache::Memcached::RustXS::Dict::Sample/read_sample_files(\@args, null =E<gt> 0)>
 counts them).

@@ -473,10 +473,15 @@ L<Cache::Memcached::RustXS::Zstd::DictionarySet>.
 
 Reads the set in C<$dir> (or makes a new one), tunes every prefix of the
 source (the group of keys without the delimiter only feeds the fallback),
-and adds the chosen dictionary of each prefix worth one: one that takes at
+and adds the chosen dictionary of each prefix worth one. Read from a
+server, each prefix is tuned with its key count (the dictionary's bytes
+in the cost: L<Cache::Memcached::RustXS::Dict::Tune/DESCRIPTION>); from
+files, without. A prefix is worth a dictionary when the choice takes at
 least 5 % less memory than the best codec without a dictionary (memGzip,
-our gzip, zstd, raw) on the held-out values and, read from a server, saves
-over the prefix's keys more memcached memory than its own size. A prefix that has a current
+our gzip, zstd, raw) on the held-out values and, read from a server,
+saves over the prefix's keys more memcached memory than its own size;
+since the choice costs least, a prefix refused so is one that no size
+pays for. A prefix that has a current
 dictionary gets the new one only when it takes at least C<if_better> % less
 memory than the current one on the same held-out values; the one before is
 retired, never removed, and no file is removed. New dictionaries get the
@@ -515,8 +520,10 @@ data for JSON.
 
 =item worth_a_dictionary($tuned, $keys)
 
-C<(1)> or C<(0, $why)>, by the rule above; C<$keys> undefined (samples
-read from files, which are not the cache) skips the rule of the keys.
+C<(1)> or C<(0, $why)>, by the rule above
+(L<Cache::Memcached::RustXS::Dict::Tune/worth_a_dictionary($tuned, $keys)>);
+C<$keys> undefined (samples read from files, which are not the cache)
+skips the rule of the keys unless the tuning counted keys.
 
 =back
 

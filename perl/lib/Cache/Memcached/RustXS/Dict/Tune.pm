@@ -465,7 +465,10 @@ Cache::Memcached::RustXS::Dict::Tune - the zstd dictionary, size and level that 
 
     # By default the choice must compress as fast as memGzip and decompress
     # faster than gzip, timed here; 0 lifts the limits: memory alone decides.
-    my $tuned = tune(samples => \@samples, memory => $memory, compress_time => 0, decompress_time => 0);
+    # keys: how many keys the prefix holds (a server's count), so that the
+    # dictionary's own bytes count against what it saves over them.
+    my $tuned = tune(samples => \@samples, memory => $memory, keys => 400,
+                     compress_time => 0, decompress_time => 0);
     if (my $c = $tuned->{choice}) {
         printf "%s dictionary of %d bytes at level %d: %d bytes of memcached memory, memGzip %d\n",
             $c->{method}, length $tuned->{dictionary}, $c->{level}, $c->{memory},
@@ -480,8 +483,10 @@ Cache::Memcached::RustXS::Dict::Tune - the zstd dictionary, size and level that 
 
 =head1 DESCRIPTION
 
-How C<cmrx-dict train --all> and C<cmrx-dict report> choose a prefix's
-dictionary. The samples (C<[$key, $value]> pairs, values uncompressed, in
+How every C<cmrx-dict> command chooses a prefix's dictionary: C<train
+--all> and C<report --dictionaries> on the prefix's samples, plain
+C<report> and single-prefix C<train> on the half of them they do not
+measure on. The samples (C<[$key, $value]> pairs, values uncompressed, in
 key order) are split: every 4th is held out, the others train. Candidate
 dictionaries are trained on the training values:
 
@@ -490,7 +495,8 @@ dictionaries are trained on the training values:
 =item *
 
 the training values themselves as the content (C<samples>), and ZDICT's
-fastCover (C<fastcover>), at sizes from 4 KiB to 110 KiB (C<max_size>):
+fastCover (C<fastcover>), at sizes from 2 KiB to 110 KiB (C<max_size>;
+C<sizes> replaces the list):
 none larger than the training values (the samples method also at the next
 size up, which holds them all), since a dictionary asked of too few
 samples comes out worse, not smaller;
@@ -506,10 +512,27 @@ Each is measured on the held-out values at levels 3, 6, 9, 12, 15 and 19 by
 the memory memcached would give them (L<Cache::Memcached::RustXS::Dict::Memory>:
 each value under its own key, with flags, in its slab chunk; a frame that
 is not at most 0.8 of the value is stored raw, as both clients do), with
-the 1-byte dictionary ID a set gives. Candidates are ranked by that memory
-(then by their bytes: a larger dictionary, a higher level or a slower
-method ranks above a smaller, lower or simpler one only when it measures
-strictly less), and the
+the 1-byte dictionary ID a set gives.
+
+Candidates are ranked by their I<cost>. When C<keys> says how many keys
+the prefix holds (C<cmrx-dict> gives a server's count of the prefix's
+keys), the cost is the memcached memory of those keys (the held-out
+memory per value times C<keys>) plus the bytes of the dictionary the
+candidate becomes (the size asked; for the C<samples> method, as much of
+it as every sample fills). The dictionary is counted once: it lives in
+each client process, not in memcached, and is loaded once per process
+(shared by forked workers); counting it once against the cache's memory
+means a dictionary must save at least its own size over the keys it
+serves, so a prefix of a hundred keys gets a small dictionary and a
+prefix of a million the large one that stores least. Without C<keys>
+(values read from files, which are a sample, not the cache, and say
+nothing of how many keys it holds) the cost is the held-out memory
+alone: the dictionary is taken to serve many more keys than the sample
+has, as a file of sampled values is usually a small part of a cache.
+
+On equal cost, less memory ranks first, then fewer bytes (a larger
+dictionary, a higher level or a slower method ranks above a smaller,
+lower or simpler one only when it measures strictly less), and the
 best one that is fast enough is chosen: by default its compression is no
 slower per value than Compress::Zlib's C<memGzip> (what the clients pay
 today) and its decompression faster than this distribution's gzip
@@ -527,16 +550,23 @@ Exported on request.
 
 =over 4
 
-=item tune(samples => \@pairs, memory => $model, max_size => 112640, levels => [3, 6, 9, 12, 15, 19], id => 1, compress_time => 1, decompress_time => 1, progress => sub { my ($what) = @_ })
+=item tune(samples => \@pairs, memory => $model, keys => $count, max_size => 112640, sizes => [2048, 4096, ...], levels => [3, 6, 9, 12, 15, 19], id => 1, compress_time => 1, decompress_time => 1, progress => sub { my ($what) = @_ })
 
-Tunes one prefix. C<id> is the dictionary ID the frames are measured with
+Tunes one prefix. C<keys> (optional) is how many keys the prefix holds:
+with it the dictionary's bytes are in the cost (above); without it the
+held-out memory alone ranks. C<sizes> (optional) replaces the sizes
+tried (C<cmrx-dict --size> gives one); C<max_size> bounds them. C<id> is
+the dictionary ID the frames are measured with
 (its size in each frame counts: 1 byte below 256). Returns a hash
 reference: C<samples>, C<sample_bytes>, C<trained_on>, C<training_bytes>, C<held_out>,
-C<held_out_bytes>, C<held> (the held-out pairs); C<baseline> (the held-out
+C<held_out_bytes>, C<held> (the held-out pairs), C<keys> and
+C<cost_model> (C<keys> or C<memory>); C<baseline> (the held-out
 values under C<memGzip>, our C<gzip>, C<zstd> at level 3 and C<raw>: each
 C<memory> and C<bytes>, and for the first two C<us_compress> and
-C<us_decompress>); C<candidates> (best first: C<method>, C<size> asked,
-C<dictionary_bytes>, C<k>, C<d>, C<level>, C<memory>, C<bytes> (a
+C<us_decompress>; C<best_memory>, the least of them, and with C<keys>
+C<cost>, that memory over the keys); C<candidates> (best first: C<method>, C<size> asked,
+C<dictionary_bytes>, C<k>, C<d>, C<level>, C<memory>, C<bytes>, C<cost>
+and, with C<keys>, C<keys_memory> and C<cost_bytes>, its two parts (a
 dictionary is a candidate at each level), for
 the timed ones C<us_compress>, C<us_decompress> and the baselines' times of
 the same rounds, and C<verdict>: C<chosen>, why it was too slow, C<more
@@ -554,6 +584,22 @@ without a dictionary at levels 3 and 9 and gzip at levels 6 and 9, the one
 with least memory that is fast enough. Returns C<method>, C<level>,
 C<samples>, C<memory>, C<bytes>, C<savings> (percent of the raw bytes),
 C<memGzip_memory> and C<tried> (each with its memory, times and verdict).
+
+=item worth_a_dictionary($tuned, $keys)
+
+C<(1)>, or C<(0, $why)>: whether the choice of a tuning is worth a
+dictionary. It must take at least 5 % less memory than the best codec
+without one (memGzip, our gzip, zstd, raw) on the held-out values, and,
+when the keys are known (C<$keys>, else those the tuning counted), save
+more memcached memory over them than the dictionary's own bytes; a
+prefix that fails this is one that no size pays for, since the choice
+already costs least (C<"no dictionary size pays for itself over its N
+keys: ...">).
+
+=item final_bytes($candidate, $tuned)
+
+The bytes a candidate's dictionary takes when trained on every sample, as
+the cost counts them.
 
 =item split_samples(\@samples)
 
