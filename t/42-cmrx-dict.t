@@ -24,6 +24,10 @@ use Compress::Zlib ();
 use Storable ();
 use Cache::Memcached::RustXS::Zstd qw(compress decompress train_dictionary load_dictionary);
 
+use Cache::Memcached::RustXS::Dict::Server ();
+use Cache::Memcached::RustXS::Dict::Memory ();
+use Cache::Memcached::RustXS::Dict::Tune ();
+use Cache::Memcached::RustXS::Dict::CLI ();
 use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Memcached;
 use CMRXTest::DictSets qw(halves run_dict read_file write_file);
@@ -54,17 +58,26 @@ sub load_trained {
 }
 
 # What report and train must find for these values (in key order): the
-# held-out half is the odd positions, the dictionary is trained on the even.
+# held-out half is the odd positions, the dictionary is tuned on the even
+# (the prefix's keys counted, without speed limits) at its level.
 sub expected_held_out {
-    my (@values) = @_;
+    my ($keys, @values) = @_;
     my ($train, $held) = halves(@values);
-    my %e = (values => scalar @$held, raw => sum_length(@$held),
-             gzip => sum_length(map { Compress::Zlib::memGzip($_) } @$held),
-             zstd => sum_length(map { compress($_, level => 3) } @$held));
-    my $dict = eval { train_dictionary($train, size => 16384) };
-    if (defined $dict) {
-        my (undef, $id) = load_trained($train, 'expected-' . length($dict) . '-' . scalar(@$train) . '.dict');
-        $e{dict} = sum_length(map { compress($_, level => 3, dictionary => $id) } @$held);
+    my @train = @$train;
+    my @held  = @$held;
+    my %e = (values => scalar @held, raw => sum_length(@held),
+             gzip => sum_length(map { Compress::Zlib::memGzip($_) } @held),
+             zstd => sum_length(map { compress($_, level => 3) } @held));
+    my $memory = Cache::Memcached::RustXS::Dict::Memory->from_server(Cache::Memcached::RustXS::Dict::Server->connect($ADDR));
+    my $t = Cache::Memcached::RustXS::Dict::Tune::tune(samples => [ map { [ $keys->[ 2 * $_ ], $train[$_] ] } 0 .. $#train ],
+                                                       keys => scalar @$keys, memory => $memory,
+                                                       compress_time => 0, decompress_time => 0);
+    if (defined $t->{dictionary}) {
+        my $file = write_file(File::Spec->catfile($TMP, "expected-" . (0 + @train) . "-" . length($held[0]) . ".dict"),
+                              Cache::Memcached::RustXS::Zstd::dictionary_with_id($t->{dictionary}, 0x7d00_0000 + ++$Expected::dictionaries));
+        my $id = load_dictionary($file);
+        $e{dict} = sum_length(map { compress($_, level => $t->{choice}{level}, dictionary => $id) } @held);
+        $e{choice} = $t->{choice};
     }
     return \%e;
 }
@@ -135,7 +148,10 @@ my $have_odd_key = binary_set('odd key', 'stored through the binary protocol');
 
 # ---- report ------------------------------------------------------------------
 
-my ($status, $out, $err) = run_dict([ 'report', '--server', $ADDR ]);
+# Tests never depend on timings: where the tuner's choice decides, it runs
+# without speed limits.
+my @NO_LIMITS = ('--compress-time', '0', '--decompress-time', '0');
+my ($status, $out, $err) = run_dict([ 'report', '--server', $ADDR, @NO_LIMITS ]);
 is $status, 0, 'report: exit status 0' or diag $err;
 is $err, '', 'report: nothing on stderr (it is not a terminal)';
 like $out, qr/^cmrx-dict report of \Q$ADDR\E: \d+ keys listed, 11 prefixes \(delimiter ':'\), up to 1000 sampled each$/m, 'report: the summary line';
@@ -145,7 +161,7 @@ my $times  = table_rows($out, 'Held-out half, microseconds');
 my %expect;
 for my $family (@FAMILIES) {
     my @keys = sort keys %{ $decoded{$family} };
-    my $e = $expect{$family} = expected_held_out(map { $decoded{$family}{$_} } @keys);
+    my $e = $expect{$family} = expected_held_out(\@keys, map { $decoded{$family}{$_} } @keys);
     my $n = @keys;
     is_deeply $stored->{$family},
         [ $n, $stored->{$family}[1], $n, $stored_bytes{$family},
@@ -183,7 +199,7 @@ SKIP: {
 my ($total) = $out =~ /^  total  (.*)$/m;
 my @total = split ' ', $total || '';
 my %sum;
-my $tiny = expected_held_out(map { "a tiny value number $_" } 1 .. 3);
+my $tiny = expected_held_out([ map { "tiny:$_" } 1 .. 3 ], map { "a tiny value number $_" } 1 .. 3);
 for my $e (values %expect, $tiny) { $sum{$_} += $e->{$_} || 0 for qw(values raw gzip zstd dict) }
 is_deeply [ @total[0 .. 4] ], [ @sum{qw(values raw gzip zstd dict)} ],
     'report: the total row (with tiny, which has no dictionary)';
@@ -211,7 +227,7 @@ is table_rows($out, 'Held-out half, bytes')->{npm}[0], 5, '--sample 10: 5 held o
 
 SKIP: {
     skip 'JSON::PP is not installed (core from perl 5.14)', 7 unless $HAVE_JSON;
-    ($status, $out, $err) = run_dict([ 'report', '--server', $ADDR, '--json' ]);
+    ($status, $out, $err) = run_dict([ 'report', '--server', $ADDR, '--json', @NO_LIMITS ]);
     is $status, 0, 'report --json: exit 0' or diag $err;
     my $r = eval { JSON::PP->new->utf8->decode($out) };
     ok $r, 'report --json: parses' or diag $@;
@@ -235,7 +251,7 @@ SKIP: {
 # ---- train -------------------------------------------------------------------
 
 my $dict_file = File::Spec->catfile($TMP, 'compat.dict');
-($status, $out, $err) = run_dict([ 'train', '--server', $ADDR, '--prefix', 'compat', '--out', $dict_file ]);
+($status, $out, $err) = run_dict([ 'train', '--server', $ADDR, '--prefix', 'compat', '--out', $dict_file, @NO_LIMITS ]);
 is $status, 0, 'train --server: exit 0' or diag $err;
 my $e = $expect{compat};
 like $out, qr/^cmrx-dict train: prefix 'compat' of \Q$ADDR\E: 110 keys listed, 110 sampled, 110 values/m,
@@ -249,9 +265,9 @@ my ($said_id) = $out =~ /, ID (\d+),/;
 my $id = eval { load_dictionary($dict_file) };
 ok $id, 'train: load_dictionary accepts it' or diag $@;
 is $id, $said_id, 'train: with the ID it printed';
-my $trained_on_all = train_dictionary([ map { $decoded{compat}{$_} } sort keys %{ $decoded{compat} } ],
-                                                  size => 16384);
-is read_file($dict_file), $trained_on_all, 'train: the dictionary is trained on all the values, in key order';
+my ($trained_on_all) = Cache::Memcached::RustXS::Dict::CLI::train_choice(
+    [ map { $decoded{compat}{$_} } sort keys %{ $decoded{compat} } ], $expect{compat}{choice});
+is read_file($dict_file), $trained_on_all, "train: the tuner's choice, trained on all the values, in key order";
 
 SKIP: {
     my ($zstd) = grep { -x } map { File::Spec->catfile($_, 'zstd') } File::Spec->path;
@@ -268,7 +284,7 @@ SKIP: {
 ($status, $out, $err) = run_dict([ 'train', '--server', $ADDR, '--prefix', 'compat', '--out', $dict_file ]);
 is $status, 1, 'train: an existing --out: exit 1';
 like $err, qr/\Acmrx-dict: \Q$dict_file\E exists .*--force replaces it\)\n\z/, '... says so in one line';
-($status, $out, $err) = run_dict([ 'train', '--server', $ADDR, '--prefix', 'compat', '--out', $dict_file, '--force' ]);
+($status, $out, $err) = run_dict([ 'train', '--server', $ADDR, '--prefix', 'compat', '--out', $dict_file, '--force', @NO_LIMITS ]);
 is $status, 0, 'train --force: replaces it' or diag $err;
 
 # The same samples from files, standard input (lines, and NUL-separated):
@@ -282,7 +298,7 @@ for my $case (['files', [@files]], ['lines', ['-'], join('', map { "$_\n" } @npm
               ['null', ['--null', '-'], join("\0", @npm)]) {
     my ($name, $args, $stdin) = @$case;
     my $file = File::Spec->catfile($TMP, "npm-$name.dict");
-    ($status, $out, $err) = run_dict([ 'train', '--out', $file, @$args ], stdin => $stdin);
+    ($status, $out, $err) = run_dict([ 'train', '--out', $file, @NO_LIMITS, @$args ], stdin => $stdin);
     is $status, 0, "train from $name: exit 0" or diag $err;
     like $out, qr/^cmrx-dict train: 137 samples \(\d+ bytes\): /m, "train from $name: 137 samples";
     $dict_of{$name} = -f $file ? read_file($file) : "no file from $name";
@@ -295,7 +311,7 @@ is $dict_of{null}, $dict_of{files}, 'train from standard input, --null: the same
 SKIP: {
     skip 'JSON::PP is not installed (core from perl 5.14)', 3 unless $HAVE_JSON;
     my $file = File::Spec->catfile($TMP, 'gh.dict');
-    ($status, $out, $err) = run_dict([ 'train', '--server', $ADDR, '--prefix', 'gh', '--out', $file, '--json' ]);
+    ($status, $out, $err) = run_dict([ 'train', '--server', $ADDR, '--prefix', 'gh', '--out', $file, '--json', @NO_LIMITS ]);
     is $status, 0, 'train --json: exit 0' or diag $err;
     my $r = eval { JSON::PP->new->utf8->decode($out) } || {};
     is_deeply [ @{ $r->{held_out} || {} }{qw(values raw_bytes)}, map { $r->{held_out}{$_}{bytes} } qw(gzip zstd zstd_dict) ],

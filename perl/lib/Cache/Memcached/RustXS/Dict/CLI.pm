@@ -15,6 +15,8 @@ use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out train load_dicti
 use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_report print_train
                                              print_json skipped_note shown);
 use Cache::Memcached::RustXS::Dict::Memory ();
+use Cache::Memcached::RustXS::Dict::Tune ();
+use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict::Sets qw(train_all report_set read_dump print_train_all
                                            print_report_set json_data);
 use Cache::Memcached::RustXS::Dict::Prune qw(prune_set print_prune prune_json parse_duration);
@@ -23,8 +25,10 @@ our $VERSION = '0.101';
 
 my $MIN_DICT = 256;    # the smallest dictionary zstd makes
 my %DEFAULT = (delimiter => ':', sample => 1000, size => 16384, timeout => 10);
-# The options of the tuning that train --all and report --dictionaries share.
+# The options of the tuning that train --all and report --dictionaries share;
+# plain report and train take all but --if-better.
 my @SET_OPTIONS = qw(if-better=s max-size=s compress-time=s decompress-time=s);
+my @TUNE_OPTIONS = qw(max-size=s compress-time=s decompress-time=s);
 my %EXIT = (ok => 0, failure => 1, usage => 2, unusable => 2);
 my $PROGRESS_WIDTH = 78;
 
@@ -95,17 +99,18 @@ sub cmd_report {
                                                  dictionaries=s), @SET_OPTIONS);
     return show_help() if $opt->{help};
     return cmd_report_set($opt, \@args) if defined $opt->{dictionaries};
-    for my $name (map { /\A([a-z-]+)/ } @SET_OPTIONS) {
-        usage_error("report: --$name is for --dictionaries") if defined $opt->{$name};
-    }
+    usage_error('report: --if-better is for --dictionaries') if defined $opt->{'if-better'};
     usage_error('report: --server HOST:PORT is needed') unless defined $opt->{server};
     usage_error("report takes no arguments besides its options, not '$args[0]'") if @args;
+    my $size_given = defined $opt->{size};
     check_common($opt);
+    my %tuning = tuning_options($opt, $size_given);
     load_dictionary_file($_) for @{ $opt->{dictionary} || [] };
 
     my $server = Cache::Memcached::RustXS::Dict::Server->connect($opt->{server}, timeout => $opt->{timeout});
     my $listing = list_keys($server, delimiter => $opt->{delimiter}, per_prefix => $opt->{sample},
                             prefixes => $opt->{prefix}, progress => listing_progress());
+    $tuning{memory} = Cache::Memcached::RustXS::Dict::Memory->from_server($server);
     my @groups = sort { $b->{item_bytes} <=> $a->{item_bytes} || $a->{prefix} cmp $b->{prefix} }
                  values %{ $listing->{groups} };
     for my $i (0 .. $#groups) {
@@ -113,14 +118,16 @@ sub cmd_report {
         my $tag = sprintf 'prefix %d/%d, %s', $i + 1, scalar @groups, shown($g->{prefix});
         my $values = fetch_values($server, $g, progress => fetch_progress($tag));
         $progress->show("$tag: measuring");
-        $g->{held_out} = measure_held_out($values, size => $opt->{size});
+        $g->{held_out} = measure_held_out($values, keys => $g->{value_keys},
+                                          tune => { %tuning, keys => $g->{keys},
+                                                    progress => sub { $progress->show("$tag: $_[0]") } });
     }
     $progress->clear;
     $server->close;
 
     my $report = report_data(server => $opt->{server}{spec}, delimiter => $opt->{delimiter},
-                             sample => $opt->{sample}, dictionary_size => $opt->{size},
-                             listing => $listing, groups => \@groups);
+                             sample => $opt->{sample}, dictionary_size => $size_given ? $opt->{size} : undef,
+                             memory => $tuning{memory}, listing => $listing, groups => \@groups);
     if ($opt->{json}) { print_json(\*STDOUT, $report) }
     else              { print_report(\*STDOUT, $report) }
     return;
@@ -136,13 +143,13 @@ sub cmd_train {
     return show_help() if $opt->{help};
     return cmd_train_all($opt, \@args) if $opt->{all};
     usage_error('train: --out-dir is for --all') if defined $opt->{'out-dir'};
-    for my $name (map { /\A([a-z-]+)/ } @SET_OPTIONS) {
-        usage_error("train: --$name is for --all") if defined $opt->{$name};
-    }
+    usage_error('train: --if-better is for --all') if defined $opt->{'if-better'};
     usage_error('train: --prefix can be given once (without --all)') if $opt->{prefix} && @{ $opt->{prefix} } > 1;
     $opt->{prefix} = $opt->{prefix}[0] if $opt->{prefix};
     usage_error('train: --out FILE is needed') unless defined $opt->{out} && length $opt->{out};
+    my $size_given = defined $opt->{size};
     check_common($opt);
+    my %tuning = tuning_options($opt, $size_given);
     if (defined $opt->{server}) {
         usage_error('train: --prefix P is needed with --server') unless defined $opt->{prefix};
         usage_error("train: with --server, no file arguments ('$args[0]')") if @args;
@@ -164,23 +171,89 @@ sub cmd_train {
     fail('no ' . $of . ' to train on' . ($source->{group} ? skipped_note($source->{group}) : ''))
         unless @$values;
 
-    $progress->show('measuring on the held-out half');
-    my $held = measure_held_out($values, size => $opt->{size});
-    $progress->show('training the dictionary');
+    # The keys the dictionary is for: a server's count of the prefix's keys;
+    # from files, unknown (its bytes are then not counted).
+    my $g = $source->{group};
+    $tuning{memory} = $source->{memory} || Cache::Memcached::RustXS::Dict::Memory->new;
+    $tuning{keys} = $g->{keys} if $g;
+    my @keys = $g ? @{ $g->{value_keys} } : ();
+    $progress->show('tuning on the even half, measuring on the odd half');
+    my $held = measure_held_out($values, keys => \@keys,
+                                tune => { %tuning, progress => sub { $progress->show("tuning: $_[0]") } });
     my $bytes = sum_length($values);
-    my ($dict, $why) = train($values, $opt->{size});
+    my $choice = $held->{zstd_dict};
+    my $why;
+    if (!$choice) {
+        # Too few values for the held-out half: tuned on all of them.
+        $progress->show('tuning on every value');
+        my $tuned = Cache::Memcached::RustXS::Dict::Tune::tune(
+            %tuning, samples => [ map { [ defined $keys[$_] ? $keys[$_] : 'sample:0000000001', $values->[$_] ] }
+                                  0 .. $#$values ]);
+        ($choice, $why) = ($tuned->{choice}, $tuned->{no_dictionary});
+    }
+    $progress->show('training the dictionary');
+    my $dict;
+    ($dict, $why) = train_choice($values, $choice) if $choice;
     $progress->clear;
-    fail(sprintf "cannot train a dictionary on %d %s (%d bytes): %s; at least a few hundred values help",
-                 scalar @$values, $of, $bytes, $why) unless defined $dict;
+    fail(sprintf "cannot train a dictionary on %d %s (%d bytes): %s%s", scalar @$values, $of, $bytes, $why,
+                 ($why =~ /few|could not train/ ? '; at least a few hundred values help' : ''))
+        unless defined $dict;
     write_file($opt->{out}, $dict);
     my $id = load_dictionary_file($opt->{out});
 
     my $result = train_data(source => $source, values => $values, sample_bytes => $bytes,
-                            dictionary_size => $opt->{size}, held_out => $held,
-                            file => $opt->{out}, dictionary => $dict, id => $id);
+                            dictionary_size => $size_given ? $opt->{size} : undef, held_out => $held,
+                            file => $opt->{out}, dictionary => $dict, id => $id,
+                            choice => { map { defined $choice->{$_} ? ($_ => $choice->{$_}) : () }
+                                        qw(method size level k d) });
     if ($opt->{json}) { print_json(\*STDOUT, $result) }
     else              { print_train(\*STDOUT, $result) }
     return;
+}
+
+# The tuning options of plain report and train: the speed limits, the
+# largest size, and --size, which fixes the size tried.
+sub tuning_options {
+    my ($opt, $size_given) = @_;
+    my %num = numeric_options($opt, qw(compress-time decompress-time));
+    check_max_size($opt);
+    return (compress_time => $num{'compress-time'}, decompress_time => $num{'decompress-time'},
+            max_size => $opt->{'max-size'}, ($size_given ? (sizes => [ $opt->{size} ], max_size => $opt->{size}) : ()));
+}
+
+sub numeric_options {
+    my ($opt, @names) = @_;
+    my %num;
+    for my $name (@names) {
+        next unless defined $opt->{$name};
+        usage_error("--$name must be a number, 0 or more, not '$opt->{$name}'")
+            unless $opt->{$name} =~ /\A(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\z/;
+        $num{$name} = 0 + $opt->{$name};
+    }
+    return %num;
+}
+
+sub check_max_size {
+    my ($opt) = @_;
+    if (defined $opt->{'max-size'}) {
+        usage_error("--max-size must be a whole number of bytes, $MIN_DICT or more, not '$opt->{'max-size'}'")
+            unless $opt->{'max-size'} =~ /\A[0-9]+\z/ && $opt->{'max-size'} >= $MIN_DICT;
+    }
+    return;
+}
+
+# The tuner's choice (method, size, level, and cover's k and d) trained on
+# every value, as train --all writes it (under a random ID, as zstd gives
+# one): (bytes) or (undef, why).
+sub train_choice {
+    my ($values, $c) = @_;
+    my %how = (size => $c->{size}, method => $c->{method}, level => $c->{level});
+    @how{qw(k d steps)} = ($c->{k}, $c->{d}, 0) if $c->{method} ne 'samples';
+    my ($dict) = eval { Cache::Memcached::RustXS::Zstd::train_dictionary_with_parameters($values, %how) };
+    return ($dict) if defined $dict;
+    (my $why = $@) =~ s/ at \S+ line \d+\.?\n?\z//;
+    $why =~ s/\Atrain_dictionary_with_parameters: //;
+    return (undef, $why);
 }
 
 # ---- dictionary sets: train --all, report --dictionaries -------------------------------
@@ -228,17 +301,8 @@ sub set_command {
     my $size = $opt->{size};
     check_common($opt);
     delete $opt->{size} unless defined $size;
-    my %num;
-    for my $name (qw(if-better compress-time decompress-time)) {
-        next unless defined $opt->{$name};
-        usage_error("--$name must be a number, 0 or more, not '$opt->{$name}'")
-            unless $opt->{$name} =~ /\A(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\z/;
-        $num{$name} = 0 + $opt->{$name};
-    }
-    if (defined $opt->{'max-size'}) {
-        usage_error("--max-size must be a whole number of bytes, $MIN_DICT or more, not '$opt->{'max-size'}'")
-            unless $opt->{'max-size'} =~ /\A[0-9]+\z/ && $opt->{'max-size'} >= $MIN_DICT;
-    }
+    my %num = numeric_options($opt, qw(if-better compress-time decompress-time));
+    check_max_size($opt);
     load_dictionary_file($_) for @{ $opt->{dictionary} || [] };
     my ($source, $memory);
     if (defined $opt->{server}) {
@@ -264,9 +328,10 @@ sub server_samples {
     fail("no key of $opt->{server}{spec} has the prefix '$opt->{prefix}' (delimiter '$opt->{delimiter}'; "
          . "$listing->{keys} keys listed)") unless $g && @{ $g->{sample} };
     my $values = fetch_values($server, $g, progress => fetch_progress(shown($g->{prefix})));
+    my $memory = Cache::Memcached::RustXS::Dict::Memory->from_server($server);
     $server->close;
     return ({ server => $opt->{server}{spec}, prefix => $opt->{prefix},
-              delimiter => $opt->{delimiter}, group => $g }, $values);
+              delimiter => $opt->{delimiter}, group => $g, memory => $memory }, $values);
 }
 
 sub file_samples {
@@ -473,6 +538,18 @@ on C<--server>, or the files and standard input given.
 
 The progress functions given to C<list_keys> and C<fetch_values>: what
 the progress line says while keys are listed and values fetched.
+
+=item tuning_options(\%options, $size_given), numeric_options(\%options, @names), check_max_size(\%options)
+
+The tuning options of plain C<report> and C<train> as
+L<Cache::Memcached::RustXS::Dict::Tune/tune>'s arguments (C<--size>, when
+given, the one size tried), and their checks.
+
+=item train_choice(\@values, $choice)
+
+C<($dictionary_bytes)> or C<(undef, $why)>: the tuner's choice (C<method>,
+C<size>, C<level>, C<k>, C<d>) trained on every value, as C<train> writes
+it (with a random ID, as zstd gives one).
 
 =item cmd_train_all(\%options, \@arguments), cmd_report_set(\%options, \@arguments)
 

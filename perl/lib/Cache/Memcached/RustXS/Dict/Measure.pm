@@ -17,6 +17,7 @@ our @EXPORT_OK = qw(held_out_split measure_held_out codecs measure measure_codec
                     train load_dictionary_file load_dictionary_bytes);
 
 our $ZSTD_LEVEL = 3;
+my $SAMPLE_KEY = 'sample:0000000001';    # the key of a sample read without one (its length counts in memcached)
 my $ROUNDS     = 3;        # timing rounds; the fastest counts
 my $ROUND_TIME = 0.005;    # seconds a timing round lasts at least
 my $CALLS_IF_INSTANT = 1000;    # calls a round when one took no measurable time
@@ -40,6 +41,7 @@ sub measure_held_out {
     return \%m unless @$held;
     my $plain = codecs();
     %m = (%m, %{ measure($held, { gzip => $plain->{gzip}, zstd => $plain->{zstd} }) });
+    return _tuned_held_out(\%m, $train, $held, %opt) if $opt{tune};
     my ($dict, $why) = train($train, $opt{size});
     if (!defined $dict) {
         $m{zstd_dict_error} = "no dictionary from $m{trained_on} value" . ($m{trained_on} == 1 ? '' : 's')
@@ -50,6 +52,41 @@ sub measure_held_out {
     $m{zstd_dict} = measure_codec($held, codecs(dictionary => $id)->{zstd_dict});
     $m{zstd_dict}{dictionary_bytes} = length $dict;
     return \%m;
+}
+
+my $HELD_OUT_ID = 0x7e00_0000;
+my $held_out_dictionaries = 0;
+
+# The dictionary that Dict::Tune chooses on the training half (its own
+# split inside it), measured at its level on the held-out half.
+sub _tuned_held_out {
+    my ($m, $train, $held, %opt) = @_;
+    require Cache::Memcached::RustXS::Dict::Tune;
+    my @keys = map { defined $opt{keys} && defined $opt{keys}[ 2 * $_ ] ? $opt{keys}[ 2 * $_ ] : $SAMPLE_KEY }
+               0 .. $#$train;
+    my $tuned = Cache::Memcached::RustXS::Dict::Tune::tune(
+        %{ $opt{tune} }, samples => [ map { [ $keys[$_], $train->[$_] ] } 0 .. $#$train ]);
+    my $c = $tuned->{choice};
+    if (!$c) {
+        $m->{zstd_dict_error} = "no dictionary from $m->{trained_on} value" . ($m->{trained_on} == 1 ? '' : 's')
+                              . " ($m->{training_bytes} bytes): $tuned->{no_dictionary}";
+        return $m;
+    }
+    # Loaded under an ID of its own (4 bytes in each frame, as a dictionary
+    # that train writes names a random 32-bit one).
+    my $id = load_dictionary_bytes(Cache::Memcached::RustXS::Zstd::dictionary_with_id(
+        $tuned->{dictionary}, $HELD_OUT_ID + ++$held_out_dictionaries));
+    my $level = $c->{level};
+    $m->{zstd_dict} = measure_codec($held, {
+        compress   => sub { Cache::Memcached::RustXS::Zstd::compress($_[0], level => $level, dictionary => $id) },
+        decompress => \&Cache::Memcached::RustXS::Zstd::decompress });
+    $m->{zstd_dict}{dictionary_bytes} = length $tuned->{dictionary};
+    $m->{zstd_dict}{$_} = $c->{$_} for qw(method size level);
+    $m->{zstd_dict}{$_} = $c->{$_} for grep { defined $c->{$_} } qw(k d);
+    $m->{zstd_dict}{keys_counted} = $tuned->{keys} if defined $tuned->{keys};
+    my ($worth, $why) = Cache::Memcached::RustXS::Dict::Tune::worth_a_dictionary($tuned);
+    $m->{zstd_dict_refused} = $why unless $worth;
+    return $m;
 }
 
 # The codecs measured: { name => { compress => sub, decompress => sub } }.
@@ -207,6 +244,20 @@ L</measure_codec(\@inputs, $codec)> returns them (C<zstd_dict> with
 C<dictionary_bytes>), or, when zstd cannot train on the training half,
 C<zstd_dict_error> saying why. No codec is measured without a held-out
 value.
+
+=item measure_held_out(\@values, keys => \@keys, tune => { memory => $model, keys => $count, ... })
+
+The same split and measures, but the dictionary is the one
+L<Cache::Memcached::RustXS::Dict::Tune/tune> chooses on the training half
+(with the options in C<tune>, and the values' keys, C<keys>, as the
+samples' keys; a value without one is measured under a 17-byte key), at
+its level, loaded under a 4-byte ID: what plain C<cmrx-dict report> and
+C<train> print. C<zstd_dict> then also has the choice's C<method>, C<size>
+(asked), C<level>, C<k> and C<d>, and C<keys_counted>; C<zstd_dict_error>
+says why there is none (too few values, none fast enough), and
+C<zstd_dict_refused> why the choice is not worth a dictionary
+(L<Cache::Memcached::RustXS::Dict::Tune/worth_a_dictionary($tuned, $keys)>),
+when it is not.
 
 =item codecs(dictionary => $id)
 

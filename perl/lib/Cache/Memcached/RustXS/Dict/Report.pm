@@ -50,10 +50,14 @@ sub report_data {
         delimiter => text($a{delimiter}),
         sample => $a{sample},
         dictionary_size => $a{dictionary_size},
+        dictionary => 'tuned per prefix as train --all tunes (method, size and zstd level that take least '
+                    . 'memcached memory over the prefix\'s keys, the dictionary\'s bytes included), on the '
+                    . 'values at even positions',
+        ($a{memory} ? (classes_from => $a{memory}->classes_from) : ()),
         zstd_level => $Cache::Memcached::RustXS::Dict::Measure::ZSTD_LEVEL,
         gzip => 'Compress::Zlib::memGzip (level 9)',
         held_out => 'each prefix\'s sample in key order: sizes and times on the values at odd '
-                  . 'positions (2nd, 4th, ...); the dictionary is trained on those at even positions (1st, 3rd, ...)',
+                  . 'positions (2nd, 4th, ...); the dictionary is tuned and trained on those at even positions (1st, 3rd, ...)',
         keys => $a{listing}{keys},
         unfetchable => $a{listing}{unfetchable},
         prefixes => \@prefixes,
@@ -76,11 +80,12 @@ sub train_data {
         source  => source_data($a{source}),
         samples => scalar @$values,
         sample_bytes => $a{sample_bytes},
-        dictionary_size => 0 + $a{dictionary_size},
+        dictionary_size => defined $a{dictionary_size} ? 0 + $a{dictionary_size} : undef,
         zstd_level => $Cache::Memcached::RustXS::Dict::Measure::ZSTD_LEVEL,
         held_out => $a{held_out},
         dictionary => { file => text($a{file}), bytes => length $a{dictionary}, id => $a{id},
-                        trained_on => scalar @$values, training_bytes => $a{sample_bytes} },
+                        trained_on => scalar @$values, training_bytes => $a{sample_bytes},
+                        %{ $a{choice} || {} } },
     };
 }
 
@@ -116,7 +121,7 @@ sub print_report {
                   $_->{gone} + $_->{undecodable} ] } @p);
 
     print {$fh} "\nHeld-out half, bytes: each prefix's sample in key order, the values at odd positions\n",
-          "(2nd, 4th, ...), each compressed alone; the dictionary ($r->{dictionary_size} bytes at most) is\n",
+          "(2nd, 4th, ...), each compressed alone; the dictionary is tuned (as train --all tunes) and\n",
           "trained on the values at even positions (1st, 3rd, ...)\n";
     my @rows;
     for my $p (@p) {
@@ -138,6 +143,16 @@ sub print_report {
     table($fh, [qw(prefix values raw), 'gzip -9', 'zstd -3', 'zstd+dict', 'zstd/gzip', 'dict/gzip', 'dict/raw'],
           @rows);
 
+    my @tuned = grep { $_->{held_out}{zstd_dict} } @p;
+    if (@tuned) {
+        print {$fh} "\nDictionaries tuned on the even half (zstd+dict above): the method, size and level that take\n",
+              "least memcached memory over the prefix's keys plus the dictionary's bytes\n";
+        table($fh, [ 'prefix', 'method', 'size asked', 'bytes', 'level', 'keys counted' ],
+              map { my $d = $_->{held_out}{zstd_dict};
+                    [ shown($_->{prefix}), map { defined $_ ? $_ : '-' }
+                      @{$d}{qw(method size dictionary_bytes level keys_counted)} ] } @tuned);
+    }
+
     print {$fh} "\nHeld-out half, microseconds per value (compress / decompress)\n";
     table($fh, [qw(prefix), 'gzip -9', 'zstd -3', 'zstd+dict'],
           map { my $h = $_->{held_out};
@@ -149,6 +164,7 @@ sub print_report {
     for my $p (@p) {
         my @what = skipped_reasons($p);
         push @what, $p->{held_out}{zstd_dict_error} if $p->{held_out}{zstd_dict_error};
+        push @what, $p->{held_out}{zstd_dict_refused} if $p->{held_out}{zstd_dict_refused};
         push @what, 'a single value: no held-out half' if $p->{values} == 1;
         push @notes, '  ' . shown($p->{prefix}) . ': ' . join('; ', @what) if @what;
     }
@@ -173,7 +189,7 @@ sub print_train {
             ($s->{empty} ? ', ' . plural($s->{empty}, 'empty sample') . ' skipped' : '');
     }
     my $h = $r->{held_out};
-    print {$fh} "\nHeld-out check: a dictionary trained on the $h->{trained_on} values at even positions (1st, 3rd, ...),\n",
+    print {$fh} "\nHeld-out check: a dictionary tuned on the $h->{trained_on} values at even positions (1st, 3rd, ...),\n",
           "measured with gzip and zstd on the $h->{values} values at odd positions (2nd, 4th, ...), each\n",
           "compressed alone\n";
     if (!$h->{values}) {
@@ -190,13 +206,16 @@ sub print_train {
         }
         table($fh, [ '', 'bytes', 'of raw', 'of gzip', 'us compress', 'us decompress' ], @rows);
         print {$fh} "  no held-out dictionary: $h->{zstd_dict_error}\n" if $h->{zstd_dict_error};
+        print {$fh} "  note: $h->{zstd_dict_refused}\n" if $h->{zstd_dict_refused};
     }
     my $d = $r->{dictionary};
     print {$fh} "\nWrote ", shown($d->{file}), ": a zstd dictionary of $d->{bytes} bytes, ID $d->{id}, trained on all ",
           "$d->{trained_on} values ($d->{training_bytes} bytes)\n";
+    printf {$fh} "  tuned: %s, %d bytes asked, for zstd level %d (compress with that level)\n",
+        $d->{method}, $d->{size}, $d->{level} if defined $d->{method};
     printf {$fh} "  note: the samples are %.1f times the dictionary size; zstd advises about 100 times%s\n",
-        $d->{training_bytes} / $r->{dictionary_size}, (defined $s->{server} ? ' (--sample takes more keys)' : '')
-        if $d->{training_bytes} < 10 * $r->{dictionary_size};
+        $d->{training_bytes} / $d->{bytes}, (defined $s->{server} ? ' (--sample takes more keys)' : '')
+        if $d->{bytes} && $d->{training_bytes} < 10 * $d->{bytes};
     return;
 }
 
@@ -328,17 +347,21 @@ C<print_train>, C<print_json>, C<skipped_note>, C<shown>, C<text>.
 
 =over 4
 
-=item report_data(server => $spec, delimiter => ':', sample => 1000, dictionary_size => 16384, listing => $listing, groups => \@groups)
+=item report_data(server => $spec, delimiter => ':', sample => 1000, dictionary_size => undef, memory => $model, listing => $listing, groups => \@groups)
 
-The data of a report: the options it ran with, the C<keys> and
+The data of a report: the options it ran with (C<dictionary_size> the
+size C<--size> fixed, else C<undef>: tuned; C<classes_from>, the memory
+model's slab classes, when C<memory> is given), the C<keys> and
 C<unfetchable> counts of the listing, one entry in C<prefixes> per group
 (in the order given: cmrx-dict sorts them by item bytes, largest first)
 with its counts, skip reasons and C<held_out> measures, and the C<total>
 over the groups (the dictionary's totals over the groups that have one).
 
-=item train_data(source => \%source, values => \@values, sample_bytes => $n, dictionary_size => 16384, held_out => $measures, file => $path, dictionary => $bytes, id => $id)
+=item train_data(source => \%source, values => \@values, sample_bytes => $n, dictionary_size => undef, held_out => $measures, file => $path, dictionary => $bytes, id => $id, choice => { method, size, level, k, d })
 
-The data of a training. C<%source> is either C<< { server => $spec,
+The data of a training; C<choice> (the tuner's method, size asked and
+level, and cover's C<k> and C<d>) goes into C<dictionary>, and the text
+names it. C<%source> is either C<< { server => $spec,
 prefix, delimiter, group => $group } >> or C<< { files, stdin, empty } >>
 (as L<Cache::Memcached::RustXS::Dict::Sample/read_sample_files(\@args, null =E<gt> 0)>
 counts them).

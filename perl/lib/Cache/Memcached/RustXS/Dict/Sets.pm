@@ -21,7 +21,6 @@ our @EXPORT_OK = qw(train_all report_set read_dump print_train_all print_report_
                     worth_a_dictionary whole_cache_samples);
 
 our $DEFAULT_IF_BETTER = 5;    # percent less memory a new dictionary must take
-my $MIN_GAIN = 5;              # percent less memory than without a dictionary, to be worth one
 
 # ---- train --all -----------------------------------------------------------------
 
@@ -53,11 +52,11 @@ sub train_all {
         $p{set_prefix} = $set_prefix;
         my $id = $set->unused_id;
         my $tuned = tune(samples => $pairs, memory => $memory, id => $id, max_size => $a{max_size},
+                         keys => _keys_of($a{source}, $g),
                          compress_time => $a{compress_time}, decompress_time => $a{decompress_time},
                          progress => sub { $progress->("$tag: $_[0]") });
         $p{tuned} = $tuned;
-        my ($worth, $why) = worth_a_dictionary($tuned, $a{source}->isa('Cache::Memcached::RustXS::Dict::Server')
-                                                        ? $g->{keys} : undef);
+        my ($worth, $why) = worth_a_dictionary($tuned, _keys_of($a{source}, $g));
         my $current = $set->current($set_prefix);
         if ($current) {
             my $bytes = $set->dictionary_bytes($current->{id});
@@ -228,24 +227,15 @@ sub _other_keys {
              memory => $dict->{memory}, fallback_memory => $fb->{memory} };
 }
 
-# Whether a tuned prefix is worth a dictionary: it saves at least
-# $MIN_GAIN % of the memory the best codec without one takes, and, when
-# $keys counts what a server holds (not samples read from files), more
-# memcached memory over the prefix's keys than the dictionary itself.
-sub worth_a_dictionary {
-    my ($tuned, $keys) = @_;
-    return (0, $tuned->{no_dictionary}) unless $tuned->{choice};
-    my $base = $tuned->{baseline};
-    my ($best) = sort { $a <=> $b } map { $base->{$_}{memory} } qw(memGzip gzip zstd raw);
-    my $c = $tuned->{choice};
-    my $gain = $best ? 100 * (1 - $c->{memory} / $best) : 0;
-    return (0, sprintf 'a dictionary would save only %.1f %% of the memory without one (%d %% needed)',
-                       $gain, $MIN_GAIN) if $gain < $MIN_GAIN;
-    my $per_item = ($best - $c->{memory}) / $tuned->{held_out};
-    return (0, sprintf 'over its %d keys the dictionary would save %d bytes of memcached memory, '
-                     . 'less than its own %d', $keys, $per_item * $keys, length $tuned->{dictionary})
-        if defined $keys && $per_item * $keys < length $tuned->{dictionary};
-    return (1);
+# Whether a tuned prefix is worth a dictionary (Dict::Tune's rule).
+sub worth_a_dictionary { Cache::Memcached::RustXS::Dict::Tune::worth_a_dictionary(@_) }
+
+# The keys a prefix holds, as the tuner counts them: a server's count of
+# the prefix's keys; undef for values read from files, which are a sample,
+# not the cache.
+sub _keys_of {
+    my ($source, $g) = @_;
+    return $source->isa('Cache::Memcached::RustXS::Dict::Server') ? $g->{keys} : undef;
 }
 
 # The listing of the source and its groups, largest (item bytes) first.
@@ -295,6 +285,7 @@ sub report_set {
             next;
         }
         my $tuned = tune(samples => $pairs, memory => $memory, id => 1, max_size => $a{max_size},
+                         keys => _keys_of($a{source}, $g),
                          compress_time => $a{compress_time}, decompress_time => $a{decompress_time},
                          progress => sub { $progress->("$tag: $_[0]") });
         $p{tuned} = $tuned;
@@ -302,8 +293,7 @@ sub report_set {
             my $bytes = $set->dictionary_bytes($current->{id});
             $p{current} = { %$current, %{ dictionary_memory($memory, $tuned->{held}, $bytes, $current->{level}) } };
         }
-        my ($worth, $why) = worth_a_dictionary($tuned, $a{source}->isa('Cache::Memcached::RustXS::Dict::Server')
-                                                        ? $g->{keys} : undef);
+        my ($worth, $why) = worth_a_dictionary($tuned, _keys_of($a{source}, $g));
         if (!defined $set_prefix) {
             $p{verdict} = 'the fallback (no prefix)';
         } elsif ($current && $p{current}{memory} && $tuned->{choice}) {
@@ -517,6 +507,12 @@ sub _print_choices {
                           _us($c->{us_compress}), _us($c->{us_decompress}), $c->{verdict} ];
         }
         _table($fh, [ 'held out, as', 'memory', 'bytes', 'vs memGzip', 'us compress', 'us decompress', '' ], @rows);
+        if (defined $t->{keys} && $t->{choice}) {
+            my $c = $t->{choice};
+            printf {$fh} "  ranked by memory over the prefix's %d keys plus the dictionary's bytes: the choice %d + %d "
+                       . "= %d bytes, without a dictionary %d\n", $t->{keys}, $c->{keys_memory}, $c->{cost_bytes},
+                $c->{cost}, $b->{cost};
+        }
         print {$fh} "  no dictionary: $t->{no_dictionary}\n" if $t->{no_dictionary};
     }
     return;
@@ -597,14 +593,17 @@ sub _prefix_data {
     }
     if (my $t = $p->{tuned}) {
         $d{$_} = $t->{$_} for grep { defined $t->{$_} } qw(samples trained_on training_bytes held_out held_out_bytes
-                                                            no_dictionary);
+                                                            no_dictionary cost_model);
+        $d{keys_counted} = $t->{keys} if defined $t->{keys};
         if (my $b = $t->{baseline}) {
             $d{baseline} = { map { my $x = $b->{$_}; ($_ => { map { defined $x->{$_} ? ($_ => $x->{$_}) : () }
                                                               qw(memory bytes us_compress us_decompress) }) }
                              qw(raw memGzip gzip zstd) };
+            $d{baseline}{cost} = $b->{cost} if defined $b->{cost};
         }
         $d{candidates} = [ map { my $c = $_; +{ map { defined $c->{$_} ? ($_ => $c->{$_}) : () }
                                                  qw(method size dictionary_bytes k d level memory bytes
+                                                    cost keys_memory cost_bytes
                                                     us_compress us_decompress memGzip_us_compress
                                                     gzip_us_decompress verdict) } }
                            @{ $t->{candidates} || [] } ];
@@ -670,10 +669,15 @@ L<Cache::Memcached::RustXS::Zstd::DictionarySet>.
 
 Reads the set in C<$dir> (or makes a new one), tunes every prefix of the
 source (the group of keys without the delimiter only feeds the fallback),
-and adds the chosen dictionary of each prefix worth one: one that takes at
+and adds the chosen dictionary of each prefix worth one. Read from a
+server, each prefix is tuned with its key count (the dictionary's bytes
+in the cost: L<Cache::Memcached::RustXS::Dict::Tune/DESCRIPTION>); from
+files, without. A prefix is worth a dictionary when the choice takes at
 least 5 % less memory than the best codec without a dictionary (memGzip,
-our gzip, zstd, raw) on the held-out values and, read from a server, saves
-over the prefix's keys more memcached memory than its own size. A prefix that has a current
+our gzip, zstd, raw) on the held-out values and, read from a server,
+saves over the prefix's keys more memcached memory than its own size;
+since the choice costs least, a prefix refused so is one that no size
+pays for. A prefix that has a current
 dictionary gets the new one only when it takes at least C<if_better> % less
 memory than the current one on the same held-out values; the one before is
 retired, never removed, and no file is removed. New dictionaries get the
@@ -741,8 +745,10 @@ data for JSON.
 
 =item worth_a_dictionary($tuned, $keys)
 
-C<(1)> or C<(0, $why)>, by the rule above; C<$keys> undefined (samples
-read from files, which are not the cache) skips the rule of the keys.
+C<(1)> or C<(0, $why)>, by the rule above
+(L<Cache::Memcached::RustXS::Dict::Tune/worth_a_dictionary($tuned, $keys)>);
+C<$keys> undefined (samples read from files, which are not the cache)
+skips the rule of the keys unless the tuning counted keys.
 
 =back
 

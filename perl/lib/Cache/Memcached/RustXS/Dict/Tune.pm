@@ -14,12 +14,13 @@ use Cache::Memcached::RustXS::Dict::Memory ();
 
 our $VERSION = '0.101';
 
-our @EXPORT_OK = qw(tune tune_fallback split_samples stored_memory dictionary_memory);
+our @EXPORT_OK = qw(tune tune_fallback split_samples stored_memory dictionary_memory worth_a_dictionary);
 
-# What is tried. Dictionary sizes up to zstd's own default (112640 bytes:
-# past about 100 KB dictionaries help little); levels from zstd's default
-# to where compressing gets slower than gzip -9.
-my @SIZES   = (4096, 8192, 16384, 32768, 65536, 112640);
+# What is tried. Dictionary sizes from 2 KiB (a prefix of a few hundred
+# keys pays for no more) up to zstd's own default (112640 bytes: past about
+# 100 KB dictionaries help little); levels from zstd's default to where
+# compressing gets slower than gzip -9.
+my @SIZES   = (2048, 4096, 8192, 16384, 32768, 65536, 112640);
 my @LEVELS  = (3, 6, 9, 12, 15, 19);
 my @METHODS = qw(samples fastcover);
 my $TRAIN_LEVEL   = 9;     # candidates' tables are made for this level, the final one for its own
@@ -30,6 +31,7 @@ my $MIN_HELD      = 2;
 my $PLACEHOLDER_ID = 1;    # candidates name a 1-byte ID, as the set's small IDs do
 my $MAX_TIMED     = 12;    # candidates timed at most, best first, until one is fast enough
 my $F_COMPRESS    = 2;     # the clients' flag of a compressed value
+my $MIN_GAIN      = 5;     # percent less memory than without a dictionary, to be worth one
 our $COMPRESS_RATIO = 0.8; # the clients keep a compressed value at most 0.8 of the raw one
 
 # Timing: interleaved rounds, each at least $ROUND_TIME seconds; the median
@@ -89,12 +91,13 @@ sub tune {
     my @levels = @{ $a{levels} || \@LEVELS };
     my $id = $a{id} || $PLACEHOLDER_ID;
     my $limits = _speed_limits(%a);
+    my $keys = $a{keys};
 
     my ($train, $held) = split_samples($samples);
     my %r = (samples => scalar @$samples, sample_bytes => sum_length([ map { $_->[1] } @$samples ]),
              trained_on => scalar @$train, held_out => scalar @$held,
              held_out_bytes => sum_length([ map { $_->[1] } @$held ]), limits => $limits,
-             held => $held);
+             held => $held, keys => $keys, cost_model => defined $keys ? 'keys' : 'memory');
     if (@$train < $MIN_TRAIN || @$held < $MIN_HELD) {
         $r{no_dictionary} = sprintf 'too few values (%d; a dictionary needs %d or more, a few hundred help)',
                                     scalar @$samples, $MIN_TRAIN + $MIN_HELD + 1;
@@ -107,11 +110,15 @@ sub tune {
 
     $progress->('baselines');
     $r{baseline} = _baselines($memory, $held, \@held_values);
+    my ($best_without) = sort { $a <=> $b } map { $r{baseline}{$_}{memory} } qw(memGzip gzip zstd raw);
+    $r{baseline}{best_memory} = $best_without;
+    $r{baseline}{cost} = _scaled($best_without, scalar @$held, $keys) if defined $keys;
 
     # Sizes the samples can support: none larger than the training values
     # themselves (the next size up for the samples method, which then holds
     # them all).
-    my @sizes = grep { $_ <= $max_size } @SIZES;
+    my @sizes = grep { $_ <= $max_size } ($a{sizes} ? sort { $a <=> $b } @{ $a{sizes} } : @SIZES);
+    @sizes = ($max_size) unless @sizes;
     my @fitting = grep { $_ <= $train_bytes } @sizes;
     my ($all_fit) = grep { $_ > $train_bytes } @sizes;
     my @candidates;
@@ -127,8 +134,9 @@ sub tune {
     # cover at the sizes where fastcover did best.
     my %best_fc;
     for my $c (grep { $_->{method} eq 'fastcover' && !$_->{error} } @candidates) {
-        $best_fc{ $c->{size} } = $c->{memory}
-            if !defined $best_fc{ $c->{size} } || $c->{memory} < $best_fc{ $c->{size} };
+        _cost($c, \%r);
+        $best_fc{ $c->{size} } = $c->{cost}
+            if !defined $best_fc{ $c->{size} } || $c->{cost} < $best_fc{ $c->{size} };
     }
     my @cover_sizes = (sort { $best_fc{$a} <=> $best_fc{$b} || $a <=> $b } keys %best_fc)[0 .. $COVER_SIZES - 1];
     for my $size (grep { defined } @cover_sizes) {
@@ -138,6 +146,7 @@ sub tune {
     }
     my @failed = grep { $_->{error} } @candidates;
     @candidates = grep { !$_->{error} } @candidates;
+    _cost($_, \%r) for @candidates;
     $r{training_failures} = [ map { "$_->{method} $_->{size}: $_->{error}" } @failed ];
     if (!@candidates) {
         $r{no_dictionary} = 'zstd could not train a dictionary on these values'
@@ -145,12 +154,14 @@ sub tune {
         return \%r;
     }
 
-    # Best memory first; on a tie fewer bytes (which cross slab classes on
-    # values not measured), then the smaller dictionary, then the lower
-    # level (the faster one), then the simpler method.
+    # Least cost first (the memory over the prefix's keys and the
+    # dictionary, or, the keys unknown, the memory); on a tie less memory,
+    # then fewer bytes (which cross slab classes on values not measured),
+    # then the smaller dictionary, then the lower level (the faster one),
+    # then the simpler method.
     my %method_rank = (samples => 0, fastcover => 1, cover => 2);
     @candidates = sort {
-        $a->{memory} <=> $b->{memory} || $a->{bytes} <=> $b->{bytes}
+        $a->{cost} <=> $b->{cost} || $a->{memory} <=> $b->{memory} || $a->{bytes} <=> $b->{bytes}
             || $a->{dictionary_bytes} <=> $b->{dictionary_bytes}
             || $a->{level} <=> $b->{level} || $method_rank{ $a->{method} } <=> $method_rank{ $b->{method} }
     } @candidates;
@@ -197,6 +208,63 @@ sub tune {
     $r{dictionary} = $final;
     $r{parameters} = $used;
     return \%r;
+}
+
+# The memory of a candidate over the prefix's keys: its held-out memory per
+# value times the keys; and its cost: that plus the bytes of the dictionary
+# it would write, held once (the keys unknown: its held-out memory alone).
+sub _cost {
+    my ($c, $r) = @_;
+    return if defined $c->{cost};
+    if (!defined $r->{keys}) {
+        $c->{cost} = $c->{memory};
+        return;
+    }
+    $c->{keys_memory} = _scaled($c->{memory}, $r->{held_out}, $r->{keys});
+    $c->{cost_bytes} = final_bytes($c, $r);
+    $c->{cost} = $c->{keys_memory} + $c->{cost_bytes};
+    return;
+}
+
+sub _scaled {
+    my ($memory, $held, $keys) = @_;
+    return $held ? int($memory * $keys / $held + 0.5) : 0;
+}
+
+# The bytes of the dictionary a candidate becomes when trained on every
+# sample: the size asked, or for the samples method as much of it as all
+# the samples fill (the candidate holds the training three quarters).
+sub final_bytes {
+    my ($c, $r) = @_;
+    my $grown = $r->{training_bytes}
+        ? int($c->{dictionary_bytes} * $r->{sample_bytes} / $r->{training_bytes} + 0.5) : $c->{dictionary_bytes};
+    my $bytes = $c->{dictionary_bytes} > $grown ? $c->{dictionary_bytes} : $grown;
+    return $bytes < $c->{size} ? $bytes : $c->{size};
+}
+
+# Whether a tuned prefix is worth a dictionary: the choice saves at least
+# $MIN_GAIN % of the memory the best codec without one takes on the
+# held-out values and, when $keys counts the prefix's keys (a server's,
+# not samples read from files), more memcached memory over those keys than
+# the dictionary's own bytes.
+sub worth_a_dictionary {
+    my ($tuned, $keys) = @_;
+    return (0, $tuned->{no_dictionary}) unless $tuned->{choice};
+    my $base = $tuned->{baseline};
+    my ($best) = sort { $a <=> $b } map { $base->{$_}{memory} } qw(memGzip gzip zstd raw);
+    my $c = $tuned->{choice};
+    my $gain = $best ? 100 * (1 - $c->{memory} / $best) : 0;
+    return (0, sprintf 'a dictionary would save only %.1f %% of the memory without one (%d %% needed)',
+                       $gain, $MIN_GAIN) if $gain < $MIN_GAIN;
+    $keys = $tuned->{keys} unless defined $keys;
+    return (1) unless defined $keys;
+    my $saved = int(($best - $c->{memory}) * $keys / $tuned->{held_out});
+    my $bytes = defined $tuned->{dictionary} ? length $tuned->{dictionary} : final_bytes($c, $tuned);
+    return (0, sprintf 'no dictionary size pays for itself over its %d keys: the one that costs least '
+                     . '(%s %d, level %d) would save %d bytes of memcached memory, less than its own %d',
+                       $keys, $c->{method}, $c->{size}, $c->{level}, $saved, $bytes)
+        if $saved < $bytes;
+    return (1);
 }
 
 # A dictionary of one method and size trained on the training values,
@@ -397,7 +465,10 @@ Cache::Memcached::RustXS::Dict::Tune - the zstd dictionary, size and level that 
 
     # By default the choice must compress as fast as memGzip and decompress
     # faster than gzip, timed here; 0 lifts the limits: memory alone decides.
-    my $tuned = tune(samples => \@samples, memory => $memory, compress_time => 0, decompress_time => 0);
+    # keys: how many keys the prefix holds (a server's count), so that the
+    # dictionary's own bytes count against what it saves over them.
+    my $tuned = tune(samples => \@samples, memory => $memory, keys => 400,
+                     compress_time => 0, decompress_time => 0);
     if (my $c = $tuned->{choice}) {
         printf "%s dictionary of %d bytes at level %d: %d bytes of memcached memory, memGzip %d\n",
             $c->{method}, length $tuned->{dictionary}, $c->{level}, $c->{memory},
@@ -412,8 +483,10 @@ Cache::Memcached::RustXS::Dict::Tune - the zstd dictionary, size and level that 
 
 =head1 DESCRIPTION
 
-How C<cmrx-dict train --all> and C<cmrx-dict report> choose a prefix's
-dictionary. The samples (C<[$key, $value]> pairs, values uncompressed, in
+How every C<cmrx-dict> command chooses a prefix's dictionary: C<train
+--all> and C<report --dictionaries> on the prefix's samples, plain
+C<report> and single-prefix C<train> on the half of them they do not
+measure on. The samples (C<[$key, $value]> pairs, values uncompressed, in
 key order) are split: every 4th is held out, the others train. Candidate
 dictionaries are trained on the training values:
 
@@ -422,7 +495,8 @@ dictionaries are trained on the training values:
 =item *
 
 the training values themselves as the content (C<samples>), and ZDICT's
-fastCover (C<fastcover>), at sizes from 4 KiB to 110 KiB (C<max_size>):
+fastCover (C<fastcover>), at sizes from 2 KiB to 110 KiB (C<max_size>;
+C<sizes> replaces the list):
 none larger than the training values (the samples method also at the next
 size up, which holds them all), since a dictionary asked of too few
 samples comes out worse, not smaller;
@@ -438,10 +512,27 @@ Each is measured on the held-out values at levels 3, 6, 9, 12, 15 and 19 by
 the memory memcached would give them (L<Cache::Memcached::RustXS::Dict::Memory>:
 each value under its own key, with flags, in its slab chunk; a frame that
 is not at most 0.8 of the value is stored raw, as both clients do), with
-the 1-byte dictionary ID a set gives. Candidates are ranked by that memory
-(then by their bytes: a larger dictionary, a higher level or a slower
-method ranks above a smaller, lower or simpler one only when it measures
-strictly less), and the
+the 1-byte dictionary ID a set gives.
+
+Candidates are ranked by their I<cost>. When C<keys> says how many keys
+the prefix holds (C<cmrx-dict> gives a server's count of the prefix's
+keys), the cost is the memcached memory of those keys (the held-out
+memory per value times C<keys>) plus the bytes of the dictionary the
+candidate becomes (the size asked; for the C<samples> method, as much of
+it as every sample fills). The dictionary is counted once: it lives in
+each client process, not in memcached, and is loaded once per process
+(shared by forked workers); counting it once against the cache's memory
+means a dictionary must save at least its own size over the keys it
+serves, so a prefix of a hundred keys gets a small dictionary and a
+prefix of a million the large one that stores least. Without C<keys>
+(values read from files, which are a sample, not the cache, and say
+nothing of how many keys it holds) the cost is the held-out memory
+alone: the dictionary is taken to serve many more keys than the sample
+has, as a file of sampled values is usually a small part of a cache.
+
+On equal cost, less memory ranks first, then fewer bytes (a larger
+dictionary, a higher level or a slower method ranks above a smaller,
+lower or simpler one only when it measures strictly less), and the
 best one that is fast enough is chosen: by default its compression is no
 slower per value than Compress::Zlib's C<memGzip> (what the clients pay
 today) and its decompression faster than this distribution's gzip
@@ -459,16 +550,23 @@ Exported on request.
 
 =over 4
 
-=item tune(samples => \@pairs, memory => $model, max_size => 112640, levels => [3, 6, 9, 12, 15, 19], id => 1, compress_time => 1, decompress_time => 1, progress => sub { my ($what) = @_ })
+=item tune(samples => \@pairs, memory => $model, keys => $count, max_size => 112640, sizes => [2048, 4096, ...], levels => [3, 6, 9, 12, 15, 19], id => 1, compress_time => 1, decompress_time => 1, progress => sub { my ($what) = @_ })
 
-Tunes one prefix. C<id> is the dictionary ID the frames are measured with
+Tunes one prefix. C<keys> (optional) is how many keys the prefix holds:
+with it the dictionary's bytes are in the cost (above); without it the
+held-out memory alone ranks. C<sizes> (optional) replaces the sizes
+tried (C<cmrx-dict --size> gives one); C<max_size> bounds them. C<id> is
+the dictionary ID the frames are measured with
 (its size in each frame counts: 1 byte below 256). Returns a hash
 reference: C<samples>, C<sample_bytes>, C<trained_on>, C<training_bytes>, C<held_out>,
-C<held_out_bytes>, C<held> (the held-out pairs); C<baseline> (the held-out
+C<held_out_bytes>, C<held> (the held-out pairs), C<keys> and
+C<cost_model> (C<keys> or C<memory>); C<baseline> (the held-out
 values under C<memGzip>, our C<gzip>, C<zstd> at level 3 and C<raw>: each
 C<memory> and C<bytes>, and for the first two C<us_compress> and
-C<us_decompress>); C<candidates> (best first: C<method>, C<size> asked,
-C<dictionary_bytes>, C<k>, C<d>, C<level>, C<memory>, C<bytes> (a
+C<us_decompress>; C<best_memory>, the least of them, and with C<keys>
+C<cost>, that memory over the keys); C<candidates> (best first: C<method>, C<size> asked,
+C<dictionary_bytes>, C<k>, C<d>, C<level>, C<memory>, C<bytes>, C<cost>
+and, with C<keys>, C<keys_memory> and C<cost_bytes>, its two parts (a
 dictionary is a candidate at each level), for
 the timed ones C<us_compress>, C<us_decompress> and the baselines' times of
 the same rounds, and C<verdict>: C<chosen>, why it was too slow, C<more
@@ -486,6 +584,22 @@ without a dictionary at levels 3 and 9 and gzip at levels 6 and 9, the one
 with least memory that is fast enough. Returns C<method>, C<level>,
 C<samples>, C<memory>, C<bytes>, C<savings> (percent of the raw bytes),
 C<memGzip_memory> and C<tried> (each with its memory, times and verdict).
+
+=item worth_a_dictionary($tuned, $keys)
+
+C<(1)>, or C<(0, $why)>: whether the choice of a tuning is worth a
+dictionary. It must take at least 5 % less memory than the best codec
+without one (memGzip, our gzip, zstd, raw) on the held-out values, and,
+when the keys are known (C<$keys>, else those the tuning counted), save
+more memcached memory over them than the dictionary's own bytes; a
+prefix that fails this is one that no size pays for, since the choice
+already costs least (C<"no dictionary size pays for itself over its N
+keys: ...">).
+
+=item final_bytes($candidate, $tuned)
+
+The bytes a candidate's dictionary takes when trained on every sample, as
+the cost counts them.
 
 =item split_samples(\@samples)
 
