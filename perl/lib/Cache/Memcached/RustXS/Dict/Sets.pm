@@ -162,11 +162,11 @@ sub _train_whole_cache {
     }
     my $id = $set->unused_id;
     my $tuned = tune(samples => $pool, memory => $memory, id => $id, max_size => $a->{max_size},
+                     keys => _keys_of($a->{source}, { keys => $keys }),
                      compress_time => $a->{compress_time}, decompress_time => $a->{decompress_time},
                      progress => sub { $progress->("the whole cache: $_[0]") });
     $p{tuned} = $tuned;
-    my ($worth, $why) = worth_a_dictionary($tuned, $a->{source}->isa('Cache::Memcached::RustXS::Dict::Server')
-                                                    ? $keys : undef);
+    my ($worth, $why) = worth_a_dictionary($tuned, _keys_of($a->{source}, { keys => $keys }));
     if ($current && @{ $tuned->{held} }) {
         my $bytes = $set->dictionary_bytes($current->{id});
         $p{current} = { %$current, %{ dictionary_memory($memory, $tuned->{held}, $bytes, $current->{level}) } };
@@ -341,6 +341,7 @@ sub _report_whole_cache {
         return \%p;
     }
     my $tuned = tune(samples => $pool, memory => $memory, id => 1, max_size => $a->{max_size},
+                     keys => _keys_of($a->{source}, { keys => $keys }),
                      compress_time => $a->{compress_time}, decompress_time => $a->{decompress_time},
                      progress => sub { $progress->("the whole cache: $_[0]") });
     $p{tuned} = $tuned;
@@ -348,8 +349,7 @@ sub _report_whole_cache {
         my $bytes = $set->dictionary_bytes($current->{id});
         $p{current} = { %$current, %{ dictionary_memory($memory, $tuned->{held}, $bytes, $current->{level}) } };
     }
-    my ($worth, $why) = worth_a_dictionary($tuned, $a->{source}->isa('Cache::Memcached::RustXS::Dict::Server')
-                                                    ? $keys : undef);
+    my ($worth, $why) = worth_a_dictionary($tuned, _keys_of($a->{source}, { keys => $keys }));
     if ($current && $p{current}{memory} && $tuned->{choice}) {
         my $gain = 100 * (1 - $tuned->{choice}{memory} / $p{current}{memory});
         $p{gain_over_current} = round($gain, 1);
