@@ -146,7 +146,6 @@ sub stored_forms {
 
 sub same {
     my ($got, $want) = @_;
-    return 0 unless defined $got;
     return $got eq $want unless ref $want;
     local $Storable::canonical = 1;
     return ref $got && Storable::nfreeze($got) eq Storable::nfreeze($want);
@@ -182,11 +181,14 @@ sub fill {
         $st = stats($server->address);
         last if $st->{evictions} > 0;
     }
-    # The last values written read back whole.
-    my $wrong = 0;
+    # The last values written read back whole (or are gone: a slab class
+    # short of memory evicts its own recent items).
+    my ($wrong, $missing) = (0, 0);
     for my $j ($n - $CHECKED .. $n - 1) {
         my ($f, $key, $value) = @{ $seq->[ $j % @$seq ] };
-        $wrong++ unless same($client->{$f}->get(sprintf '%s:%07d', $key, $j), $value);
+        my $got = $client->{$f}->get(sprintf '%s:%07d', $key, $j);
+        if (!defined $got) { $missing++ }
+        elsif (!same($got, $value)) { $wrong++ }
     }
     $server->stop;
     my %seen;
@@ -194,7 +196,7 @@ sub fill {
     my $bytes = 0;
     $bytes += stored_form($way, $_->[0], $_->[2])->[0] for @once;
     return { items => 0 + $st->{curr_items}, evictions => 0 + $st->{evictions}, written => $n,
-             model => $memory->resident_items(\@written), wrong => $wrong,
+             model => $memory->resident_items(\@written), wrong => $wrong, missing => $missing,
              stored_bytes => 0 + $st->{bytes}, bytes_per_value => $bytes / @once };
 }
 
@@ -281,7 +283,7 @@ table([ 'prefix', 'ID', 'level', 'dictionary bytes', 'method', 'held-out memory 
 my $fb = $set->fallback;
 print "  (keys of other prefixes: $fb->{method} level $fb->{level})\n";
 print "\nChecks: every fill read back its last $CHECKED values whole: ",
-      (join(', ', map { my $r = $_->[0]; map { $items{$r}{$_}{wrong} ? "$r/$_: $items{$r}{$_}{wrong} WRONG" : () } @NAMES } @ROWS) || 'yes'),
+      (join(', ', map { my $r = $_->[0]; map { my $x = $items{$r}{$_}; $x->{wrong} || $x->{missing} ? "$r/$_: " . ($x->{wrong} || 0) . " WRONG, " . ($x->{missing} || 0) . ' missing' : () } @NAMES } @ROWS) || 'yes'),
       "; the model (Dict::Memory) against curr_items: ",
       join(', ', map { my $r = $_->[0]; map { my $x = $items{$r}{$_}; $x->{unavailable} || $x->{model} == $x->{items} ? () : "$r/$_ model $x->{model}" } @NAMES } @ROWS) || 'equal everywhere',
       "\nThe training's report: bench/results/memory-train.txt\n";
@@ -401,8 +403,8 @@ sub print_storable {
                 : [ $_, items_cell($x, $_ eq 'Fast default (gzip)' ? undef : $base),
                     sprintf('%.0f', $x->{bytes_per_value}), sprintf('%.2f', $x->{bytes_per_value} / $r->{json_gzip_bytes}) ] } @names);
     print "  ($_: not available: $r->{items}{$_}{unavailable})\n" for grep { $r->{items}{$_}{unavailable} } @names;
-    my @bad = grep { !$r->{items}{$_}{unavailable} && $r->{items}{$_}{wrong} } @names;
+    my @bad = grep { !$r->{items}{$_}{unavailable} && ($r->{items}{$_}{wrong} || $r->{items}{$_}{missing}) } @names;
     print "\nChecks: every fill read back its last $CHECKED values whole (as Perl data): ",
-          (@bad ? join(', ', map { "$_: $r->{items}{$_}{wrong} WRONG" } @bad) : 'yes'),
+          (@bad ? join(', ', map { "$_: $r->{items}{$_}{wrong} WRONG, $r->{items}{$_}{missing} missing" } @bad) : 'yes'),
           "\nSereal: $r->{sereal}\nThe training's report: bench/results/memory-train-storable.txt\n";
 }
