@@ -1,9 +1,10 @@
 #!/usr/bin/perl
 # Items resident in a 64 MB memcached, per way of writing, in memcached's
 # own terms (its curr_items once filled past its memory), and the time per
-# value of each way, in the same run.
+# value of each way, in the same run; then the same for the values stored as
+# Perl hashes (Storable, and Sereal where it is installed).
 #
-#   perl -Mblib bench/memory.pl       (after perl Makefile.PL && make)
+#   perl -Mblib bench/memory.pl [--quick] [--memory MB] [--no-storable]
 #
 # Knobs: BENCH_ROUNDS, BENCH_SECONDS, BENCH_QUICK, BENCH_MEMORY_FAMILIES.
 # See bench/README.md ("Memory").
@@ -14,23 +15,27 @@ use FindBin ();
 use lib "$FindBin::Bin/lib", "$FindBin::Bin/../dev/lib";    # dev/lib: helpers shared with the tests
 use File::Path ();
 use File::Temp ();
-use IO::Socket::INET ();
+use Getopt::Long ();
 use POSIX ();
+use Storable ();
 
-use Compress::Zlib ();
-use CMRXDev::Corpus qw(corpus_values);
 use CMRXBench::Runner qw(now median);
+use CMRXBench::Memory qw(corpus_halves train_set gzip_methods set_methods one_object_methods
+                         stats commas table);
 
 binmode STDOUT, ':encoding(UTF-8)';
 STDERR->autoflush(1);
 $SIG{INT} = $SIG{TERM} = sub { print STDERR "\ninterrupted\n"; exit 130 };
 
-my $ROOT     = "$FindBin::Bin/..";
-my $QUICK    = $ENV{BENCH_QUICK} ? 1 : 0;
+my %opt = (quick => $ENV{BENCH_QUICK} ? 1 : 0, memory => 64, storable => 1);
+Getopt::Long::GetOptions(\%opt, 'quick!', 'memory=i', 'storable!', 'help|h')
+    && !$opt{help} && $opt{memory} >= 8
+    or die "usage: perl -Mblib bench/memory.pl [--quick] [--memory MB (8 or more)] [--no-storable]\n";
+my $QUICK    = $opt{quick};
 my $ROUNDS   = $ENV{BENCH_ROUNDS}  || ($QUICK ? 3 : 15);
 my $SECONDS  = $ENV{BENCH_SECONDS} || ($QUICK ? 0.03 : 0.2);
 my @FAMILIES = split /,/, ($ENV{BENCH_MEMORY_FAMILIES} || 'gh,npm,compat');   # the JSON families
-my $MEMORY_MB = 64;                 # memcached -m
+my $MEMORY_MB = $opt{memory};       # memcached -m
 my $THRESHOLD = 100;                # compress_threshold of every writer
 my $BATCH     = 500;                # keys per set_multi
 my $FILL_FACTOR = 1.5;              # items written per item the model says fit
@@ -47,152 +52,159 @@ for my $m (qw(Cache::Memcached::Fast Cache::Memcached::RustXS::Zlib Cache::Memca
 
 # ---- the corpus: half trains the set, the other half fills ---------------------
 
-my $corpus = corpus_values("$ROOT/bench/data/values");
-my (%train, %fill);
-for my $f (@FAMILIES) {
-    my $v = $corpus->{$f} or die "no family $f in bench/data/values\n";
-    $train{$f} = [ @$v[ grep { $_ % 2 == 0 } 0 .. $#$v ] ];
-    $fill{$f}  = [ @$v[ grep { $_ % 2 == 1 } 0 .. $#$v ] ];
-}
+my ($train, $fill) = corpus_halves(@FAMILIES);
 my $out = "$FindBin::Bin/results";
 File::Path::make_path($out);
 my $tmp = File::Temp->newdir;
-my $dump = "$tmp/train.values";
-open my $fh, '>:raw', $dump or die "$dump: $!\n";
-for my $f (@FAMILIES) {
-    print {$fh} "VALUE $_->[0] 0 " . length($_->[1]) . "\r\n$_->[1]\r\n" for @{ $train{$f} };
-}
-print {$fh} "END\r\n";
-close $fh or die "$dump: $!\n";
+my $memory = Cache::Memcached::RustXS::Dict::Memory->new(memory_limit => $MEMORY_MB << 20);
+
+# The Storable section runs in a child process (this script again): its set
+# has the same IDs as the JSON one (1, 2, 3), and a process loads one
+# dictionary per ID.
+exit storable_child() if $ENV{CMRX_BENCH_STORABLE_CHILD};
 
 # cmrx-dict train --all, no option but where to read and write.
-my $set_dir = "$tmp/set";
 print STDERR "training the set: cmrx-dict train --all --out-dir DIR (half of the values)\n";
-my @inc = map { ('-I', $_) } grep { !ref } @INC;
-my $train_log = "$out/memory-train.txt";
-my $cmd = join ' ', map { "'$_'" } $^X, @inc, "$ROOT/bin/cmrx-dict", 'train', '--all', '--out-dir', $set_dir, $dump;
-system("$cmd > '$train_log' 2>&1") == 0 or die "cmrx-dict train --all failed; see $train_log\n";
+my $set_dir = train_set(dir => "$tmp/set", log => "$out/memory-train.txt",
+                        items => [ map { @{ $train->{$_} } } @FAMILIES ]);
+
+my $storable = $opt{storable} ? storable_section() : undef;
+
 my $set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($set_dir);
 my %set_entry = map { my $e = $set->current("$_:"); $e ? ($_ => $e) : () } @FAMILIES;
 
 # ---- the ways of writing -------------------------------------------------------------
+#
+# A way: name; methods => sub { $family => compress_methods pair, or undef
+# to store raw }; one => 1 for a single client writing every family; and
+# serialize => [freeze, thaw] for references (default Storable's nfreeze,
+# as both clients), or unavailable => why not.
 
-my %methods = (
-    'Fast default (gzip)' => [ sub { ${ $_[1] } = Compress::Zlib::memGzip(${ $_[0] }); 1 },
-                               sub { my $c = ${ $_[0] }; ${ $_[1] } = Compress::Zlib::memGunzip($c); defined ${ $_[1] } } ],
-    'our gzip'            => Cache::Memcached::RustXS::Zlib::compress_methods(),
-    'zstd, no dictionary' => Cache::Memcached::RustXS::Zstd::compress_methods(level => 3),
+sub fast_way {
+    my ($name, $methods_of, %o) = @_;
+    my %pair;
+    return { name => $name, %o, methods => sub { $pair{ $_[0] } ||= $methods_of->($_[0]) } };
+}
+
+my ($one, $one_why) = one_object_methods($set_dir);
+my @WAYS = (
+    fast_way('Fast default (gzip)', sub { gzip_methods() }),
+    fast_way('our gzip', sub { Cache::Memcached::RustXS::Zlib::compress_methods() }),
+    fast_way('zstd, no dictionary', sub { Cache::Memcached::RustXS::Zstd::compress_methods(level => 3) }),
+    fast_way('the set, a Fast object per prefix', sub { set_methods($set_dir, "$_[0]:") }),
+    $one ? fast_way('the set, one Fast object', sub { $one }, one => 1)
+         : { name => 'the set, one Fast object', unavailable => $one_why },
 );
-my %set_methods = map {
-    ($_ => Cache::Memcached::RustXS::Zstd::compress_methods(dictionaries => $set_dir, prefix => "$_:"))
-} keys %set_entry;
-my @WAYS = ('Fast default (gzip)', 'our gzip', 'zstd, no dictionary', 'the tuned set');
+my @NAMES = map { $_->{name} } @WAYS;
+my ($BASE, $SET, $ONE) = @NAMES[0, 3, 4];
 
-# The compress_methods pair a way uses for a key of family $f.
-sub methods_for {
-    my ($way, $f) = @_;
-    return $methods{$way} if $methods{$way};
-    return $set_methods{$f} || Cache::Memcached::RustXS::Zstd::compress_methods(dictionaries => $set_dir,
-                                                                               prefix => "$f:");
+# The writers of a way on $addr: family => client (one object for all of
+# them with one => 1, or without compression).
+sub clients {
+    my ($way, $addr, $fams) = @_;
+    my %o = (servers => [ $addr ], compress_threshold => $way->{methods} ? $THRESHOLD : -1,
+             $way->{serialize} ? (serialize_methods => $way->{serialize}) : ());
+    return $way->{clients}->($addr, $fams, $way) if $way->{clients};
+    my $m = $way->{methods};
+    my $new = sub { Cache::Memcached::Fast->new({ %o, $m ? (compress_methods => $m->($_[0])) : () }) };
+    my $shared = $way->{one} || !$m ? $new->('') : undef;
+    return { map { ($_ => $shared || $new->($_)) } @$fams };
 }
 
-sub client {
-    my ($server, $way, $f) = @_;
-    return Cache::Memcached::Fast->new({
-        servers => [ $server ], compress_threshold => $THRESHOLD, compress_methods => methods_for($way, $f),
-    });
-}
-
-# ---- filling a 64 MB memcached ---------------------------------------------------------
-
-my $memory = Cache::Memcached::RustXS::Dict::Memory->new(memory_limit => $MEMORY_MB << 20);
+# ---- filling a memcached past its memory ------------------------------------------------
 
 # The fill order: the families' values in turn, each written again and
 # again under new keys (the value's key, a colon, a counter).
 sub fill_order {
-    my (@fams) = @_;
+    my ($values, @fams) = @_;
     my @seq;
     my $longest = 0;
-    for (@fams) { $longest = @{ $fill{$_} } if @{ $fill{$_} } > $longest }
+    for (@fams) { $longest = @{ $values->{$_} } if @{ $values->{$_} } > $longest }
     for my $i (0 .. $longest - 1) {
-        for my $f (@fams) { push @seq, [ $f, @{ $fill{$f}[ $i % @{ $fill{$f} } ] } ] }
+        for my $f (@fams) { push @seq, [ $f, @{ $values->{$f}[ $i % @{ $values->{$f} } ] } ] }
     }
     return \@seq;
 }
 
-# The stored length and flags of each value of $seq written this way.
+# The stored length and flags of a value of family $f written this way.
+sub stored_form {
+    my ($way, $f, $value) = @_;
+    my ($bytes, $flags) = ($value, 0);
+    ($bytes, $flags) = (($way->{serialize} ? $way->{serialize}[0] : \&Storable::nfreeze)->($value), 1) if ref $value;
+    my $m = $way->{methods} && $way->{methods}->($f);
+    my $c;
+    return [ length $c, $flags | 2 ]
+        if $m && length $bytes >= $THRESHOLD && $m->[0]->(\$bytes, \$c) && length $c <= 0.8 * length $bytes;
+    return [ length $bytes, $flags ];
+}
+
 sub stored_forms {
     my ($way, $seq) = @_;
     my %cache;
-    return [ map {
-        my ($f, $key, $value) = @$_;
-        $cache{"$f\0$key"} ||= do {
-            my ($c) = @{ methods_for($way, $f) };
-            my $out;
-            my $ok = length $value >= $THRESHOLD && $c->(\$value, \$out) && length $out <= 0.8 * length $value;
-            $ok ? [ length $out, 2 ] : [ length $value, 0 ];
-        };
-    } @$seq ];
+    return [ map { $cache{"$_->[0]\0$_->[1]"} ||= stored_form($way, $_->[0], $_->[2]) } @$seq ];
 }
 
-sub stats {
-    my ($addr) = @_;
-    my $s = IO::Socket::INET->new(PeerAddr => $addr, Timeout => 5) or die "$addr: $@\n";
-    print {$s} "stats\r\n";
-    my %st;
-    while (defined(my $line = <$s>)) {
-        last if $line =~ /^END/;
-        $st{$1} = $2 if $line =~ /^STAT (\S+) (\S+)/;
-    }
-    return \%st;
-}
-
-sub start_server {
-    require CMRXDev::Memcached;
-    return CMRXDev::Memcached->start(args => [ '-m', $MEMORY_MB ]);
+sub same {
+    my ($got, $want) = @_;
+    return $got eq $want unless ref $want;
+    local $Storable::canonical = 1;
+    return ref $got && Storable::nfreeze($got) eq Storable::nfreeze($want);
 }
 
 # Items resident after filling a fresh server past its memory, as memcached
 # counts them, with the model's figure beside.
 sub fill {
-    my ($way, $fams) = @_;
-    my $seq = fill_order(@$fams);
+    my ($way, $values, $fams) = @_;
+    return { unavailable => $way->{unavailable} } if $way->{unavailable};
+    my $seq = fill_order($values, @$fams);
     my $forms = stored_forms($way, $seq);
     # What fits, roughly: the memory over the mean chunk of one round.
     my $chunks = 0;
     $chunks += $memory->item_memory(length($seq->[$_][1]) + 8, @{ $forms->[$_] }) for 0 .. $#$seq;
     my $count = int($FILL_FACTOR * ($MEMORY_MB << 20) / ($chunks / @$seq));
-    my $server = start_server();
-    my %client = map { ($_ => client($server->address, $way, $_)) } @$fams;
+    require CMRXDev::Memcached;
+    my $server = CMRXDev::Memcached->start(args => [ '-m', $MEMORY_MB ]);
+    my $client = clients($way, $server->address, $fams);
     my ($n, @written, $st) = (0);
     for my $pass (1 .. $MAX_FILLS) {
-        my @batch;
+        my %by;
         for my $i (1 .. $count) {
             my ($f, $key, $value) = @{ $seq->[ $n % @$seq ] };
-            my $k = sprintf '%s:%07d', $key, $n++;
-            push @batch, [ $k, $value ];
-            push @written, [ length $k, @{ $forms->[ ($n - 1) % @$seq ] } ];
-            if (@batch == $BATCH || $i == $count) {
-                my %by;
-                push @{ $by{ (split /:/, $_->[0])[0] } }, $_ for @batch;
-                $client{$_}->set_multi(@{ $by{$_} }) for keys %by;
-                @batch = ();
+            my $k = sprintf '%s:%07d', $key, $n;
+            push @written, [ length $k, @{ $forms->[ $n++ % @$seq ] } ];
+            push @{ $by{$f} }, [ $k, $value ];
+            if (@{ $by{$f} } == $BATCH || $i == $count) {
+                $client->{$_}->set_multi(@{ $by{$_} }) for grep { @{ $by{$_} } } keys %by;
+                %by = ();
             }
         }
         $st = stats($server->address);
         last if $st->{evictions} > 0;
     }
-    # The last values written read back whole.
-    my $wrong = 0;
+    # The last values written read back whole (or are gone: a slab class
+    # short of memory evicts its own recent items).
+    my ($wrong, $missing) = (0, 0);
     for my $j ($n - $CHECKED .. $n - 1) {
         my ($f, $key, $value) = @{ $seq->[ $j % @$seq ] };
-        my $got = $client{$f}->get(sprintf '%s:%07d', $key, $j);
-        $wrong++ unless defined $got && $got eq $value;
+        my $got = $client->{$f}->get(sprintf '%s:%07d', $key, $j);
+        if (!defined $got) { $missing++ }
+        elsif (!same($got, $value)) { $wrong++ }
     }
     $server->stop;
+    my %seen;
+    my @once = grep { !$seen{"$_->[0]\0$_->[1]"}++ } @$seq;
+    my $bytes = 0;
+    $bytes += stored_form($way, $_->[0], $_->[2])->[0] for @once;
     return { items => 0 + $st->{curr_items}, evictions => 0 + $st->{evictions}, written => $n,
-             model => $memory->resident_items(\@written), wrong => $wrong,
-             stored_bytes => 0 + $st->{bytes} };
+             model => $memory->resident_items(\@written), wrong => $wrong, missing => $missing,
+             stored_bytes => 0 + $st->{bytes}, bytes_per_value => $bytes / @once };
+}
+
+# "123,456 (2.30x)" against $base, or why the way did not run.
+sub items_cell {
+    my ($r, $base) = @_;
+    return 'not available' if $r->{unavailable};
+    return commas($r->{items}) . ($base ? sprintf(' (%.2fx)', $r->{items} / $base->{items}) : '');
 }
 
 my @ROWS = ((map { [ $_, [$_] ] } $QUICK ? () : @FAMILIES), [ 'all three, a prefix each', [@FAMILIES] ]);
@@ -200,72 +212,65 @@ my %items;
 for my $row (@ROWS) {
     my ($name, $fams) = @$row;
     for my $way (@WAYS) {
-        print STDERR "filling a ${MEMORY_MB} MB memcached: $name, $way\n";
-        $items{$name}{$way} = fill($way, $fams);
+        print STDERR "filling a ${MEMORY_MB} MB memcached: $name, $way->{name}\n" unless $way->{unavailable};
+        $items{$name}{ $way->{name} } = fill($way, $fill, $fams);
     }
 }
 
 # ---- time per value, compress and decompress, interleaved rounds ----------------------
 
-my @values = map { my $f = $_; map { [ $f, $_->[1] ] } @{ $fill{$f} } } @FAMILIES;
+my @TIMED = grep { !$_->{unavailable} } @WAYS;
+my @values = map { my $f = $_; map { [ $f, $_->[1] ] } @{ $fill->{$f} } } @FAMILIES;
 my %timing;
 for my $dir (qw(compress decompress)) {
-    my %stored;
-    for my $way (@WAYS) {
-        $stored{$way} = [ map {
-            my ($c) = @{ methods_for($way, $_->[0]) };
-            my $o;
-            $c->(\$_->[1], \$o) or die "$way: compress failed\n";
-            $o;
-        } @values ];
-    }
     my %op;
-    for my $way (@WAYS) {
-        my @m = map { methods_for($way, $_->[0]) } @values;
-        my $st = $stored{$way};
-        $op{$way} = $dir eq 'compress'
+    for my $way (@TIMED) {
+        my @m = map { $way->{methods}->($_->[0]) } @values;
+        my @st = map {
+            my $o;
+            $m[$_][0]->(\$values[$_][1], \$o) or die "$way->{name}: compress failed\n";
+            $o;
+        } 0 .. $#values;
+        $op{ $way->{name} } = $dir eq 'compress'
             ? sub { my $o; $m[$_]->[0]->(\$values[$_][1], \$o) for 0 .. $#values }
-            : sub { my $o; $m[$_]->[1]->(\$st->[$_], \$o) for 0 .. $#values };
+            : sub { my $o; $m[$_]->[1]->(\$st[$_], \$o) for 0 .. $#values };
     }
+    my @names = map { $_->{name} } @TIMED;
     my %calls = map {
         my $t0 = now; $op{$_}->(); my $once = now - $t0;
         ($_ => ($once > 0 ? int($SECONDS / $once) + 1 : 1));
-    } @WAYS;
+    } @names;
     my %samples;
     for my $round (0 .. $ROUNDS - 1) {
-        for my $j (0 .. $#WAYS) {
-            my $way = $WAYS[ ($j + $round) % @WAYS ];
+        for my $j (0 .. $#names) {
+            my $name = $names[ ($j + $round) % @names ];
             my $t0 = now;
-            $op{$way}->() for 1 .. $calls{$way};
-            push @{ $samples{$way} }, (now - $t0) / $calls{$way} / @values;
+            $op{$name}->() for 1 .. $calls{$name};
+            push @{ $samples{$name} }, (now - $t0) / $calls{$name} / @values;
         }
     }
-    $timing{$dir}{$_} = median(@{ $samples{$_} }) for @WAYS;
+    $timing{$dir}{$_} = median(@{ $samples{$_} }) for @names;
 }
 
-# ---- the table ----------------------------------------------------------------------------
+# ---- the tables ---------------------------------------------------------------------------
 
-my $base = 'Fast default (gzip)';
 printf "Items resident in a %d MB memcached (-m %d, filled past its memory through Cache::Memcached::Fast, "
      . "its own curr_items), %s values of bench/data/values: the set trained by `cmrx-dict train --all` "
      . "(no other option) on half of them, every writer filled with the other half\n\n",
     $MEMORY_MB, $MEMORY_MB, join('/', @FAMILIES);
-my @head = ('values', map { ($_, 'x') } @WAYS);
-my @lines;
-for my $row (@ROWS) {
-    my $r = $items{ $row->[0] };
-    push @lines, [ $row->[0], map { (commas($r->{$_}{items}), sprintf('%.2fx', $r->{$_}{items} / $r->{$base}{items})) } @WAYS ];
-}
-table(\@head, @lines);
+table([ 'values', @NAMES ],
+      (map { my $r = $items{ $_->[0] }; [ $_->[0], map { items_cell($r->{$_}, $_ eq $BASE ? undef : $r->{$BASE}) } @NAMES ] } @ROWS),
+      [ 'bytes per value, all three', map { my $x = $items{ $ROWS[-1][0] }{$_}; $x->{unavailable} ? '-' : sprintf('%.0f', $x->{bytes_per_value}) } @NAMES ]);
+print "  ($_->{name}: not available: $_->{unavailable})\n" for grep { $_->{unavailable} } @WAYS;
 my $all = $items{ $ROWS[-1][0] };
-my $items_ratio = $all->{'the tuned set'}{items} / $all->{$base}{items};
-my $c_ratio = $timing{compress}{'Fast default (gzip)'} / $timing{compress}{'the tuned set'};
-my $d_ratio = $timing{decompress}{'our gzip'} / $timing{decompress}{'the tuned set'};
+my $items_ratio = $all->{$SET}{items} / $all->{$BASE}{items};
+my $c_ratio = $timing{compress}{$BASE} / $timing{compress}{$SET};
+my $d_ratio = $timing{decompress}{'our gzip'} / $timing{decompress}{$SET};
 print "\nMicroseconds per value (the fill halves of all three, medians of $ROUNDS interleaved rounds)\n\n";
 table([ 'way', 'compress', 'decompress' ],
-      map { [ $_, sprintf('%.1f', 1e6 * $timing{compress}{$_}), sprintf('%.1f', 1e6 * $timing{decompress}{$_}) ] } @WAYS);
+      map { my $n = $_->{name}; [ $n, sprintf('%.1f', 1e6 * $timing{compress}{$n}), sprintf('%.1f', 1e6 * $timing{decompress}{$n}) ] } @TIMED);
 my @bars = (
-    [ sprintf('items, all three: the set %.2fx Fast default gzip', $items_ratio), $items_ratio >= $BAR_ITEMS, ">= $BAR_ITEMS" ],
+    [ sprintf('items, all three: the set (a Fast object per prefix) %.2fx Fast default gzip', $items_ratio), $items_ratio >= $BAR_ITEMS, ">= $BAR_ITEMS" ],
     [ sprintf('compress: the set %.2fx as fast as memGzip', $c_ratio), $c_ratio >= 1, '>= 1.00' ],
     [ sprintf('decompress: the set %.2fx as fast as our memGunzip', $d_ratio), $d_ratio >= $BAR_DECOMPRESS, ">= $BAR_DECOMPRESS" ],
 );
@@ -273,36 +278,133 @@ print "\nBars\n\n";
 printf "  %s %s (bar %s)\n", ($_->[1] ? '✓' : '✗'), $_->[0], $_->[2] for @bars;
 print "\nThe set\n\n";
 table([ 'prefix', 'ID', 'level', 'dictionary bytes', 'method', 'held-out memory saved vs memGzip' ],
-      map { my $e = $set_entry{$_}; [ "$_:", $e->{id}, $e->{level}, $e->{size}, $e->{method} || '-', ($e->{memory_savings} // '-') . ' %' ] }
-      @FAMILIES);
+      map { my $e = $set->current($_); [ "'$_'", $e->{id}, $e->{level}, $e->{size}, $e->{method} || '-', ($e->{memory_savings} // '-') . ' %' ] }
+      $set->prefixes);
 my $fb = $set->fallback;
 print "  (keys of other prefixes: $fb->{method} level $fb->{level})\n";
 print "\nChecks: every fill read back its last $CHECKED values whole: ",
-      (join(', ', map { my $r = $_->[0]; map { $items{$r}{$_}{wrong} ? "$r/$_: $items{$r}{$_}{wrong} WRONG" : () } @WAYS } @ROWS) || 'yes'),
+      (join(', ', map { my $r = $_->[0]; map { my $x = $items{$r}{$_}; $x->{wrong} || $x->{missing} ? "$r/$_: " . ($x->{wrong} || 0) . " WRONG, " . ($x->{missing} || 0) . ' missing' : () } @NAMES } @ROWS) || 'yes'),
       "; the model (Dict::Memory) against curr_items: ",
-      join(', ', map { my $r = $_->[0]; map { my $x = $items{$r}{$_}; $x->{model} == $x->{items} ? () : "$r/$_ model $x->{model}" } @WAYS } @ROWS) || 'equal everywhere',
+      join(', ', map { my $r = $_->[0]; map { my $x = $items{$r}{$_}; $x->{unavailable} || $x->{model} == $x->{items} ? () : "$r/$_ model $x->{model}" } @NAMES } @ROWS) || 'equal everywhere',
       "\nThe training's report: bench/results/memory-train.txt\n";
+print_storable($storable) if $storable;
 
 if (eval { require JSON::PP; 1 }) {
     open my $j, '>', "$out/memory.json" or die "$out/memory.json: $!\n";
     print {$j} JSON::PP->new->canonical->pretty->encode({
         date => POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime), perl => sprintf('%vd', $^V),
         memory_mb => $MEMORY_MB, families => \@FAMILIES, rounds => $ROUNDS, items => \%items,
-        us_per_value => { map { my $d = $_; ($d => { map { ($_ => 1e6 * $timing{$d}{$_}) } @WAYS }) } keys %timing },
+        us_per_value => { map { my $d = $_; ($d => { map { ($_->{name} => 1e6 * $timing{$d}{ $_->{name} }) } @TIMED }) } keys %timing },
         bars => [ map { { what => $_->[0], met => $_->[1] ? JSON::PP::true() : JSON::PP::false(), bar => $_->[2] } } @bars ],
-        set => [ $set->entries ], fallback => $fb,
+        set => [ $set->entries ], fallback => $fb, storable => $storable,
     });
     close $j;
     print "results: bench/results/memory.json\n";
 }
 
-sub commas { my $n = reverse shift; $n =~ s/(\d{3})(?=\d)/$1,/g; return scalar reverse $n }
+# ---- values stored as Perl hashes -------------------------------------------------------
+#
+# The corpus JSON decoded into Perl hashes: both clients freeze them with
+# Storable (nfreeze, flag 1) and compress the frozen bytes. A set trained on
+# those bytes (a get response of the training half, frozen), and Sereal with
+# its own zstd where Sereal::Encoder and ::Decoder are installed.
 
-sub table {
-    my ($head, @rows) = @_;
-    my @w;
-    for my $r ($head, @rows) { for (0 .. $#$r) { $w[$_] = length $r->[$_] if !defined $w[$_] || length $r->[$_] > $w[$_] } }
-    for my $r ($head, @rows) {
-        print '  ', join('  ', map { $_ ? sprintf('%*s', $w[$_], $r->[$_]) : sprintf('%-*s', $w[$_], $r->[$_]) } 0 .. $#$r), "\n";
+# Runs the section in a child process (this script again, which has not
+# loaded the JSON set) and returns what it measured.
+sub storable_section {
+    print STDERR "the values as Perl hashes: in a child process\n";
+    my $result = "$tmp/storable.result";
+    local $ENV{CMRX_BENCH_STORABLE_CHILD} = $result;
+    my @inc = map { ('-I', $_) } grep { !ref } @INC;
+    system($^X, @inc, $0, '--memory', $MEMORY_MB, $QUICK ? '--quick' : ()) == 0
+        or die "bench/memory.pl: the Storable section failed\n";
+    return Storable::retrieve($result);
+}
+
+sub storable_child {
+    my $result = $ENV{CMRX_BENCH_STORABLE_CHILD};
+    require JSON::PP;
+    my $json = JSON::PP->new;
+    # (Two gh values are HTML, not JSON: they stay strings.)
+    my $data = sub { my $v = shift; my $d = eval { $json->decode($v) }; ref $d ? $d : $v };
+    my %decoded = map { my $f = $_; ($f => [ map { [ $_->[0], $data->($_->[1]) ] } @{ $fill->{$f} } ]) } @FAMILIES;
+    print STDERR "training a set on the frozen values: cmrx-dict train --all --out-dir DIR\n";
+    my $dir = train_set(dir => "$tmp/set-storable", log => "$out/memory-train-storable.txt",
+                        items => [ map { map { [ $_->[0], map { ref $_ ? Storable::nfreeze($_) : $_ } $data->($_->[1]) ] } @{ $train->{$_} } } @FAMILIES ]);
+    my ($one_s, $one_s_why) = one_object_methods($dir);
+    my ($sereal, $sereal_why) = sereal_methods();
+    my $gzip = fast_way('Fast default (gzip)', sub { gzip_methods() });
+    my @ways = (
+        $gzip,
+        fast_way('Cache::Memcached (gzip)', sub { gzip_methods() }, clients => \&memcached_clients),
+        fast_way('the set, a Fast object per prefix', sub { set_methods($dir, "$_[0]:") }),
+        fast_way('the set, Cache::Memcached::RustXS::Memcached', sub { set_methods($dir, "$_[0]:") },
+                 clients => \&memcached_clients, set => $dir),
+        $one_s ? fast_way('the set, one Fast object', sub { $one_s }, one => 1)
+               : { name => 'the set, one Fast object', unavailable => $one_s_why },
+        $sereal ? { name => 'Sereal (its zstd)', serialize => $sereal }
+                : { name => 'Sereal (its zstd)', unavailable => $sereal_why },
+    );
+    my %r = (ways => [ map { $_->{name} } @ways ]);
+    for my $way (@ways) {
+        print STDERR "filling a ${MEMORY_MB} MB memcached: Perl hashes, $way->{name}\n" unless $way->{unavailable};
+        $r{items}{ $way->{name} } = fill($way, \%decoded, [@FAMILIES]);
     }
+    # The JSON strings with gzip, the reference of the bytes.
+    my @json = map { my $f = $_; map { [ $f, $_->[1] ] } @{ $fill->{$f} } } @FAMILIES;
+    my $b = 0;
+    $b += stored_form($gzip, @$_)->[0] for @json;
+    $r{json_gzip_bytes} = $b / @json;
+    $r{set} = [ Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)->entries ];
+    $r{sereal} = $sereal ? "Sereal::Encoder $Sereal::Encoder::VERSION, compress => SRL_ZSTD, compress_threshold => $THRESHOLD" : $sereal_why;
+    Storable::nstore(\%r, $result);
+    return 0;
+}
+
+sub sereal_methods {
+    my $ok = eval { require Sereal::Encoder; require Sereal::Decoder; 1 };
+    return (undef, 'Sereal::Encoder and Sereal::Decoder are not installed') unless $ok;
+    my $enc = eval { Sereal::Encoder->new({ compress => Sereal::Encoder::SRL_ZSTD(), compress_threshold => $THRESHOLD }) };
+    return (undef, "this Sereal::Encoder has no zstd: " . (split /\n/, $@)[0]) unless $enc;
+    my $dec = Sereal::Decoder->new;
+    return [ sub { $enc->encode($_[0]) }, sub { $dec->decode($_[0]) } ];
+}
+
+# Cache::Memcached writers (one object for every family, as it sees the
+# keys), with a set_multi of sets.
+sub memcached_clients {
+    my ($addr, $fams, $way) = @_;
+    require Cache::Memcached;
+    my %args = (servers => [ $addr ], compress_threshold => $THRESHOLD);
+    my $c;
+    if (my $dir = $way->{set}) {
+        require Cache::Memcached::RustXS::Memcached;
+        $c = Cache::Memcached::RustXS::Memcached->new({ %args, zstd => { dictionaries => $dir } });
+    }
+    else { $c = Cache::Memcached->new({ %args }) }
+    my $w = bless { c => $c }, 'CMRXBench::MemoryPl::SetMulti';
+    return { map { ($_ => $w) } @$fams };
+}
+
+sub CMRXBench::MemoryPl::SetMulti::set_multi { my $s = shift; $s->{c}->set(@$_) for @_ }
+sub CMRXBench::MemoryPl::SetMulti::get       { $_[0]{c}->get($_[1]) }
+
+sub print_storable {
+    my ($r) = @_;
+    my @names = @{ $r->{ways} };
+    my $base = $r->{items}{'Fast default (gzip)'};
+    printf "\nThe same values as Perl hashes (JSON::PP's decoding), frozen by the clients (Storable's nfreeze, "
+         . "flag 1) and then compressed: items in %d MB and stored bytes per value (mean over the fill half; "
+         . "gzip of the JSON strings: %.0f); the set trained by `cmrx-dict train --all` on the frozen "
+         . "training half\n\n", $MEMORY_MB, $r->{json_gzip_bytes};
+    table([ 'way', 'items', 'bytes per value', 'bytes / gzip of the JSON' ],
+          map { my $x = $r->{items}{$_};
+                $x->{unavailable} ? [ $_, 'not available', '-', '-' ]
+                : [ $_, items_cell($x, $_ eq 'Fast default (gzip)' ? undef : $base),
+                    sprintf('%.0f', $x->{bytes_per_value}), sprintf('%.2f', $x->{bytes_per_value} / $r->{json_gzip_bytes}) ] } @names);
+    print "  ($_: not available: $r->{items}{$_}{unavailable})\n" for grep { $r->{items}{$_}{unavailable} } @names;
+    my @bad = grep { !$r->{items}{$_}{unavailable} && ($r->{items}{$_}{wrong} || $r->{items}{$_}{missing}) } @names;
+    print "\nChecks: every fill read back its last $CHECKED values whole (as Perl data): ",
+          (@bad ? join(', ', map { "$_: $r->{items}{$_}{wrong} WRONG, $r->{items}{$_}{missing} missing" } @bad) : 'yes'),
+          "\nSereal: $r->{sereal}\nThe training's report: bench/results/memory-train-storable.txt\n";
 }

@@ -1,0 +1,99 @@
+package CMRXBench::Memory;
+
+# What bench/memory.pl and bench/hitrate.pl share: the corpus split in a
+# training half and a fill half, the dictionary set `cmrx-dict train --all`
+# makes of the training half, the ways of writing through
+# Cache::Memcached::Fast, a memcached's stats, and the text tables.
+
+use strict;
+use warnings;
+use Exporter 'import';
+use FindBin ();
+use Compress::Zlib ();
+use IO::Socket::INET ();
+use CMRXDev::Corpus qw(corpus_values);
+
+our @EXPORT_OK = qw(corpus_halves train_set gzip_methods set_methods one_object_methods
+                    stats commas table);
+
+my $ROOT = "$FindBin::Bin/..";
+
+# (\%train, \%fill): family => [[key, value], ...], the even-numbered values
+# of bench/data/values to train on and the odd-numbered ones to write.
+sub corpus_halves {
+    my (@families) = @_;
+    my $corpus = corpus_values("$ROOT/bench/data/values");
+    my (%train, %fill);
+    for my $f (@families) {
+        my $v = $corpus->{$f} or die "no family $f in bench/data/values\n";
+        $train{$f} = [ @$v[ grep { $_ % 2 == 0 } 0 .. $#$v ] ];
+        $fill{$f}  = [ @$v[ grep { $_ % 2 == 1 } 0 .. $#$v ] ];
+    }
+    return (\%train, \%fill);
+}
+
+# Runs `cmrx-dict train --all --out-dir $dir FILE`, no other option, on a
+# get response holding @$items ([key, bytes] each: the bytes as memcached
+# would store them), its report going to $log. Returns $dir.
+sub train_set {
+    my (%o) = @_;
+    my ($dir, $log, $items) = @o{qw(dir log items)};
+    my $dump = "$dir.values";
+    open my $fh, '>:raw', $dump or die "$dump: $!\n";
+    print {$fh} "VALUE $_->[0] 0 " . length($_->[1]) . "\r\n$_->[1]\r\n" for @$items;
+    print {$fh} "END\r\n";
+    close $fh or die "$dump: $!\n";
+    my @inc = map { ('-I', $_) } grep { !ref } @INC;
+    my $cmd = join ' ', map { "'$_'" } $^X, @inc, "$ROOT/bin/cmrx-dict", 'train', '--all', '--out-dir', $dir, $dump;
+    system("$cmd > '$log' 2>&1") == 0 or die "cmrx-dict train --all failed; see $log\n";
+    return $dir;
+}
+
+# Fast's default compress_methods: Compress::Zlib's memGzip and memGunzip.
+sub gzip_methods {
+    return [ sub { ${ $_[1] } = Compress::Zlib::memGzip(${ $_[0] }); 1 },
+             sub { my $c = ${ $_[0] }; ${ $_[1] } = Compress::Zlib::memGunzip($c); defined ${ $_[1] } } ];
+}
+
+# The set's compress_methods for keys of $prefix (a Fast object per prefix).
+sub set_methods {
+    my ($dir, $prefix) = @_;
+    return Cache::Memcached::RustXS::Zstd::compress_methods(dictionaries => $dir, prefix => $prefix);
+}
+
+# The set's compress_methods for a Fast object that writes every key (no
+# prefix: the set's whole-cache entry), or (undef, why not).
+sub one_object_methods {
+    my ($dir) = @_;
+    my $m = eval { Cache::Memcached::RustXS::Zstd::compress_methods(dictionaries => $dir) };
+    return $m if $m;
+    (my $why = $@ || 'no methods') =~ s/ at \S+ line \d+\.?\n?\z//;
+    $why =~ s/\s+\z//;
+    return (undef, $why);
+}
+
+sub stats {
+    my ($addr) = @_;
+    my $s = IO::Socket::INET->new(PeerAddr => $addr, Timeout => 5) or die "$addr: $@\n";
+    print {$s} "stats\r\n";
+    my %st;
+    while (defined(my $line = <$s>)) {
+        last if $line =~ /^END/;
+        $st{$1} = $2 if $line =~ /^STAT (\S+) (\S+)/;
+    }
+    return \%st;
+}
+
+sub commas { my $n = reverse shift; $n =~ s/(\d{3})(?=\d)/$1,/g; return scalar reverse $n }
+
+# Prints rows of cells, the first column left-aligned, the others right.
+sub table {
+    my ($head, @rows) = @_;
+    my @w;
+    for my $r ($head, @rows) { for (0 .. $#$r) { $w[$_] = length $r->[$_] if !defined $w[$_] || length $r->[$_] > $w[$_] } }
+    for my $r ($head, @rows) {
+        print '  ', join('  ', map { $_ ? sprintf('%*s', $w[$_], $r->[$_]) : sprintf('%-*s', $w[$_], $r->[$_]) } 0 .. $#$r), "\n";
+    }
+}
+
+1;
