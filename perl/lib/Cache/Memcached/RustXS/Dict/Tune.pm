@@ -35,7 +35,8 @@ my $MIN_GAIN      = 5;     # percent less memory than without a dictionary, to b
 our $COMPRESS_RATIO = 0.8; # the clients keep a compressed value at most 0.8 of the raw one
 
 # Timing: interleaved rounds, each at least $ROUND_TIME seconds; the median
-# of each side counts.
+# of each side counts, or, for a candidate against its baseline, the round
+# of the median ratio.
 my $ROUNDS     = 7;
 my $ROUND_TIME = 0.004;
 
@@ -336,10 +337,10 @@ sub _time_candidate {
     my $gzip_c = $baseline->{memGzip}{codec}[0];
     my $gunzip = $baseline->{gzip}{codec}[1];
     my $gz = $baseline->{frames}{gzip};
-    my ($ours_c, $theirs_c) = _race([
+    my ($ours_c, $theirs_c) = _paired_race([
         sub { Cache::Memcached::RustXS::Zstd::compress($_, level => $level, dictionary => $id) for @$values },
         sub { $gzip_c->($_) for @$values } ]);
-    my ($ours_d, $theirs_d) = _race([
+    my ($ours_d, $theirs_d) = _paired_race([
         sub { Cache::Memcached::RustXS::Zstd::decompress($_) for @frames },
         sub { $gunzip->($_) for @$gz } ]);
     $c->{us_compress}   = $ours_c / @$values;
@@ -376,6 +377,26 @@ sub _too_slow {
 # of the rounds.
 sub _race {
     my ($subs) = @_;
+    return map { my @s = sort { $a <=> $b } @$_; 1e6 * $s[ int(@s / 2) ] } _race_rounds($subs);
+}
+
+# Microseconds two subs take, ours and theirs, compared: both times of the
+# round whose ratio of the two is the median of the rounds'. A machine
+# whose load changes between rounds slows both subs of a round alike, so
+# the ratio holds where either median alone would move (memGzip's ranged
+# from 59 to 174 us on a loaded machine); and both times come from one
+# round, so they agree with the verdict drawn from their ratio.
+sub _paired_race {
+    my ($subs) = @_;
+    my ($ours, $theirs) = _race_rounds($subs);
+    my @rounds = sort { $ours->[$a] * $theirs->[$b] <=> $ours->[$b] * $theirs->[$a] } 0 .. $#$ours;
+    my $median = $rounds[ int(@rounds / 2) ];
+    return (1e6 * $ours->[$median], 1e6 * $theirs->[$median]);
+}
+
+# The seconds a call of each sub took, per round: [[sub 0's rounds], ...].
+sub _race_rounds {
+    my ($subs) = @_;
     my @calls = map {
         my $t0 = Time::HiRes::time();
         $_->();
@@ -391,7 +412,7 @@ sub _race {
             push @{ $times[$i] }, (Time::HiRes::time() - $t0) / $calls[$i];
         }
     }
-    return map { my @s = sort { $a <=> $b } @$_; 1e6 * $s[ int(@s / 2) ] } @times;
+    return @times;
 }
 
 # ---- the fallback ------------------------------------------------------------------
@@ -537,7 +558,9 @@ best one that is fast enough is chosen: by default its compression is no
 slower per value than Compress::Zlib's C<memGzip> (what the clients pay
 today) and its decompression faster than this distribution's gzip
 (L<Cache::Memcached::RustXS::Zlib/memGunzip>), both timed on the held-out
-values in the same interleaved rounds as the candidate (medians of 7).
+values in the same interleaved rounds as the candidate (7 of them; the
+times compared are those of the round whose ratio of the two is the
+median, so a load that changes between rounds does not decide).
 C<compress_time> and C<decompress_time> change the factors (0: no limit).
 
 The chosen dictionary is then trained again on every sample, for its
