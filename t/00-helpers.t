@@ -14,7 +14,8 @@ use File::Temp ();
 use Time::HiRes qw(time);
 use Test::More;
 
-use CMRXTest::DictSets qw(halves corpus_halves run_dict read_file dump_of write_dump json_of by_prefix named_by);
+use CMRXTest::DictSets qw(halves corpus_halves run_dict read_file dump_of write_dump json_of by_prefix named_by
+                          @NO_LIMITS);
 use CMRXTest::FakeServer;
 use CMRXTest::Memcached;
 use CMRXTest::Timing qw(timing_ok);
@@ -266,6 +267,11 @@ ok !eval { CMRXTest::FakeServer->start(script => [ [bogus => 1] ]); 1 },
     is $status, 1, '... standard input given: two samples are too few';
     like $err, qr/cannot train a dictionary on 2 samples/, '... as its stderr says';
     ok !eval { run_dict(['--help'], 'stdin'); 1 }, '... options not in pairs die';
+    ($status, $out, $err) = run_dict([ 'prune', '--dictionaries', "$dir/none", @NO_LIMITS, $file ]);
+    like $err, qr/prune: unknown option --compress-time/, '... prune refuses speed limits';
+    ($status, $out, $err) = run_dict([ 'prune', '--dictionaries', "$dir/none", $file ]);
+    is $status, 1, '... and run_dict gives it none, though it names --dictionaries (exit 1, not 2)';
+    like $err, qr/\Q$dir\E\/none is not a dictionary set/, '... the set is what it finds wrong';
 }
 
 done_testing;

@@ -49,15 +49,17 @@ sub corpus_halves {
 }
 
 # Runs bin/cmrx-dict with these arguments; returns (exit status, stdout,
-# stderr). Set commands (train --all, --dictionaries) get @NO_LIMITS unless
-# the arguments give --compress-time.
+# stderr). Set commands that tune (train --all, report --dictionaries) get
+# @NO_LIMITS unless the arguments give --compress-time; prune, which tunes
+# nothing and takes no speed limits, never does.
 sub run_dict {
     my ($args, @opt) = @_;
     croak 'run_dict(\\@args, stdin => ..., perl_args => [...]): options come in pairs' if @opt % 2;
     my %opt = @opt;
     my @unknown = grep { !/\A(?:stdin|perl_args)\z/ } sort keys %opt;
     croak "run_dict: unknown option @unknown" if @unknown;
-    my $set_command = ($args->[1] || '') eq '--all' || grep { $_ eq '--dictionaries' } @$args;
+    my $set_command = ($args->[0] || '') ne 'prune'
+                   && (($args->[1] || '') eq '--all' || grep { $_ eq '--dictionaries' } @$args);
     $args = [ @$args, @NO_LIMITS ] if $set_command && !grep { $_ eq '--compress-time' } @$args;
     my ($status, $out, $err) = run_command([ $^X, @{ $opt{perl_args} || [] }, '-Mblib', $SCRIPT, @$args ],
                                            stdin  => defined $opt{stdin} ? $opt{stdin} : '',
@@ -132,7 +134,8 @@ CMRXTest::DictSets - the corpus halves, get-response files, cmrx-dict runs and -
 =head1 DESCRIPTION
 
 The tests of the C<cmrx-dict> command (F<t/42-cmrx-dict.t>,
-F<t/47-dict-sets.t>, F<t/48-dict-sets-server.t>) train on one half of
+F<t/47-dict-sets.t>, F<t/48-dict-sets-server.t>, F<t/53-whole-cache.t>,
+F<t/54-tuner-cost.t>, F<t/55-dict-prune.t>) train on one half of
 values and measure on the other, write values as memcached C<get>
 responses, run F<bin/cmrx-dict> from the build (C<-Mblib>) and read what
 it prints. The functions are exported on request.
@@ -189,9 +192,12 @@ error.
 Runs C<$SCRIPT> (F<bin/cmrx-dict>) with this perl (C<$^X>), C<-Mblib> and
 C<@args>, through L<CMRXTest::Child>'s C<run_command>; returns C<(exit
 status, stdout, stderr)>. Tests never depend on timings: a set command
-(C<train --all>, or any C<--dictionaries>) gets C<@NO_LIMITS>
-(C<--compress-time 0 --decompress-time 0>) unless C<@args> name
-C<--compress-time>. Options (any other, or an odd count, dies):
+that tunes (C<train --all>, or a C<--dictionaries> one but C<prune>) gets
+C<@NO_LIMITS> (C<--compress-time 0 --decompress-time 0>) appended unless
+C<@args> name C<--compress-time>; C<prune>, which tunes nothing and
+refuses those options, never does. Other commands run with the arguments
+as given: a test that wants them without limits gives C<@NO_LIMITS>
+itself. Options (any other, or an odd count, dies):
 
 =over 4
 
