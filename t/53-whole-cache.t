@@ -19,76 +19,25 @@ use lib 't/lib', 'dev/lib';
 use Test::More;
 use File::Spec ();
 use File::Temp ();
-use POSIX ();
 use Cache::Memcached::RustXS::Zstd qw(compress_methods train_dictionary frame_dictionary_id);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use Cache::Memcached::RustXS::Dict::Sets qw(whole_cache_samples);
-use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold);
 use CMRXTest::Memcached;
+use CMRXTest::DictSets qw(corpus_halves run_dict read_file write_file write_dump json_of named_by);
 use CMRXTest::Raw qw(raw_get);
 
 my $HAVE_JSON = eval { require JSON::PP; 1 };
 my $HAVE_ZSTD = !system('sh', '-c', 'zstd --version >/dev/null 2>&1');
-my $SCRIPT = File::Spec->catfile('bin', 'cmrx-dict');
 my $TMP    = File::Temp::tempdir(CLEANUP => 1);
 my $Set    = 'Cache::Memcached::RustXS::Zstd::DictionarySet';
 my $GZIP   = "\x1f\x8b";
-my $corpus = corpus_values('bench/data/values');
-my %half;    # family => [ [key, value] of the even positions ], [ ... odd ]
-for my $f (qw(gh npm compat method)) {
-    my $v = $corpus->{$f};
-    $half{$f} = [ [ @$v[ grep { $_ % 2 == 0 } 0 .. $#$v ] ], [ @$v[ grep { $_ % 2 } 0 .. $#$v ] ] ];
-}
+my %half = corpus_halves(families => [qw(gh npm compat method)]);    # family => [ [even], [odd] ]
 
 my @WARNINGS;
 $SIG{__WARN__} = sub { push @WARNINGS, $_[0] };
 
 # ---- helpers -----------------------------------------------------------------
-
-# Tests never depend on timings: the set commands run without speed limits.
-my @NO_LIMITS = ('--compress-time', '0', '--decompress-time', '0');
-
-sub run_dict {
-    my ($args) = @_;
-    my ($out, $err) = map { File::Spec->catfile($TMP, "run.$_") } qw(out err);
-    my $pid = fork;
-    die "fork: $!" unless defined $pid;
-    if (!$pid) {
-        open STDIN,  '<', File::Spec->devnull or POSIX::_exit(126);
-        open STDOUT, '>', $out or POSIX::_exit(126);
-        open STDERR, '>', $err or POSIX::_exit(126);
-        { exec $^X, '-Mblib', $SCRIPT, @$args, @NO_LIMITS }
-        POSIX::_exit(127);
-    }
-    waitpid $pid, 0;
-    return ($? >> 8, read_file($out), read_file($err));
-}
-
-sub read_file {
-    my ($path) = @_;
-    open my $fh, '<', $path or die "$path: $!";
-    binmode $fh;
-    local $/;
-    my $data = <$fh>;
-    return defined $data ? $data : '';
-}
-
-sub dump_file {
-    my ($name, @items) = @_;
-    my $path = File::Spec->catfile($TMP, $name);
-    open my $fh, '>', $path or die "$path: $!";
-    binmode $fh;
-    print {$fh} map { "VALUE $_->[0] " . ($_->[2] || 0) . ' ' . length($_->[1]) . "\r\n$_->[1]\r\n" } @items;
-    print {$fh} "END\r\n";
-    close $fh or die "$path: $!";
-    return $path;
-}
-
-sub json_of {
-    my ($out) = @_;
-    return eval { JSON::PP->new->decode($out) } || do { diag "not JSON: $@"; {} };
-}
 
 # The frame compress_methods' compressor makes of $value (undef: declined).
 sub compressed {
@@ -136,12 +85,15 @@ sub warnings_like {
 # ---- train --all from files: the whole-cache entry ---------------------------------
 
 my @bare = map { [ "bare$_", $half{npm}[1][$_][1] ] } 0 .. 11;    # no delimiter: the fallback's keys
-my $train_file = dump_file('train.values', map({ @{ $half{$_}[0] } } qw(gh npm compat)), @bare);
+my $train_file = write_dump(File::Spec->catfile($TMP, 'train.values'),
+                            map({ @{ $half{$_}[0] } } qw(gh npm compat)), @bare);
 my $dir = File::Spec->catfile($TMP, 'set');
 my %keys_of = (gh => scalar @{ $half{gh}[0] }, npm => scalar @{ $half{npm}[0] },
                compat => scalar @{ $half{compat}[0] }, '(none)' => scalar @bare);
 my $SAMPLE = 24;
 {
+    # Tests never depend on timings: run_dict runs the set commands (train
+    # --all, report --dictionaries) without speed limits.
     my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $dir, '--sample', $SAMPLE,
                                       ($HAVE_JSON ? '--json' : ()), $train_file ]);
     is $st, 0, "train --all --sample $SAMPLE from a file: exit 0" or diag $err;
@@ -190,11 +142,7 @@ my $value = $half{npm}[1][20][1];
     is Cache::Memcached::RustXS::Zstd::decompress($frame), $value, '... and decompress()';
     SKIP: {
         skip 'the zstd command is not in PATH', 1 unless $HAVE_ZSTD;
-        my $in = File::Spec->catfile($TMP, 'whole.zst');
-        open my $fh, '>', $in or die $!;
-        binmode $fh;
-        print {$fh} $frame;
-        close $fh;
+        my $in = write_file(File::Spec->catfile($TMP, 'whole.zst'), $frame);
         my $dict = $set->path_of($whole->{id});
         is scalar `zstd -q -d -c -D '$dict' '$in'`, $value, 'zstd -d -D FILE decodes it';
     }
@@ -286,7 +234,7 @@ my %manual;
     my @today = map { my ($k, $v) = @$_; my $f = compressed($m, $v); defined $f ? [ $k, $f, 2 ] : [ $k, $v ] }
                 @{ $half{npm}[1] }, @{ $half{gh}[1] };
     my $named = grep { $_->[2] } @today;
-    my $file = dump_file('today.values', @today);
+    my $file = write_dump(File::Spec->catfile($TMP, 'today.values'), @today);
     SKIP: {
         skip 'JSON::PP is needed for --json', 4 unless $HAVE_JSON;
         my ($st, $out, $err) = run_dict([ 'report', '--dictionaries', $dir, '--json', $file ]);
@@ -296,8 +244,7 @@ my %manual;
         like $w->{verdict} || '', qr/\A(?:current|retrain)\z/, "... reports on the whole-cache entry: $w->{verdict}";
         ok defined $w->{current}{memory} && defined $w->{choice}{memory},
             '... its dictionary and a fresh one measured on the same held-out values';
-        my %by_id = map { ($_->{id} => $_->{named_by}) } @{ $r->{dictionaries} };
-        is $by_id{ $whole->{id} }, $named, "... and counts the $named stored values that name it";
+        is named_by($r)->{ $whole->{id} }, $named, "... and counts the $named stored values that name it";
     }
     my ($st, $out) = run_dict([ 'report', '--dictionaries', $dir, $file ]);
     is $st, 0, 'report --dictionaries as text';

@@ -14,13 +14,13 @@ use lib 't/lib', 'dev/lib';
 use Test::More;
 use File::Spec ();
 use File::Temp ();
-use POSIX ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use Cache::Memcached::RustXS::Dict::Server ();
 use Cache::Memcached::RustXS::Dict::Memory ();
 use Cache::Memcached::RustXS::Dict::Tune ();
 use CMRXDev::Corpus qw(corpus_values);
+use CMRXTest::DictSets qw(halves run_dict json_of by_prefix @NO_LIMITS);
 use CMRXTest::Memcached;
 use CMRXTest::Raw qw(raw_set);
 
@@ -28,29 +28,7 @@ my $server = CMRXTest::Memcached->start_or_skip;
 my $ADDR = $server->address;
 plan skip_all => 'JSON::PP is needed for --json' unless eval { require JSON::PP; 1 };
 
-my $SCRIPT = File::Spec->catfile('bin', 'cmrx-dict');
-my $TMP    = File::Temp::tempdir(CLEANUP => 1);
-my @NO_LIMITS = ('--compress-time', '0', '--decompress-time', '0');
-
-sub run_dict {
-    my (@args) = @_;
-    my ($out, $err) = map { File::Spec->catfile($TMP, "run.$_") } qw(out err);
-    my $pid = fork;
-    die "fork: $!" unless defined $pid;
-    if (!$pid) {
-        open STDIN,  '<', File::Spec->devnull or POSIX::_exit(126);
-        open STDOUT, '>', $out or POSIX::_exit(126);
-        open STDERR, '>', $err or POSIX::_exit(126);
-        { exec $^X, '-Mblib', $SCRIPT, @args, @NO_LIMITS }
-        POSIX::_exit(127);
-    }
-    waitpid $pid, 0;
-    return ($? >> 8, map { local $/; open my $fh, '<', $_ or die "$_: $!"; binmode $fh; my $d = <$fh>;
-                           defined $d ? $d : '' } $out, $err);
-}
-
-sub json_of { my ($out) = @_; eval { JSON::PP->new->decode($out) } || do { diag "not JSON: $@"; {} } }
-sub by_prefix { my ($r) = @_; +{ map { ($_->{prefix} => $_) } @{ $r->{prefixes} || [] } } }
+my $TMP = File::Temp::tempdir(CLEANUP => 1);
 
 # ---- the cache -----------------------------------------------------------------------
 
@@ -74,7 +52,7 @@ for my $item (@npm, @noise, @few) {
 # ---- train --all: the small prefix gets a small dictionary ----------------------------
 
 my $dir = File::Spec->catfile($TMP, 'set');
-my ($st, $out, $err) = run_dict('train', '--all', '--server', $ADDR, '--out-dir', $dir, '--json');
+my ($st, $out, $err) = run_dict([ 'train', '--all', '--server', $ADDR, '--out-dir', $dir, '--json' ]);
 is $st, 0, 'train --all --server: exit 0' or diag $err;
 my $p = by_prefix(json_of($out));
 
@@ -110,29 +88,32 @@ is join(' ', Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)->prefixes
 
 # ---- plain report and single-prefix train: the same tuner -------------------------------
 
+# run_dict lifts the speed limits of the set commands alone: these runs
+# give @NO_LIMITS themselves.
+
 # The choice on npm's even half (report's and train's training half), as
 # the tuner makes it here.
 my @sorted = sort { $a->[0] cmp $b->[0] } @npm;
-my @even = @sorted[ grep { $_ % 2 == 0 } 0 .. $#sorted ];
+my ($even) = halves(@sorted);
 my $memory = Cache::Memcached::RustXS::Dict::Memory->from_server(Cache::Memcached::RustXS::Dict::Server->connect($ADDR));
-my $want = Cache::Memcached::RustXS::Dict::Tune::tune(samples => \@even, keys => 137, memory => $memory,
+my $want = Cache::Memcached::RustXS::Dict::Tune::tune(samples => $even, keys => 137, memory => $memory,
                                                       compress_time => 0, decompress_time => 0)->{choice};
 my $want_s = "$want->{method} $want->{size} level $want->{level}";
 
-($st, $out, $err) = run_dict('report', '--server', $ADDR, '--prefix', 'npm', '--json');
+($st, $out, $err) = run_dict([ 'report', '--server', $ADDR, '--prefix', 'npm', '--json', @NO_LIMITS ]);
 is $st, 0, 'report --json: exit 0' or diag $err;
 my $d = (json_of($out)->{prefixes} || [ {} ])->[0]{held_out}{zstd_dict} || {};
 is "$d->{method} $d->{size} level $d->{level}", $want_s, "report: npm's dictionary is the tuner's choice ($want_s)";
 is $d->{keys_counted}, 137, '... with the 137 keys counted';
 cmp_ok $d->{dictionary_bytes}, '<=', 16384, "... a small one ($d->{dictionary_bytes} bytes)";
 
-($st, $out, $err) = run_dict('report', '--server', $ADDR, '--prefix', 'npm');
+($st, $out, $err) = run_dict([ 'report', '--server', $ADDR, '--prefix', 'npm', @NO_LIMITS ]);
 is $st, 0, 'report: exit 0' or diag $err;
 like $out, qr/^Dictionaries tuned on the even half\b.*^  npm +\Q$want->{method}\E +$want->{size} +\d+ +$want->{level} +137$/ms,
     '... the text names it';
 
 my $file = File::Spec->catfile($TMP, 'npm.dict');
-($st, $out, $err) = run_dict('train', '--server', $ADDR, '--prefix', 'npm', '--out', $file);
+($st, $out, $err) = run_dict([ 'train', '--server', $ADDR, '--prefix', 'npm', '--out', $file, @NO_LIMITS ]);
 is $st, 0, 'train --prefix: exit 0' or diag $err;
 like $out, qr/^  tuned: \Q$want->{method}\E, $want->{size} bytes asked, for zstd level $want->{level} /m,
     "train: names the tuner's choice";

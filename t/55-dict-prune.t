@@ -16,7 +16,6 @@ use warnings;
 use lib 't/lib', 'dev/lib';
 use Test::More;
 use Digest::SHA ();
-use File::Spec ();
 use File::Temp ();
 use IO::Socket::INET ();
 use POSIX ();
@@ -24,12 +23,13 @@ use Compress::Zlib ();
 use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use CMRXDev::Corpus qw(corpus_values);
+use CMRXTest::Child qw(run_command);
+use CMRXTest::DictSets qw(run_dict read_file write_file write_dump json_of);
 use CMRXTest::Raw qw(raw_set raw_get);
 use CMRXTest::Memcached;
 
 my $Set = 'Cache::Memcached::RustXS::Zstd::DictionarySet';
 my $HAVE_JSON = eval { require JSON::PP; 1 };
-my $SCRIPT = File::Spec->catfile('bin', 'cmrx-dict');
 my $TMP    = File::Temp::tempdir(CLEANUP => 1);
 my $DAY    = 86400;
 my $corpus = corpus_values('bench/data/values');
@@ -37,51 +37,11 @@ my %V = map { my $f = $_; ($f => [ map { $_->[1] } @{ $corpus->{$f} } ]) } qw(gh
 
 # ---- helpers -----------------------------------------------------------------
 
-sub run_dict {
-    my (@args) = @_;
-    my ($out, $err) = map { File::Spec->catfile($TMP, "run.$_") } qw(out err);
-    my $pid = fork;
-    die "fork: $!" unless defined $pid;
-    if (!$pid) {
-        open STDIN,  '<', File::Spec->devnull or POSIX::_exit(126);
-        open STDOUT, '>', $out or POSIX::_exit(126);
-        open STDERR, '>', $err or POSIX::_exit(126);
-        { exec $^X, '-Mblib', $SCRIPT, @args }
-        POSIX::_exit(127);
-    }
-    waitpid $pid, 0;
-    return ($? >> 8, read_file($out), read_file($err));
-}
-
-sub read_file {
-    my ($path) = @_;
-    open my $fh, '<', $path or die "$path: $!";
-    binmode $fh;
-    local $/;
-    my $data = <$fh>;
-    return defined $data ? $data : '';
-}
-
-sub write_file {
-    my ($path, $data) = @_;
-    open my $fh, '>', $path or die "$path: $!";
-    binmode $fh;
-    print {$fh} $data;
-    close $fh or die "$path: $!";
-    return $path;
-}
-
 # Every file of a folder (but the writers' lock) and its bytes.
 sub snapshot {
     my ($dir) = @_;
     opendir my $dh, $dir or die "$dir: $!";
     return { map { ($_ => read_file("$dir/$_")) } grep { !/\A\.\.?\z/ && $_ ne '.lock' } readdir $dh };
-}
-
-# A get response of [key, flags, bytes] items.
-sub dump_of {
-    my (@items) = @_;
-    return join('', map { "VALUE $_->[0] $_->[1] " . length($_->[2]) . "\r\n$_->[2]\r\n" } @items) . "END\r\n";
 }
 
 # The manifest's text with the retired date of dictionary $id taken out, as
@@ -153,28 +113,29 @@ sub _epoch {
 
 my $empty_dump = write_file("$TMP/empty.dump", "END\r\n");
 {
-    my ($st, $out, $err) = run_dict('prune', $empty_dump);
+    my ($st, $out, $err) = run_dict([ 'prune', $empty_dump ]);
     is $st, 2, 'prune without --dictionaries: exit 2';
     like $err, qr/\Acmrx-dict: prune: --dictionaries DIR is needed; see cmrx-dict --help\n\z/, '... saying so';
-    ($st, $out, $err) = run_dict('prune', '--dictionaries', "$TMP/dates");
+    ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', "$TMP/dates" ]);
     is $st, 2, 'prune without a server or files: exit 2';
     like $err, qr/--server HOST:PORT, or files of memcached get responses/, '... saying what it needs';
     for my $bad ('7x', 'soon', '-1d', '1d2h', '', '7 d') {
-        ($st, $out, $err) = run_dict('prune', '--dictionaries', "$TMP/dates", '--retired-for', $bad, $empty_dump);
+        ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', "$TMP/dates", '--retired-for', $bad, $empty_dump ]);
         is $st, 2, "--retired-for '$bad': exit 2";
         like $err, qr/--retired-for must be a duration: a number and s, m, h, d or w \(7d, 36h, 3600s\), or a number of seconds, not '\Q$bad\E'/,
             '... saying what a duration is';
     }
-    ($st, $out, $err) = run_dict('prune', '--dictionaries', "$TMP/no-such-dir", $empty_dump);
+    ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', "$TMP/no-such-dir", $empty_dump ]);
     is $st, 1, 'a folder that does not exist: exit 1';
     like $err, qr{\Acmrx-dict: \Q$TMP\E/no-such-dir is not a dictionary set: cannot read \Q$TMP\E/no-such-dir/manifest: No such file or directory\n\z},
         '... one line saying why';
-    ($st, $out, $err) = run_dict('prune', '--dictionaries', "$TMP/dates", $empty_dump);
+    ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', "$TMP/dates", $empty_dump ]);
     is $st, 1, 'a malformed manifest: exit 1';
     like $err, qr{\Acmrx-dict: \Q$TMP\E/dates/manifest: line \d+: retired must be}, '... naming the file and line';
-    ($st, $out, $err) = run_dict('prune', '--server', '127.0.0.1:11211', '--dictionaries', "$TMP/dates", $empty_dump);
+    ($st, $out, $err) = run_dict([ 'prune', '--server', '127.0.0.1:11211', '--dictionaries', "$TMP/dates",
+                                   $empty_dump ]);
     is $st, 2, '--server and files: exit 2';
-    ($st, $out) = run_dict('--help');
+    ($st, $out) = run_dict([ '--help' ]);
     like $out, qr/cmrx-dict prune --dictionaries DIR --server HOST:PORT/, '--help shows prune';
     like $out, qr/--retired-for DURATION/, '... and its options';
 }
@@ -193,14 +154,14 @@ my $empty_dump = write_file("$TMP/empty.dump", "END\r\n");
     undated($dir, 101);
     Cache::Memcached::RustXS::Zstd::load_dictionaries($dir);
     my $frame = sub { Cache::Memcached::RustXS::Zstd::compress($_[1], level => 3, dictionary => $_[0]) };
-    my $dump = write_file("$TMP/values.dump", dump_of(
-        [ 'y:1', 2, $frame->(103, $V{npm}[0]) ], [ 'y:2', 2, $frame->(103, $V{npm}[1]) ],
-        [ 'y:3', 2, $frame->(104, $V{npm}[2]) ], [ 'x:1', 2, $frame->(102, $V{gh}[0]) ],
-        [ 'x:2', 2, Compress::Zlib::memGzip($V{gh}[1]) ], [ 'x:3', 0, $V{gh}[2] ],
-    ));
+    my $dump = write_dump("$TMP/values.dump",
+        [ 'y:1', $frame->(103, $V{npm}[0]), 2 ], [ 'y:2', $frame->(103, $V{npm}[1]), 2 ],
+        [ 'y:3', $frame->(104, $V{npm}[2]), 2 ], [ 'x:1', $frame->(102, $V{gh}[0]), 2 ],
+        [ 'x:2', Compress::Zlib::memGzip($V{gh}[1]), 2 ], [ 'x:3', $V{gh}[2], 0 ],
+    );
     my $before = snapshot($dir);
 
-    my ($st, $out, $err) = run_dict('prune', '--dictionaries', $dir, '--retired-for', '0', '--dry-run', $dump);
+    my ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', $dir, '--retired-for', '0', '--dry-run', $dump ]);
     is $st, 0, 'prune --retired-for 0 --dry-run, values from a file: exit 0' or diag $err;
     like $out, qr/against \Q$dump\E: 6 keys listed, 6 values sampled \(2 prefixes\)/, '... says what it sampled';
     like row_of($out, 101), qr/ retired +.* 0 +unknown +would remove +retired at an unknown time, and no sampled value names it$/,
@@ -210,7 +171,7 @@ my $empty_dump = write_file("$TMP/empty.dump", "END\r\n");
     like $out, qr/^Dry run: the set was not changed\.$/m, '... and that it changed nothing';
     is_deeply snapshot($dir), $before, '... and no byte of the folder changed';
 
-    ($st, $out, $err) = run_dict('prune', '--dictionaries', $dir, $dump);
+    ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', $dir, $dump ]);
     is $st, 0, 'prune (7d), values from a file: exit 0' or diag $err;
     like $out, qr/retired at least 7d ago\./, '... the age, by default 7 days';
     like row_of($out, 101), qr/unknown +kept +retired at an unknown time \(the manifest has no date for it\)$/,
@@ -222,7 +183,7 @@ my $empty_dump = write_file("$TMP/empty.dump", "END\r\n");
     cmp_ok _epoch($after->entry(101)->{retired}), '>=', time - 60, '... the date is in the manifest';
     is scalar($after->entries), 4, '... every dictionary still there';
 
-    ($st, $out, $err) = run_dict('prune', '--dictionaries', $dir, '--retired-for', '0', $dump);
+    ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', $dir, '--retired-for', '0', $dump ]);
     is $st, 0, 'prune --retired-for 0: exit 0' or diag $err;
     like row_of($out, 101), qr/ removed +retired \d+s ago, and no sampled value names it$/, '... removes it now';
     $after = $Set->read($dir);
@@ -232,9 +193,9 @@ my $empty_dump = write_file("$TMP/empty.dump", "END\r\n");
 
     SKIP: {
         skip 'JSON::PP is needed for --json', 5 unless $HAVE_JSON;
-        ($st, $out, $err) = run_dict('prune', '--dictionaries', $dir, '--retired-for', '36h', '--json', $dump);
+        ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', $dir, '--retired-for', '36h', '--json', $dump ]);
         is $st, 0, 'prune --json: exit 0' or diag $err;
-        my $r = eval { JSON::PP->new->decode($out) } || {};
+        my $r = json_of($out);
         is $r->{retired_for}, 36 * 3600, '... --retired-for 36h is 129600 seconds';
         my %d = map { ($_->{id} => $_) } @{ $r->{dictionaries} || [] };
         is_deeply [ map { "$_:$d{$_}{action}:$d{$_}{named_by}" } sort keys %d ], [ '102:keep:1', '103:keep:2', '104:keep:1' ],
@@ -254,8 +215,8 @@ my $dead_port = do {
 };
 {
     my $before = snapshot("$TMP/file-set");
-    my ($st, $out, $err) = run_dict('prune', '--dictionaries', "$TMP/file-set", '--server', "127.0.0.1:$dead_port",
-                                    '--timeout', '2');
+    my ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', "$TMP/file-set", '--server', "127.0.0.1:$dead_port",
+                                      '--timeout', '2' ]);
     is $st, 1, 'a server that cannot be reached: exit 1';
     like $err, qr/\Acmrx-dict: cannot connect to 127\.0\.0\.1:$dead_port: .+\n\z/, '... saying so in one line';
     is_deeply snapshot("$TMP/file-set"), $before, '... and the set is as it was';
@@ -335,7 +296,7 @@ SKIP: {
     my $keys = scalar(keys %stored) + 1;
 
     my $before = snapshot($dir);
-    my ($st, $out, $err) = run_dict('prune', '--dictionaries', $dir, '--server', $addr, '--dry-run');
+    my ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', $dir, '--server', $addr, '--dry-run' ]);
     is $st, 0, 'prune --dry-run --server: exit 0' or diag $err;
     like $out, qr/against \Q$addr\E: $keys keys listed, $keys values sampled \(4 prefixes\)/, '... sampled every key';
     like row_of($out, 1), qr/ retired +\S+\.dict +\d+ +5 +\S+ \(30d ago\) +kept +still named by 5 sampled values$/,
@@ -351,7 +312,7 @@ SKIP: {
     like $out, qr/^Would record now as the retirement date of ID 6/m, '... what it would record';
     is_deeply snapshot($dir), $before, '... and no byte of the folder changed (files and manifest)';
 
-    ($st, $out, $err) = run_dict('prune', '--dictionaries', $dir, '--server', $addr);
+    ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', $dir, '--server', $addr ]);
     is $st, 0, 'prune --server: exit 0' or diag $err;
     like row_of($out, 2), qr/ removed +retired 30d ago, and no sampled value names it$/, '... removes ID 2';
     is scalar(() = $out =~ /^ +\d+  .* removed  /mg), 1, '... and nothing else';
@@ -368,7 +329,7 @@ SKIP: {
     ok defined $now->entry(6)->{retired}, '... ID 6 now has a retirement date';
     ok eval { $now->verify }, '... each file as the manifest lists it' or diag $@;
 
-    ($st, $out, $err) = run_dict('prune', '--dictionaries', $dir, '--server', $addr, '--retired-for', '1h');
+    ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', $dir, '--server', $addr, '--retired-for', '1h' ]);
     is $st, 0, 'prune --retired-for 1h: exit 0' or diag $err;
     like row_of($out, 4), qr/ removed +retired 2h( 0m)? ago, and no sampled value names it$/, '... removes ID 4';
     like row_of($out, 6), qr/ kept +retired only \d+s ago$/, '... keeps ID 6, dated by the last prune';
@@ -382,8 +343,8 @@ SKIP: {
         qr/dictionary ID 2 is in the set already \(prefix 'a:', removed: values may still name it\)/,
         'add refuses a removed ID';
     raw_set($addr, "d:$_", 0, $V{news}[$_]) or die for 0 .. $#{ $V{news} };
-    ($st, $out, $err) = run_dict('train', '--all', '--server', $addr, '--out-dir', $dir, '--prefix', 'd',
-                                 '--max-size', '4096', '--compress-time', '0', '--decompress-time', '0');
+    ($st, $out, $err) = run_dict([ 'train', '--all', '--server', $addr, '--out-dir', $dir, '--prefix', 'd',
+                                   '--max-size', '4096', '--compress-time', '0', '--decompress-time', '0' ]);
     is $st, 0, 'train --all adds a prefix to the pruned set: exit 0' or diag $err;
     $now = $Set->read($dir);
     my $d = $now->current('d:');
@@ -472,17 +433,9 @@ print "$_=$got{$_}\n" for @keys;
 print "warnings=$w\n";
 CODE
     my $script = write_file("$TMP/reader.pl", $code);
-    my $out = File::Spec->catfile($TMP, 'reader.out');
-    my $pid = fork;
-    die "fork: $!" unless defined $pid;
-    if (!$pid) {
-        open STDOUT, '>', $out or POSIX::_exit(126);
-        { exec $^X, '-Mblib', '-It/lib', $script, $how, $addr, $dir, @keys }
-        POSIX::_exit(127);
-    }
-    waitpid $pid, 0;
-    diag "the reader exited with status $?" if $?;
-    return { map { /\A([^=]+)=(.*)\z/ ? ($1 => $2) : () } split /\n/, read_file($out) };
+    my ($status, $out) = run_command([ $^X, '-Mblib', '-It/lib', $script, $how, $addr, $dir, @keys ]);
+    diag "the reader exited with status $status" if $status;
+    return { map { /\A([^=]+)=(.*)\z/ ? ($1 => $2) : () } split /\n/, $out };
 }
 
 done_testing;
