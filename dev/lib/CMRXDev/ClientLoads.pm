@@ -1,8 +1,8 @@
 package CMRXDev::ClientLoads;
 
 # Records which test files load which memcached client, so that
-# script/client-matrix can run a client release against the files that
-# load it and no others. Loaded into every perl of a test run through
+# script/client-matrix can run a client release, or a host without that
+# client, against the files that load it and no others. Loaded into every perl of a test run through
 # PERL5OPT; see the POD at the end of the file.
 
 use strict;
@@ -77,8 +77,10 @@ at exit appends a line to the file C<CMRX_CLIENT_LOADS> names when the
 process had Cache::Memcached or Cache::Memcached::Fast loaded. Without
 C<CMRX_CLIENT_LOADS> it records nothing.
 
-F<script/client-matrix> records the first row that has both clients and
-runs each client release's row over just the files that loaded that
+F<script/client-matrix> records its first row, the one with both
+clients (or takes, with C<--loads FILE>, the record of an earlier run, as
+F<.ci/run>'s tests step makes it), and runs each row that hides a client
+or puts a release of one first over just the files that loaded that
 client; a file that loads it only in a child perl counts too.
 
 =head1 FUNCTIONS
