@@ -5,7 +5,8 @@
 # compress_methods(dictionaries => DIR) without prefix writes with it (and
 # croaks, saying why, for a set without one); Cache::Memcached::RustXS::Memcached
 # uses it for keys whose prefix has no entry when the set says it beats the
-# fallback; readers need nothing new; report --dictionaries reports on it.
+# fallback; readers need nothing new. (t/56 has report --dictionaries on it
+# and train --all --server, which load no client.)
 # And no silent fallback: a prefix or a namespace that matches no entry is
 # taken with the set's delimiter added when that entry exists, and warns
 # once, naming the set's prefixes, otherwise.
@@ -24,7 +25,7 @@ use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use Cache::Memcached::RustXS::Dict::Sets qw(whole_cache_samples);
 use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold);
 use CMRXTest::Memcached;
-use CMRXTest::DictSets qw(corpus_halves run_dict read_file write_file write_dump json_of named_by);
+use CMRXTest::DictSets qw(corpus_halves read_file write_file json_of train_whole_cache_set);
 use CMRXTest::Raw qw(raw_get);
 
 my $HAVE_JSON = eval { require JSON::PP; 1 };
@@ -84,18 +85,11 @@ sub warnings_like {
 
 # ---- train --all from files: the whole-cache entry ---------------------------------
 
-my @bare = map { [ "bare$_", $half{npm}[1][$_][1] ] } 0 .. 11;    # no delimiter: the fallback's keys
-my $train_file = write_dump(File::Spec->catfile($TMP, 'train.values'),
-                            map({ @{ $half{$_}[0] } } qw(gh npm compat)), @bare);
-my $dir = File::Spec->catfile($TMP, 'set');
-my %keys_of = (gh => scalar @{ $half{gh}[0] }, npm => scalar @{ $half{npm}[0] },
-               compat => scalar @{ $half{compat}[0] }, '(none)' => scalar @bare);
-my $SAMPLE = 24;
+# Tests never depend on timings: run_dict runs the set commands (train
+# --all, report --dictionaries) without speed limits.
+my ($st, $out, $err, $dir, $keys, $SAMPLE) = train_whole_cache_set($TMP, \%half);
+my %keys_of = %$keys;
 {
-    # Tests never depend on timings: run_dict runs the set commands (train
-    # --all, report --dictionaries) without speed limits.
-    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $dir, '--sample', $SAMPLE,
-                                      ($HAVE_JSON ? '--json' : ()), $train_file ]);
     is $st, 0, "train --all --sample $SAMPLE from a file: exit 0" or diag $err;
     SKIP: {
         skip 'JSON::PP is needed for --json', 4 unless $HAVE_JSON;
@@ -225,32 +219,6 @@ my %manual;
         '... with a warning';
 }
 
-# ---- report --dictionaries ----------------------------------------------------------------
-
-{
-    # Today's values: npm's and gh's other half written by a single writer
-    # with the whole-cache entry.
-    my $m = compress_methods(dictionaries => $dir);
-    my @today = map { my ($k, $v) = @$_; my $f = compressed($m, $v); defined $f ? [ $k, $f, 2 ] : [ $k, $v ] }
-                @{ $half{npm}[1] }, @{ $half{gh}[1] };
-    my $named = grep { $_->[2] } @today;
-    my $file = write_dump(File::Spec->catfile($TMP, 'today.values'), @today);
-    SKIP: {
-        skip 'JSON::PP is needed for --json', 4 unless $HAVE_JSON;
-        my ($st, $out, $err) = run_dict([ 'report', '--dictionaries', $dir, '--json', $file ]);
-        is $st, 0, 'report --dictionaries: exit 0' or diag $err;
-        my $r = json_of($out);
-        my $w = $r->{whole_cache} || {};
-        like $w->{verdict} || '', qr/\A(?:current|retrain)\z/, "... reports on the whole-cache entry: $w->{verdict}";
-        ok defined $w->{current}{memory} && defined $w->{choice}{memory},
-            '... its dictionary and a fresh one measured on the same held-out values';
-        is named_by($r)->{ $whole->{id} }, $named, "... and counts the $named stored values that name it";
-    }
-    my ($st, $out) = run_dict([ 'report', '--dictionaries', $dir, $file ]);
-    is $st, 0, 'report --dictionaries as text';
-    like $out, qr/^\s+'' \(the whole cache\)\s+ID $whole->{id}, level $whole->{level}\b/m, '... has a row for it';
-}
-
 # ---- on memcached: a single Fast object, Cache::Memcached::RustXS::Memcached -------------
 
 my $server = CMRXTest::Memcached->start_or_skip_rest;
@@ -331,26 +299,6 @@ SKIP: {
         Cache::Memcached::RustXS::Memcached->new({ servers => [$ADDR], namespace => 'npm:', zstd => { dictionaries => $dir } });
         Cache::Memcached::RustXS::Memcached->new({ servers => [$ADDR], zstd => { dictionaries => $dir } }) });
     is_deeply $w, [], '... none for a namespace that is a prefix of the set, nor for no namespace';
-}
-
-# ---- train --all --server: shares as memcached holds them -------------------------------------
-
-SKIP: {
-    skip fast_missing(), 1 if fast_missing();
-    skip 'JSON::PP is needed for --json', 1 unless $HAVE_JSON;
-    my ($srv) = CMRXTest::Memcached->start_optional;
-    skip(CMRXTest::Memcached->unavailable, 1) unless $srv;
-    my $plain = Cache::Memcached::Fast->new({ servers => [ $srv->address ], compress_threshold => 100 });
-    # gh: values under 3 keys each, compat: under one.
-    for my $copy (1 .. 3) { $plain->set("$_->[0]-$copy", $_->[1]) for @{ $half{gh}[0] } }
-    $plain->set(@$_) for @{ $half{compat}[0] };
-    my $d = File::Spec->catfile($TMP, 'server-set');
-    my ($st, $out, $err) = run_dict([ 'train', '--all', '--server', $srv->address, '--out-dir', $d, '--json' ]);
-    is $st, 0, 'train --all --server: exit 0' or diag $err;
-    my $w = json_of($out)->{whole_cache} || {};
-    is_deeply $w->{shares}, { gh => 3 * @{ $half{gh}[0] }, compat => scalar @{ $half{compat}[0] } },
-        "... the whole cache pooled as the server holds it (gh: 3 keys a value, compat: 1)";
-    is $w->{keys}, 3 * @{ $half{gh}[0] } + @{ $half{compat}[0] }, '... over every key';
 }
 
 done_testing;

@@ -19,7 +19,7 @@ use CMRXTest::Child qw(run_command);
 
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(halves corpus_halves run_dict read_file write_file dump_of write_dump
-                    json_of by_prefix named_by $CORPUS_DIR $SCRIPT @NO_LIMITS);
+                    json_of by_prefix named_by train_whole_cache_set $CORPUS_DIR $SCRIPT @NO_LIMITS);
 
 our $CORPUS_DIR = 'bench/data/values';
 our $SCRIPT     = File::Spec->catfile('bin', 'cmrx-dict');
@@ -94,6 +94,23 @@ sub dump_of {
 
 sub write_dump { my ($path, @items) = @_; return write_file($path, dump_of(@items)) }
 
+# The set of t/53 and t/56: train --all --sample $WHOLE_CACHE_SAMPLE on the
+# training halves of gh, npm and compat and 12 keys without a delimiter,
+# into $tmp/set. Returns (status, stdout, stderr, the set's folder, the
+# keys of each prefix in the file, the sample asked).
+my $WHOLE_CACHE_SAMPLE = 24;
+my $BARE_KEYS          = 12;
+sub train_whole_cache_set {
+    my ($tmp, $half) = @_;
+    my @bare = map { [ "bare$_", $half->{npm}[1][$_][1] ] } 0 .. $BARE_KEYS - 1;
+    my $file = write_dump(File::Spec->catfile($tmp, 'train.values'), map({ @{ $half->{$_}[0] } } qw(gh npm compat)), @bare);
+    my $dir = File::Spec->catfile($tmp, 'set');
+    my %keys_of = ((map { ($_ => scalar @{ $half->{$_}[0] }) } qw(gh npm compat)), '(none)' => scalar @bare);
+    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $dir, '--sample', $WHOLE_CACHE_SAMPLE,
+                                      (eval { require JSON::PP; 1 } ? '--json' : ()), $file ]);
+    return ($st, $out, $err, $dir, \%keys_of, $WHOLE_CACHE_SAMPLE);
+}
+
 # A --json report decoded, or {} (and a diag) when it is not JSON.
 sub json_of {
     my ($out) = @_;
@@ -135,7 +152,7 @@ CMRXTest::DictSets - the corpus halves, get-response files, cmrx-dict runs and -
 
 The tests of the C<cmrx-dict> command (F<t/42-cmrx-dict.t>,
 F<t/47-dict-sets.t>, F<t/48-dict-sets-server.t>, F<t/53-whole-cache.t>,
-F<t/54-tuner-cost.t>, F<t/55-dict-prune.t>) train on one half of
+F<t/54-tuner-cost.t>, F<t/55-dict-prune.t>, F<t/56-whole-cache-report.t>) train on one half of
 values and measure on the other, write values as memcached C<get>
 responses, run F<bin/cmrx-dict> from the build (C<-Mblib>) and read what
 it prints. The functions are exported on request.
@@ -211,6 +228,17 @@ Options for perl, before C<-Mblib> (for example C<-I$dir>, to hide a
 module).
 
 =back
+
+=item C<train_whole_cache_set($tmp, \%half)>
+
+The set with a whole-cache entry that F<t/53-whole-cache.t> checks and
+F<t/56-whole-cache-report.t> reports on: C<train --all --sample 24> (with
+C<--json> when L<JSON::PP> loads) on a file, in C<$tmp>, of the training
+halves of C<gh>, C<npm> and C<compat> (C<%half> as C<corpus_halves>
+returns it) and 12 keys without the delimiter, into C<$tmp/set>. Returns
+C<(exit status, stdout, stderr, $dir, \%keys_of, $sample)>:
+C<%keys_of> counts the keys of each prefix in the file (C<(none)> for
+those without the delimiter).
 
 =back
 
