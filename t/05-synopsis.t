@@ -1,176 +1,18 @@
 #!/usr/bin/perl
-# Every module's SYNOPSIS (every module MANIFEST lists: CMRXTest::Modules)
-# runs as written, against a real memcached started for the test in place
-# of 127.0.0.1:11211, in a scratch directory that holds users.dict (a zstd
-# dictionary trained on the user records the SYNOPSES store), without
-# warnings, and does what its comments say.
+# Every SYNOPSIS that uses a client (Cache::Memcached, Cache::Memcached::Fast,
+# or what wraps or inspects them) runs as written, against a real memcached
+# started for the test in place of 127.0.0.1:11211, in a scratch directory
+# that holds users.dict (a zstd dictionary trained on the user records the
+# SYNOPSES store), without warnings, and does what its comments say
+# (CMRXTest::Synopsis). t/04 runs the others.
 use strict;
 use warnings;
 use lib 't/lib';
 use Test::More;
-use Cwd ();
-use File::Spec ();
-use File::Temp ();
-use CMRXTest::Clients qw(fast_missing cache_memcached_missing);
 use CMRXTest::Memcached;
-use CMRXTest::Modules qw(modules module_file);
+use CMRXTest::Synopsis qw(check_synopses);
 
 my $server = CMRXTest::Memcached->start_or_skip;
-my $addr   = $server->address;
-my $ROOT   = Cwd::abs_path('.');
-
-# What each SYNOPSIS must have achieved, checked after it ran (with
-# CMRXTest::Raw's raw_get at hand, and __ADDR__ the server's address).
-my %after = (
-    'Cache::Memcached::RustXS' => q{
-        $memd->set(k => 'v') && $memd->get('k') eq 'v' or die "Cache::Memcached round trip\n";
-        $fast->set(k => 'x' x 5000) && $fast->get('k') eq 'x' x 5000 or die "Fast round trip\n";
-    },
-    'Cache::Memcached::RustXS::Dict' => q{
-        $@->kind eq 'failure' && "$@" eq 'the server closed the connection' or die "the error\n";
-    },
-    'Cache::Memcached::RustXS::Dict::Server' => q{
-        # (not $count > 0: memcached's crawler misses an item the LRU
-        # maintainer is moving at that moment, and a few are stored here)
-        $count == keys %size_of or die "each_key\n";
-        keys %$got == @first or die "get_multi\n";
-        $settings->{item_size_max} >= 1024 && $settings->{growth_factor} > 1 or die "settings\n";
-        !grep { $_ < 48 } @chunks or die "slab_chunk_sizes\n";
-    },
-    'Cache::Memcached::RustXS::Dict::Sample' => q{
-        use List::Util qw(sum);
-        $listing->{keys} == sum(0, map { $_->{keys} } values %{ $listing->{groups} }) or die "list_keys\n";
-        $users->{keys} == 10 && @{ $users->{sample} } == 2 or die "the sampler\n";
-        !defined $value && $why eq 'gzip that does not decompress' or die "decode_value\n";
-    },
-    'Cache::Memcached::RustXS::Dict::Measure' => q{
-        $m->{values} == 200 && $m->{zstd_dict}{bytes} < $m->{zstd}{bytes} or die "measure_held_out\n";
-        $r->{gzip}{bytes} > 0 && $r->{zstd}{bytes} > 0 or die "measure\n";
-    },
-    'Cache::Memcached::RustXS::Dict::Report' => q{
-        $report->{total}{values} == 150 && $report->{prefixes}[0]{prefix} eq 'user' or die "report_data\n";
-    },
-    'Cache::Memcached::RustXS::Dict::Memory' => q{
-        $memory->item_memory(30, 600, 2) == 752 && $memory->item_memory(30, 400, 2) == 600 or die "item_memory\n";
-        $memory->resident_items(\@writes) > 100_000 or die "resident_items\n";
-    },
-    'Cache::Memcached::RustXS::Dict::Tune' => q{
-        $tuned->{choice} && $tuned->{choice}{memory} < $tuned->{baseline}{memGzip}{memory} or die "tune\n";
-        $fallback->{method} =~ /\A(?:gzip|zstd)\z/ or die "tune_fallback\n";
-    },
-    'Cache::Memcached::RustXS::Dict::Sets' => q{
-        $trained->{set}->current('user:') or die "train_all\n";
-        $report->{prefixes}[0]{verdict} or die "report_set\n";
-    },
-    'Cache::Memcached::RustXS::Dict::Prune' => q{
-        "@{ $result->{removed} }" eq '1' && !-e "$dir/user-1.dict" && -e "$dir/user-2.dict" or die "prune_set\n";
-        my $now = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
-        !$now->entry(1) && (grep { $_->{id} == 1 } $now->removed) && $now->unused_id == 3 or die "removed ID 1\n";
-    },
-    'Cache::Memcached::RustXS::Dict::CLI' => q{
-        $status == 0 or die "main: $status\n";
-    },
-    'Cache::Memcached::RustXS::ClientInternals' => q{
-        $why eq '' or die "zstd writing is unavailable: $why\n";
-    },
-    'Cache::Memcached::RustXS::GetParser' => q{
-        $value eq 'hello' or die "get gave @{[ defined $value ? $value : 'undef' ]}\n";
-        $values->{greeting} eq 'hello' && !exists $values->{missing} or die "get_multi\n";
-        ref($memd->{parser_class}) || $memd->{parser_class} eq 'Cache::Memcached::RustXS::GetParser' or die "parser_class\n";
-    },
-    'Cache::Memcached::RustXS::Memcached' => q{
-        $json eq '{"id":7,"name":"Ann","plan":"free"}' x 5 or die "get gave @{[ defined $json ? $json : 'undef' ]}\n";
-        my ($flags, $stored) = raw_get('__ADDR__', 'user:7');
-        $flags == 2 && substr($stored, 0, 4) eq "\x28\xb5\x2f\xfd" or die "not stored as zstd\n";
-        length $stored < length $json or die "not smaller\n";
-    },
-    'Cache::Memcached::RustXS::Zstd::DictionarySet' => q{
-        $for->{id} == $new->{id} && $for->{prefix} eq 'user:' or die "for_key\n";
-        length $bytes > 1000 or die "dictionary_bytes\n";
-        my @e = $set->entries;
-        @e == 3 && (grep { $_->{state} eq 'retired' } @e) == 1 or die "entries\n";
-        Cache::Memcached::RustXS::Zstd::decompress(Cache::Memcached::RustXS::Zstd::compress(
-            $users[0], level => 9, dictionary => $new->{id})) eq $users[0] or die "loaded\n";
-    },
-    'Cache::Memcached::RustXS::Zlib' => q{
-        $plain eq $json && $back eq $json or die "round trips\n";
-        substr($gz, 0, 2) eq "\x1f\x8b" or die "not gzip\n";
-        !Cache::Memcached::RustXS::Zlib::compress_zlib_overridden() or die "still overridden\n";
-        $fast->set(j => $json) && $fast->get('j') eq $json or die "Fast with compress_methods\n";
-        $memd->set(m => $json) && $memd->get('m') eq $json or die "Cache::Memcached\n";
-    },
-    'Cache::Memcached::RustXS::Zstd' => q{
-        my $record = '{"id":7,"name":"user7","plan":"free","tags":["a","b"]}';
-        $json eq $record && substr($frame, 0, 4) eq "\x28\xb5\x2f\xfd" or die "round trip\n";
-        $id == Cache::Memcached::RustXS::Zstd::load_dictionary('users.dict') or die "dictionary\n";
-        $fast->set(u => $record x 3) && $fast->get('u') eq $record x 3 or die "Fast\n";
-        my ($fast_flags, $fast_stored) = raw_get('__ADDR__', 'u');
-        substr($fast_stored, 0, 4) eq "\x28\xb5\x2f\xfd" or die "Fast did not write zstd\n";
-        $memd->set(m => $record x 3) && $memd->get('m') eq $record x 3 or die "Memcached\n";
-        $memd->get('u') eq $record x 3 && $fast->get('m') eq $record x 3 or die "each reads the other\n";
-        $users->set(7, '{"id":7}' x 50) && $users->get(7) eq '{"id":7}' x 50 or die "Fast with the set\n";
-        require File::Path; File::Path::rmtree($set->dir);
-    },
-);
-
-# What a SYNOPSIS needs that a host may lack: the reason to skip it, or ''.
-sub missing_client {
-    my ($synopsis) = @_;
-    return fast_missing() if fast_missing() && $synopsis =~ /^\s*use Cache::Memcached::Fast\b/m;
-    return cache_memcached_missing()
-        if cache_memcached_missing() && $synopsis =~ /^\s*use Cache::Memcached(?:::RustXS::Memcached)?\s*;/m;
-    return '';
-}
-
-# The scratch directory: users.dict, as Zstd's SYNOPSIS trains it.
-my $scratch = File::Temp->newdir;
-{
-    my $code = q{
-        use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
-        my @samples = map { qq({"id":$_,"name":"user$_","plan":"free","tags":["a","b"]}) } 1 .. 500;
-        open my $fh, '>', 'users.dict' or die $!;
-        binmode $fh;
-        print {$fh} train_dictionary(\@samples, size => 16384);
-        close $fh or die $!;
-    };
-    my $out = run_in_scratch($code);
-    ok -s File::Spec->catfile("$scratch", 'users.dict'), 'users.dict trained in the scratch directory'
-        or diag $out;
-}
-
-# Runs perl code in the scratch directory with the built modules and
-# t/lib; returns its output (stdout and stderr), with $? set.
-sub run_in_scratch {
-    my ($code) = @_;
-    my $path = File::Spec->catfile("$scratch", 'run.pl');
-    open my $fh, '>', $path or die "$path: $!";
-    print {$fh} "use strict;\nuse warnings FATAL => 'all';\n$code\n";
-    close $fh or die "$path: $!";
-    my @inc = map { File::Spec->catdir($ROOT, @$_) } [qw(blib lib)], [qw(blib arch)], [qw(t lib)];
-    my $cwd = Cwd::getcwd();
-    chdir "$scratch" or die "chdir $scratch: $!";
-    my $out = `"$^X" @{[ map { qq("-I$_") } @inc ]} run.pl 2>&1`;
-    chdir $cwd or die "chdir $cwd: $!";
-    return $out;
-}
-
-for my $module (modules()) {
-    my $pod = do { local (@ARGV, $/) = (module_file($module)); <> };
-    my ($synopsis) = $pod =~ /^=head1 SYNOPSIS\n(.*?)^=head1 /ms;
-    ok defined $synopsis && $synopsis =~ /\S/, "$module has a SYNOPSIS" or next;
-    ok exists $after{$module}, "$module: this test says what its SYNOPSIS must achieve" or next;
-    $synopsis =~ s/^    //mg;    # verbatim paragraphs are indented by four
-    my $count = $synopsis =~ s/127\.0\.0\.1:11211/$addr/g;
-    (my $after = $after{$module}) =~ s/__ADDR__/$addr/g;
-  SKIP: {
-        my $missing = missing_client($synopsis);
-        skip "$module: its SYNOPSIS needs what is missing here: $missing", 3 if $missing;
-        my $out = run_in_scratch("$synopsis\nuse CMRXTest::Raw qw(raw_get);\n$after\nprint \"SYNOPSIS OK\\n\";\n");
-        is $?, 0, "$module: SYNOPSIS runs (with $count server address(es) set to the test's)"
-            or diag $out;
-        like $out, qr/SYNOPSIS OK/, "$module: and does what it says";
-        unlike $out, qr/warn|uninitialized|deprecated/i, "$module: without warnings";
-  }
-}
+check_synopses(addr => $server->address, clients => 1);
 
 done_testing;

@@ -54,7 +54,8 @@ CMRXTest::Modules - the modules of the distribution, from MANIFEST
 The one list of the distribution's modules is MANIFEST: every file under
 F<perl/lib> ending in C<.pm> that it lists is a module, which Makefile.PL
 installs (with its man page and its C<provides> entry) and whose POD
-F<xt/pod.t> checks and whose SYNOPSIS F<t/05-synopsis.t> runs.
+F<xt/pod.t> checks and whose SYNOPSIS F<t/04-synopsis-dict.t> or
+F<t/05-synopsis.t> runs (L<CMRXTest::Synopsis>).
 F<t/06-module-lists.t> checks that MANIFEST, the files and every list of
 modules written in prose (the main module's POD, the XS, the README) agree.
 Run from the distribution's root, where MANIFEST is.
