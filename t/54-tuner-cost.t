@@ -33,13 +33,13 @@ my $TMP = File::Temp::tempdir(CLEANUP => 1);
 # ---- the cache -----------------------------------------------------------------------
 
 # npm: the corpus's 137 JSON documents (keys npm:NAME), each under one key:
-# a small prefix, as perf: was; noise: 200 values of random bytes, which no
+# a small prefix, as perf: was; noise: 40 values of random bytes, which no
 # dictionary helps; few: 10 short JSON records, too few keys for any
 # dictionary to pay for itself.
 my $corpus = corpus_values('bench/data/values');
 my @npm = @{ $corpus->{npm} };
 srand 54;
-my @noise = map { my $i = $_; [ sprintf('noise:%03d', $i), join '', map { chr int rand 256 } 1 .. 600 + $i ] } 1 .. 200;
+my @noise = map { my $i = $_; [ sprintf('noise:%03d', $i), join '', map { chr int rand 256 } 1 .. 600 + $i ] } 1 .. 40;
 my @PLANS = qw(free pro team enterprise);
 my @few = map { [ sprintf('few:%02d', $_),
                   sprintf '{"id":%d,"name":"user%d","email":"user%d@example.com","plan":"%s","tags":["t%d","t%d"],'
