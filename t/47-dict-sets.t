@@ -184,8 +184,11 @@ is_deeply [ grep { !-f $_ } @files_before ], [], 'no dictionary file was removed
         is $named{ $entry{'gh:'}{id} }, scalar @gh, "... every stored gh: value names gh:'s ID";
         is $named{ $entry{'npm:'}{id} }, 0, "... no sampled value names npm:'s";
     }
-    my ($st, $out, $err) = run_dict([ 'report', '--dictionaries', $set_dir, $today ]);
+    # As text, on gh:'s values alone (the JSON report above measured the rest).
+    my $gh_today = dump_file('gh-today.values', @gh);
+    my ($st, $out, $err) = run_dict([ 'report', '--dictionaries', $set_dir, $gh_today ]);
     is $st, 0, 'report --dictionaries as text';
+    like $out, qr/^\s+gh:\s.*\b(?:current|retrain)\b/m, "... with gh:'s verdict";
     like $out, qr/no sampled value names it/, '... says which dictionaries no sampled value names';
 }
 
