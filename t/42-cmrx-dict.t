@@ -288,7 +288,8 @@ like $err, qr/\Acmrx-dict: \Q$dict_file\E exists .*--force replaces it\)\n\z/, '
 is $status, 0, 'train --force: replaces it' or diag $err;
 
 # The same samples from files, standard input (lines, and NUL-separated):
-# the same dictionary.
+# the same dictionary (of one size, --size: the input is the point here,
+# not the tuner's search over sizes).
 my @npm_keys = sort map { $_->[0] } @{ $corpus->{npm} };
 my %npm = map { @$_ } @{ $corpus->{npm} };
 my @npm = map { $npm{$_} } @npm_keys;
@@ -298,7 +299,7 @@ for my $case (['files', [@files]], ['lines', ['-'], join('', map { "$_\n" } @npm
               ['null', ['--null', '-'], join("\0", @npm)]) {
     my ($name, $args, $stdin) = @$case;
     my $file = File::Spec->catfile($TMP, "npm-$name.dict");
-    ($status, $out, $err) = run_dict([ 'train', '--out', $file, @NO_LIMITS, @$args ], stdin => $stdin);
+    ($status, $out, $err) = run_dict([ 'train', '--out', $file, '--size', 8192, @NO_LIMITS, @$args ], stdin => $stdin);
     is $status, 0, "train from $name: exit 0" or diag $err;
     like $out, qr/^cmrx-dict train: 137 samples \(\d+ bytes\): /m, "train from $name: 137 samples";
     $dict_of{$name} = -f $file ? read_file($file) : "no file from $name";
