@@ -2,8 +2,8 @@ package CMRXDev::ClientLoads;
 
 # Records which test files load which memcached client, so that
 # script/client-matrix can run a client release, or a host without that
-# client, against the files that load it and no others. Loaded into every perl of a test run through
-# PERL5OPT; see the POD at the end of the file.
+# client, against the files that load it and no others. Loaded into every
+# perl of a test run through PERL5OPT; see the POD at the end of the file.
 
 use strict;
 use warnings;
