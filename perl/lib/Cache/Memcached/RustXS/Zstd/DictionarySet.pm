@@ -20,6 +20,12 @@ my $LOCK_NAME      = '.lock';
 my $DICT_MAGIC     = "\x37\xa4\x30\xec";      # zstd dictionary magic, little-endian
 my $DICT_HEADER    = 8;                       # magic and ID
 my $MAX_ID         = 4294967295;              # IDs are 32-bit, 0 means none
+# New IDs are drawn at random from here up: an ID below takes only 1 or 2
+# bytes in a frame, and is what hand-numbered sets use; every ID from here
+# takes 4, so the draw spends no byte that a smaller random range would save.
+my $FIRST_RANDOM_ID = 65536;
+my $RANDOM_ID_BYTES = 4;
+my $ID_DRAWS        = 1000;                    # draws before new_id gives up
 my %LEVELS         = Cache::Memcached::RustXS::_level_ranges();    # the engine's (cmrx.h)
 my $MIN_LEVEL      = $LEVELS{zstd_min};
 my $MAX_LEVEL      = $LEVELS{zstd_max};
@@ -33,7 +39,7 @@ my %STATES       = (current => 1, retired => 1);
 # field (a lower-case name) is kept as it is and written after these.
 my @SET_FIELDS        = qw(id created);
 my @FALLBACK_FIELDS   = qw(method level savings samples measured);
-my @DICTIONARY_FIELDS = qw(id prefix state file level size sha256 savings samples trained retired);
+my @DICTIONARY_FIELDS = qw(id prefix state current_from file level size sha256 savings samples trained retired);
 my @REMOVED_FIELDS    = qw(id prefix removed);
 my %REQUIRED = (
     set        => [qw(id)],
@@ -245,6 +251,8 @@ sub _check_entry {
     _check_measures($f, $at, 'trained');
     die "$at: retired must be YYYY-MM-DDTHH:MM:SSZ, not " . _shown($f->{retired}) . "\n"
         if defined $f->{retired} && !_is_date($f->{retired});
+    die "$at: current_from must be YYYY-MM-DDTHH:MM:SSZ, not " . _shown($f->{current_from}) . "\n"
+        if defined $f->{current_from} && !_is_date($f->{current_from});
     return;
 }
 
@@ -281,26 +289,82 @@ sub entry {
     return;
 }
 
-sub _current_map {
-    my ($self) = @_;
-    return { map { ($_->{prefix} => $_) } grep { $_->{state} eq 'current' } @{ $self->{entries} } };
+# ---- which dictionary writers use, and from when ---------------------------
+#
+# An entry is a candidate to be its prefix's writing dictionary when its
+# state is current, or when it is staged: retired, with a current_from date
+# and no retired date (the form releases that know no staging read as a
+# dictionary to load for reading only). A candidate starts at its
+# current_from (a current entry without one: always); at any moment the
+# prefix's dictionary is the candidate that started last.
+
+sub _epoch_of {
+    my ($date) = @_;
+    my @t = $date =~ /\A([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z\z/ or return;
+    require Time::Local;
+    return Time::Local::timegm($t[5], $t[4], $t[3], $t[2], $t[1] - 1, $t[0]);
 }
 
-sub prefixes { sort keys %{ $_[0]->_current_map } }
+sub _is_staged {
+    my ($e) = @_;
+    return $e->{state} eq 'retired' && defined $e->{current_from} && !defined $e->{retired};
+}
+
+sub _is_candidate { $_[0]{state} eq 'current' || _is_staged($_[0]) }
+
+# When candidate $e starts (epoch seconds), or undef for always.
+sub _start_of {
+    my ($e) = @_;
+    return defined $e->{current_from} ? _epoch_of($e->{current_from}) : undef;
+}
+
+# The moment the map is asked for: the at option, else now.
+sub _at {
+    my ($who, %opt) = @_;
+    for my $name (sort keys %opt) {
+        Carp::croak("$who: unknown option $name (at => EPOCH_SECONDS is the only one)") unless $name eq 'at';
+    }
+    return time unless defined $opt{at};
+    Carp::croak("$who: at must be epoch seconds, not " . _shown($opt{at}))
+        unless $opt{at} =~ /\A[0-9]+(?:\.[0-9]*)?\z/;
+    return $opt{at};
+}
+
+# { prefix => the entry writers use at $at }.
+sub _current_map {
+    my ($self, $at) = @_;
+    $at = time unless defined $at;
+    my (%map, %started);
+    for my $e (grep { _is_candidate($_) } @{ $self->{entries} }) {
+        my $start = _start_of($e);
+        next if defined $start && $start > $at;
+        my $p = $e->{prefix};
+        next if exists $map{$p} && defined $started{$p} && (!defined $start || $start < $started{$p});
+        ($map{$p}, $started{$p}) = ($e, $start);
+    }
+    return \%map;
+}
+
+sub prefixes {
+    my ($self, %opt) = @_;
+    return sort keys %{ $self->_current_map(_at('prefixes', %opt)) };
+}
 
 sub current {
-    my ($self, $prefix) = @_;
-    my $e = defined $prefix ? $self->_current_map->{$prefix} : undef;
+    my ($self, $prefix, %opt) = @_;
+    my $at = _at('current', %opt);
+    my $e = defined $prefix ? $self->_current_map($at)->{$prefix} : undef;
     return $e ? _copy($e) : undef;
 }
 
 # The current dictionary whose prefix is the longest that $key starts with;
 # the whole-cache entry (prefix '') only when it is for other keys too.
 sub for_key {
-    my ($self, $key) = @_;
+    my ($self, $key, %opt) = @_;
     Carp::croak('for_key: a key is needed') unless defined $key;
+    my $map = $self->_current_map(_at('for_key', %opt));
     my $best;
-    for my $e (grep { $_->{state} eq 'current' } @{ $self->{entries} }) {
+    for my $e (values %$map) {
         next if !length $e->{prefix} && !_for_other_keys($e);
         next unless substr($key, 0, length $e->{prefix}) eq $e->{prefix};
         $best = $e if !$best || length $e->{prefix} > length $best->{prefix};
@@ -310,7 +374,10 @@ sub for_key {
 
 # The whole-cache entry: the current dictionary of the empty prefix, for
 # writers that cannot see keys.
-sub whole_cache { $_[0]->current('') }
+sub whole_cache {
+    my ($self, %opt) = @_;
+    return $self->current('', at => _at('whole_cache', %opt));
+}
 
 # Whether keys of prefixes without a dictionary get the whole-cache entry
 # (other_keys=0 says the fallback stores them in less memory).
@@ -320,9 +387,52 @@ sub _for_other_keys {
 }
 
 sub other_keys_entry {
-    my ($self) = @_;
-    my $e = $self->_current_map->{''};
+    my ($self, %opt) = @_;
+    my $e = $self->_current_map(_at('other_keys_entry', %opt))->{''};
     return $e && _for_other_keys($e) ? _copy($e) : undef;
+}
+
+# The first moment after $at at which a staged entry starts (epoch
+# seconds), or undef: until then, what writers use does not change.
+sub next_change {
+    my ($self, %opt) = @_;
+    my $at = _at('next_change', %opt);
+    my $next;
+    for my $e (grep { _is_candidate($_) } @{ $self->{entries} }) {
+        my $start = _start_of($e);
+        $next = $start if defined $start && $start > $at && (!defined $next || $start < $next);
+    }
+    return $next;
+}
+
+# Each entry's state at $at, and since when: current (the one writers of
+# its prefix use), staged (they will from its current_from), retired.
+sub schedule {
+    my ($self, %opt) = @_;
+    my $at = _at('schedule', %opt);
+    my $map = $self->_current_map($at);
+    my %in_use = map { ($_ + 0 => 1) } values %$map;
+    my @rows;
+    for my $e (@{ $self->{entries} }) {
+        my $start = _is_candidate($e) ? _start_of($e) : undef;
+        my %row = (entry => _copy($e));
+        if ($in_use{ $e + 0 }) {
+            @row{qw(state since)} = ('current', defined $start ? $e->{current_from} : $e->{trained});
+        }
+        elsif (_is_candidate($e) && defined $start && $start > $at) {
+            @row{qw(state since)} = ('staged', $e->{current_from});
+        }
+        else {
+            # Retired, or a candidate that a later one took over from.
+            my $taken_by = $map->{ $e->{prefix} };
+            my $since = $e->{retired};
+            $since = $taken_by->{current_from} if !defined $since && $taken_by && defined $taken_by->{current_from};
+            @row{qw(state since)} = ('retired', $since);
+        }
+        push @rows, \%row;
+    }
+    push @rows, map { +{ entry => _copy($_), state => 'removed', since => $_->{removed} } } @{ $self->{removed} };
+    return @rows;
 }
 
 # The delimiter the set's prefixes end with, as the trainer recorded it on
@@ -348,9 +458,9 @@ sub set_delimiter {
 # whole-cache entry when it is for other keys, or when $prefix begins
 # several entries' prefixes; else the fallback) }.
 sub resolve_prefix {
-    my ($self, $prefix) = @_;
+    my ($self, $prefix, %opt) = @_;
     Carp::croak('resolve_prefix: a prefix is needed') unless defined $prefix;
-    my $map = $self->_current_map;
+    my $map = $self->_current_map(_at('resolve_prefix', %opt));
     my $whole = $map->{''};
     if (!length $prefix) {
         return { entry => $whole ? _copy($whole) : undef, how => $whole ? 'prefix' : 'none' };
@@ -448,7 +558,7 @@ sub _new_identity {
     return substr Digest::SHA::sha256_hex($random), 0, 2 * $IDENTITY_BYTES;
 }
 
-my @ADD_OPTIONS = qw(prefix dictionary level id savings samples trained);
+my @ADD_OPTIONS = qw(prefix dictionary level id savings samples trained current_from);
 
 sub add {
     my ($self, %opt) = @_;
@@ -502,9 +612,20 @@ sub add {
     );
     $e{savings} = $opt{savings} if defined $opt{savings};
     $e{samples} = $opt{samples} if defined $opt{samples};
-    if (my $old = $self->_current_map->{$prefix}) {
-        $old->{state} = 'retired';
-        $old->{retired} = _date('retired', time);
+    my $now = time;
+    my $from = defined $opt{current_from} ? _date('add: current_from', $opt{current_from}) : undef;
+    if (defined $from && _epoch_of($from) > $now) {
+        # Staged: loaded by every reader from now on, written with from then.
+        @e{qw(state current_from)} = ('retired', $from);
+    }
+    else {
+        $self->settle(at => $now);
+        if (my $old = $self->_current_map($now)->{$prefix}) {
+            $old->{state} = 'retired';
+            $old->{retired} = _date('retired', $now);
+            delete $old->{current_from};
+        }
+        $e{current_from} = $from if defined $from;
     }
     push @{ $self->{entries} }, \%e;
     $self->{pending}{$id} = $bytes;
@@ -537,6 +658,38 @@ sub unused_id {
     Carp::croak('unused_id: every dictionary ID is taken');
 }
 
+# A random ID that no dictionary of the set has or had, that this process
+# has not loaded, and that is not among @{ $opt{avoid} } (the IDs that
+# stored values name): two sets made apart then share an ID only by chance.
+sub new_id {
+    my ($self, %opt) = @_;
+    for my $name (sort keys %opt) {
+        Carp::croak("new_id: unknown option $name (avoid => [IDs] is the only one)") unless $name eq 'avoid';
+    }
+    Carp::croak('new_id: avoid must be an array reference of IDs')
+        if defined $opt{avoid} && ref $opt{avoid} ne 'ARRAY';
+    my %taken = map { ($_->{id} => 1) } @{ $self->{entries} }, @{ $self->{removed} };
+    $taken{$_} = 1 for grep { defined } @{ $opt{avoid} || [] };
+    my $span = $MAX_ID - $FIRST_RANDOM_ID + 1;
+    for (1 .. $ID_DRAWS) {
+        my $id = $FIRST_RANDOM_ID + _random_u32() % $span;
+        return $id unless $taken{$id} || _loaded_state($id, '') ne 'not_loaded';
+    }
+    Carp::croak("new_id: no free ID found in $ID_DRAWS random draws");
+}
+
+# 32 random bits from the system's generator (perl's rand where there is none).
+sub _random_u32 {
+    my $bytes = '';
+    if (open my $fh, '<', '/dev/urandom') {
+        binmode $fh;
+        CORE::read($fh, $bytes, $RANDOM_ID_BYTES);
+        close $fh;
+    }
+    return unpack 'N', $bytes if length $bytes == $RANDOM_ID_BYTES;
+    return int rand 2**32;
+}
+
 # Retires dictionary $id, recording when: now, or the time given; a
 # dictionary retired before keeps its date unless one is given (or it had
 # none).
@@ -552,7 +705,79 @@ sub retire {
              : _date('retired', time);
     $e->{state} = 'retired';
     $e->{retired} = $when;
+    delete $e->{current_from};    # a staged dictionary is no longer staged
     return _copy($e);
+}
+
+# Makes dictionary $id its prefix's current one again (a rollback), or at
+# once the one a staged entry would have become: from current_from on
+# (epoch seconds or a date; now by default), staged as add stages. Every
+# other staged dictionary of the prefix is retired: from then on, $id.
+sub make_current {
+    my ($self, $id, %opt) = @_;
+    for my $name (sort keys %opt) {
+        Carp::croak("make_current: unknown option $name (current_from => WHEN is the only one)")
+            unless $name eq 'current_from';
+    }
+    my ($e) = grep { $_->{id} eq $id } @{ $self->{entries} };
+    unless ($e) {
+        my ($gone) = grep { $_->{id} eq $id } @{ $self->{removed} };
+        Carp::croak("make_current: dictionary $id was removed from the set (its file is gone): train another")
+            if $gone;
+        Carp::croak('make_current: no dictionary with ID ' . _shown($id) . ' in the set');
+    }
+    my $now = time;
+    my $from = defined $opt{current_from} ? _date('make_current: current_from', $opt{current_from})
+                                          : _date('now', $now);
+    $self->settle(at => $now);
+    my $current = $self->_current_map($now)->{ $e->{prefix} };
+    my @cancel = grep { $_ != $e && $_->{prefix} eq $e->{prefix} && _is_staged($_) } @{ $self->{entries} };
+    if ($current && $current == $e) {
+        Carp::croak("make_current: dictionary $id is the current one of prefix " . _shown($e->{prefix})
+                  . ' already, and nothing is staged to replace it') unless @cancel;
+    }
+    elsif (_epoch_of($from) > $now) {
+        @$e{qw(state current_from)} = ('retired', $from);
+        delete $e->{retired};
+    }
+    else {
+        if ($current) {
+            $current->{state} = 'retired';
+            $current->{retired} = _date('retired', $now);
+            delete $current->{current_from};
+        }
+        @$e{qw(state current_from)} = ('current', $from);
+        delete $e->{retired};
+    }
+    for my $staged (@cancel) {
+        $staged->{state} = 'retired';
+        $staged->{retired} = _date('retired', $now);
+        delete $staged->{current_from};
+    }
+    return _copy($e);
+}
+
+# Writes down what the schedule says at $at (now by default): each staged
+# dictionary whose time has come is made current, and the one it took over
+# from retired at that time. What writers use does not change; releases
+# that know no staging then read the same. write does this.
+sub settle {
+    my ($self, %opt) = @_;
+    my $at = _at('settle', %opt);
+    my $map = $self->_current_map($at);
+    for my $e (grep { _is_candidate($_) } @{ $self->{entries} }) {
+        my $start = _start_of($e);
+        next if defined $start && $start > $at;
+        my $in_use = $map->{ $e->{prefix} };
+        if ($in_use == $e) {
+            $e->{state} = 'current';
+            next;
+        }
+        $e->{state} = 'retired';
+        $e->{retired} = defined $in_use->{current_from} ? $in_use->{current_from} : _date('retired', $at);
+        delete $e->{current_from};
+    }
+    return $self;
 }
 
 sub remove {
@@ -633,6 +858,7 @@ sub write {
         next if defined $existing && !_mismatch($e, $existing);
         _atomic_write($file, $pending{ $e->{id} });
     }
+    $self->settle;
     my $text = $self->as_string;
     _atomic_write($path, $text);
     $self->{manifest_sha256} = Digest::SHA::sha256_hex($text);
