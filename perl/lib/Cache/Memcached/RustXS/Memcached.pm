@@ -263,8 +263,12 @@ trains on: a set trained on a server shared by several namespaces has
 prefixes such as C<app1:user:>. The set is loaded for the whole process
 (L<Cache::Memcached::RustXS::Zstd/load_dictionaries($dir, rescan_interval =E<gt> 60)>,
 with C<rescan_interval> if given), so its readers also find dictionaries
-added to it later; this object keeps writing with the dictionaries that
-were current when it was made. C<level> and C<dictionary> cannot go with
+added to it later, and this object follows it while it runs, as
+L<Cache::Memcached::RustXS::Zstd/compress_methods(dictionaries =E<gt> $dir, prefix =E<gt> $prefix, rescan_interval =E<gt> 60, max_output =E<gt> 64 MiB)>
+does: a dictionary added or rolled back is written within the rescan
+interval, a staged one from its time
+(L<Cache::Memcached::RustXS::Zstd::DictionarySet/Staging and rolling back>),
+without a restart. C<level> and C<dictionary> cannot go with
 C<dictionaries>; a set that cannot be loaded croaks in C<new>.
 
 A C<namespace> that no prefix of the set goes with (none is the start of
