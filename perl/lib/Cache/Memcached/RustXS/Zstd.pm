@@ -116,6 +116,10 @@ sub frame_sizes {
 
 my $DEFAULT_RESCAN_INTERVAL = 60;
 
+# Seconds between two warnings of the same kind about the same thing (a
+# set that cannot be read again, a dictionary that is not loaded).
+our $WarnInterval = 60;
+
 # The sets this process loaded, by folder: { dir, identity, interval,
 # next_scan (epoch seconds), manifest (its SHA-256 when last loaded), set }.
 my %SETS;
@@ -215,7 +219,7 @@ sub _rescan_for {
 # Reads the set in $dir again when its interval has passed since the last
 # scan, and loads what it added; false when the scan was not due yet. A set
 # that cannot be read keeps the dictionaries loaded before, with a warning
-# at most once per interval and reason.
+# at most once per $WarnInterval and reason.
 sub _rescan_if_due {
     my ($dir, $now) = @_;
     my $s = $SETS{$dir};
@@ -228,7 +232,7 @@ sub _rescan_if_due {
     }
     (my $why = _reason($@)) =~ s/\n\z//;
     my $last = $WARNED{$dir}{$why};
-    if (!defined $last || $now - $last >= $s->{interval}) {
+    if (!defined $last || $now - $last >= $WarnInterval) {
         $WARNED{$dir}{$why} = $now;
         warn "Cache::Memcached::RustXS::Zstd: rescanning the dictionary set in $dir: $why; "
            . "the dictionaries loaded before stay\n";
@@ -514,8 +518,9 @@ interval, to follow it (see L</compress_methods(dictionaries =E<gt> $dir, prefix
 and load what it added before they write with it. Only what is new is read
 (the manifest, and the files of dictionaries not loaded yet). A rescan that
 fails (a half-copied file, another set's manifest put in the folder) keeps
-what was loaded, warns at most once per interval, folder and reason, and
-the value is a miss; a later rescan may succeed. The warning about a
+what was loaded, warns at most once per C<$WarnInterval> seconds (60 by
+default), folder and reason, and the value is a miss; a later rescan may
+succeed. The warning about a
 missing dictionary comes when the ID is still unknown after a rescan.
 
 Calling it again for the same folder reads it at once, and sets its
