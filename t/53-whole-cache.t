@@ -153,7 +153,7 @@ my $old_dir = File::Spec->catfile($TMP, 'old-set');
     $old->add(prefix => 'gh:', dictionary => train_dictionary(\@s, size => 8192), level => 3, id => 60);
     $old->write;
     ok !eval { compress_methods(dictionaries => $old_dir); 1 }, 'a set without a whole-cache entry, no prefix: croaks';
-    like $@, qr/\Acompress_methods: the dictionary set in \Q$old_dir\E has no whole-cache entry \(a current dictionary for the prefix ''\), which a writer without prefix uses: give prefix/,
+    like $@, qr/\Acompress_methods: the dictionary set in \Q$old_dir\E has no whole-cache entry \(a current or staged dictionary for the prefix ''\), which a writer without prefix uses: give prefix/,
         '... saying so, and what to do';
 }
 

@@ -87,7 +87,8 @@ my %AFTER = (
         length $stored < length $json or die "not smaller\n";
     },
     'Cache::Memcached::RustXS::Zstd::DictionarySet' => q{
-        $for->{id} == $new->{id} && $for->{prefix} eq 'user:' or die "for_key\n";
+        $for->{id} == $user->{id} && $for->{prefix} eq 'user:' or die "for_key\n";
+        !grep({ $_->{state} eq 'staged' } $set->schedule) or die "the rollback cancels what was staged\n";
         length $bytes > 1000 or die "dictionary_bytes\n";
         my @e = $set->entries;
         @e == 3 && (grep { $_->{state} eq 'retired' } @e) == 1 or die "entries\n";

@@ -11,6 +11,7 @@ use fields qw(cmrx_zstd);
 use Cache::Memcached::RustXS::ClientInternals ();
 use Cache::Memcached::RustXS::GetParser ();
 use Cache::Memcached::RustXS::Zstd ();
+use Time::HiRes ();
 
 our $VERSION = '0.101';
 
@@ -60,33 +61,53 @@ sub _zstd_writer {
 # entry (prefix '') writes the keys of other prefixes when the set says it
 # stores them in less memory than the fallback. A namespace that no prefix
 # of the set goes with is taken with the set's delimiter added (namespace
-# 'user' for the prefix 'user:'), or warned about.
+# 'user' for the prefix 'user:'), or warned about. The choice follows the
+# set while the process runs: it is made again when the set is due for a
+# rescan or a staged dictionary starts.
 sub _set_chooser {
     my ($opt, $namespace) = @_;
     for my $name (qw(level dictionary)) {
         Carp::croak("zstd: $name cannot go with dictionaries (the set says which and at what level)")
             if exists $opt->{$name};
     }
-    my $set = Cache::Memcached::RustXS::Zstd::load_dictionaries($opt->{dictionaries},
+    my $dir = $opt->{dictionaries};
+    Cache::Memcached::RustXS::Zstd::load_dictionaries($dir,
         exists $opt->{rescan_interval} ? (rescan_interval => $opt->{rescan_interval}) : ());
-    my %by_prefix = map { my $e = $set->current($_); ($_ => _zstd_writer($e->{level}, $e->{id})) }
-                    grep { length } $set->prefixes;
+    my ($choose, $until) = _set_writers($dir, $namespace, 'warn');
+    return sub {
+        if (Time::HiRes::time() >= $until) {
+            # A set that cannot be read leaves the choice as it was (the
+            # rescan has warned).
+            my @now = eval { _set_writers($dir, $namespace) };
+            ($choose, $until) = @now if @now;
+        }
+        return $choose->(@_);
+    };
+}
+
+# (a function of the key that returns its writer, until when it holds),
+# from the set in $dir as it is now.
+sub _set_writers {
+    my ($dir, $namespace, $warn) = @_;
+    my ($set, $now, $until) = Cache::Memcached::RustXS::Zstd::_followed_set($dir);
+    my %by_prefix = map { my $e = $set->current($_, at => $now); ($_ => _zstd_writer($e->{level}, $e->{id})) }
+                    grep { length } $set->prefixes(at => $now);
     my @lengths = sort { $b <=> $a } keys %{ { map { (length($_) => 1) } keys %by_prefix } };
     my $fallback = $set->fallback;
-    my $whole = $set->other_keys_entry;
+    my $whole = $set->other_keys_entry(at => $now);
     my $other = $whole ? _zstd_writer($whole->{level}, $whole->{id})
               : $fallback->{method} eq 'zstd' ? _zstd_writer($fallback->{level}, 0)
               : _gzip_writer($fallback->{level});
     if (defined $namespace && length $namespace && !grep { index($namespace, $_) == 0 } keys %by_prefix) {
-        my $r = $set->resolve_prefix($namespace);
+        my $r = $set->resolve_prefix($namespace, at => $now);
         if ($r->{how} eq 'delimiter') {
             $other = _zstd_writer($r->{entry}{level}, $r->{entry}{id});
-        } elsif (!grep { index($_, $namespace) == 0 } keys %by_prefix) {
+        } elsif ($warn && !grep { index($_, $namespace) == 0 } keys %by_prefix) {
             Cache::Memcached::RustXS::Zstd::_warn_unmatched('Cache::Memcached::RustXS::Memcached: namespace',
                                                             $namespace, $set, $whole);
         }
     }
-    return sub {
+    my $choose = sub {
         my ($key) = @_;
         for my $len (@lengths) {
             next if $len > length $key;
@@ -95,6 +116,7 @@ sub _set_chooser {
         }
         return $other;
     };
+    return ($choose, $until);
 }
 
 sub _gzip_writer {
@@ -241,8 +263,12 @@ trains on: a set trained on a server shared by several namespaces has
 prefixes such as C<app1:user:>. The set is loaded for the whole process
 (L<Cache::Memcached::RustXS::Zstd/load_dictionaries($dir, rescan_interval =E<gt> 60)>,
 with C<rescan_interval> if given), so its readers also find dictionaries
-added to it later; this object keeps writing with the dictionaries that
-were current when it was made. C<level> and C<dictionary> cannot go with
+added to it later, and this object follows it while it runs, as
+L<Cache::Memcached::RustXS::Zstd/compress_methods(dictionaries =E<gt> $dir, prefix =E<gt> $prefix, rescan_interval =E<gt> 60, max_output =E<gt> 64 MiB)>
+does: a dictionary added or rolled back is written within the rescan
+interval, a staged one from its time
+(L<Cache::Memcached::RustXS::Zstd::DictionarySet/Staging and rolling back>),
+without a restart. C<level> and C<dictionary> cannot go with
 C<dictionaries>; a set that cannot be loaded croaks in C<new>.
 
 A C<namespace> that no prefix of the set goes with (none is the start of

@@ -116,11 +116,15 @@ sub frame_sizes {
 
 my $DEFAULT_RESCAN_INTERVAL = 60;
 
+# Seconds between two warnings of the same kind about the same thing (a
+# set that cannot be read again, a dictionary that is not loaded).
+our $WarnInterval = 60;
+
 # The sets this process loaded, by folder: { dir, identity, interval,
 # next_scan (epoch seconds), manifest (its SHA-256 when last loaded), set }.
 my %SETS;
 my %LOADED_SHA256; # SHA-256 of each dictionary loaded from a set, by ID
-my %WARNED;        # rescan failures already reported, by folder and reason
+my %WARNED;        # when each rescan failure was last reported, by folder and reason
 our $RESCANNING;   # a rescan runs: perl code it runs (a warn handler) gets no other
 
 sub load_dictionaries {
@@ -206,24 +210,34 @@ sub _rescan_for {
     my $now = Time::HiRes::time();
     my $pending = 0;
     for my $dir (sort keys %SETS) {
-        my $s = $SETS{$dir};
-        if ($now < $s->{next_scan}) {
-            $pending = 1;
-            next;
-        }
-        $s->{next_scan} = $now + $s->{interval};
-        my $loaded = eval { _load_set($dir, $s->{identity}) };
-        if ($loaded) {
-            @$s{qw(set manifest)} = @$loaded{qw(set manifest)};
-            next;
-        }
-        my $why = _reason($@);
-        $why =~ s/\n\z//;
-        warn "Cache::Memcached::RustXS::Zstd: rescanning the dictionary set in $dir: $why; "
-           . "the dictionaries loaded before stay\n" unless $WARNED{$dir}{$why}++;
+        $pending = 1 unless _rescan_if_due($dir, $now);
     }
     return $RESCAN_FOUND if _loaded_state($id, '') ne 'not_loaded';
     return $pending ? $RESCAN_NOT_DUE : $RESCAN_ABSENT;
+}
+
+# Reads the set in $dir again when its interval has passed since the last
+# scan, and loads what it added; false when the scan was not due yet. A set
+# that cannot be read keeps the dictionaries loaded before, with a warning
+# at most once per $WarnInterval and reason.
+sub _rescan_if_due {
+    my ($dir, $now) = @_;
+    my $s = $SETS{$dir};
+    return 0 if $now < $s->{next_scan};
+    $s->{next_scan} = $now + $s->{interval};
+    my $loaded = eval { _load_set($dir, $s->{identity}) };
+    if ($loaded) {
+        @$s{qw(set manifest)} = @$loaded{qw(set manifest)};
+        return 1;
+    }
+    (my $why = _reason($@)) =~ s/\n\z//;
+    my $last = $WARNED{$dir}{$why};
+    if (!defined $last || $now - $last >= $WarnInterval) {
+        $WARNED{$dir}{$why} = $now;
+        warn "Cache::Memcached::RustXS::Zstd: rescanning the dictionary set in $dir: $why; "
+           . "the dictionaries loaded before stay\n";
+    }
+    return 1;
 }
 
 # ---- compress_methods ------------------------------------------------------
@@ -233,29 +247,69 @@ my @METHOD_OPTIONS = qw(level dictionary dictionaries prefix rescan_interval max
 sub compress_methods {
     my %opt = @_;
     Cache::Memcached::RustXS::_check_options('compress_methods', \%opt, @METHOD_OPTIONS);
-    my ($format, $level, $id) = ('zstd', $opt{level}, 0);
-    if (defined $opt{dictionaries}) {
-        ($format, $level, $id) = _set_writer(\%opt);
+    my $max_output = exists $opt{max_output} ? $opt{max_output} : $Cache::Memcached::RustXS::Zlib::MaxOutput;
+    return _set_methods(\%opt, $max_output) if defined $opt{dictionaries};
+    for my $name (qw(prefix rescan_interval)) {
+        Carp::croak("compress_methods: $name goes with dictionaries") if exists $opt{$name};
     }
-    else {
-        for my $name (qw(prefix rescan_interval)) {
-            Carp::croak("compress_methods: $name goes with dictionaries") if exists $opt{$name};
-        }
-        $id = load_dictionary($opt{dictionary}) if defined $opt{dictionary};
-    }
-    my $methods = eval {
-        Cache::Memcached::RustXS::_compress_methods(
-            $format, $level, $id,
-            exists $opt{max_output} ? $opt{max_output} : $Cache::Memcached::RustXS::Zlib::MaxOutput,
-        );
-    };
+    my $id = defined $opt{dictionary} ? load_dictionary($opt{dictionary}) : 0;
+    return _xs_methods('zstd', $opt{level}, $id, $max_output);
+}
+
+# The engine's pair of XSUBs writing $format at $level with dictionary $id.
+sub _xs_methods {
+    my ($format, $level, $id, $max_output) = @_;
+    my $methods = eval { Cache::Memcached::RustXS::_compress_methods($format, $level, $id, $max_output) };
     Carp::croak(_reason($@)) unless $methods;
     return $methods;
 }
 
+# compress_methods(dictionaries => DIR, prefix => P): the pair whose
+# compressor follows the set while the process runs. What it writes with
+# is decided again when the set is due for a rescan or a staged dictionary
+# starts, never between: a time check per value.
+sub _set_methods {
+    my ($opt, $max_output) = @_;
+    my $writer = _set_writer($opt);
+    my ($methods, $until) = _writer_methods($writer, $max_output);
+    my $compress = $methods->[0];
+    my $following = sub {
+        if (Time::HiRes::time() >= $until && !$RESCANNING) {
+            # Never dies: a writer keeps what it wrote with when the set
+            # cannot be read (_rescan_if_due has warned).
+            my ($now_methods, $now_until) = eval { _writer_methods($writer, $max_output) };
+            ($compress, $until) = ($now_methods->[0], $now_until) if $now_methods;
+        }
+        goto &$compress;
+    };
+    return [ $following, $methods->[1] ];
+}
+
+# What a set's writer writes with now (the engine's pair of XSUBs), and
+# until when that holds.
+sub _writer_methods {
+    my ($writer, $max_output) = @_;
+    my ($set, $now, $until) = _followed_set($writer->{dir});
+    return (_xs_methods(_writer_choice($writer, $set, $now), $max_output), $until);
+}
+
+# The set loaded from $dir as it is now (read again when its rescan is
+# due), the time, and until when what its writers use holds: its next
+# rescan or the next start of a staged dictionary, whichever comes first.
+sub _followed_set {
+    my ($dir) = @_;
+    my $now = Time::HiRes::time();
+    my $s = $SETS{$dir} or Carp::croak("no dictionary set is loaded from $dir");
+    {
+        local $RESCANNING = 1;
+        _rescan_if_due($dir, $now);
+    }
+    my $next = $s->{set}->next_change(at => $now);
+    return ($s->{set}, $now, defined $next && $next < $s->{next_scan} ? $next : $s->{next_scan});
+}
+
 # What compress_methods(dictionaries => DIR, prefix => P) writes with:
-# (format, level, dictionary ID), from the set, which it loads. Without a
-# prefix: the set's whole-cache entry (prefix '').
+# { dir, prefix }, after loading the set and checking the options.
 sub _set_writer {
     my ($opt) = @_;
     for my $name (qw(dictionary level)) {
@@ -264,17 +318,31 @@ sub _set_writer {
     }
     my $set = load_dictionaries($opt->{dictionaries},
         exists $opt->{rescan_interval} ? (rescan_interval => $opt->{rescan_interval}) : ());
+    if (!defined $opt->{prefix} && !grep { !length $_->{prefix} } $set->entries) {
+        Carp::croak("compress_methods: the dictionary set in $opt->{dictionaries} has no whole-cache entry "
+                  . "(a current or staged dictionary for the prefix ''), which a writer without prefix uses: give "
+                  . 'prefix (the key prefix the values have), or train the set again with cmrx-dict train --all');
+    }
+    my $writer = { dir => $opt->{dictionaries}, prefix => $opt->{prefix} };
+    _writer_choice($writer, $set, Time::HiRes::time(), 'warn');
+    return $writer;
+}
+
+# (format, level, dictionary ID) that $writer writes with at $now: the
+# current entry of its prefix (without a prefix: the whole-cache entry),
+# else the set's fallback. With $warn, says once when the prefix matches
+# no dictionary.
+sub _writer_choice {
+    my ($writer, $set, $now, $warn) = @_;
     my $entry;
-    if (!defined $opt->{prefix}) {
-        $entry = $set->whole_cache
-            or Carp::croak("compress_methods: the dictionary set in $opt->{dictionaries} has no whole-cache entry "
-                         . "(a current dictionary for the prefix ''), which a writer without prefix uses: give "
-                         . 'prefix (the key prefix the values have), or train the set again with cmrx-dict train --all');
+    if (!defined $writer->{prefix}) {
+        $entry = $set->whole_cache(at => $now);
     }
     else {
-        my $r = $set->resolve_prefix($opt->{prefix});
+        my $r = $set->resolve_prefix($writer->{prefix}, at => $now);
         $entry = $r->{entry};
-        _warn_unmatched('compress_methods: prefix', $opt->{prefix}, $set, $entry) if $r->{how} eq 'none';
+        _warn_unmatched('compress_methods: prefix', $writer->{prefix}, $set, $entry)
+            if $warn && $r->{how} eq 'none';
     }
     return ('zstd', $entry->{level}, $entry->{id}) if $entry;
     my $fallback = $set->fallback;
@@ -443,12 +511,17 @@ dictionary is not loaded, the sets loaded this way are read again, each at
 most once per C<rescan_interval> seconds (60 by default; a fraction is
 fine; 0 reads the set at every such frame), and the frame is decoded if its
 dictionary came: dictionaries deployed into a set while the processes run
-are used within an interval, without a restart. Only what is new is read
+are used within an interval, without a restart. The writers of a set
+(C<compress_methods> with C<dictionaries>, L<Cache::Memcached::RustXS::Memcached>
+with C<dictionaries>) read it again the same way, at most once per
+interval, to follow it (see L</compress_methods(dictionaries =E<gt> $dir, prefix =E<gt> $prefix, rescan_interval =E<gt> 60, max_output =E<gt> 64 MiB)>),
+and load what it added before they write with it. Only what is new is read
 (the manifest, and the files of dictionaries not loaded yet). A rescan that
 fails (a half-copied file, another set's manifest put in the folder) keeps
-what was loaded, warns once per folder and reason, and the value is a miss;
-a later rescan may succeed. The warning about a missing dictionary comes
-once per ID, when the ID is still unknown after a rescan.
+what was loaded, warns at most once per C<$WarnInterval> seconds (60 by
+default), folder and reason, and the value is a miss; a later rescan may
+succeed. The warning about a
+missing dictionary comes when the ID is still unknown after a rescan.
 
 Calling it again for the same folder reads it at once, and sets its
 interval anew.
@@ -595,9 +668,18 @@ so: give C<prefix>, or run C<cmrx-dict train --all> on the set again, which
 adds the entry. Readers need nothing new: every frame names its dictionary,
 and the entry is loaded with the set.
 
-The choice is made here, once: a dictionary added to the set
-later is read at once by every reader (through the rescan), and written by
-objects made after it. C<level> and C<dictionary> cannot go with
+The compressor follows the set while the process runs: it decides again
+what it writes with when the set is due for a rescan (every
+C<rescan_interval> seconds at the most, when it writes) and when a
+I<staged> dictionary's time comes (see
+L<Cache::Memcached::RustXS::Zstd::DictionarySet/Staging and rolling back>).
+So a dictionary added to the set, staged or not, and a rollback
+(C<cmrx-dict rollback>) reach every such writer within the interval, or at
+the staged time, without a restart; between those moments it costs one
+clock reading per value. It only ever writes with a dictionary the
+process has loaded, and a set that cannot be read again leaves it writing
+as before. A whole-cache entry that is only staged is written from its
+time on, the fallback before. C<level> and C<dictionary> cannot go with
 C<dictionaries>. The decompressor reads zstd (with any loaded
 dictionary), gzip and zlib, told apart by their magic bytes: values written
 before the switch to zstd, by other clients or by other languages, read as

@@ -20,6 +20,12 @@ my $LOCK_NAME      = '.lock';
 my $DICT_MAGIC     = "\x37\xa4\x30\xec";      # zstd dictionary magic, little-endian
 my $DICT_HEADER    = 8;                       # magic and ID
 my $MAX_ID         = 4294967295;              # IDs are 32-bit, 0 means none
+# New IDs are drawn at random from here up: an ID below takes only 1 or 2
+# bytes in a frame, and is what hand-numbered sets use; every ID from here
+# takes 4, so the draw spends no byte that a smaller random range would save.
+my $FIRST_RANDOM_ID = 65536;
+my $RANDOM_ID_BYTES = 4;
+my $ID_DRAWS        = 1000;                    # draws before new_id gives up
 my %LEVELS         = Cache::Memcached::RustXS::_level_ranges();    # the engine's (cmrx.h)
 my $MIN_LEVEL      = $LEVELS{zstd_min};
 my $MAX_LEVEL      = $LEVELS{zstd_max};
@@ -33,7 +39,7 @@ my %STATES       = (current => 1, retired => 1);
 # field (a lower-case name) is kept as it is and written after these.
 my @SET_FIELDS        = qw(id created);
 my @FALLBACK_FIELDS   = qw(method level savings samples measured);
-my @DICTIONARY_FIELDS = qw(id prefix state file level size sha256 savings samples trained retired);
+my @DICTIONARY_FIELDS = qw(id prefix state current_from file level size sha256 savings samples trained retired);
 my @REMOVED_FIELDS    = qw(id prefix removed);
 my %REQUIRED = (
     set        => [qw(id)],
@@ -245,6 +251,8 @@ sub _check_entry {
     _check_measures($f, $at, 'trained');
     die "$at: retired must be YYYY-MM-DDTHH:MM:SSZ, not " . _shown($f->{retired}) . "\n"
         if defined $f->{retired} && !_is_date($f->{retired});
+    die "$at: current_from must be YYYY-MM-DDTHH:MM:SSZ, not " . _shown($f->{current_from}) . "\n"
+        if defined $f->{current_from} && !_is_date($f->{current_from});
     return;
 }
 
@@ -281,26 +289,82 @@ sub entry {
     return;
 }
 
-sub _current_map {
-    my ($self) = @_;
-    return { map { ($_->{prefix} => $_) } grep { $_->{state} eq 'current' } @{ $self->{entries} } };
+# ---- which dictionary writers use, and from when ---------------------------
+#
+# An entry is a candidate to be its prefix's writing dictionary when its
+# state is current, or when it is staged: retired, with a current_from date
+# and no retired date (the form releases that know no staging read as a
+# dictionary to load for reading only). A candidate starts at its
+# current_from (a current entry without one: always); at any moment the
+# prefix's dictionary is the candidate that started last.
+
+sub _epoch_of {
+    my ($date) = @_;
+    my @t = $date =~ /\A([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z\z/ or return;
+    require Time::Local;
+    return Time::Local::timegm($t[5], $t[4], $t[3], $t[2], $t[1] - 1, $t[0]);
 }
 
-sub prefixes { sort keys %{ $_[0]->_current_map } }
+sub _is_staged {
+    my ($e) = @_;
+    return $e->{state} eq 'retired' && defined $e->{current_from} && !defined $e->{retired};
+}
+
+sub _is_candidate { $_[0]{state} eq 'current' || _is_staged($_[0]) }
+
+# When candidate $e starts (epoch seconds), or undef for always.
+sub _start_of {
+    my ($e) = @_;
+    return defined $e->{current_from} ? _epoch_of($e->{current_from}) : undef;
+}
+
+# The moment the map is asked for: the at option, else now.
+sub _at {
+    my ($who, %opt) = @_;
+    for my $name (sort keys %opt) {
+        Carp::croak("$who: unknown option $name (at => EPOCH_SECONDS is the only one)") unless $name eq 'at';
+    }
+    return time unless defined $opt{at};
+    Carp::croak("$who: at must be epoch seconds, not " . _shown($opt{at}))
+        unless $opt{at} =~ /\A[0-9]+(?:\.[0-9]*)?\z/;
+    return $opt{at};
+}
+
+# { prefix => the entry writers use at $at }.
+sub _current_map {
+    my ($self, $at) = @_;
+    $at = time unless defined $at;
+    my (%map, %started);
+    for my $e (grep { _is_candidate($_) } @{ $self->{entries} }) {
+        my $start = _start_of($e);
+        next if defined $start && $start > $at;
+        my $p = $e->{prefix};
+        next if exists $map{$p} && defined $started{$p} && (!defined $start || $start < $started{$p});
+        ($map{$p}, $started{$p}) = ($e, $start);
+    }
+    return \%map;
+}
+
+sub prefixes {
+    my ($self, %opt) = @_;
+    return sort keys %{ $self->_current_map(_at('prefixes', %opt)) };
+}
 
 sub current {
-    my ($self, $prefix) = @_;
-    my $e = defined $prefix ? $self->_current_map->{$prefix} : undef;
+    my ($self, $prefix, %opt) = @_;
+    my $at = _at('current', %opt);
+    my $e = defined $prefix ? $self->_current_map($at)->{$prefix} : undef;
     return $e ? _copy($e) : undef;
 }
 
 # The current dictionary whose prefix is the longest that $key starts with;
 # the whole-cache entry (prefix '') only when it is for other keys too.
 sub for_key {
-    my ($self, $key) = @_;
+    my ($self, $key, %opt) = @_;
     Carp::croak('for_key: a key is needed') unless defined $key;
+    my $map = $self->_current_map(_at('for_key', %opt));
     my $best;
-    for my $e (grep { $_->{state} eq 'current' } @{ $self->{entries} }) {
+    for my $e (values %$map) {
         next if !length $e->{prefix} && !_for_other_keys($e);
         next unless substr($key, 0, length $e->{prefix}) eq $e->{prefix};
         $best = $e if !$best || length $e->{prefix} > length $best->{prefix};
@@ -310,7 +374,10 @@ sub for_key {
 
 # The whole-cache entry: the current dictionary of the empty prefix, for
 # writers that cannot see keys.
-sub whole_cache { $_[0]->current('') }
+sub whole_cache {
+    my ($self, %opt) = @_;
+    return $self->current('', at => _at('whole_cache', %opt));
+}
 
 # Whether keys of prefixes without a dictionary get the whole-cache entry
 # (other_keys=0 says the fallback stores them in less memory).
@@ -320,9 +387,52 @@ sub _for_other_keys {
 }
 
 sub other_keys_entry {
-    my ($self) = @_;
-    my $e = $self->_current_map->{''};
+    my ($self, %opt) = @_;
+    my $e = $self->_current_map(_at('other_keys_entry', %opt))->{''};
     return $e && _for_other_keys($e) ? _copy($e) : undef;
+}
+
+# The first moment after $at at which a staged entry starts (epoch
+# seconds), or undef: until then, what writers use does not change.
+sub next_change {
+    my ($self, %opt) = @_;
+    my $at = _at('next_change', %opt);
+    my $next;
+    for my $e (grep { _is_candidate($_) } @{ $self->{entries} }) {
+        my $start = _start_of($e);
+        $next = $start if defined $start && $start > $at && (!defined $next || $start < $next);
+    }
+    return $next;
+}
+
+# Each entry's state at $at, and since when: current (the one writers of
+# its prefix use), staged (they will from its current_from), retired.
+sub schedule {
+    my ($self, %opt) = @_;
+    my $at = _at('schedule', %opt);
+    my $map = $self->_current_map($at);
+    my %in_use = map { ($_ + 0 => 1) } values %$map;
+    my @rows;
+    for my $e (@{ $self->{entries} }) {
+        my $start = _is_candidate($e) ? _start_of($e) : undef;
+        my %row = (entry => _copy($e));
+        if ($in_use{ $e + 0 }) {
+            @row{qw(state since)} = ('current', defined $start ? $e->{current_from} : $e->{trained});
+        }
+        elsif (_is_candidate($e) && defined $start && $start > $at) {
+            @row{qw(state since)} = ('staged', $e->{current_from});
+        }
+        else {
+            # Retired, or a candidate that a later one took over from.
+            my $taken_by = $map->{ $e->{prefix} };
+            my $since = $e->{retired};
+            $since = $taken_by->{current_from} if !defined $since && $taken_by && defined $taken_by->{current_from};
+            @row{qw(state since)} = ('retired', $since);
+        }
+        push @rows, \%row;
+    }
+    push @rows, map { +{ entry => _copy($_), state => 'removed', since => $_->{removed} } } @{ $self->{removed} };
+    return @rows;
 }
 
 # The delimiter the set's prefixes end with, as the trainer recorded it on
@@ -348,9 +458,9 @@ sub set_delimiter {
 # whole-cache entry when it is for other keys, or when $prefix begins
 # several entries' prefixes; else the fallback) }.
 sub resolve_prefix {
-    my ($self, $prefix) = @_;
+    my ($self, $prefix, %opt) = @_;
     Carp::croak('resolve_prefix: a prefix is needed') unless defined $prefix;
-    my $map = $self->_current_map;
+    my $map = $self->_current_map(_at('resolve_prefix', %opt));
     my $whole = $map->{''};
     if (!length $prefix) {
         return { entry => $whole ? _copy($whole) : undef, how => $whole ? 'prefix' : 'none' };
@@ -448,7 +558,7 @@ sub _new_identity {
     return substr Digest::SHA::sha256_hex($random), 0, 2 * $IDENTITY_BYTES;
 }
 
-my @ADD_OPTIONS = qw(prefix dictionary level id savings samples trained);
+my @ADD_OPTIONS = qw(prefix dictionary level id savings samples trained current_from);
 
 sub add {
     my ($self, %opt) = @_;
@@ -502,9 +612,20 @@ sub add {
     );
     $e{savings} = $opt{savings} if defined $opt{savings};
     $e{samples} = $opt{samples} if defined $opt{samples};
-    if (my $old = $self->_current_map->{$prefix}) {
-        $old->{state} = 'retired';
-        $old->{retired} = _date('retired', time);
+    my $now = time;
+    my $from = defined $opt{current_from} ? _date('add: current_from', $opt{current_from}) : undef;
+    if (defined $from && _epoch_of($from) > $now) {
+        # Staged: loaded by every reader from now on, written with from then.
+        @e{qw(state current_from)} = ('retired', $from);
+    }
+    else {
+        $self->settle(at => $now);
+        if (my $old = $self->_current_map($now)->{$prefix}) {
+            $old->{state} = 'retired';
+            $old->{retired} = _date('retired', $now);
+            delete $old->{current_from};
+        }
+        $e{current_from} = $from if defined $from;
     }
     push @{ $self->{entries} }, \%e;
     $self->{pending}{$id} = $bytes;
@@ -537,6 +658,38 @@ sub unused_id {
     Carp::croak('unused_id: every dictionary ID is taken');
 }
 
+# A random ID that no dictionary of the set has or had, that this process
+# has not loaded, and that is not among @{ $opt{avoid} } (the IDs that
+# stored values name): two sets made apart then share an ID only by chance.
+sub new_id {
+    my ($self, %opt) = @_;
+    for my $name (sort keys %opt) {
+        Carp::croak("new_id: unknown option $name (avoid => [IDs] is the only one)") unless $name eq 'avoid';
+    }
+    Carp::croak('new_id: avoid must be an array reference of IDs')
+        if defined $opt{avoid} && ref $opt{avoid} ne 'ARRAY';
+    my %taken = map { ($_->{id} => 1) } @{ $self->{entries} }, @{ $self->{removed} };
+    $taken{$_} = 1 for grep { defined } @{ $opt{avoid} || [] };
+    my $span = $MAX_ID - $FIRST_RANDOM_ID + 1;
+    for (1 .. $ID_DRAWS) {
+        my $id = $FIRST_RANDOM_ID + _random_u32() % $span;
+        return $id unless $taken{$id} || _loaded_state($id, '') ne 'not_loaded';
+    }
+    Carp::croak("new_id: no free ID found in $ID_DRAWS random draws");
+}
+
+# 32 random bits from the system's generator (perl's rand where there is none).
+sub _random_u32 {
+    my $bytes = '';
+    if (open my $fh, '<', '/dev/urandom') {
+        binmode $fh;
+        CORE::read($fh, $bytes, $RANDOM_ID_BYTES);
+        close $fh;
+    }
+    return unpack 'N', $bytes if length $bytes == $RANDOM_ID_BYTES;
+    return int rand 2**32;
+}
+
 # Retires dictionary $id, recording when: now, or the time given; a
 # dictionary retired before keeps its date unless one is given (or it had
 # none).
@@ -552,7 +705,79 @@ sub retire {
              : _date('retired', time);
     $e->{state} = 'retired';
     $e->{retired} = $when;
+    delete $e->{current_from};    # a staged dictionary is no longer staged
     return _copy($e);
+}
+
+# Makes dictionary $id its prefix's current one again (a rollback), or at
+# once the one a staged entry would have become: from current_from on
+# (epoch seconds or a date; now by default), staged as add stages. Every
+# other staged dictionary of the prefix is retired: from then on, $id.
+sub make_current {
+    my ($self, $id, %opt) = @_;
+    for my $name (sort keys %opt) {
+        Carp::croak("make_current: unknown option $name (current_from => WHEN is the only one)")
+            unless $name eq 'current_from';
+    }
+    my ($e) = grep { $_->{id} eq $id } @{ $self->{entries} };
+    unless ($e) {
+        my ($gone) = grep { $_->{id} eq $id } @{ $self->{removed} };
+        Carp::croak("make_current: dictionary $id was removed from the set (its file is gone): train another")
+            if $gone;
+        Carp::croak('make_current: no dictionary with ID ' . _shown($id) . ' in the set');
+    }
+    my $now = time;
+    my $from = defined $opt{current_from} ? _date('make_current: current_from', $opt{current_from})
+                                          : _date('now', $now);
+    $self->settle(at => $now);
+    my $current = $self->_current_map($now)->{ $e->{prefix} };
+    my @cancel = grep { $_ != $e && $_->{prefix} eq $e->{prefix} && _is_staged($_) } @{ $self->{entries} };
+    if ($current && $current == $e) {
+        Carp::croak("make_current: dictionary $id is the current one of prefix " . _shown($e->{prefix})
+                  . ' already, and nothing is staged to replace it') unless @cancel;
+    }
+    elsif (_epoch_of($from) > $now) {
+        @$e{qw(state current_from)} = ('retired', $from);
+        delete $e->{retired};
+    }
+    else {
+        if ($current) {
+            $current->{state} = 'retired';
+            $current->{retired} = _date('retired', $now);
+            delete $current->{current_from};
+        }
+        @$e{qw(state current_from)} = ('current', $from);
+        delete $e->{retired};
+    }
+    for my $staged (@cancel) {
+        $staged->{state} = 'retired';
+        $staged->{retired} = _date('retired', $now);
+        delete $staged->{current_from};
+    }
+    return _copy($e);
+}
+
+# Writes down what the schedule says at $at (now by default): each staged
+# dictionary whose time has come is made current, and the one it took over
+# from retired at that time. What writers use does not change; releases
+# that know no staging then read the same. write does this.
+sub settle {
+    my ($self, %opt) = @_;
+    my $at = _at('settle', %opt);
+    my $map = $self->_current_map($at);
+    for my $e (grep { _is_candidate($_) } @{ $self->{entries} }) {
+        my $start = _start_of($e);
+        next if defined $start && $start > $at;
+        my $in_use = $map->{ $e->{prefix} };
+        if ($in_use == $e) {
+            $e->{state} = 'current';
+            next;
+        }
+        $e->{state} = 'retired';
+        $e->{retired} = defined $in_use->{current_from} ? $in_use->{current_from} : _date('retired', $at);
+        delete $e->{current_from};
+    }
+    return $self;
 }
 
 sub remove {
@@ -633,6 +858,7 @@ sub write {
         next if defined $existing && !_mismatch($e, $existing);
         _atomic_write($file, $pending{ $e->{id} });
     }
+    $self->settle;
     my $text = $self->as_string;
     _atomic_write($path, $text);
     $self->{manifest_sha256} = Digest::SHA::sha256_hex($text);
@@ -721,25 +947,33 @@ Cache::Memcached::RustXS::Zstd::DictionarySet - a folder of zstd dictionaries, o
 
     # A trainer makes a set, or reads the one it made before
     my $set = Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir);
-    $set->add(prefix => 'user:', dictionary => train_dictionary(\@users), level => 9,
-              savings => 61.5, samples => 500, id => $set->unused_id);
+    my $user = $set->add(prefix => 'user:', dictionary => train_dictionary(\@users), level => 9,
+                         savings => 61.5, samples => 500, id => $set->new_id);
     $set->add(prefix => 'post:', dictionary => train_dictionary(\@posts), level => 9,
               savings => 55.0, samples => 500);
     $set->set_fallback(method => 'zstd', level => 3, savings => 12.5, samples => 800);
     $set->write;                                # atomically: files, then the manifest
 
-    # Later: a better dictionary for user: (the old one stays, retired)
+    # Later: a better dictionary for user:, staged: every reader loads it
+    # at once, writers use it from an hour on (the old one stays, retired)
     $set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
     my $new = $set->add(prefix => 'user:', dictionary => train_dictionary([@users, @posts]),
-                        level => 9, id => $set->unused_id);
+                        level => 9, id => $set->new_id, current_from => time + 3600);
     $set->write;
 
-    # What a reader or a writer sees
-    for my $e ($set->entries) {
-        printf "%-6s ID %-5d %-7s level %d %s\n", $e->{prefix}, $e->{id}, $e->{state},
-            $e->{level}, $e->{file};
+    # Changed our mind: user:'s first dictionary stays (what was staged is
+    # cancelled); a rollback after the hour would be staged the same way
+    $set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
+    $set->make_current($user->{id});
+    $set->write;
+
+    # What a reader or a writer sees, and since when
+    for my $row ($set->schedule) {
+        my $e = $row->{entry};
+        printf "%-6s ID %-10d %-8s since %-20s level %d %s\n", $e->{prefix}, $e->{id}, $row->{state},
+            $row->{since} || '?', $e->{level} || 0, $e->{file} || '';
     }
-    my $for = $set->for_key('user:1234');       # the current dictionary of user:
+    my $for = $set->for_key('user:1234');       # the current dictionary of user: ($user)
     my $bytes = $set->dictionary_bytes($for->{id});   # checked against the manifest
 
     # Every process: all of them loaded, and found again as they are deployed
@@ -762,6 +996,36 @@ written with it still decode, until a tool decides no stored value names it
 any more and removes it (L</remove($id)>; C<cmrx-dict prune> does, for the
 retired dictionaries that no sampled value names and that were retired
 long enough ago).
+
+=head2 Staging and rolling back
+
+A dictionary must not be written before every reader that may meet it has
+it. So a dictionary can be added I<staged> (L</add(%options)> with
+C<current_from>): readers load it as soon as they read the set (at start,
+or at their next rescan), and writers go on writing the prefix's current
+dictionary until the time C<current_from> says, then write the new one. The
+writers of this distribution follow their set while they run
+(L<Cache::Memcached::RustXS::Zstd/compress_methods(dictionaries =E<gt> $dir, prefix =E<gt> $prefix, rescan_interval =E<gt> 60, max_output =E<gt> 64 MiB)>
+and L<Cache::Memcached::RustXS::Memcached>): they take up a staged
+dictionary at its time, and an added or rolled back one within their
+rescan interval, without a restart. Ship a set with staged entries to every
+host once; set C<current_from> later than the time it takes to reach the
+last host plus the rescan interval, and no writer anywhere uses a
+dictionary that a reader lacks. C<cmrx-dict train --all> stages what it
+adds (C<--stage>, one hour by default).
+
+Rolling back is the same move backwards: L</make_current($id, current_from =E<gt> $when)>
+makes an earlier dictionary of a prefix current again (every reader still
+has it: retired dictionaries stay loaded), staged or at once, and cancels
+what was staged for that prefix.
+
+The manifest keeps a staged dictionary as C<state=retired> with a
+C<current_from> date and no C<retired> date: a release of this
+distribution before 0.102, which knows no staging, loads it for reading
+and never writes with it, so hosts running an older release stay safe.
+L</write> writes down what the schedule says at that moment
+(L</settle>): a staged dictionary whose time has passed is written as
+C<state=current>, the one it took over from as retired at that time.
 
 This module reads, checks and writes sets. It needs nothing but perl 5.10.1
 and its core modules to read one (L<Digest::SHA> for the files' checksums);
@@ -841,7 +1105,7 @@ every client reads) at a gzip level (0 to 12; Compress::Zlib's C<memGzip>
 uses 9). Optional: without it, the fallback is gzip at level 9, which is
 what the clients write without this distribution.
 
-=item C<dictionary id=N prefix=P state=current|retired file=F level=N size=N sha256=HEX savings=PCT samples=N trained=DATE retired=DATE>
+=item C<dictionary id=N prefix=P state=current|retired current_from=DATE file=F level=N size=N sha256=HEX savings=PCT samples=N trained=DATE retired=DATE>
 
 One dictionary. C<id> is the ID in its header (1 to 4294967295), which
 every frame made with it names; no two dictionaries of a set share one.
@@ -859,6 +1123,13 @@ C<cmrx-dict prune> counts its age from. Sets written by release 0.101 and
 earlier have no C<retired> dates; they load as they are, their retirements
 of unknown date (C<retired> is then missing from the entry), and earlier
 releases read and keep the field like any other.
+
+C<current_from>: when the dictionary became, or becomes, its prefix's
+current one. On a C<state=retired> line without a C<retired> date it
+marks a I<staged> dictionary (see L</Staging and rolling back>); writers
+of a prefix use, at any moment, the current or staged dictionary whose
+C<current_from> came last (a current one without the field counts as
+earliest). Releases before 0.102 keep the field as they keep any other.
 
 C<other_keys> (on the whole-cache entry, the one of the empty prefix):
 C<0> when keys whose prefix has no dictionary get the fallback instead of
@@ -887,27 +1158,34 @@ terms, the size asked of the trainer, ...).
 
 =head2 Dictionary IDs
 
-zstd's trainer derives an ID from the dictionary's content (32768 and up),
-which takes 4 bytes in every frame. An ID from 1 to 255 takes 1 byte, to
-65535 2 bytes: L</add(%options)> with C<id> rewrites the ID in the
-dictionary's header (the content does not change, and C<zstd -d -D FILE>
-decodes the frames as before), and L</unused_id(from =E<gt> 1)> finds the
-smallest free one. An ID must be unique in the set, over its whole history
-(the IDs of removed dictionaries are not given again), and in the processes
-that load it: two sets loaded by one process must not give one ID to two
-dictionaries (the second is refused when it is loaded).
+Every zstd frame names the ID of the dictionary it was written with, and
+carries nothing else that says which dictionary that is: a reader that has
+another dictionary under the same ID decodes the value to wrong bytes. So
+IDs must not meet across sets that write to the same caches -- a set made
+again from scratch (a new folder, another host, a folder lost) while values
+of the old one live, or two teams' sets. L</new_id(avoid =E<gt> \@ids)>,
+which C<cmrx-dict train --all> uses, draws IDs at random from 65536 to
+4294967295, skipping the IDs the set has or had, those loaded in the
+process, and those asked to avoid: C<cmrx-dict> avoids every ID that the
+values it sampled from the servers name. Two sets made apart, with I<n>
+and I<m> dictionaries over their lives, share an ID with a chance of at
+most I<n> x I<m> / 4294901760: below one in a million for sets of up to 65
+dictionaries each (I<n> x I<m> up to 4294), one in 17 million for 4 each.
+A random ID takes 4 bytes in each frame, 3 more than an ID below 256;
+the README's memory benchmark shows what that costs in items.
 
-Small IDs have one hazard that no reader can detect: a frame does not say
-which set its ID belongs to, and carries no checksum of its content. A new
-set made from scratch (a new identity) for caches that still hold values of
-an old set, giving ID 1 to another dictionary than the old set's ID 1, makes
-those values decode to wrong data. So keep the set (read it and add to it;
-C<cmrx-dict train --all> on the same folder does) for as long as its values
-may live, or give a new set IDs the old one never had
-(L</unused_id(from =E<gt> 1)> with C<from>), or leave IDs as the trainer
-makes them (derived from the content, 4 bytes in each frame). zstd's format
-reserves IDs below 32768 and from 2**31 for dictionaries shared in public;
-within one site's caches any ID is fine.
+Smaller IDs can still be given (L</add(%options)> with C<id>, which
+rewrites the ID in the dictionary's header; the content does not change,
+and C<zstd -d -D FILE> decodes the frames as before; L</unused_id(from =E<gt> 1)>
+finds the smallest free one): 1 byte in a frame for IDs up to 255, 2 up
+to 65535. Do so only while one set, kept for as long as its values may
+live, writes to the caches: an ID is unique within a set over its whole
+history (the IDs of removed dictionaries are not given again) and within
+the processes that load it (two sets loaded by one process must not give
+one ID to two dictionaries: the second is refused when it is loaded), but
+a small ID given by two sets made apart is the collision above, certain.
+zstd's format reserves IDs below 32768 and from 2**31 for dictionaries
+shared in public; within one site's caches any ID is fine.
 
 =head1 METHODS
 
@@ -948,35 +1226,56 @@ The entry of dictionary C<$id>, or nothing.
 The removed dictionaries: hash references with C<id>, C<prefix> and
 C<removed>.
 
-=item $set->prefixes
+=item $set->prefixes(at => $epoch)
 
 The prefixes that have a current dictionary, sorted.
 
-=item $set->current($prefix)
+These and the methods that follow answer for a moment: now, or the
+C<at> given (epoch seconds): the I<current> entry of a prefix is the one
+its writers use at that moment (see L</Staging and rolling back>).
+
+=item $set->current($prefix, at => $epoch)
 
 The current entry of exactly C<$prefix>, or C<undef>.
 
-=item $set->for_key($key)
+=item $set->for_key($key, at => $epoch)
 
 The current entry with the longest prefix that C<$key> (as stored, with its
 namespace) starts with, or C<undef>: the dictionary a writer uses for that
 key. The whole-cache entry counts unless its line says C<other_keys=0>.
 
-=item $set->whole_cache
+=item $set->whole_cache(at => $epoch)
 
 The whole-cache entry (the current entry of the empty prefix), or C<undef>.
 
-=item $set->other_keys_entry
+=item $set->other_keys_entry(at => $epoch)
 
 The whole-cache entry when keys without a dictionary of their own get it
 (its line does not say C<other_keys=0>), else C<undef>.
+
+=item $set->next_change(at => $epoch)
+
+The first moment after C<at> (now) when a staged dictionary becomes
+current (epoch seconds), or C<undef>: until then what writers use does
+not change. The writers of this distribution decide again then.
+
+=item $set->schedule(at => $epoch)
+
+Every dictionary, with its state at that moment and since when: a list of
+hash references C<< { entry => $entry, state => $state, since => $date } >>
+in the manifest's order, then the removed ones. C<state> is C<current> (its
+prefix's writers use it; C<since> its C<current_from>, or its C<trained>
+date), C<staged> (they will from C<since>), C<retired> (C<since> its
+C<retired> date, or when the dictionary that took over from it started;
+C<undef> where the set does not know) or C<removed> (C<since> its C<removed>
+date). C<cmrx-dict list> prints it.
 
 =item $set->delimiter, $set->set_delimiter($delimiter)
 
 The delimiter recorded on the set line (C<undef> without one), and
 recording it (written by L</write>).
 
-=item $set->resolve_prefix($prefix)
+=item $set->resolve_prefix($prefix, at => $epoch)
 
 What a writer of keys that start with C<$prefix> writes with, as
 L<Cache::Memcached::RustXS::Zstd/compress_methods(dictionaries =E<gt> $dir, prefix =E<gt> $prefix, rescan_interval =E<gt> 60, max_output =E<gt> 64 MiB)>
@@ -1014,9 +1313,9 @@ fails, returns 1.
 
 =item $set->add(%options)
 
-Adds a dictionary and makes it the current one of its prefix; the prefix's
-dictionary before becomes retired (its C<retired> date now). Returns the
-new entry. Options:
+Adds a dictionary and makes it the current one of its prefix, at once or
+staged (C<current_from>); when at once, the prefix's dictionary before
+becomes retired (its C<retired> date now). Returns the new entry. Options:
 
 =over 4
 
@@ -1035,7 +1334,15 @@ Required: the zstd level to write with (-7 to 22).
 =item id => $id
 
 The dictionary ID to give it (1 to 4294967295), rewritten into its header;
-by default the one its header has. See L</Dictionary IDs>.
+by default the one its header has. See L</Dictionary IDs>:
+C<< id => $set->new_id >> is what keeps sets made apart from meeting.
+
+=item current_from => $when
+
+When writers begin to use it (epoch seconds or C<YYYY-MM-DDTHH:MM:SSZ>).
+A later time stages it: readers load it at once, the prefix's current
+dictionary stays current until then (and is retired by L</settle> after
+it). Now or earlier, or without the option: current at once.
 
 =item savings => $percent, samples => $count, trained => $when
 
@@ -1060,14 +1367,42 @@ L</write>.
 The smallest ID from C<from> up that no dictionary of the set has or had
 (removed ones count) and this process has not loaded.
 
+=item $set->new_id(avoid => \@ids)
+
+A random ID from 65536 to 4294967295 that no dictionary of the set has or
+had, that this process has not loaded, and that is not in C<@ids> (pass the
+IDs that stored values name): see L</Dictionary IDs>.
+
 =item $set->retire($id, retired => $when)
 
 Makes dictionary C<$id> retired (its prefix then has no current dictionary
 unless another is added, and its keys get the fallback), and records when
 in its C<retired> field: C<$when> (epoch seconds or
 C<YYYY-MM-DDTHH:MM:SSZ>) when given; else now, unless it was retired
-before and has a date, which it keeps. Returns its entry. (L</add(%options)>
+before and has a date, which it keeps. A staged dictionary retired is no
+longer staged. Returns its entry. (L</add(%options)>
 records now as the retirement date of the dictionary it retires.)
+
+=item $set->make_current($id, current_from => $when)
+
+Makes dictionary C<$id> (current, retired or staged) its prefix's current
+one from C<$when> (epoch seconds or C<YYYY-MM-DDTHH:MM:SSZ>; now by
+default): at once, or staged for a later time; and retires every other
+staged dictionary of the prefix. A rollback: the dictionary before a bad
+one is still loaded by every reader, so it can be made current at once;
+stage it anyway when writers on hosts that have not yet read the change
+should not keep writing the bad one for long (they follow within their
+rescan interval either way). Croaks for a removed or unknown ID, and for
+the current one when nothing is staged to cancel. Returns its entry.
+C<cmrx-dict rollback> calls it.
+
+=item $set->settle(at => $epoch)
+
+Writes down, in the object, what the schedule says at that moment (now by
+default): each staged dictionary whose time has come becomes
+C<state=current>, and the one it took over from retired with that time as
+its C<retired> date. What writers use does not change; releases without
+staging then read the same. L</write> settles first. Returns the set.
 
 =item $set->remove($id)
 
@@ -1087,7 +1422,7 @@ and C<level> are required. Returns it.
 
 =item $set->write
 
-Writes the set into its folder (made if needed): first the dictionary files
+Writes the set into its folder (made if needed), settled (L</settle>): first the dictionary files
 added since it was read (each through a temporary file and a rename, so a
 reader never sees half a file), then the manifest the same way, then it
 deletes the files of removed dictionaries. A reader therefore always sees a
