@@ -26,6 +26,30 @@ sub _check_options {
     return;
 }
 
+# Fast keeps compress_threshold in a C int: a larger one would wrap.
+my $FAST_INT_MAX = 2**31 - 1;
+
+# The Cache::Memcached::Fast settings of the modules' fast_options, taken out
+# of %$options: (compress_threshold => N, and compress_ratio => R when
+# given), N being $threshold unless the options give one. Croaks "$what:
+# ..." on an option neither those two nor @known, and on a bad value.
+sub _fast_settings {
+    my ($what, $options, $threshold, @known) = @_;
+    _check_options($what, $options, @known, qw(compress_threshold compress_ratio));
+    $threshold = delete $options->{compress_threshold} if exists $options->{compress_threshold};
+    Carp::croak("$what: compress_threshold must be a whole number of bytes from 1 to $FAST_INT_MAX "
+              . '(at 0 or less Fast compresses nothing: a reader needs compress_methods alone)')
+        unless defined $threshold && $threshold =~ /\A[0-9]+\z/ && $threshold >= 1 && $threshold <= $FAST_INT_MAX;
+    my @settings = (compress_threshold => 0 + $threshold);
+    if (exists $options->{compress_ratio}) {
+        my $ratio = delete $options->{compress_ratio};
+        Carp::croak("$what: compress_ratio must be a number above 0 and at most 1")
+            unless defined $ratio && $ratio =~ /\A(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\z/ && $ratio > 0 && $ratio <= 1;
+        push @settings, compress_ratio => 0 + $ratio;
+    }
+    return @settings;
+}
+
 1;
 __END__
 
