@@ -67,12 +67,14 @@ Cache::Memcached::RustXS - a faster, stricter read path and cheaper compression 
         parser_class => 'Cache::Memcached::RustXS::GetParser',
     });
 
-    # Cache::Memcached::Fast: gzip and gunzip with libdeflate
+    # Cache::Memcached::Fast: gzip and gunzip with libdeflate (fast_options
+    # gives compress_threshold with compress_methods: without a threshold
+    # Fast never compresses)
     use Cache::Memcached::Fast;
     use Cache::Memcached::RustXS::Zlib;
     my $fast = Cache::Memcached::Fast->new({
-        servers          => ['127.0.0.1:11211'],
-        compress_methods => Cache::Memcached::RustXS::Zlib::compress_methods(),
+        servers => ['127.0.0.1:11211'],
+        Cache::Memcached::RustXS::Zlib::fast_options(),
     });
 
     print "engine $Cache::Memcached::RustXS::VERSION\n";
@@ -94,15 +96,16 @@ compressed values (gzip and zstd) in the parser.
 
 C<memGzip>, C<memGunzip>, C<compress> and C<uncompress> compatible with
 L<Compress::Zlib>, on libdeflate; C<compress_methods> for
-L<Cache::Memcached::Fast>; and an opt-in override of Compress::Zlib's own
-functions.
+L<Cache::Memcached::Fast> (and C<fast_options>, which gives it
+C<compress_threshold> too: Fast compresses nothing without one); and an
+opt-in override of Compress::Zlib's own functions.
 
 =item L<Cache::Memcached::RustXS::Zstd>
 
 zstd with dictionaries trained on your own values (a third of gzip's
 memory for small values of one kind): C<compress>, C<decompress>,
-dictionary training and loading, and C<compress_methods> for
-Cache::Memcached::Fast.
+dictionary training and loading, and C<compress_methods> and
+C<fast_options> for Cache::Memcached::Fast.
 
 =item L<Cache::Memcached::RustXS::Zstd::DictionarySet>
 

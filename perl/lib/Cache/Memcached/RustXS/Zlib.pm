@@ -110,12 +110,13 @@ Cache::Memcached::RustXS::Zlib - Compress::Zlib-compatible gzip and zlib at libd
     my $z     = compress($json, 6);      # zlib format
     my $back  = uncompress($z);
 
-    # Cache::Memcached::Fast: compression through XSUBs, no Perl closures
+    # Cache::Memcached::Fast: compression through XSUBs, no Perl closures;
+    # fast_options gives compress_threshold (224) and compress_methods, as
+    # Fast compresses nothing without a threshold
     use Cache::Memcached::Fast;
     my $fast = Cache::Memcached::Fast->new({
-        servers            => ['127.0.0.1:11211'],
-        compress_threshold => 1_000,
-        compress_methods   => Cache::Memcached::RustXS::Zlib::compress_methods(),
+        servers => ['127.0.0.1:11211'],
+        Cache::Memcached::RustXS::Zlib::fast_options(),
     });
 
     # Cache::Memcached: its set path calls Compress::Zlib::memGzip by name,
@@ -203,7 +204,23 @@ zip, bzip2, xz, 7z, LZ4, Snappy, LZMA, lzip, RAR, compress), so Fast stores
 it raw without spending time on it. It also returns false for data of 128
 KiB or more when a 16 KiB sample from its middle, deflated at level 1, saves
 less than 3 % (encrypted or random bytes, media without a known header):
-that costs about 1 % of compressing it all. Options:
+that costs about 1 % of compressing it all.
+
+B<Fast never calls the compressor without C<compress_threshold>>: it
+compresses values of at least C<compress_threshold> bytes, and its default
+is -1, so a Fast object given these methods alone reads compressed values
+and writes every value raw, with no warning. Give it C<compress_threshold>
+too, or both at once with L</fast_options(%options)>:
+
+    use Cache::Memcached::Fast;
+    use Cache::Memcached::RustXS::Zlib;
+    my $fast = Cache::Memcached::Fast->new({
+        servers            => ['127.0.0.1:11211'],
+        compress_threshold => 224,
+        compress_methods   => Cache::Memcached::RustXS::Zlib::compress_methods(),
+    });
+
+Options:
 
 =over 4
 

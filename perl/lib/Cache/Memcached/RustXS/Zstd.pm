@@ -419,13 +419,13 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
                          level => 3, dictionary => $id);
     my $json  = decompress($frame);    # undef for anything it cannot decode
 
-    # Cache::Memcached::Fast: writes zstd, reads zstd, gzip and zlib
+    # Cache::Memcached::Fast: writes zstd, reads zstd, gzip and zlib;
+    # fast_options gives compress_threshold (64 with a dictionary) and
+    # compress_methods, as Fast compresses nothing without a threshold
     use Cache::Memcached::Fast;
     my $fast = Cache::Memcached::Fast->new({
-        servers            => ['127.0.0.1:11211'],
-        compress_threshold => 100,
-        compress_methods   => Cache::Memcached::RustXS::Zstd::compress_methods(
-            level => 3, dictionary => 'users.dict'),
+        servers => ['127.0.0.1:11211'],
+        Cache::Memcached::RustXS::Zstd::fast_options(level => 3, dictionary => 'users.dict'),
     });
 
     # Cache::Memcached: one object that writes zstd, and reads it
@@ -450,10 +450,9 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
 
     # One Fast object per namespace: it writes with its prefix's dictionary
     my $users = Cache::Memcached::Fast->new({
-        servers          => ['127.0.0.1:11211'],
-        namespace        => 'user:',
-        compress_methods => Cache::Memcached::RustXS::Zstd::compress_methods(
-            dictionaries => $set->dir, prefix => 'user:'),
+        servers   => ['127.0.0.1:11211'],
+        namespace => 'user:',
+        Cache::Memcached::RustXS::Zstd::fast_options(dictionaries => $set->dir, prefix => 'user:'),
     });
 
     # One Fast object for the whole application, the prefix in each key: it
@@ -463,9 +462,8 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
     $set->add(prefix => '', dictionary => $dict, level => 9, id => 2);
     $set->write;
     my $app = Cache::Memcached::Fast->new({
-        servers          => ['127.0.0.1:11211'],
-        compress_methods => Cache::Memcached::RustXS::Zstd::compress_methods(
-            dictionaries => $set->dir),
+        servers => ['127.0.0.1:11211'],
+        Cache::Memcached::RustXS::Zstd::fast_options(dictionaries => $set->dir),
     });
 
 =head1 DESCRIPTION
@@ -664,6 +662,21 @@ Returns C<[ $compress, $decompress ]> for Cache::Memcached::Fast's
 C<compress_methods> option, as L<Cache::Memcached::RustXS::Zlib> does, but
 the compressor writes zstd (with the dictionary in the file C<$path>, which
 it loads, when given).
+
+B<Fast never calls the compressor without C<compress_threshold>>: it
+compresses values of at least C<compress_threshold> bytes, and its default
+is -1, so a Fast object given these methods alone reads zstd but writes
+every value raw, with no warning. Give it C<compress_threshold> too, or
+both at once with L</fast_options(%options)>:
+
+    use Cache::Memcached::Fast;
+    use Cache::Memcached::RustXS::Zstd;
+    my $fast = Cache::Memcached::Fast->new({
+        servers            => ['127.0.0.1:11211'],
+        compress_threshold => 64,
+        compress_methods   => Cache::Memcached::RustXS::Zstd::compress_methods(
+            dictionaries => '/etc/app/dictionaries'),
+    });
 
 With C<dictionaries>, the dictionary set in C<$dir> is loaded (by
 L</load_dictionaries($dir, rescan_interval =E<gt> 60)>, with
@@ -881,8 +894,10 @@ says.
 =item 3. Writers
 
 Switch the writers: Cache::Memcached::RustXS::Memcached with C<zstd>, or
-this module's C<compress_methods> with the dictionary. Values are rewritten
-as zstd as they are set again.
+this module's C<compress_methods> with the dictionary, and a
+C<compress_threshold> (both from L</fast_options(%options)>: without a
+threshold Fast writes every value raw). Values are rewritten as zstd as
+they are set again.
 
 =item Rolling back
 
