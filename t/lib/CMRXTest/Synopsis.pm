@@ -17,7 +17,7 @@ use CMRXTest::Clients qw(fast_missing cache_memcached_missing);
 use CMRXTest::Modules qw(modules module_file);
 
 our $VERSION   = '0.01';
-our @EXPORT_OK = qw(synopsis_of loads_client check_synopses);
+our @EXPORT_OK = qw(synopsis_of loads_client check_synopses missing_client run_in_scratch users_dict_scratch);
 
 my $ROOT = Cwd::abs_path('.');
 
@@ -133,8 +133,9 @@ sub loads_client {
     return $synopsis =~ /\bCache::Memcached(?:::Fast)?(?:->|\s*;|\s+qw)|\bCache::Memcached::RustXS::(?:Memcached|ClientInternals)\b/ ? 1 : 0;
 }
 
-# What a SYNOPSIS needs that a host may lack: the reason to skip it, or ''.
-sub _missing_client {
+# What a SYNOPSIS (or any example) needs that a host may lack: the reason
+# to skip it, or ''.
+sub missing_client {
     my ($synopsis) = @_;
     # (asking whether a client is missing loads it: only when it is used)
     return fast_missing() if $synopsis =~ /^\s*use Cache::Memcached::Fast\b/m && fast_missing();
@@ -145,7 +146,7 @@ sub _missing_client {
 
 # Runs perl code in $scratch with the built modules and t/lib; returns its
 # output (stdout and stderr), with $? set.
-sub _run_in_scratch {
+sub run_in_scratch {
     my ($scratch, $code) = @_;
     my $path = File::Spec->catfile("$scratch", 'run.pl');
     open my $fh, '>', $path or die "$path: $!";
@@ -159,6 +160,21 @@ sub _run_in_scratch {
     return $out;
 }
 
+# A scratch directory (a File::Temp dir object) holding users.dict, as
+# Zstd's SYNOPSIS trains it, and the output of the perl that trained it.
+sub users_dict_scratch {
+    my $scratch = File::Temp->newdir;
+    my $out = run_in_scratch($scratch, q{
+        use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
+        my @samples = map { qq({"id":$_,"name":"user$_","plan":"free","tags":["a","b"]}) } 1 .. 500;
+        open my $fh, '>', 'users.dict' or die $!;
+        binmode $fh;
+        print {$fh} train_dictionary(\@samples, size => 16384);
+        close $fh or die $!;
+    });
+    return ($scratch, $out);
+}
+
 # Runs the SYNOPSIS of every module whose loads_client is $clients (1 or
 # 0), with 127.0.0.1:11211 replaced by $addr, as tests.
 sub check_synopses {
@@ -168,16 +184,7 @@ sub check_synopses {
     my @modules = grep { !defined $synopsis{$_} || loads_client($synopsis{$_}) == $clients } sort keys %synopsis;
     Test::More::ok(scalar @modules, 'SYNOPSES that ' . ($clients ? 'load' : 'load no') . ' client: '
                                    . scalar(@modules) . ' modules');
-    # The scratch directory: users.dict, as Zstd's SYNOPSIS trains it.
-    my $scratch = File::Temp->newdir;
-    my $out = _run_in_scratch($scratch, q{
-        use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
-        my @samples = map { qq({"id":$_,"name":"user$_","plan":"free","tags":["a","b"]}) } 1 .. 500;
-        open my $fh, '>', 'users.dict' or die $!;
-        binmode $fh;
-        print {$fh} train_dictionary(\@samples, size => 16384);
-        close $fh or die $!;
-    });
+    my ($scratch, $out) = users_dict_scratch();
     Test::More::ok(-s File::Spec->catfile("$scratch", 'users.dict'), 'users.dict trained in the scratch directory')
         or Test::More::diag($out);
     for my $module (@modules) {
@@ -187,9 +194,9 @@ sub check_synopses {
         my $count = $synopsis =~ s/127\.0\.0\.1:11211/$addr/g;
         (my $after = $AFTER{$module}) =~ s/__ADDR__/$addr/g;
       SKIP: {
-            my $missing = _missing_client($synopsis);
+            my $missing = missing_client($synopsis);
             Test::More::skip("$module: its SYNOPSIS needs what is missing here: $missing", 3) if $missing;
-            my $out = _run_in_scratch($scratch, "$synopsis\nuse CMRXTest::Raw qw(raw_get);\n$after\nprint \"SYNOPSIS OK\\n\";\n");
+            my $out = run_in_scratch($scratch, "$synopsis\nuse CMRXTest::Raw qw(raw_get);\n$after\nprint \"SYNOPSIS OK\\n\";\n");
             Test::More::is($?, 0, "$module: SYNOPSIS runs (with $count server address(es) set to the test's)")
                 or Test::More::diag($out);
             Test::More::like($out, qr/SYNOPSIS OK/, "$module: and does what it says");
@@ -235,6 +242,11 @@ those that do: the client matrix's release rows, which run the test files
 that load a client, then leave the first out. Together they run every
 module's.
 
+F<t/09-fast-examples.t> runs every example that makes a
+Cache::Memcached::Fast object with this distribution's methods (the
+SYNOPSES among them) through C<users_dict_scratch>, C<run_in_scratch> and
+C<missing_client>.
+
 =head1 FUNCTIONS
 
 Exported on request.
@@ -255,6 +267,25 @@ has none.
 =item C<check_synopses(addr =E<gt> $address, clients =E<gt> 0 or 1)>
 
 The tests above, for those modules.
+
+=item C<users_dict_scratch()>
+
+A scratch directory (a L<File::Temp> directory object, removed when it goes
+out of scope) holding F<users.dict>, and the output of the perl that
+trained it there.
+
+=item C<run_in_scratch($dir, $code)>
+
+Runs C<$code> under C<use strict> and C<use warnings FATAL =E<gt> 'all'> in
+a child perl with the built modules and F<t/lib>, in C<$dir>; returns what
+it printed (stdout and stderr), with C<$?> set.
+
+=item C<missing_client($code)>
+
+Why a client that C<$code> loads (C<use Cache::Memcached::Fast>,
+C<use Cache::Memcached>, C<use Cache::Memcached::RustXS::Memcached>) cannot
+be used here, or the empty string. Only the clients it loads are asked for
+(asking loads them).
 
 =back
 

@@ -26,6 +26,30 @@ sub _check_options {
     return;
 }
 
+# Fast keeps compress_threshold in a C int: a larger one would wrap.
+my $FAST_INT_MAX = 2**31 - 1;
+
+# The Cache::Memcached::Fast settings of the modules' fast_options, taken out
+# of %$options: (compress_threshold => N, and compress_ratio => R when
+# given), N being $threshold unless the options give one. Croaks "$what:
+# ..." on an option neither those two nor @known, and on a bad value.
+sub _fast_settings {
+    my ($what, $options, $threshold, @known) = @_;
+    _check_options($what, $options, @known, qw(compress_threshold compress_ratio));
+    $threshold = delete $options->{compress_threshold} if exists $options->{compress_threshold};
+    Carp::croak("$what: compress_threshold must be a whole number of bytes from 1 to $FAST_INT_MAX "
+              . '(at 0 or less Fast compresses nothing: a reader needs compress_methods alone)')
+        unless defined $threshold && $threshold =~ /\A[0-9]+\z/ && $threshold >= 1 && $threshold <= $FAST_INT_MAX;
+    my @settings = (compress_threshold => 0 + $threshold);
+    if (exists $options->{compress_ratio}) {
+        my $ratio = delete $options->{compress_ratio};
+        Carp::croak("$what: compress_ratio must be a number above 0 and at most 1")
+            unless defined $ratio && $ratio =~ /\A(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\z/ && $ratio > 0 && $ratio <= 1;
+        push @settings, compress_ratio => 0 + $ratio;
+    }
+    return @settings;
+}
+
 1;
 __END__
 
@@ -43,12 +67,14 @@ Cache::Memcached::RustXS - a faster, stricter read path and cheaper compression 
         parser_class => 'Cache::Memcached::RustXS::GetParser',
     });
 
-    # Cache::Memcached::Fast: gzip and gunzip with libdeflate
+    # Cache::Memcached::Fast: gzip and gunzip with libdeflate (fast_options
+    # gives compress_threshold with compress_methods: without a threshold
+    # Fast never compresses)
     use Cache::Memcached::Fast;
     use Cache::Memcached::RustXS::Zlib;
     my $fast = Cache::Memcached::Fast->new({
-        servers          => ['127.0.0.1:11211'],
-        compress_methods => Cache::Memcached::RustXS::Zlib::compress_methods(),
+        servers => ['127.0.0.1:11211'],
+        Cache::Memcached::RustXS::Zlib::fast_options(),
     });
 
     print "engine $Cache::Memcached::RustXS::VERSION\n";
@@ -70,15 +96,16 @@ compressed values (gzip and zstd) in the parser.
 
 C<memGzip>, C<memGunzip>, C<compress> and C<uncompress> compatible with
 L<Compress::Zlib>, on libdeflate; C<compress_methods> for
-L<Cache::Memcached::Fast>; and an opt-in override of Compress::Zlib's own
-functions.
+L<Cache::Memcached::Fast> (and C<fast_options>, which gives it
+C<compress_threshold> too: Fast compresses nothing without one); and an
+opt-in override of Compress::Zlib's own functions.
 
 =item L<Cache::Memcached::RustXS::Zstd>
 
 zstd with dictionaries trained on your own values (a third of gzip's
 memory for small values of one kind): C<compress>, C<decompress>,
-dictionary training and loading, and C<compress_methods> for
-Cache::Memcached::Fast.
+dictionary training and loading, and C<compress_methods> and
+C<fast_options> for Cache::Memcached::Fast.
 
 =item L<Cache::Memcached::RustXS::Zstd::DictionarySet>
 

@@ -10,7 +10,7 @@ use Cache::Memcached::RustXS ();
 our $VERSION = '0.101';
 
 our @EXPORT_OK = qw(memGzip memGunzip compress uncompress compress_methods
-                    override_compress_zlib restore_compress_zlib);
+                    override_compress_zlib restore_compress_zlib fast_options);
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
 # Tunables, read at each call (so `local` works). The XS gives them their
@@ -34,6 +34,18 @@ sub compress_methods {
         0,
         exists $opt{max_output} ? $opt{max_output} : $MaxOutput,
     );
+}
+
+# fast_options' compress_threshold: values shorter than this are stored raw.
+# From 224 bytes on, more than half of the values of bench/data/values cut
+# to that size land in a smaller slab chunk gzip'd (under Fast's default
+# compress_ratio); at 128 bytes, 1 to 15 % do (bench/threshold.pl).
+my $FAST_THRESHOLD = 224;
+
+sub fast_options {
+    my %opt = @_;
+    my @settings = Cache::Memcached::RustXS::_fast_settings('fast_options', \%opt, $FAST_THRESHOLD, @OPTIONS);
+    return (@settings, compress_methods => compress_methods(%opt));
 }
 
 my %original;    # Compress::Zlib's own functions while overridden
@@ -98,12 +110,13 @@ Cache::Memcached::RustXS::Zlib - Compress::Zlib-compatible gzip and zlib at libd
     my $z     = compress($json, 6);      # zlib format
     my $back  = uncompress($z);
 
-    # Cache::Memcached::Fast: compression through XSUBs, no Perl closures
+    # Cache::Memcached::Fast: compression through XSUBs, no Perl closures;
+    # fast_options gives compress_threshold (224) and compress_methods, as
+    # Fast compresses nothing without a threshold
     use Cache::Memcached::Fast;
     my $fast = Cache::Memcached::Fast->new({
-        servers            => ['127.0.0.1:11211'],
-        compress_threshold => 1_000,
-        compress_methods   => Cache::Memcached::RustXS::Zlib::compress_methods(),
+        servers => ['127.0.0.1:11211'],
+        Cache::Memcached::RustXS::Zlib::fast_options(),
     });
 
     # Cache::Memcached: its set path calls Compress::Zlib::memGzip by name,
@@ -191,7 +204,23 @@ zip, bzip2, xz, 7z, LZ4, Snappy, LZMA, lzip, RAR, compress), so Fast stores
 it raw without spending time on it. It also returns false for data of 128
 KiB or more when a 16 KiB sample from its middle, deflated at level 1, saves
 less than 3 % (encrypted or random bytes, media without a known header):
-that costs about 1 % of compressing it all. Options:
+that costs about 1 % of compressing it all.
+
+B<Fast never calls the compressor without C<compress_threshold>>: it
+compresses values of at least C<compress_threshold> bytes, and its default
+is -1, so a Fast object given these methods alone reads compressed values
+and writes every value raw, with no warning. Give it C<compress_threshold>
+too, or both at once with L</fast_options(%options)>:
+
+    use Cache::Memcached::Fast;
+    use Cache::Memcached::RustXS::Zlib;
+    my $fast = Cache::Memcached::Fast->new({
+        servers            => ['127.0.0.1:11211'],
+        compress_threshold => 224,
+        compress_methods   => Cache::Memcached::RustXS::Zlib::compress_methods(),
+    });
+
+Options:
 
 =over 4
 
@@ -209,6 +238,57 @@ but a size in bytes croaks.
 =back
 
 The options are fixed when the methods are made.
+
+=item fast_options(%options)
+
+The options that make a Cache::Memcached::Fast object compress with these
+methods, as a list to put inside the hash its C<new> takes:
+C<< (compress_threshold => 224, compress_methods => [...]) >>, with
+C<compress_ratio> too when it is given here.
+
+    use Cache::Memcached::Fast;
+    use Cache::Memcached::RustXS::Zlib;
+    my $fast = Cache::Memcached::Fast->new({
+        servers   => ['127.0.0.1:11211'],
+        namespace => 'user:',
+        Cache::Memcached::RustXS::Zlib::fast_options(level => 9),
+    });
+
+Give Fast's two settings here rather than next to the list in the hash (a
+key written after the list replaces its value, one before it is replaced).
+Options: those of L</compress_methods(%options)> (C<level>, C<max_output>),
+which makes the methods, and:
+
+=over 4
+
+=item compress_threshold => 224
+
+The size in bytes from which Fast compresses a value; shorter values are
+stored raw. A whole number from 1 to 2**31-1 (Fast keeps it in a C
+C<int>); anything else croaks, 0 and negative numbers too, since Fast then
+compresses nothing.
+
+Why 224: memcached stores an item in the smallest slab chunk that holds
+it (about 59 bytes of header, the key and the value; chunks of 96, 120,
+152, 192, 240, 304, 384 bytes and so on), so compressing saves memory only
+when it moves the item to a smaller chunk, while it costs time at every
+set and get. On the values of F<bench/data/values> cut to N bytes, each
+with its own key, under Fast's default C<compress_ratio> (F<bench/threshold.pl>,
+its first N bytes and N from the middle): at 128 bytes gzip moves 1 to 15 %
+of the items to a smaller chunk, at 160 11 to 27 %, at 224 52 to 62 % (12
+to 17 % of the memory saved), at 320 96 to 98 %. 224 is the smallest size
+at which more than half the items get smaller.
+
+=item compress_ratio => 0.8
+
+Fast's: a compressed value is stored only if it is at most this fraction
+of the value's size (else the value is stored raw). A number above 0 and at
+most 1; left out of the list unless given, so that Fast's default, 0.8,
+holds.
+
+=back
+
+It croaks on an unknown option, and as C<compress_methods> does on theirs.
 
 =item override_compress_zlib()
 

@@ -12,7 +12,8 @@ our $VERSION = '0.101';
 
 our @EXPORT_OK = qw(load_dictionary load_dictionaries train_dictionary train_dictionary_with_parameters
                     frame_sizes compress decompress compress_methods dictionary_id dictionary_with_id
-                    frame_dictionary_id);
+                    frame_dictionary_id
+                    fast_options);
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
 # Warnings about a prefix or a namespace point at the code that made the
@@ -373,6 +374,24 @@ sub _printable {
     return $s;
 }
 
+# ---- fast_options -----------------------------------------------------------
+
+# fast_options' compress_threshold: values shorter than this are stored raw.
+# The sizes from which more than half of the values of bench/data/values cut
+# to that size land in a smaller slab chunk (under Fast's default
+# compress_ratio; bench/threshold.pl): 208 bytes for zstd alone (at 128, 3
+# to 22 % do), 64 with a dictionary of their kind (at 48, 38 to 50 %).
+my $FAST_THRESHOLD            = 208;
+my $FAST_THRESHOLD_DICTIONARY = 64;
+
+sub fast_options {
+    my %opt = @_;
+    my $threshold = defined $opt{dictionary} || defined $opt{dictionaries}
+        ? $FAST_THRESHOLD_DICTIONARY : $FAST_THRESHOLD;
+    my @settings = Cache::Memcached::RustXS::_fast_settings('fast_options', \%opt, $threshold, @METHOD_OPTIONS);
+    return (@settings, compress_methods => compress_methods(%opt));
+}
+
 1;
 __END__
 
@@ -400,13 +419,13 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
                          level => 3, dictionary => $id);
     my $json  = decompress($frame);    # undef for anything it cannot decode
 
-    # Cache::Memcached::Fast: writes zstd, reads zstd, gzip and zlib
+    # Cache::Memcached::Fast: writes zstd, reads zstd, gzip and zlib;
+    # fast_options gives compress_threshold (64 with a dictionary) and
+    # compress_methods, as Fast compresses nothing without a threshold
     use Cache::Memcached::Fast;
     my $fast = Cache::Memcached::Fast->new({
-        servers            => ['127.0.0.1:11211'],
-        compress_threshold => 100,
-        compress_methods   => Cache::Memcached::RustXS::Zstd::compress_methods(
-            level => 3, dictionary => 'users.dict'),
+        servers => ['127.0.0.1:11211'],
+        Cache::Memcached::RustXS::Zstd::fast_options(level => 3, dictionary => 'users.dict'),
     });
 
     # Cache::Memcached: one object that writes zstd, and reads it
@@ -431,10 +450,9 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
 
     # One Fast object per namespace: it writes with its prefix's dictionary
     my $users = Cache::Memcached::Fast->new({
-        servers          => ['127.0.0.1:11211'],
-        namespace        => 'user:',
-        compress_methods => Cache::Memcached::RustXS::Zstd::compress_methods(
-            dictionaries => $set->dir, prefix => 'user:'),
+        servers   => ['127.0.0.1:11211'],
+        namespace => 'user:',
+        Cache::Memcached::RustXS::Zstd::fast_options(dictionaries => $set->dir, prefix => 'user:'),
     });
 
     # One Fast object for the whole application, the prefix in each key: it
@@ -444,9 +462,8 @@ Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached va
     $set->add(prefix => '', dictionary => $dict, level => 9, id => 2);
     $set->write;
     my $app = Cache::Memcached::Fast->new({
-        servers          => ['127.0.0.1:11211'],
-        compress_methods => Cache::Memcached::RustXS::Zstd::compress_methods(
-            dictionaries => $set->dir),
+        servers => ['127.0.0.1:11211'],
+        Cache::Memcached::RustXS::Zstd::fast_options(dictionaries => $set->dir),
     });
 
 =head1 DESCRIPTION
@@ -646,6 +663,21 @@ C<compress_methods> option, as L<Cache::Memcached::RustXS::Zlib> does, but
 the compressor writes zstd (with the dictionary in the file C<$path>, which
 it loads, when given).
 
+B<Fast never calls the compressor without C<compress_threshold>>: it
+compresses values of at least C<compress_threshold> bytes, and its default
+is -1, so a Fast object given these methods alone reads zstd but writes
+every value raw, with no warning. Give it C<compress_threshold> too, or
+both at once with L</fast_options(%options)>:
+
+    use Cache::Memcached::Fast;
+    use Cache::Memcached::RustXS::Zstd;
+    my $fast = Cache::Memcached::Fast->new({
+        servers            => ['127.0.0.1:11211'],
+        compress_threshold => 64,
+        compress_methods   => Cache::Memcached::RustXS::Zstd::compress_methods(
+            dictionaries => '/etc/app/dictionaries'),
+    });
+
 With C<dictionaries>, the dictionary set in C<$dir> is loaded (by
 L</load_dictionaries($dir, rescan_interval =E<gt> 60)>, with
 C<rescan_interval> if given) and the compressor writes as the set says for
@@ -687,6 +719,70 @@ before. The compressor declines already-compressed data (JPEG, PNG, gzip,
 zstd, ...) and large data that does not compress, so Fast stores it raw.
 C<max_output> is the decompressor's cap, by default
 C<$Cache::Memcached::RustXS::Zlib::MaxOutput>; a larger value is a miss.
+
+=item fast_options(%options)
+
+The options that make a Cache::Memcached::Fast object compress with this
+module's methods, as a list to put inside the hash its C<new> takes:
+C<< (compress_threshold => 64, compress_methods => [...]) >> (208 without
+a dictionary), with C<compress_ratio> too when it is given here.
+
+    use Cache::Memcached::Fast;
+    use Cache::Memcached::RustXS::Zstd;
+    my $users = Cache::Memcached::Fast->new({
+        servers   => ['127.0.0.1:11211'],
+        namespace => 'user:',
+        Cache::Memcached::RustXS::Zstd::fast_options(
+            dictionaries => '/etc/app/dictionaries', prefix => 'user:'),
+    });
+
+Give Fast's two settings here rather than next to the list in the hash (a
+key written after the list replaces its value, one before it is replaced).
+Options: those of
+L</compress_methods(level =E<gt> 3, dictionary =E<gt> $path, max_output =E<gt> 64 MiB)>
+(C<level>, C<dictionary>, C<dictionaries>, C<prefix>, C<rescan_interval>,
+C<max_output>), which makes the methods, and:
+
+=over 4
+
+=item compress_threshold => 64 with a dictionary, 208 without
+
+The size in bytes from which Fast compresses a value; shorter values are
+stored raw. A whole number from 1 to 2**31-1 (Fast keeps it in a C
+C<int>); anything else croaks, 0 and negative numbers too, since Fast then
+compresses nothing. The default is 64 with C<dictionary> or
+C<dictionaries>, 208 without.
+
+Why: memcached stores an item in the smallest slab chunk that holds it
+(about 59 bytes of header, the key and the value; chunks of 96, 120, 152,
+192, 240, 304, 384 bytes and so on), so compressing saves memory only when
+it moves the item to a smaller chunk, while it costs time at every set and
+get. On the values of F<bench/data/values> cut to N bytes, each with its
+own key, under Fast's default C<compress_ratio> (F<bench/threshold.pl>, its
+first N bytes and N from the middle; a 16 KiB dictionary per kind of
+value, trained on other values of the kind, at level 3): with a dictionary,
+38 to 50 % of the items move to a smaller chunk at 48 bytes, 62 to 72 % at
+64 (14 to 15 % of the memory saved), 90 to 97 % at 96; without one, 3 to
+22 % at 128, 52 to 64 % at 208, 96 to 98 % at 320. The default is the
+smallest size at which more than half the items get smaller.
+
+A set's prefix that has no dictionary of its own and falls back to gzip or
+zstd alone gets 64 too: Fast then calls the compressor on values of 64
+bytes and more, which gzip or zstd alone seldom moves to a smaller chunk
+below about 200 bytes, so most of those are stored raw, a few microseconds
+lost per set. Give such an object its fallback's threshold:
+C<compress_threshold> 224 for gzip, 208 for zstd.
+
+=item compress_ratio => 0.8
+
+Fast's: a compressed value is stored only if it is at most this fraction
+of the value's size (else the value is stored raw). A number above 0 and at
+most 1; left out of the list unless given, so that Fast's default, 0.8,
+holds.
+
+=back
+
+It croaks on an unknown option, and as C<compress_methods> does on theirs.
 
 =back
 
@@ -798,8 +894,10 @@ says.
 =item 3. Writers
 
 Switch the writers: Cache::Memcached::RustXS::Memcached with C<zstd>, or
-this module's C<compress_methods> with the dictionary. Values are rewritten
-as zstd as they are set again.
+this module's C<compress_methods> with the dictionary, and a
+C<compress_threshold> (both from L</fast_options(%options)>: without a
+threshold Fast writes every value raw). Values are rewritten as zstd as
+they are set again.
 
 =item Rolling back
 
