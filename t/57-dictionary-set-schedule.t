@@ -95,7 +95,9 @@ $roll->retire(24);
 is id_of($roll->current('gh:', at => $now + 2 * $HOUR)), 21, 'a staged dictionary retired is not used';
 $roll->write;
 my $retired23 = (grep { $_->{id} == 23 } $roll->entries)[0];
-ok $retired23->{retired} && !$retired23->{current_from}, 'a cancelled one is retired, with a date, no longer staged';
+ok $retired23->{retired} && $retired23->{current_from},
+    'a cancelled one is retired, with a date (no longer staged), and keeps the date it was staged for';
+is_deeply states($roll, at => $now + 3 * $HOUR)->{23}, 'retired', '... and is never used';
 $roll = $Set->read("$TMP/rollback");
 $roll->remove(22);
 like error_of(sub { $roll->make_current(22) }), qr/was removed from the set/, 'make_current of a removed one: refused';

@@ -50,15 +50,15 @@ sub corpus_halves {
 
 # Runs bin/cmrx-dict with these arguments; returns (exit status, stdout,
 # stderr). Set commands that tune (train --all, report --dictionaries) get
-# @NO_LIMITS unless the arguments give --compress-time; prune, which tunes
-# nothing and takes no speed limits, never does.
+# @NO_LIMITS unless the arguments give --compress-time; prune, list and
+# rollback, which tune nothing and take no speed limits, never do.
 sub run_dict {
     my ($args, @opt) = @_;
     croak 'run_dict(\\@args, stdin => ..., perl_args => [...]): options come in pairs' if @opt % 2;
     my %opt = @opt;
     my @unknown = grep { !/\A(?:stdin|perl_args)\z/ } sort keys %opt;
     croak "run_dict: unknown option @unknown" if @unknown;
-    my $set_command = ($args->[0] || '') ne 'prune'
+    my $set_command = ($args->[0] || '') !~ /\A(?:prune|list|rollback)\z/
                    && (($args->[1] || '') eq '--all' || grep { $_ eq '--dictionaries' } @$args);
     $args = [ @$args, @NO_LIMITS ] if $set_command && !grep { $_ eq '--compress-time' } @$args;
     my ($status, $out, $err) = run_command([ $^X, @{ $opt{perl_args} || [] }, '-Mblib', $SCRIPT, @$args ],
@@ -209,10 +209,11 @@ error.
 Runs C<$SCRIPT> (F<bin/cmrx-dict>) with this perl (C<$^X>), C<-Mblib> and
 C<@args>, through L<CMRXTest::Child>'s C<run_command>; returns C<(exit
 status, stdout, stderr)>. Tests never depend on timings: a set command
-that tunes (C<train --all>, or a C<--dictionaries> one but C<prune>) gets
+that tunes (C<train --all>, or a C<--dictionaries> one but C<prune>,
+C<list> and C<rollback>) gets
 C<@NO_LIMITS> (C<--compress-time 0 --decompress-time 0>) appended unless
-C<@args> name C<--compress-time>; C<prune>, which tunes nothing and
-refuses those options, never does. Other commands run with the arguments
+C<@args> name C<--compress-time>; C<prune>, C<list> and C<rollback>,
+which tune nothing and refuse those options, never do. Other commands run with the arguments
 as given: a test that wants them without limits gives C<@NO_LIMITS>
 itself. Options (any other, or an odd count, dies):
 

@@ -167,6 +167,12 @@ extended and checked per key prefix.
 C<prune>: the retired dictionaries of a set that no sampled value names,
 retired long enough ago, removed.
 
+=item L<Cache::Memcached::RustXS::Dict::Rollout>
+
+C<list> and C<rollback>: each dictionary's state (current, staged,
+retired, removed) and since when; a prefix taken back to an earlier
+dictionary, staged.
+
 =item L<Cache::Memcached::RustXS::Dict::Tune>
 
 The choice of a prefix's dictionary (method, size) and level, ranked by the

@@ -20,6 +20,8 @@ use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict::Sets qw(train_all report_set read_dump print_train_all
                                            print_report_set json_data);
 use Cache::Memcached::RustXS::Dict::Prune qw(prune_set print_prune prune_json parse_duration);
+use Cache::Memcached::RustXS::Dict::Rollout qw(list_set print_list list_json rollback_set print_rollback
+                                              rollback_json);
 
 our $VERSION = '0.101';
 
@@ -31,6 +33,7 @@ my @SET_OPTIONS = qw(if-better=s max-size=s compress-time=s decompress-time=s);
 my @TUNE_OPTIONS = qw(max-size=s compress-time=s decompress-time=s);
 my %EXIT = (ok => 0, failure => 1, usage => 2, unusable => 2);
 my $PROGRESS_WIDTH = 78;
+my $SUBCOMMANDS = 'report, train, prune, list or rollback';
 
 # The manual, installed beside the modules as cmrx-dict.pod (so that
 # `perldoc cmrx-dict` finds it).
@@ -58,18 +61,20 @@ sub usage_error { die Cache::Memcached::RustXS::Dict::Error->new(usage => $_[0])
 
 sub dispatch {
     my @args = @_;
-    usage_error('a subcommand is needed: report, train or prune') unless @args;
+    usage_error("a subcommand is needed: $SUBCOMMANDS") unless @args;
     my $command = shift @args;
     return show_help() if $command eq '--help' || $command eq '-h' || $command eq 'help';
     if ($command eq '--version') {
         print "cmrx-dict $VERSION\n";
         return;
     }
-    usage_error("unknown option $command before the subcommand (report, train or prune)") if $command =~ /\A-/;
-    return cmd_report(@args) if $command eq 'report';
-    return cmd_train(@args)  if $command eq 'train';
-    return cmd_prune(@args)  if $command eq 'prune';
-    usage_error("unknown subcommand '$command' (report, train or prune)");
+    usage_error("unknown option $command before the subcommand ($SUBCOMMANDS)") if $command =~ /\A-/;
+    return cmd_report(@args)   if $command eq 'report';
+    return cmd_train(@args)    if $command eq 'train';
+    return cmd_prune(@args)    if $command eq 'prune';
+    return cmd_list(@args)     if $command eq 'list';
+    return cmd_rollback(@args) if $command eq 'rollback';
+    usage_error("unknown subcommand '$command' ($SUBCOMMANDS)");
 }
 
 sub show_help {
@@ -377,6 +382,48 @@ sub cmd_prune {
     return;
 }
 
+# ---- list and rollback ------------------------------------------------------------
+
+sub cmd_list {
+    my @args = @_;
+    my $opt = parse_options('list', \@args, qw(dictionaries=s json));
+    return show_help() if $opt->{help};
+    usage_error('list: --dictionaries DIR is needed') unless defined $opt->{dictionaries} && length $opt->{dictionaries};
+    usage_error("list: no arguments after the options ('$args[0]')") if @args;
+    my $list = list_set(dir => $opt->{dictionaries});
+    if ($opt->{json}) { print_json(\*STDOUT, list_json($list)) }
+    else              { print_list(\*STDOUT, $list) }
+    return;
+}
+
+sub cmd_rollback {
+    my @args = @_;
+    my $opt = parse_options('rollback', \@args, qw(dictionaries=s prefix=s to=s stage=s dry-run json));
+    return show_help() if $opt->{help};
+    usage_error('rollback: --dictionaries DIR is needed')
+        unless defined $opt->{dictionaries} && length $opt->{dictionaries};
+    usage_error("rollback: --prefix P is needed (--prefix '' for the whole cache)") unless defined $opt->{prefix};
+    usage_error("rollback: no arguments after the options ('$args[0]')") if @args;
+    usage_error("rollback: --to must be a dictionary ID, not '$opt->{to}'")
+        if defined $opt->{to} && $opt->{to} !~ /\A[1-9][0-9]{0,9}\z/;
+    my $stage = stage_option($opt);
+    my $result = rollback_set(dir => $opt->{dictionaries}, prefix => $opt->{prefix}, to => $opt->{to},
+                              stage => $stage, dry_run => $opt->{'dry-run'});
+    if ($opt->{json}) { print_json(\*STDOUT, rollback_json($result)) }
+    else              { print_rollback(\*STDOUT, $result) }
+    return;
+}
+
+# --stage DURATION: seconds, or the default.
+sub stage_option {
+    my ($opt) = @_;
+    return $Cache::Memcached::RustXS::Dict::Rollout::DEFAULT_STAGE unless defined $opt->{stage};
+    my $stage = parse_duration($opt->{stage});
+    usage_error("--stage must be a duration: a number and s, m, h, d or w (1h, 90m, 0 for at once), "
+                . "not '$opt->{stage}'") unless defined $stage;
+    return $stage;
+}
+
 # ---- options --------------------------------------------------------------------
 
 sub parse_options {
@@ -518,11 +565,11 @@ first; it does not exit.
 
 =item dispatch(@arguments)
 
-The subcommand (C<report>, C<train>, C<prune>, C<--help>, C<--version>) run with its
+The subcommand (C<report>, C<train>, C<prune>, C<list>, C<rollback>, C<--help>, C<--version>) run with its
 arguments; dies with a L<Cache::Memcached::RustXS::Dict/Cache::Memcached::RustXS::Dict::Error>
 on errors (kind C<usage> for the command line's).
 
-=item cmd_report(@arguments), cmd_train(@arguments), cmd_prune(@arguments)
+=item cmd_report(@arguments), cmd_train(@arguments), cmd_prune(@arguments), cmd_list(@arguments), cmd_rollback(@arguments)
 
 The subcommands, with the arguments after their name. C<prune> reads the
 set first (a folder that is not a set fails before the server is asked),
@@ -564,7 +611,7 @@ the memory model (the server's classes, or the standard ones) and the
 tuning options, as the arguments of
 L<Cache::Memcached::RustXS::Dict::Sets/train_all(dir =E<gt> $dir, source =E<gt> $source, delimiter =E<gt> ':', sample =E<gt> 1000, memory =E<gt> $model, if_better =E<gt> 5, max_size =E<gt> 112640, compress_time =E<gt> 1, decompress_time =E<gt> 1, prefixes =E<gt> \@prefixes, progress =E<gt> sub { }, listing_progress =E<gt> sub { })>.
 
-=item parse_options($command, \@arguments, @getopt_specs), check_common(\%options)
+=item parse_options($command, \@arguments, @getopt_specs), check_common(\%options), stage_option(\%options)
 
 The options of a subcommand (Getopt::Long, no abbreviations), and the
 checks and defaults of the options both share (C<--server> parsed into

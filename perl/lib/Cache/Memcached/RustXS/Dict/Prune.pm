@@ -91,16 +91,20 @@ sub prune_set {
          . $before->identity . '): not pruning it') if $set->identity ne $before->identity;
     my $now = defined $a{now} ? $a{now} : time;
     my (@dictionaries, @remove, @record);
-    for my $e ($set->entries) {
-        my %d = (id => 0 + $e->{id}, prefix => $e->{prefix}, state => $e->{state}, file => $e->{file},
-                 size => 0 + $e->{size}, named_by => $named{ $e->{id} } || 0, retired => $e->{retired});
+    # Each dictionary's state as writers see it now: a staged one stays.
+    for my $row (grep { $_->{state} ne 'removed' } $set->schedule(at => $now)) {
+        my $e = $row->{entry};
+        my $retired = $row->{state} eq 'retired' ? $row->{since} : undef;
+        my %d = (id => 0 + $e->{id}, prefix => $e->{prefix}, state => $row->{state}, file => $e->{file},
+                 size => 0 + $e->{size}, named_by => $named{ $e->{id} } || 0, retired => $retired);
         push @dictionaries, \%d;
-        if ($e->{state} eq 'current') {
-            @d{qw(action why)} = ('keep', "the current dictionary of prefix '"
-                                        . Cache::Memcached::RustXS::Dict::Report::shown($e->{prefix}) . "'");
+        if ($row->{state} ne 'retired') {
+            @d{qw(action why)} = ('keep', ($row->{state} eq 'current' ? 'the current dictionary of prefix '
+                                           : "staged: current from $row->{since} for prefix ")
+                                          . "'" . Cache::Memcached::RustXS::Dict::Report::shown($e->{prefix}) . "'");
             next;
         }
-        my $at = _epoch($e->{retired});
+        my $at = _epoch($retired);
         $d{retired_ago} = $now - $at if defined $at;
         my @keep;
         push @keep, 'still named by ' . Cache::Memcached::RustXS::Dict::Report::plural($d{named_by}, 'sampled value')

@@ -703,9 +703,11 @@ sub retire {
     my $when = defined $opt{retired} ? _date('retire: retired', $opt{retired})
              : $e->{state} eq 'retired' && defined $e->{retired} ? $e->{retired}
              : _date('retired', time);
+    # A staged one keeps its current_from: retired with it, it was never
+    # written with (cancelled), which a rollback tells apart.
+    delete $e->{current_from} unless _is_staged($e);
     $e->{state} = 'retired';
     $e->{retired} = $when;
-    delete $e->{current_from};    # a staged dictionary is no longer staged
     return _copy($e);
 }
 
@@ -749,11 +751,7 @@ sub make_current {
         @$e{qw(state current_from)} = ('current', $from);
         delete $e->{retired};
     }
-    for my $staged (@cancel) {
-        $staged->{state} = 'retired';
-        $staged->{retired} = _date('retired', $now);
-        delete $staged->{current_from};
-    }
+    $_->{retired} = _date('retired', $now) for @cancel;    # cancelled: see retire
     return _copy($e);
 }
 
@@ -1126,7 +1124,9 @@ releases read and keep the field like any other.
 
 C<current_from>: when the dictionary became, or becomes, its prefix's
 current one. On a C<state=retired> line without a C<retired> date it
-marks a I<staged> dictionary (see L</Staging and rolling back>); writers
+marks a I<staged> dictionary (see L</Staging and rolling back>); with a
+C<retired> date, one that was staged and cancelled before its time, which
+no writer used; writers
 of a prefix use, at any moment, the current or staged dictionary whose
 C<current_from> came last (a current one without the field counts as
 earliest). Releases before 0.102 keep the field as they keep any other.

@@ -1,0 +1,238 @@
+package Cache::Memcached::RustXS::Dict::Rollout;
+
+use strict;
+use warnings;
+
+use Exporter 5.57 'import';
+use POSIX ();
+
+use Cache::Memcached::RustXS::Dict qw(fail);
+use Cache::Memcached::RustXS::Dict::Report ();
+use Cache::Memcached::RustXS::Dict::Prune qw(read_set duration_text);
+
+our $VERSION = '0.101';
+
+our @EXPORT_OK = qw(list_set print_list list_json rollback_set print_rollback rollback_json);
+
+# How long after it is written a dictionary that train --all adds, or a
+# rollback, waits before writers use it: long enough for a set to reach
+# every host (a configuration-management run every 30 minutes, say) and
+# for every reader's rescan (60 s by default) to load it.
+our $DEFAULT_STAGE = 3600;
+
+# ---- list ------------------------------------------------------------------
+
+sub list_set {
+    my (%opt) = @_;
+    my $set = read_set($opt{dir});
+    my $now = defined $opt{now} ? $opt{now} : time;
+    my @rows = map {
+        my $e = $_->{entry};
+        +{ id => 0 + $e->{id}, prefix => $e->{prefix}, state => $_->{state}, since => $_->{since},
+           map { ($_ => $e->{$_}) } grep { defined $e->{$_} } qw(level size file trained savings) }
+    } $set->schedule(at => $now);
+    return { command => 'list', dir => $opt{dir}, identity => $set->identity, now => _date($now),
+             fallback => $set->fallback, next_change => _date($set->next_change(at => $now)),
+             dictionaries => \@rows };
+}
+
+sub _date { defined $_[0] ? POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime $_[0]) : undef }
+
+sub _prefix_text {
+    my ($prefix) = @_;
+    return length $prefix ? Cache::Memcached::RustXS::Dict::Report::shown($prefix) : "'' (the whole cache)";
+}
+
+sub print_list {
+    my ($fh, $r) = @_;
+    my $plural = \&Cache::Memcached::RustXS::Dict::Report::plural;
+    printf {$fh} "The dictionary set in %s (identity %s), at %s: %s\n", $r->{dir}, $r->{identity}, $r->{now},
+        $plural->(scalar(grep { $_->{state} ne 'removed' } @{ $r->{dictionaries} }), 'dictionary');
+    printf {$fh} "Keys without a dictionary get the fallback: %s level %d.\n", @{ $r->{fallback} }{qw(method level)};
+    printf {$fh} "Next change: %s.\n", $r->{next_change} if defined $r->{next_change};
+    print {$fh} "\n";
+    my @rows = map {
+        [ $_->{id}, _prefix_text($_->{prefix}), $_->{state}, defined $_->{since} ? $_->{since} : 'unknown',
+          defined $_->{level} ? $_->{level} : '-', defined $_->{size} ? $_->{size} : '-',
+          defined $_->{file} ? $_->{file} : '-' ]
+    } @{ $r->{dictionaries} };
+    Cache::Memcached::RustXS::Dict::Report::table($fh, [ 'ID', 'prefix', 'state', 'since', 'level', 'bytes', 'file' ],
+                                                  @rows);
+    return;
+}
+
+sub list_json { return $_[0] }
+
+# ---- rollback ----------------------------------------------------------------
+
+sub rollback_set {
+    my (%opt) = @_;
+    my $set = read_set($opt{dir});
+    my $prefix = $opt{prefix};
+    fail('rollback: a prefix is needed') unless defined $prefix;
+    my $now = time;
+    my $stage = defined $opt{stage} ? $opt{stage} : $DEFAULT_STAGE;
+    my %state = map { ($_->{entry}{id} => $_) } $set->schedule(at => $now);
+    my @mine = grep { $_->{entry}{prefix} eq $prefix && $_->{state} ne 'removed' } values %state;
+    fail('rollback: the set in ' . $opt{dir} . ' has no dictionary for the prefix ' . _prefix_text($prefix))
+        unless @mine;
+    my ($current) = grep { $_->{state} eq 'current' } @mine;
+    my @staged = grep { $_->{state} eq 'staged' } @mine;
+    my $to = defined $opt{to} ? $state{ $opt{to} } : @staged && $current ? $current : _retired_last(@mine);
+    if (defined $opt{to}) {
+        fail("rollback: the set has no dictionary with ID $opt{to}") unless $to;
+        fail("rollback: dictionary $opt{to} is for the prefix " . _prefix_text($to->{entry}{prefix})
+           . ', not ' . _prefix_text($prefix)) unless $to->{entry}{prefix} eq $prefix;
+        fail("rollback: dictionary $opt{to} was removed from the set: its file is gone") if $to->{state} eq 'removed';
+    }
+    fail('rollback: the prefix ' . _prefix_text($prefix) . ' has no earlier dictionary to go back to') unless $to;
+    my $when = ($to == ($current || 0) || $stage <= 0) ? $now : $now + $stage;
+    my $id = $to->{entry}{id};
+    my $entry = eval { $set->make_current($id, current_from => $when) };
+    fail(_reason($@)) unless $entry;
+    $set->write unless $opt{dry_run};
+    return { command => 'rollback', dir => $opt{dir}, prefix => $prefix, dry_run => $opt{dry_run} ? 1 : 0,
+             from => $current ? 0 + $current->{entry}{id} : undef, to => 0 + $id,
+             current_from => _date($when), at_once => $when <= $now ? 1 : 0,
+             cancelled => [ map { 0 + $_->{entry}{id} } grep { $_ != $to } @staged ] };
+}
+
+# The retired dictionary of the prefix retired last that writers used (a
+# staged one cancelled keeps its current_from): the one before the current.
+sub _retired_last {
+    my @retired = sort { ($a->{since} || '') cmp ($b->{since} || '') }
+                  grep { $_->{state} eq 'retired' && !defined $_->{entry}{current_from} } @_;
+    return $retired[-1];
+}
+
+sub _reason {
+    my ($err) = @_;
+    $err =~ s/ at \S+ line [0-9]+\.?\n?\z//;
+    return $err;
+}
+
+sub print_rollback {
+    my ($fh, $r) = @_;
+    my $what = $r->{dry_run} ? 'would be' : 'is';
+    if (defined $r->{from} && $r->{from} == $r->{to}) {
+        printf {$fh} "Dictionary %d stays the current one of %s; %s %s cancelled.\n", $r->{to},
+            _prefix_text($r->{prefix}), join(', ', @{ $r->{cancelled} }), @{ $r->{cancelled} } == 1 ? 'is' : 'are';
+    }
+    else {
+        printf {$fh} "Dictionary %d %s the current one of %s %s%s.\n", $r->{to}, $what, _prefix_text($r->{prefix}),
+            $r->{at_once} ? 'at once' : "from $r->{current_from}",
+            defined $r->{from} ? ", instead of $r->{from}" : '';
+        printf {$fh} "Cancelled: %s.\n", join ', ', @{ $r->{cancelled} } if @{ $r->{cancelled} };
+    }
+    print {$fh} "Dry run: the set is not changed.\n" if $r->{dry_run};
+    print {$fh} "Ship the set to every host; writers follow it within their rescan interval.\n"
+        unless $r->{dry_run};
+    return;
+}
+
+sub rollback_json { return $_[0] }
+
+1;
+__END__
+
+=head1 NAME
+
+Cache::Memcached::RustXS::Dict::Rollout - cmrx-dict list and rollback: a dictionary set's schedule, and going back to an earlier dictionary
+
+=head1 SYNOPSIS
+
+    use File::Temp ();
+    use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
+    use Cache::Memcached::RustXS::Zstd::DictionarySet;
+    use Cache::Memcached::RustXS::Dict::Rollout qw(list_set print_list rollback_set print_rollback);
+
+    # A set whose prefix user: was retrained, the new dictionary staged
+    my $tmp = File::Temp->newdir;
+    my @users = map { qq({"id":$_,"name":"user$_","plan":"free"}) } 1 .. 300;
+    my $set = Cache::Memcached::RustXS::Zstd::DictionarySet->create("$tmp/set");
+    my $first = $set->add(prefix => 'user:', dictionary => train_dictionary(\@users), level => 9,
+                          id => $set->new_id);
+    $set->add(prefix => 'user:', dictionary => train_dictionary([ reverse @users ]), level => 9,
+              id => $set->new_id, current_from => time + 3600);
+    $set->write;
+
+    print_list(\*STDOUT, list_set(dir => "$tmp/set"));    # one current, one staged
+
+    # Changed our mind before the hour: the staged one is cancelled
+    my $r = rollback_set(dir => "$tmp/set", prefix => 'user:');
+    print_rollback(\*STDOUT, $r);                          # stays: $first->{id}
+
+=head1 DESCRIPTION
+
+The parts of L<cmrx-dict> that show and change what writers use:
+C<cmrx-dict list> and C<cmrx-dict rollback>. See
+L<Cache::Memcached::RustXS::Zstd::DictionarySet/Staging and rolling back>
+for what staging means.
+
+=head1 FUNCTIONS
+
+=over 4
+
+=item list_set(dir => $dir, now => time)
+
+Every dictionary of the set in C<$dir> with its state at C<now> and since
+when (as L<Cache::Memcached::RustXS::Zstd::DictionarySet/schedule(at =E<gt> $epoch)>
+says): a hash reference with C<dir>, C<identity>, C<now>, C<fallback>,
+C<next_change> (when a staged dictionary starts next, or C<undef>) and
+C<dictionaries>, a list of C<< { id, prefix, state, since, level, size,
+file, trained, savings } >> (C<state>: C<current>, C<staged>, C<retired> or
+C<removed>). Fails (L<Cache::Memcached::RustXS::Dict/fail>) when the folder
+holds no readable set.
+
+=item print_list($fh, $list), list_json($list)
+
+The list as text (a table), and as the data C<--json> prints.
+
+=item rollback_set(dir => $dir, prefix => $prefix, to => $id, stage => 3600, dry_run => 0)
+
+Makes an earlier dictionary of C<$prefix> (the empty string: the whole
+cache) current again, staged C<stage> seconds from now (0: at once), and
+writes the set unless C<dry_run>. The dictionary is C<to> when given, else:
+when a dictionary is staged for the prefix, the current one (the staged
+ones are cancelled and nothing else changes, at once); otherwise the
+prefix's dictionary retired last of those writers used -- the one before
+the current (a staged dictionary that was cancelled is never chosen). Every
+other staged dictionary of the prefix is cancelled. Returns a hash
+reference with C<prefix>, C<from> (the current one), C<to>,
+C<current_from>, C<at_once>, C<cancelled> (IDs) and C<dry_run>. Fails when
+the prefix has no dictionary, C<to> is another prefix's, removed, or
+unknown, or there is nothing to go back to.
+
+C<stage> defaults to C<$Cache::Memcached::RustXS::Dict::Rollout::DEFAULT_STAGE>
+(3600 seconds), the same as C<cmrx-dict train --all --stage>: the earlier
+dictionary is loaded by every reader already (retired dictionaries stay
+loaded), so a rollback at once is safe; staging it makes every host switch
+at one moment instead of as each receives the set.
+
+=item print_rollback($fh, $result), rollback_json($result)
+
+What was done, as text and as the data C<--json> prints.
+
+=back
+
+=head1 SEE ALSO
+
+L<cmrx-dict>, L<Cache::Memcached::RustXS::Zstd::DictionarySet>.
+
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 BUGS AND SUPPORT
+
+Please report bugs at
+L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
+
+=head1 COPYRIGHT AND LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
+
+=cut

@@ -1,0 +1,116 @@
+#!/usr/bin/perl
+# cmrx-dict list and rollback on a dictionary set made here (no server, no
+# tuning): each dictionary's state and since when, as text and JSON; a
+# rollback to the dictionary before the current one, staged by default and
+# at once with --stage 0, to a chosen one with --to, the cancelling of a
+# staged retrain, --dry-run, and clean refusals; prune keeps a staged
+# dictionary.
+use strict;
+use warnings;
+
+use lib 't/lib', 'dev/lib';
+use Test::More;
+use File::Temp ();
+use JSON::PP ();
+use POSIX ();
+use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
+use Cache::Memcached::RustXS::Zstd::DictionarySet;
+use CMRXDev::Corpus qw(corpus_values);
+use CMRXTest::DictSets qw(run_dict);
+
+my $Set = 'Cache::Memcached::RustXS::Zstd::DictionarySet';
+my $TMP = File::Temp->newdir;
+my $HOUR = 3600;
+my $corpus = corpus_values('bench/data/values');
+my @gh = map { $_->[1] } @{ $corpus->{gh} };
+my @dict = map { train_dictionary([ @gh[ 20 * $_ .. 20 * $_ + 19 ] ], size => 2048) } 0 .. 2;
+
+sub date { POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime $_[0]) }
+sub json_of {
+    my ($args) = @_;
+    my ($status, $out, $err) = run_dict([ @$args, '--json' ]);
+    is $status, 0, "cmrx-dict @$args --json: exit 0" or diag $err;
+    return eval { JSON::PP->new->decode($out) } || {};
+}
+sub states { my ($list) = @_; return { map { ($_->{id} => $_->{state}) } @{ $list->{dictionaries} } } }
+
+# A prefix trained twice, the second staged for an hour from now.
+my $dir = "$TMP/set";
+my $set = $Set->create($dir);
+my $first = $set->add(prefix => 'gh:', dictionary => $dict[0], level => 3, id => 101)->{id};
+my $second = $set->add(prefix => 'gh:', dictionary => $dict[1], level => 3, id => 102)->{id};
+my $staged_at = time + $HOUR;
+my $third = $set->add(prefix => 'gh:', dictionary => $dict[2], level => 3, id => 103,
+                      current_from => $staged_at)->{id};
+$set->write;
+
+my ($status, $out, $err) = run_dict([ 'list', '--dictionaries', $dir ]);
+is $status, 0, 'list: exit 0' or diag $err;
+like $out, qr/^  103\s+gh:\s+staged\s+\Q${\ date($staged_at)}\E\s+3\s+\d+\s+gh-103\.dict$/m,
+    'list: the staged one, from when';
+like $out, qr/^  102\s+gh:\s+current\s/m, '... the current one';
+like $out, qr/^  101\s+gh:\s+retired\s+\d{4}-/m, '... and the retired one, since when';
+like $out, qr/^Next change: \Q${\ date($staged_at)}\E\.$/m, '... and when the next change comes';
+my $list = json_of([ 'list', '--dictionaries', $dir ]);
+is_deeply states($list), { 101 => 'retired', 102 => 'current', 103 => 'staged' }, 'list --json: the same states';
+is $list->{next_change}, date($staged_at), '... and the next change';
+
+# A rollback while a retrain is staged: it is cancelled, the current one stays.
+($status, $out, $err) = run_dict([ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:', '--dry-run' ]);
+is $status, 0, 'rollback --dry-run: exit 0' or diag $err;
+like $out, qr/Dictionary 102 stays the current one of gh:; 103 is cancelled/, '... saying it would cancel the staged one';
+is_deeply states(json_of([ 'list', '--dictionaries', $dir ])), { 101 => 'retired', 102 => 'current', 103 => 'staged' },
+    '... and changing nothing';
+my $r = json_of([ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:' ]);
+is_deeply [ @$r{qw(from to)}, $r->{cancelled} ], [ 102, 102, [103] ], 'rollback: the staged retrain cancelled';
+is_deeply states(json_of([ 'list', '--dictionaries', $dir ])), { 101 => 'retired', 102 => 'current', 103 => 'retired' },
+    '... it is retired, the current one stays';
+
+# A rollback to the dictionary before: staged an hour by default.
+my $before = time;
+$r = json_of([ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:' ]);
+is_deeply [ @$r{qw(from to at_once)} ], [ 102, 101, 0 ], 'rollback: to the one before, staged';
+ok $r->{current_from} ge date($before + $HOUR) && $r->{current_from} le date(time + $HOUR),
+    '... an hour from now';
+$list = json_of([ 'list', '--dictionaries', $dir ]);
+is_deeply states($list), { 101 => 'staged', 102 => 'current', 103 => 'retired' }, '... the current one writes until then';
+
+# --stage 0 and --to: at once, to a chosen one.
+$r = json_of([ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:', '--to', 103, '--stage', 0 ]);
+is_deeply [ @$r{qw(from to at_once)}, $r->{cancelled} ], [ 102, 103, 1, [101] ],
+    'rollback --to 103 --stage 0: at once, cancelling what was staged';
+is_deeply states(json_of([ 'list', '--dictionaries', $dir ])), { 101 => 'retired', 102 => 'retired', 103 => 'current' },
+    '... 103 is current';
+is $Set->read($dir)->current('gh:')->{id}, 103, '... for the writers that read the set';
+
+# prune keeps a staged dictionary whatever its age.
+$set = $Set->read($dir);
+$set->retire(101, retired => time - 30 * 86400);
+$set->make_current(101, current_from => time + $HOUR);
+$set->write;
+my $dump = "$TMP/empty.dump";
+open my $fh, '>', $dump or die $!;
+print {$fh} "END\r\n";
+close $fh;
+($status, $out, $err) = run_dict([ 'prune', '--dictionaries', $dir, '--retired-for', 0, $dump ]);
+is $status, 0, 'prune: exit 0' or diag $err;
+like $out, qr/^  101 .* kept\s+staged: current from /m, 'prune keeps a staged dictionary';
+like $out, qr/^  102 .* removed\s/m, '... and removes a retired one no value names';
+
+# Refusals.
+for my $case (
+    [ [ 'list' ], 2, qr/list: --dictionaries DIR is needed/ ],
+    [ [ 'list', '--dictionaries', "$TMP/none" ], 1, qr/is not a dictionary set/ ],
+    [ [ 'rollback', '--dictionaries', $dir ], 2, qr/rollback: --prefix P is needed/ ],
+    [ [ 'rollback', '--dictionaries', $dir, '--prefix', 'npm:' ], 1, qr/has no dictionary for the prefix npm:/ ],
+    [ [ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:', '--to', 102 ], 1, qr/dictionary 102 was removed/ ],
+    [ [ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:', '--to', 'x' ], 2, qr/--to must be a dictionary ID/ ],
+    [ [ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:', '--stage', 'soon' ], 2, qr/--stage must be a duration/ ],
+) {
+    my ($args, $want, $says) = @$case;
+    ($status, $out, $err) = run_dict($args);
+    is $status, $want, "cmrx-dict @$args: exit $want";
+    like $err, $says, '... saying why';
+}
+
+done_testing;
