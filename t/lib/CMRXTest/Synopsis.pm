@@ -69,6 +69,12 @@ my %AFTER = (
         my $now = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
         !$now->entry(1) && (grep { $_->{id} == 1 } $now->removed) && $now->unused_id == 3 or die "removed ID 1\n";
     },
+    'Cache::Memcached::RustXS::Dict::Rollout' => q{
+        $r->{to} == $first->{id} && $r->{from} == $first->{id} && @{ $r->{cancelled} } == 1 or die "rollback_set\n";
+        my $now = Cache::Memcached::RustXS::Zstd::DictionarySet->read("$tmp/set");
+        $now->current('user:')->{id} == $first->{id} && !grep({ $_->{state} eq 'staged' } $now->schedule)
+            or die "the staged one cancelled\n";
+    },
     'Cache::Memcached::RustXS::Dict::CLI' => q{
         $status == 0 or die "main: $status\n";
     },
