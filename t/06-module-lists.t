@@ -9,6 +9,7 @@ use strict;
 use warnings;
 use lib 't/lib';
 use Test::More;
+use ExtUtils::Manifest ();
 use File::Find ();
 use CMRXTest::Modules qw(modules module_file);
 
@@ -56,7 +57,11 @@ SKIP: {
         'the build installs exactly these modules (Makefile.PL reads MANIFEST)';
     opendir my $dh, 'blib/man3' or die "blib/man3: $!";
     my @man = sort map { /\A(.+)\.[^.]+\z/ ? $1 : () } grep { /\A[^.]/ } readdir $dh;
-    is_deeply \@man, [ sort @modules ], '... and a man page for each, named after it';
+    # The guides (.pod files under perl/lib, but cmrx-dict's manual, a man1 page).
+    my @guides = map { m{\Aperl/lib/(.+)\.pod\z} && $1 ne 'cmrx-dict' ? join('::', split m{/}, $1) : () }
+                 sort keys %{ ExtUtils::Manifest::maniread() };
+    ok scalar(grep { $_ eq 'Cache::Memcached::RustXS::Operations' } @guides), 'the operations guide is one';
+    is_deeply \@man, [ sort @modules, @guides ], '... and a man page for each module and guide, named after it';
 }
 
 # ---- lists in prose -------------------------------------------------------------
