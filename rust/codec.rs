@@ -28,7 +28,6 @@
 //! Levels are libdeflate's, 0..=12: 0 stores, 1..=9 mean roughly what they
 //! mean to zlib, 10..=12 are slower near-optimal parsing.
 
-#[path = "libdeflate.rs"]
 mod libdeflate;
 
 #[cfg(test)]
