@@ -36,6 +36,7 @@ use crate::growth::{Expansion, GrowthError};
 use crate::per_thread;
 
 use core::cell::RefCell;
+use core::fmt;
 use core::mem::MaybeUninit;
 
 use libdeflate::{Compressor, DecompressError, Decompressor};
@@ -56,6 +57,30 @@ pub enum CodecError {
     /// libdeflate could not allocate its compressor or decompressor state.
     NoMemory,
 }
+
+impl fmt::Display for CodecError {
+    /// A short English description, for error messages.
+    ///
+    /// ```
+    /// use std::mem::MaybeUninit;
+    /// use cmrx::codec::{gunzip, CodecError};
+    /// let mut out = [MaybeUninit::new(0u8); 16];
+    /// let e = gunzip(b"not gzip", &mut out, 16).unwrap_err();
+    /// assert_eq!(e, CodecError::Data);
+    /// assert_eq!(e.to_string(), "corrupt or truncated gzip or zlib data");
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CodecError::NeedSpace(n) => write!(f, "output buffer too small: {n} bytes needed"),
+            CodecError::Data => f.write_str("corrupt or truncated gzip or zlib data"),
+            CodecError::TooBig => f.write_str("gzip or zlib data larger than the size limit"),
+            CodecError::Arg => f.write_str("bad gzip or zlib compression level"),
+            CodecError::NoMemory => f.write_str("out of memory for libdeflate's state"),
+        }
+    }
+}
+
+impl std::error::Error for CodecError {}
 
 /// What [`gunzip_member`] produced: `len` bytes of output, from the first
 /// `input_used` bytes of the input.

@@ -32,3 +32,18 @@ pub mod zstd;
 
 /// The engine's version: the distribution's one version number.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[cfg(test)]
+mod tests {
+    /// Every error type of the engine is a `std::error::Error` (so also
+    /// `Display`), and can cross threads.
+    #[test]
+    fn every_error_type_is_an_error() {
+        fn is_error<E: std::error::Error + Send + Sync + 'static>() {}
+        is_error::<crate::codec::CodecError>();
+        is_error::<crate::decode::Error>();
+        is_error::<crate::parser::ParseError>();
+        is_error::<crate::parser::DataOverrun>();
+        is_error::<crate::zstd::Error>();
+    }
+}
