@@ -9,7 +9,7 @@
 //! the XS shim (`perl/RustXS.xs`) calls, declared in `rust/cmrx.h`: it only
 //! converts between C and these modules and forwards.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 #![warn(unsafe_op_in_unsafe_fn)]
 

@@ -48,8 +48,6 @@
 //! Levels are zstd's: 1..=22, 0 meaning the default (3), and the fast levels
 //! -1..=-7 (`zstd --fast=1` .. `--fast=7`).
 
-#![warn(missing_docs)]
-
 use core::cell::RefCell;
 use core::mem::MaybeUninit;
 use std::collections::btree_map::{BTreeMap, Entry};

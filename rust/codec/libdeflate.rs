@@ -16,8 +16,9 @@ use core::ptr::{self, NonNull};
 
 use libdeflate_sys as sys;
 
-/// Lowest and highest compression levels libdeflate accepts.
+/// The lowest compression level libdeflate accepts (it stores).
 pub const MIN_LEVEL: i32 = 0;
+/// The highest compression level libdeflate accepts.
 pub const MAX_LEVEL: i32 = 12;
 
 /// Why a decompression call failed.
