@@ -13,7 +13,7 @@
 //! converts the results back.
 //!
 //! The numbers C sees are defined once, here and in the engine's enums
-//! ([`EventKind`], [`ParseError`](crate::parser::ParseError), [`Status`],
+//! ([`EventKind`], [`ParseError`](crate::parser::ParseError), [`ResultCode`],
 //! [`DecodeFormat`]) and constants (the codecs' defaults and level ranges);
 //! the `#define`s of `cmrx.h` are generated from them
 //! ([`header_defines`]), and a test fails when the header and the Rust
@@ -27,7 +27,7 @@ use std::slice;
 
 use crate::codec::{self, CodecError};
 use crate::decode::{self, DecodeFormat};
-use crate::parser::{Event, ParseError, ResponseParser, Status as ParseStatus};
+use crate::parser::{Event, ParseError, ParseStatus, ResponseParser};
 use crate::sniff;
 use crate::zstd;
 
@@ -50,8 +50,9 @@ abi_codes! {
 }
 
 abi_codes! {
-    /// What the codec functions return.
-    pub enum Status {
+    /// What the C ABI's codec, zstd and dictionary functions return:
+    /// `CMRX_OK` or a `CMRX_E_*` code (`cmrx_status_str` describes each).
+    pub enum ResultCode {
         /// Done: `*out_len` bytes were written.
         Ok = 0 => "CMRX_OK"
             : "ok",
@@ -126,18 +127,18 @@ const PARSE_INTERNAL_MESSAGE: &str = "internal error in the response parser";
 /// that goes with some (the capacity of `NeedSpace`, the ID of a dictionary).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Failure {
-    status: Status,
+    status: ResultCode,
     number: u64,
 }
 
 impl From<CodecError> for Failure {
     fn from(e: CodecError) -> Failure {
         let (status, number) = match e {
-            CodecError::NeedSpace(n) => (Status::NeedSpace, n as u64),
-            CodecError::Data => (Status::Data, 0),
-            CodecError::TooBig => (Status::TooBig, 0),
-            CodecError::Arg => (Status::Arg, 0),
-            CodecError::NoMemory => (Status::NoMemory, 0),
+            CodecError::NeedSpace(n) => (ResultCode::NeedSpace, n as u64),
+            CodecError::Data => (ResultCode::Data, 0),
+            CodecError::TooBig => (ResultCode::TooBig, 0),
+            CodecError::Arg => (ResultCode::Arg, 0),
+            CodecError::NoMemory => (ResultCode::NoMemory, 0),
         };
         Failure { status, number }
     }
@@ -146,15 +147,15 @@ impl From<CodecError> for Failure {
 impl From<zstd::Error> for Failure {
     fn from(e: zstd::Error) -> Failure {
         let (status, number) = match e {
-            zstd::Error::NeedSpace(n) => (Status::NeedSpace, n as u64),
-            zstd::Error::Data => (Status::Data, 0),
-            zstd::Error::TooBig => (Status::TooBig, 0),
-            zstd::Error::Arg => (Status::Arg, 0),
-            zstd::Error::UnknownDictionary(id) => (Status::UnknownDictionary, u64::from(id)),
-            zstd::Error::BadDictionary => (Status::BadDictionary, 0),
-            zstd::Error::DictionaryConflict(id) => (Status::DictionaryConflict, u64::from(id)),
-            zstd::Error::Training => (Status::Training, 0),
-            zstd::Error::NoMemory => (Status::NoMemory, 0),
+            zstd::Error::NeedSpace(n) => (ResultCode::NeedSpace, n as u64),
+            zstd::Error::Data => (ResultCode::Data, 0),
+            zstd::Error::TooBig => (ResultCode::TooBig, 0),
+            zstd::Error::Arg => (ResultCode::Arg, 0),
+            zstd::Error::UnknownDictionary(id) => (ResultCode::UnknownDictionary, u64::from(id)),
+            zstd::Error::BadDictionary => (ResultCode::BadDictionary, 0),
+            zstd::Error::DictionaryConflict(id) => (ResultCode::DictionaryConflict, u64::from(id)),
+            zstd::Error::Training => (ResultCode::Training, 0),
+            zstd::Error::NoMemory => (ResultCode::NoMemory, 0),
         };
         Failure { status, number }
     }
@@ -183,7 +184,7 @@ pub fn header_defines() -> String {
         add(name, error.code().to_string());
     }
     add("CMRX_PE_INTERNAL", PARSE_INTERNAL.to_string());
-    for &(status, name) in Status::ALL {
+    for &(status, name) in ResultCode::ALL {
         add(name, (status as i32).to_string());
     }
     for &(format, name) in DecodeFormat::ALL {
@@ -458,12 +459,12 @@ pub unsafe extern "C" fn cmrx_parser_take_data(parser: *mut CmrxParser, n: u64) 
     // SAFETY: parser is NULL or live and not shared during the call (the
     // caller's contract); as_mut yields None for NULL.
     let Some(parser) = (unsafe { parser.as_mut() }) else {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     };
     match catch_unwind(AssertUnwindSafe(|| parser.0.take_data(n))) {
-        Ok(Ok(())) => Status::Ok as i32,
-        Ok(Err(_)) => Status::Arg as i32,
-        Err(_) => Status::Panic as i32,
+        Ok(Ok(())) => ResultCode::Ok as i32,
+        Ok(Err(_)) => ResultCode::Arg as i32,
+        Err(_) => ResultCode::Panic as i32,
     }
 }
 
@@ -499,10 +500,10 @@ fn status(result: Result<usize, Failure>, out_len: &mut usize) -> i32 {
     match result {
         Ok(n) => {
             *out_len = n;
-            Status::Ok as i32
+            ResultCode::Ok as i32
         }
         Err(failure) => {
-            if failure.status == Status::NeedSpace {
+            if failure.status == ResultCode::NeedSpace {
                 *out_len = usize::try_from(failure.number).unwrap_or(usize::MAX);
             }
             failure.status as i32
@@ -526,17 +527,17 @@ unsafe fn codec_call(
     // SAFETY: out_len is writable or NULL per the contract; NULL is an
     // argument error.
     let Some(out_len) = (unsafe { out_len.as_mut() }) else {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     };
     if (input_ptr.is_null() && in_len != 0) || (out.is_null() && out_cap != 0) {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     }
     // SAFETY: the pointers were checked for NULL above; lengths and
     // disjointness are the caller's contract.
     let (src, dst) = unsafe { (input(input_ptr, in_len), output(out, out_cap)) };
     match catch_unwind(AssertUnwindSafe(|| f(src, dst))) {
         Ok(result) => status(result, out_len),
-        Err(_) => Status::Panic as i32,
+        Err(_) => ResultCode::Panic as i32,
     }
 }
 
@@ -667,7 +668,7 @@ pub unsafe extern "C" fn cmrx_decode(
     dictionary: *mut u32,
 ) -> i32 {
     let Some(format) = DecodeFormat::from_code(format) else {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     };
     // SAFETY: in_used and dictionary are writable or NULL (contract), and
     // as_mut yields None for NULL.
@@ -678,7 +679,7 @@ pub unsafe extern "C" fn cmrx_decode(
         codec_call(input, in_len, out, out_cap, out_len, |i, o| {
             let decoded = decode::decode(format, i, o, max_out).map_err(|e| {
                 let failure = Failure::from(e);
-                if failure.status == Status::UnknownDictionary {
+                if failure.status == ResultCode::UnknownDictionary {
                     missing = u32::try_from(failure.number).ok();
                 }
                 failure
@@ -745,17 +746,17 @@ pub unsafe extern "C" fn cmrx_zstd_compress(
 #[no_mangle]
 pub unsafe extern "C" fn cmrx_zstd_register(bytes: *const u8, len: usize, id: *mut u32) -> i32 {
     if id.is_null() || (bytes.is_null() && len != 0) {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     }
     // SAFETY: checked for NULL; readability is the caller's contract.
     let src = unsafe { input(bytes, len) };
     let (status, number) = match catch_unwind(|| zstd::register(src)) {
-        Ok(Ok(registered)) => (Status::Ok, registered),
+        Ok(Ok(registered)) => (ResultCode::Ok, registered),
         Ok(Err(e)) => {
             let failure = Failure::from(e);
             (failure.status, u32::try_from(failure.number).unwrap_or(0))
         }
-        Err(_) => (Status::Panic, 0),
+        Err(_) => (ResultCode::Panic, 0),
     };
     // SAFETY: id was checked non-NULL and is writable (contract).
     unsafe { id.write(number) };
@@ -818,9 +819,9 @@ pub extern "C" fn cmrx_zstd_prepare(id: u32, level: i32) -> i32 {
             .prepare(level)
     });
     match prepared {
-        Ok(Ok(())) => Status::Ok as i32,
+        Ok(Ok(())) => ResultCode::Ok as i32,
         Ok(Err(e)) => Failure::from(e).status as i32,
-        Err(_) => Status::Panic as i32,
+        Err(_) => ResultCode::Panic as i32,
     }
 }
 
@@ -837,14 +838,14 @@ pub unsafe extern "C" fn cmrx_zstd_dictionary_id(
     id: *mut u32,
 ) -> i32 {
     if id.is_null() || (bytes.is_null() && len != 0) {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     }
     // SAFETY: checked for NULL; readability is the caller's contract.
     let src = unsafe { input(bytes, len) };
     let (status, number) = match catch_unwind(|| zstd::Dictionary::from_bytes(src)) {
-        Ok(Ok(d)) => (Status::Ok, d.id()),
+        Ok(Ok(d)) => (ResultCode::Ok, d.id()),
         Ok(Err(e)) => (Failure::from(e).status, 0),
-        Err(_) => (Status::Panic, 0),
+        Err(_) => (ResultCode::Panic, 0),
     };
     // SAFETY: id was checked non-NULL and is writable (contract).
     unsafe { id.write(number) };
@@ -937,7 +938,7 @@ pub unsafe extern "C" fn cmrx_zstd_train(
 ) -> i32 {
     // SAFETY: the caller's contract is sample_slices'.
     let Some(inputs) = (unsafe { sample_slices(samples, lens, count) }) else {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     };
     // SAFETY: out is writable for dict_size bytes and out_len writable
     // (contract); codec_call checks them for NULL.
@@ -968,14 +969,14 @@ pub unsafe extern "C" fn cmrx_zstd_train_with(
 ) -> i32 {
     // SAFETY: how is NULL or a valid cmrx_training (contract).
     let Some(how) = (unsafe { how.as_mut() }) else {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     };
     let Some(method) = TrainMethod::from_code(how.method) else {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     };
     // SAFETY: the caller's contract is sample_slices'.
     let Some(inputs) = (unsafe { sample_slices(samples, lens, count) }) else {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     };
     let training = zstd::Training {
         method,
@@ -995,7 +996,7 @@ pub unsafe extern "C" fn cmrx_zstd_train_with(
             copy_dictionary(&trained.bytes, o)
         })
     };
-    if status == Status::Ok as i32 {
+    if status == ResultCode::Ok as i32 {
         (how.k, how.d) = used;
     }
     status
@@ -1020,11 +1021,11 @@ pub unsafe extern "C" fn cmrx_zstd_frame_sizes(
     sizes: *mut usize,
 ) -> i32 {
     if (dict.is_null() && dict_len != 0) || (sizes.is_null() && count != 0) {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     }
     // SAFETY: the caller's contract is sample_slices'.
     let Some(inputs) = (unsafe { sample_slices(samples, lens, count) }) else {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     };
     // SAFETY: dict is readable for dict_len bytes (contract; checked for
     // NULL above).
@@ -1045,10 +1046,10 @@ pub unsafe extern "C" fn cmrx_zstd_frame_sizes(
                     sizes.add(i).write(n);
                 }
             }
-            Status::Ok as i32
+            ResultCode::Ok as i32
         }
         Ok(Err(e)) => Failure::from(e).status as i32,
-        Err(_) => Status::Panic as i32,
+        Err(_) => ResultCode::Panic as i32,
     }
 }
 
@@ -1067,7 +1068,7 @@ pub extern "C" fn cmrx_status_str(status: i32) -> *const c_char {
         std::sync::OnceLock::new();
     let found = catch_unwind(|| {
         let messages = MESSAGES.get_or_init(|| {
-            Status::ALL
+            ResultCode::ALL
                 .iter()
                 .filter_map(|&(s, _)| Some((s as i32, std::ffi::CString::new(s.as_str()).ok()?)))
                 .collect()
@@ -1077,7 +1078,7 @@ pub extern "C" fn cmrx_status_str(status: i32) -> *const c_char {
             .or_else(|| {
                 messages
                     .iter()
-                    .find(|(code, _)| *code == Status::Panic as i32)
+                    .find(|(code, _)| *code == ResultCode::Panic as i32)
             })
             .map(|(_, text)| text.as_ptr())
     });
@@ -1152,11 +1153,11 @@ pub unsafe extern "C" fn cmrx_zstd_frame_dictionary(
     id: *mut u32,
 ) -> i32 {
     if id.is_null() {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     }
     // SAFETY: the caller's contract is inspect's.
     let found = unsafe {
-        inspect(input, in_len, Err(Status::Arg), |src| {
+        inspect(input, in_len, Err(ResultCode::Arg), |src| {
             zstd::frame_header_dictionary_id(src).map_err(|e| Failure::from(e).status)
         })
     };
@@ -1164,7 +1165,7 @@ pub unsafe extern "C" fn cmrx_zstd_frame_dictionary(
         Ok(named) => {
             // SAFETY: id was checked non-NULL and is writable (contract).
             unsafe { id.write(named.unwrap_or(0)) };
-            Status::Ok as i32
+            ResultCode::Ok as i32
         }
         Err(status) => status as i32,
     }
@@ -1226,10 +1227,10 @@ mod tests {
         kinds.sort_unstable();
         kinds.dedup();
         assert_eq!(kinds.len(), EventKind::ALL.len());
-        let mut statuses: Vec<i32> = Status::ALL.iter().map(|&(s, _)| s as i32).collect();
+        let mut statuses: Vec<i32> = ResultCode::ALL.iter().map(|&(s, _)| s as i32).collect();
         statuses.sort_unstable();
         statuses.dedup();
-        assert_eq!(statuses.len(), Status::ALL.len());
+        assert_eq!(statuses.len(), ResultCode::ALL.len());
         let mut errors: Vec<i32> = ParseError::ALL.iter().map(|&(e, _)| e.code()).collect();
         errors.push(PARSE_INTERNAL);
         errors.sort_unstable();
@@ -1308,7 +1309,7 @@ mod tests {
             assert_eq!(next(line, ev.as_mut_ptr()), EventKind::Value as i32);
             assert_eq!(
                 cmrx_parser_take_data(p, 11),
-                Status::Arg as i32,
+                ResultCode::Arg as i32,
                 "more than the value has"
             );
             assert_eq!(
@@ -1316,7 +1317,7 @@ mod tests {
                 10,
                 "... refused, nothing taken"
             );
-            assert_eq!(cmrx_parser_take_data(p, 4), Status::Ok as i32);
+            assert_eq!(cmrx_parser_take_data(p, 4), ResultCode::Ok as i32);
             assert_eq!(cmrx_parser_data_remaining(p), 6);
             assert_eq!(
                 next(b"efghij\r\nEND\r\n", ev.as_mut_ptr()),
@@ -1325,17 +1326,17 @@ mod tests {
             assert_eq!(ev.assume_init_ref().data_len, 6);
             assert_eq!(
                 cmrx_parser_take_data(p, 1),
-                Status::Arg as i32,
+                ResultCode::Arg as i32,
                 "no data left"
             );
-            assert_eq!(cmrx_parser_take_data(p, 0), Status::Ok as i32);
+            assert_eq!(cmrx_parser_take_data(p, 0), ResultCode::Ok as i32);
             assert_eq!(
                 next(b"\r\nEND\r\n", ev.as_mut_ptr()),
                 EventKind::ValueEnd as i32
             );
             assert_eq!(
                 cmrx_parser_take_data(ptr::null_mut(), 0),
-                Status::Arg as i32
+                ResultCode::Arg as i32
             );
             cmrx_parser_free(p);
         }
@@ -1396,13 +1397,13 @@ mod tests {
                 &mut dict,
             )
         };
-        if rc == Status::Ok as i32 {
+        if rc == ResultCode::Ok as i32 {
             out.truncate(n);
         }
         (
             rc,
             out,
-            if rc == Status::NeedSpace as i32 {
+            if rc == ResultCode::NeedSpace as i32 {
                 n
             } else {
                 used
@@ -1413,7 +1414,7 @@ mod tests {
 
     #[test]
     fn codec_round_trip_and_need_space_through_the_abi() {
-        let ok = Status::Ok as i32;
+        let ok = ResultCode::Ok as i32;
         let data = vec![b'a'; 100_000];
         let mut gz = vec![0u8; cmrx_gzip_bound(data.len())];
         let mut n = 0;
@@ -1432,11 +1433,11 @@ mod tests {
             gz.truncate(n);
             let mut out = vec![0u8; 64];
             let rc = cmrx_gzip(ptr::null(), 5, 6, out.as_mut_ptr(), out.len(), &mut n);
-            assert_eq!(rc, Status::Arg as i32);
+            assert_eq!(rc, ResultCode::Arg as i32);
             let rc = cmrx_gzip(data.as_ptr(), 5, 13, out.as_mut_ptr(), out.len(), &mut n);
-            assert_eq!(rc, Status::Arg as i32);
+            assert_eq!(rc, ResultCode::Arg as i32);
             let rc = cmrx_zlib(data.as_ptr(), 5, 10, out.as_mut_ptr(), out.len(), &mut n);
-            assert_eq!(rc, Status::Arg as i32, "zlib's levels stop at 9");
+            assert_eq!(rc, ResultCode::Arg as i32, "zlib's levels stop at 9");
             let rc = cmrx_zlib(data.as_ptr(), 5, -1, out.as_mut_ptr(), out.len(), &mut n);
             assert_eq!(rc, ok, "-1 is the default level");
             let hint =
@@ -1444,7 +1445,7 @@ mod tests {
             assert_eq!(hint, data.len());
         }
         let (rc, _, want, _) = decode(DecodeFormat::Gzip, &gz, 10, 1 << 20);
-        assert_eq!(rc, Status::NeedSpace as i32);
+        assert_eq!(rc, ResultCode::NeedSpace as i32);
         assert!(want > 10 && want <= 1 << 20);
         // Trailing bytes after the member are not part of it.
         let mut two = gz.clone();
@@ -1452,9 +1453,9 @@ mod tests {
         let (rc, out, used, _) = decode(DecodeFormat::Gzip, &two, data.len(), 1 << 20);
         assert_eq!((rc, &out[..], used), (ok, &data[..], gz.len()));
         let (rc, ..) = decode(DecodeFormat::Gzip, &gz, 1000, 1000);
-        assert_eq!(rc, Status::TooBig as i32);
+        assert_eq!(rc, ResultCode::TooBig as i32);
         let (rc, ..) = decode(DecodeFormat::Gzip, b"nope!nope!nope", 100, 1 << 20);
-        assert_eq!(rc, Status::Data as i32);
+        assert_eq!(rc, ResultCode::Data as i32);
         assert_eq!(cmrx_gzip_level_valid(12), 1);
         assert_eq!(cmrx_gzip_level_valid(-1), 1);
         assert_eq!(cmrx_gzip_level_valid(13), 0);
@@ -1463,7 +1464,7 @@ mod tests {
 
     #[test]
     fn decode_formats_by_magic() {
-        let ok = Status::Ok as i32;
+        let ok = ResultCode::Ok as i32;
         let data = b"the same data in three formats ".repeat(20);
         let gz = crate::testing::gzip_vec(&data, 6).unwrap();
         let z = crate::testing::zlib_vec(&data, 6).unwrap();
@@ -1473,18 +1474,18 @@ mod tests {
             assert_eq!((rc, out), (ok, data.clone()), "Any reads {name}");
             let (rc, ..) = decode(DecodeFormat::Cached, input, data.len(), 1 << 20);
             let want = if name == "zlib" {
-                Status::Data as i32
+                ResultCode::Data as i32
             } else {
                 ok
             };
             assert_eq!(rc, want, "Cached reads zstd and gzip, not {name}");
         }
         let (rc, ..) = decode(DecodeFormat::Gzip, &zs, data.len(), 1 << 20);
-        assert_eq!(rc, Status::Data as i32, "Gzip is gzip only");
+        assert_eq!(rc, ResultCode::Data as i32, "Gzip is gzip only");
         let (rc, ..) = decode(DecodeFormat::Zstd, &gz, data.len(), 1 << 20);
-        assert_eq!(rc, Status::Data as i32, "Zstd is zstd only");
+        assert_eq!(rc, ResultCode::Data as i32, "Zstd is zstd only");
         let (rc, ..) = decode(DecodeFormat::Zstd, &zs, data.len() - 1, data.len() - 1);
-        assert_eq!(rc, Status::TooBig as i32);
+        assert_eq!(rc, ResultCode::TooBig as i32);
         // SAFETY: a live slice and its length.
         let rc = unsafe { cmrx_decode_size_hint(99, zs.as_ptr(), zs.len(), 1 << 20) };
         assert_eq!(rc, 0, "an unknown format has no hint");
@@ -1509,14 +1510,14 @@ mod tests {
         };
         assert_eq!(
             rc,
-            Status::Arg as i32,
+            ResultCode::Arg as i32,
             "an unknown format is a bad argument"
         );
     }
 
     #[test]
     fn zstd_training_choices_and_frame_sizes_through_the_abi() {
-        let ok = Status::Ok as i32;
+        let ok = ResultCode::Ok as i32;
         let samples: Vec<Vec<u8>> = (0..200)
             .map(|i| format!(r#"{{"id":{i},"kind":"event","at":{}}}"#, i * 977).into_bytes())
             .collect();
@@ -1566,7 +1567,7 @@ mod tests {
             };
             assert_eq!(
                 train(&mut bad, &mut dict, &mut dict_len),
-                Status::Arg as i32
+                ResultCode::Arg as i32
             );
             assert_eq!((bad.k, bad.d), (0, d));
         }
@@ -1582,7 +1583,7 @@ mod tests {
                 &mut dict_len,
             )
         };
-        assert_eq!(rc, Status::Arg as i32);
+        assert_eq!(rc, ResultCode::Arg as i32);
 
         // The sizes of the frames, with that dictionary, without one, and
         // with bytes that are not one.
@@ -1625,7 +1626,7 @@ mod tests {
                 sizes.as_mut_ptr(),
             )
         };
-        assert_eq!(rc, Status::BadDictionary as i32);
+        assert_eq!(rc, ResultCode::BadDictionary as i32);
         // SAFETY: as above.
         let rc = unsafe {
             cmrx_zstd_frame_sizes(
@@ -1638,7 +1639,7 @@ mod tests {
                 sizes.as_mut_ptr(),
             )
         };
-        assert_eq!(rc, Status::Arg as i32);
+        assert_eq!(rc, ResultCode::Arg as i32);
         // SAFETY: NULL arrays with a count are refused before anything is
         // read.
         let rc = unsafe {
@@ -1652,12 +1653,12 @@ mod tests {
                 sizes.as_mut_ptr(),
             )
         };
-        assert_eq!(rc, Status::Arg as i32);
+        assert_eq!(rc, ResultCode::Arg as i32);
     }
 
     #[test]
     fn zstd_through_the_abi() {
-        let ok = Status::Ok as i32;
+        let ok = ResultCode::Ok as i32;
         let samples: Vec<Vec<u8>> = (0..300)
             .map(|i| {
                 format!(r#"{{"id":{i},"name":"user{}","roles":["a","b"]}}"#, i * 13).into_bytes()
@@ -1686,7 +1687,7 @@ mod tests {
             assert!(id != 0);
             assert_eq!(
                 cmrx_zstd_register(b"not a dictionary".as_ptr(), 16, &mut id),
-                Status::BadDictionary as i32
+                ResultCode::BadDictionary as i32
             );
             let rc = cmrx_zstd_train(
                 ptrs.as_ptr(),
@@ -1696,7 +1697,7 @@ mod tests {
                 dict.as_mut_ptr(),
                 &mut dict_len,
             );
-            assert_eq!(rc, Status::Training as i32, "two samples are too few");
+            assert_eq!(rc, ResultCode::Training as i32, "two samples are too few");
         }
         // SAFETY: as above.
         unsafe {
@@ -1722,7 +1723,7 @@ mod tests {
                 frame.len(),
                 &mut frame_len,
             );
-            assert_eq!(rc, Status::UnknownDictionary as i32);
+            assert_eq!(rc, ResultCode::UnknownDictionary as i32);
             let rc = cmrx_zstd_compress(
                 samples[7].as_ptr(),
                 samples[7].len(),
@@ -1743,7 +1744,7 @@ mod tests {
         other[at] ^= 0x55;
         if zstd::frame_dictionary_id(&other).is_some_and(|d| d != id) {
             let (rc, _, _, missing) = decode(DecodeFormat::Cached, &other, 4096, 1 << 20);
-            assert_eq!(rc, Status::UnknownDictionary as i32);
+            assert_eq!(rc, ResultCode::UnknownDictionary as i32);
             assert_eq!(Some(missing), zstd::frame_dictionary_id(&other));
         }
         assert_eq!(cmrx_zstd_first_report(77_777), 1);
@@ -1752,14 +1753,18 @@ mod tests {
         assert_eq!(cmrx_zstd_level_valid(22), 1);
         assert_eq!(cmrx_zstd_level_valid(23), 0);
         // SAFETY: cmrx_status_str returns a static NUL-terminated string.
-        let text =
-            unsafe { std::ffi::CStr::from_ptr(cmrx_status_str(Status::UnknownDictionary as i32)) };
-        assert_eq!(text.to_str().unwrap(), Status::UnknownDictionary.as_str());
+        let text = unsafe {
+            std::ffi::CStr::from_ptr(cmrx_status_str(ResultCode::UnknownDictionary as i32))
+        };
+        assert_eq!(
+            text.to_str().unwrap(),
+            ResultCode::UnknownDictionary.as_str()
+        );
     }
 
     #[test]
     fn dictionary_set_helpers_through_the_abi() {
-        let ok = Status::Ok as i32;
+        let ok = ResultCode::Ok as i32;
         let samples: Vec<Vec<u8>> = (0..300)
             .map(|i| {
                 format!(r#"{{"order":{i},"item":"sku{}","qty":{}}}"#, i * 17, i % 4).into_bytes()
@@ -1779,11 +1784,11 @@ mod tests {
             assert_eq!(id, zstd::Dictionary::from_bytes(&dict).unwrap().id());
             assert_eq!(
                 cmrx_zstd_dictionary_id(b"nope".as_ptr(), 4, &mut id),
-                Status::BadDictionary as i32
+                ResultCode::BadDictionary as i32
             );
             assert_eq!(
                 cmrx_zstd_dictionary_id(dict.as_ptr(), 1, ptr::null_mut()),
-                Status::Arg as i32
+                ResultCode::Arg as i32
             );
             let rc = cmrx_zstd_dictionary_with_id(
                 dict.as_ptr(),
@@ -1805,7 +1810,7 @@ mod tests {
                 copy.as_mut_ptr(),
                 &mut copy_len,
             );
-            assert_eq!(rc, Status::Arg as i32);
+            assert_eq!(rc, ResultCode::Arg as i32);
             let rc = cmrx_zstd_dictionary_with_id(
                 b"nope".as_ptr(),
                 4,
@@ -1813,11 +1818,11 @@ mod tests {
                 copy.as_mut_ptr(),
                 &mut copy_len,
             );
-            assert_eq!(rc, Status::BadDictionary as i32);
+            assert_eq!(rc, ResultCode::BadDictionary as i32);
 
             assert_eq!(
                 cmrx_zstd_prepare(90_001, 9),
-                Status::UnknownDictionary as i32
+                ResultCode::UnknownDictionary as i32
             );
             assert_eq!(
                 cmrx_zstd_loaded_state(90_001, copy.as_ptr(), copy.len()),
@@ -1825,7 +1830,7 @@ mod tests {
             );
             assert_eq!(cmrx_zstd_register(copy.as_ptr(), copy.len(), &mut id), ok);
             assert_eq!(cmrx_zstd_prepare(90_001, 9), ok);
-            assert_eq!(cmrx_zstd_prepare(90_001, 99), Status::Arg as i32);
+            assert_eq!(cmrx_zstd_prepare(90_001, 99), ResultCode::Arg as i32);
             assert_eq!(
                 cmrx_zstd_loaded_state(90_001, copy.as_ptr(), copy.len()),
                 LoadedState::Same as i32
@@ -1872,25 +1877,25 @@ mod tests {
         unsafe {
             assert_eq!(
                 cmrx_zstd_frame_dictionary(zs.as_ptr(), zs.len(), &mut id),
-                Status::Ok as i32
+                ResultCode::Ok as i32
             );
             assert_eq!(id, 0, "a frame without a dictionary");
             let gz = b"\x1f\x8b\x08\x00";
             assert_eq!(
                 cmrx_zstd_frame_dictionary(gz.as_ptr(), gz.len(), &mut id),
-                Status::Data as i32
+                ResultCode::Data as i32
             );
             assert_eq!(
                 cmrx_zstd_frame_dictionary(zs.as_ptr(), 5, &mut id),
-                Status::Data as i32
+                ResultCode::Data as i32
             );
             assert_eq!(
                 cmrx_zstd_frame_dictionary(ptr::null(), 5, &mut id),
-                Status::Arg as i32
+                ResultCode::Arg as i32
             );
             assert_eq!(
                 cmrx_zstd_frame_dictionary(zs.as_ptr(), zs.len(), ptr::null_mut()),
-                Status::Arg as i32
+                ResultCode::Arg as i32
             );
         }
         let mut named = zstd::compress_vec(&data, 3, None).unwrap();
@@ -1899,7 +1904,7 @@ mod tests {
         named.splice(4..named.len(), [0x03, 7 << 3, 4, 3, 2, 1]);
         // SAFETY: a live slice and its length, a writable local.
         let rc = unsafe { cmrx_zstd_frame_dictionary(named.as_ptr(), named.len(), &mut id) };
-        assert_eq!((rc, id), (Status::Ok as i32, 0x0102_0304));
+        assert_eq!((rc, id), (ResultCode::Ok as i32, 0x0102_0304));
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //!
 //! or, instead of any line, `ERROR`, `CLIENT_ERROR <msg>` or `SERVER_ERROR
 //! <msg>`. Each call to [`ResponseParser::next`] returns one [`Event`] and how
-//! many bytes it used, [`Status::Partial`] when the buffer does not yet hold a
+//! many bytes it used, [`ParseStatus::Partial`] when the buffer does not yet hold a
 //! whole event (nothing is used then: the caller keeps its bytes, appends more
 //! and calls again), or a [`ParseError`].
 //!
@@ -69,9 +69,10 @@ pub const MAX_KEY_LEN: usize = 250;
 /// zeros.
 pub const MAX_LINE_LEN: usize = 2048;
 
-/// The outcome of a successful [`ResponseParser::next`] call.
+/// The outcome of a successful [`ResponseParser::next`] call: a whole event,
+/// or not yet one (httparse's `Status`, named for what it reports).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status<T> {
+pub enum ParseStatus<T> {
     /// A whole event was at the front of the buffer.
     Complete(T),
     /// The buffer holds no whole event yet: nothing was consumed; append more
@@ -266,22 +267,25 @@ impl ResponseParser {
     /// [`ParseError`] for the reasons. The parser stays failed and returns the
     /// same error on every later call, until [`reset`](Self::reset).
     #[inline]
-    pub fn next<'a>(&mut self, buf: &'a [u8]) -> Result<Status<(usize, Event<'a>)>, ParseError> {
+    pub fn next<'a>(
+        &mut self,
+        buf: &'a [u8],
+    ) -> Result<ParseStatus<(usize, Event<'a>)>, ParseError> {
         // The common cases first, each settled by a few comparisons: a whole
         // data block or part of one, its `\r\n`, a whole well-formed `VALUE`
         // line, `END\r\n`. Everything else (unfinished lines, errors, rare
         // but valid lines) is judged by `next_slow`, byte by byte.
         match self.state {
             State::Data(remaining) if !buf.is_empty() => {
-                return Ok(Status::Complete(self.next_data(buf, remaining)));
+                return Ok(ParseStatus::Complete(self.next_data(buf, remaining)));
             }
             State::Terminator if buf.starts_with(b"\r\n") => {
                 self.state = State::Line;
-                return Ok(Status::Complete((2, Event::ValueEnd)));
+                return Ok(ParseStatus::Complete((2, Event::ValueEnd)));
             }
             State::Line => {
                 if let Some(done) = self.fast_line(buf) {
-                    return Ok(Status::Complete(done));
+                    return Ok(ParseStatus::Complete(done));
                 }
             }
             _ => {}
@@ -292,13 +296,16 @@ impl ResponseParser {
     /// [`next`](Self::next) for everything its fast paths leave.
     #[cold]
     #[inline(never)]
-    fn next_slow<'a>(&mut self, buf: &'a [u8]) -> Result<Status<(usize, Event<'a>)>, ParseError> {
+    fn next_slow<'a>(
+        &mut self,
+        buf: &'a [u8],
+    ) -> Result<ParseStatus<(usize, Event<'a>)>, ParseError> {
         let result = match self.state {
             State::Failed(e) => return Err(e),
             State::Line => self.next_line(buf),
-            State::Data(_) => Ok(Status::Partial), // buf is empty
+            State::Data(_) => Ok(ParseStatus::Partial), // buf is empty
             State::Terminator => self.next_terminator(buf),
-            State::Done if buf.is_empty() => Ok(Status::Partial),
+            State::Done if buf.is_empty() => Ok(ParseStatus::Partial),
             State::Done => Err(ParseError::AfterEnd),
         };
         if let Err(e) = result {
@@ -331,13 +338,13 @@ impl ResponseParser {
     /// parser is left as it was.
     ///
     /// ```
-    /// use cmrx::parser::{Event, ResponseParser, Status};
+    /// use cmrx::parser::{Event, ResponseParser, ParseStatus};
     /// let mut p = ResponseParser::default();
     /// p.next(b"VALUE k 0 5\r\n").unwrap();
     /// assert_eq!(p.take_data(3), Ok(()));
     /// assert_eq!(p.data_remaining(), 2);
     /// assert!(p.take_data(3).is_err());
-    /// assert_eq!(p.next(b"de\r\n"), Ok(Status::Complete((2, Event::Data(b"de")))));
+    /// assert_eq!(p.next(b"de\r\n"), Ok(ParseStatus::Complete((2, Event::Data(b"de")))));
     /// ```
     pub fn take_data(&mut self, n: u64) -> Result<(), DataOverrun> {
         let remaining = self.data_remaining();
@@ -385,12 +392,12 @@ impl ResponseParser {
     fn next_terminator<'a>(
         &mut self,
         buf: &'a [u8],
-    ) -> Result<Status<(usize, Event<'a>)>, ParseError> {
+    ) -> Result<ParseStatus<(usize, Event<'a>)>, ParseError> {
         match buf {
-            [] | [b'\r'] => Ok(Status::Partial),
+            [] | [b'\r'] => Ok(ParseStatus::Partial),
             [b'\r', b'\n', ..] => {
                 self.state = State::Line;
-                Ok(Status::Complete((2, Event::ValueEnd)))
+                Ok(ParseStatus::Complete((2, Event::ValueEnd)))
             }
             _ => Err(ParseError::BadTerminator),
         }
@@ -460,7 +467,10 @@ impl ResponseParser {
     /// Nothing of an unfinished line is remembered between calls, so it is
     /// scanned again from its start on each call; [`MAX_LINE_LEN`] bounds that
     /// work, and callers reading in large chunks rarely repeat it.
-    fn next_line<'a>(&mut self, buf: &'a [u8]) -> Result<Status<(usize, Event<'a>)>, ParseError> {
+    fn next_line<'a>(
+        &mut self,
+        buf: &'a [u8],
+    ) -> Result<ParseStatus<(usize, Event<'a>)>, ParseError> {
         let window = &buf[..buf.len().min(MAX_LINE_LEN)];
         let Some(nl) = memchr(b'\n', window) else {
             // A final `\r` may be the start of the line end, so it is not
@@ -470,7 +480,7 @@ impl ResponseParser {
             return if window.len() == MAX_LINE_LEN {
                 Err(ParseError::LineTooLong)
             } else {
-                Ok(Status::Partial)
+                Ok(ParseStatus::Partial)
             };
         };
         if nl == 0 || window[nl - 1] != b'\r' {
@@ -487,7 +497,7 @@ impl ResponseParser {
             Event::Value { len, .. } => State::Data(len),
             _ => State::Done,
         };
-        Ok(Status::Complete((nl + 1, event)))
+        Ok(ParseStatus::Complete((nl + 1, event)))
     }
 
     /// Judges a line without its `\r\n`. When `complete` is false, `line` is
@@ -915,7 +925,7 @@ mod tests {
         let key = &buf[6..7];
         assert_eq!(
             ev,
-            Status::Complete((
+            ParseStatus::Complete((
                 16,
                 Event::Value {
                     key,
@@ -929,35 +939,38 @@ mod tests {
         // Only part of the data is buffered: a Data event for what is there.
         assert_eq!(
             p.next(&buf[16..18]),
-            Ok(Status::Complete((2, Event::Data(b"ab"))))
+            Ok(ParseStatus::Complete((2, Event::Data(b"ab"))))
         );
         assert_eq!(p.data_remaining(), 2);
         // Data is never scanned: "\r\n" inside it is data.
         assert_eq!(
             p.next(&buf[18..]),
-            Ok(Status::Complete((2, Event::Data(b"\r\n"))))
+            Ok(ParseStatus::Complete((2, Event::Data(b"\r\n"))))
         );
         assert_eq!(p.data_remaining(), 0);
-        assert_eq!(p.next(&buf[20..21]), Ok(Status::Partial));
+        assert_eq!(p.next(&buf[20..21]), Ok(ParseStatus::Partial));
         assert_eq!(
             p.next(&buf[20..]),
-            Ok(Status::Complete((2, Event::ValueEnd)))
+            Ok(ParseStatus::Complete((2, Event::ValueEnd)))
         );
         assert!(!p.is_complete());
-        assert_eq!(p.next(&buf[22..25]), Ok(Status::Partial));
-        assert_eq!(p.next(&buf[22..]), Ok(Status::Complete((5, Event::End))));
+        assert_eq!(p.next(&buf[22..25]), Ok(ParseStatus::Partial));
+        assert_eq!(
+            p.next(&buf[22..]),
+            Ok(ParseStatus::Complete((5, Event::End)))
+        );
         assert!(p.is_complete());
-        assert_eq!(p.next(b""), Ok(Status::Partial));
+        assert_eq!(p.next(b""), Ok(ParseStatus::Partial));
         assert!(p.is_complete());
     }
 
     #[test]
     fn empty_buffer_is_partial() {
         let mut p = ResponseParser::new(0);
-        assert_eq!(p.next(b""), Ok(Status::Partial));
+        assert_eq!(p.next(b""), Ok(ParseStatus::Partial));
         assert_eq!(
             p.next(b"VALUE a 0 2\r\n").unwrap(),
-            Status::Complete((
+            ParseStatus::Complete((
                 13,
                 Event::Value {
                     key: b"a",
@@ -967,12 +980,12 @@ mod tests {
                 }
             ))
         );
-        assert_eq!(p.next(b""), Ok(Status::Partial));
+        assert_eq!(p.next(b""), Ok(ParseStatus::Partial));
         assert_eq!(
             p.next(b"xy").unwrap(),
-            Status::Complete((2, Event::Data(b"xy")))
+            ParseStatus::Complete((2, Event::Data(b"xy")))
         );
-        assert_eq!(p.next(b""), Ok(Status::Partial));
+        assert_eq!(p.next(b""), Ok(ParseStatus::Partial));
     }
 
     #[test]
@@ -1406,8 +1419,11 @@ mod tests {
             Some((6, ParseError::AfterEnd))
         );
         let mut p = ResponseParser::new(0);
-        assert_eq!(p.next(b"END\r\n"), Ok(Status::Complete((5, Event::End))));
-        assert_eq!(p.next(b""), Ok(Status::Partial));
+        assert_eq!(
+            p.next(b"END\r\n"),
+            Ok(ParseStatus::Complete((5, Event::End)))
+        );
+        assert_eq!(p.next(b""), Ok(ParseStatus::Partial));
         assert_eq!(p.next(b"\r\n"), Err(ParseError::AfterEnd));
         assert!(!p.is_complete());
         assert_eq!(p.next(b""), Err(ParseError::AfterEnd));
@@ -1459,12 +1475,18 @@ mod tests {
             assert_eq!(p.next(buf), Err(ParseError::BadTerminator));
         }
         p.reset();
-        assert_eq!(p.next(b"END\r\n"), Ok(Status::Complete((5, Event::End))));
+        assert_eq!(
+            p.next(b"END\r\n"),
+            Ok(ParseStatus::Complete((5, Event::End)))
+        );
         assert!(p.is_complete());
         // Reset after a complete response: ready for the next one.
         p.reset();
         assert!(!p.is_complete());
-        assert_eq!(p.next(b"END\r\n"), Ok(Status::Complete((5, Event::End))));
+        assert_eq!(
+            p.next(b"END\r\n"),
+            Ok(ParseStatus::Complete((5, Event::End)))
+        );
         // Reset keeps the limit.
         let mut small = ResponseParser::new(2);
         small.reset();
@@ -1590,12 +1612,12 @@ mod tests {
                 let want = slow.next_line(buf);
                 let context = || format!("{:?} (max {max})", String::from_utf8_lossy(buf));
                 if let Some(got) = fast.fast_line(buf) {
-                    assert_eq!(want, Ok(Status::Complete(got)), "{}", context());
+                    assert_eq!(want, Ok(ParseStatus::Complete(got)), "{}", context());
                     assert_eq!(fast.state, slow.state, "{}", context());
                     taken += 1;
                 } else {
                     assert_eq!(fast.state, State::Line, "{}", context());
-                    if let Ok(Status::Complete(_)) = want {
+                    if let Ok(ParseStatus::Complete(_)) = want {
                         // A VALUE line (the fast path takes every END): the
                         // fields after "VALUE" and the key, without "\r\n".
                         let line = &buf[..memchr(b'\n', buf).unwrap() - 1];

@@ -17,7 +17,8 @@ use crate::codec::{
     CodecError,
 };
 use crate::parser::{
-    Event, ParseError, ResponseParser, Status, DEFAULT_MAX_VALUE_LEN, MAX_KEY_LEN, MAX_LINE_LEN,
+    Event, ParseError, ParseStatus, ResponseParser, DEFAULT_MAX_VALUE_LEN, MAX_KEY_LEN,
+    MAX_LINE_LEN,
 };
 
 /// An event with its data owned; consecutive `Data` events are merged so
@@ -99,7 +100,7 @@ pub fn feed_with(
                 continue;
             }
             match p.next(&pending) {
-                Ok(Status::Partial) => {
+                Ok(ParseStatus::Partial) => {
                     // ResponseParser has no PartialEq; its Debug shows all of it.
                     assert_eq!(
                         format!("{p:?}"),
@@ -114,7 +115,7 @@ pub fn feed_with(
                     assert!(remaining == 0 || pending.is_empty(), "Partial inside data");
                     break;
                 }
-                Ok(Status::Complete((n, ev))) => {
+                Ok(ParseStatus::Complete((n, ev))) => {
                     assert!(
                         n >= 1 && n <= pending.len(),
                         "consumed {n} of {}",
@@ -173,7 +174,10 @@ pub fn feed_with(
                     assert!((1..=12).contains(&e.code()));
                     // reset makes it usable again.
                     p.reset();
-                    assert_eq!(p.next(b"END\r\n"), Ok(Status::Complete((5, Event::End))));
+                    assert_eq!(
+                        p.next(b"END\r\n"),
+                        Ok(ParseStatus::Complete((5, Event::End)))
+                    );
                     out.push(Norm::Err(e));
                     return out;
                 }

@@ -132,7 +132,7 @@ pub const MIN_DICT_SIZE: usize = 256;
 pub const MIN_SAMPLES: usize = 5;
 
 /// Why a zstd call did not produce output. (The C ABI's numbers for these
-/// are `ffi::Status`'s.)
+/// are `ffi::ResultCode`'s.)
 ///
 /// ```
 /// use cmrx::zstd::{decompress_vec, Error};
