@@ -921,41 +921,14 @@ pub unsafe extern "C" fn cmrx_zstd_loaded_state(id: u32, bytes: *const u8, len: 
 }
 
 /// Trains a standard zstd dictionary of at most `dict_size` bytes on
-/// `count` samples (`cmrx_zstd_train`) into `out`, which holds `dict_size`.
+/// `count` samples into `out`, which holds `dict_size`, as `how` says
+/// (`cmrx_zstd_train_with`): a method, its parameters, a level and an ID.
+/// On `CMRX_OK`, `how->k` and `how->d` are the ones used.
 ///
 /// # Safety
 /// `samples` and `lens` point to `count` entries; each `samples[i]` is
 /// readable for `lens[i]` bytes; `out` writable for `dict_size` bytes;
-/// `out_len` writable.
-#[no_mangle]
-pub unsafe extern "C" fn cmrx_zstd_train(
-    samples: *const *const u8,
-    lens: *const usize,
-    count: usize,
-    dict_size: usize,
-    out: *mut u8,
-    out_len: *mut usize,
-) -> i32 {
-    // SAFETY: the caller's contract is sample_slices'.
-    let Some(inputs) = (unsafe { sample_slices(samples, lens, count) }) else {
-        return ResultCode::Arg as i32;
-    };
-    // SAFETY: out is writable for dict_size bytes and out_len writable
-    // (contract); codec_call checks them for NULL.
-    unsafe {
-        codec_call(ptr::null(), 0, out, dict_size, out_len, |_, o| {
-            copy_dictionary(&zstd::train(&inputs, dict_size)?, o)
-        })
-    }
-}
-
-/// Trains a standard zstd dictionary as `how` says
-/// (`cmrx_zstd_train_with`): `cmrx_zstd_train` with a method, its
-/// parameters, a level and an ID. On `CMRX_OK`, `how->k` and `how->d` are
-/// the ones used.
-///
-/// # Safety
-/// As `cmrx_zstd_train`, and `how` points to a readable and writable
+/// `out_len` writable; `how` points to a readable and writable
 /// `cmrx_training`.
 #[no_mangle]
 pub unsafe extern "C" fn cmrx_zstd_train_with(
@@ -1009,7 +982,7 @@ pub unsafe extern "C" fn cmrx_zstd_train_with(
 ///
 /// # Safety
 /// `dict` readable for `dict_len` bytes; `samples` and `lens` as for
-/// `cmrx_zstd_train`; `sizes` writable for `count` entries.
+/// `cmrx_zstd_train_with`; `sizes` writable for `count` entries.
 #[no_mangle]
 pub unsafe extern "C" fn cmrx_zstd_frame_sizes(
     dict: *const u8,
@@ -1525,21 +1498,26 @@ mod tests {
         let lens: Vec<usize> = samples.iter().map(Vec::len).collect();
         let mut dict = vec![0u8; 4096];
         let mut dict_len = 0;
+        let train_from =
+            |count: usize, how: &mut CmrxTraining, dict: &mut Vec<u8>, dict_len: &mut usize| {
+                assert!(count <= ptrs.len());
+                // SAFETY: the sample arrays hold at least count entries of live
+                // buffers; dict is writable for its length; how and dict_len
+                // are writable locals.
+                unsafe {
+                    cmrx_zstd_train_with(
+                        ptrs.as_ptr(),
+                        lens.as_ptr(),
+                        count,
+                        dict.len(),
+                        how,
+                        dict.as_mut_ptr(),
+                        dict_len,
+                    )
+                }
+            };
         let train = |how: &mut CmrxTraining, dict: &mut Vec<u8>, dict_len: &mut usize| {
-            // SAFETY: the sample arrays hold ptrs.len() entries of live
-            // buffers; dict is writable for its length; how and dict_len
-            // are writable locals.
-            unsafe {
-                cmrx_zstd_train_with(
-                    ptrs.as_ptr(),
-                    lens.as_ptr(),
-                    ptrs.len(),
-                    dict.len(),
-                    how,
-                    dict.as_mut_ptr(),
-                    dict_len,
-                )
-            }
+            train_from(ptrs.len(), how, dict, dict_len)
         };
         let mut how = CmrxTraining {
             method: TrainMethod::Cover as i32,
@@ -1554,6 +1532,19 @@ mod tests {
         assert_eq!(how.d, 8);
         let bytes = dict[..dict_len].to_vec();
         assert_eq!(zstd::Dictionary::from_bytes(&bytes).unwrap().id(), 17);
+        let mut default = CmrxTraining {
+            method: TrainMethod::FastCover as i32,
+            k: 0,
+            d: 0,
+            steps: 4,
+            level: 3,
+            id: 0,
+        };
+        assert_eq!(
+            train_from(2, &mut default, &mut dict, &mut dict_len),
+            ResultCode::Training as i32,
+            "two samples are too few"
+        );
         // Unknown methods and bad parameters are refused, and how is left
         // as it was.
         for (method, d) in [(0, 0), (4, 0), (TrainMethod::Samples as i32, 6)] {
@@ -1664,78 +1655,47 @@ mod tests {
                 format!(r#"{{"id":{i},"name":"user{}","roles":["a","b"]}}"#, i * 13).into_bytes()
             })
             .collect();
-        let ptrs: Vec<*const u8> = samples.iter().map(|s| s.as_ptr()).collect();
-        let lens: Vec<usize> = samples.iter().map(Vec::len).collect();
-        let mut dict = vec![0u8; 4096];
-        let (mut dict_len, mut id) = (0, 0);
-        let mut frame = vec![0u8; cmrx_zstd_compress_bound(samples[7].len())];
-        let mut frame_len = 0;
+        let refs: Vec<&[u8]> = samples.iter().map(|s| &s[..]).collect();
+        let dict = zstd::train(&refs, 4096).unwrap();
+        let (mut id, mut again, mut bad) = (0, 0, 77);
         // SAFETY: every pointer is a live buffer with its length, or a
-        // writable local; the sample arrays hold samples.len() entries.
+        // writable local.
         unsafe {
-            let rc = cmrx_zstd_train(
-                ptrs.as_ptr(),
-                lens.as_ptr(),
-                ptrs.len(),
-                dict.len(),
-                dict.as_mut_ptr(),
-                &mut dict_len,
-            );
-            assert_eq!(rc, ok);
-            assert!(dict_len > 0 && dict_len <= 4096);
-            assert_eq!(cmrx_zstd_register(dict.as_ptr(), dict_len, &mut id), ok);
+            assert_eq!(cmrx_zstd_register(dict.as_ptr(), dict.len(), &mut id), ok);
             assert!(id != 0);
             assert_eq!(
-                cmrx_zstd_register(b"not a dictionary".as_ptr(), 16, &mut id),
+                cmrx_zstd_register(dict.as_ptr(), dict.len(), &mut again),
+                ok
+            );
+            assert_eq!(again, id, "registering the same bytes again");
+            assert_eq!(
+                cmrx_zstd_register(b"not a dictionary".as_ptr(), 16, &mut bad),
                 ResultCode::BadDictionary as i32
             );
-            let rc = cmrx_zstd_train(
-                ptrs.as_ptr(),
-                lens.as_ptr(),
-                2,
-                dict.len(),
-                dict.as_mut_ptr(),
-                &mut dict_len,
-            );
-            assert_eq!(rc, ResultCode::Training as i32, "two samples are too few");
+            assert_eq!(bad, 0);
         }
-        // SAFETY: as above.
-        unsafe {
-            let mut reg = 0;
-            assert_eq!(cmrx_zstd_register(dict.as_ptr(), dict_len, &mut reg), ok);
-            id = reg;
-            let rc = cmrx_zstd_compress(
-                samples[7].as_ptr(),
-                samples[7].len(),
-                3,
-                id,
-                frame.as_mut_ptr(),
-                frame.len(),
-                &mut frame_len,
-            );
-            assert_eq!(rc, ok);
-            let rc = cmrx_zstd_compress(
-                samples[7].as_ptr(),
-                samples[7].len(),
-                3,
-                12345,
-                frame.as_mut_ptr(),
-                frame.len(),
-                &mut frame_len,
-            );
-            assert_eq!(rc, ResultCode::UnknownDictionary as i32);
-            let rc = cmrx_zstd_compress(
-                samples[7].as_ptr(),
-                samples[7].len(),
-                3,
-                id,
-                frame.as_mut_ptr(),
-                frame.len(),
-                &mut frame_len,
-            );
-            assert_eq!(rc, ok);
-        }
-        frame.truncate(frame_len);
+        let compress = |dictionary: u32| {
+            let value = &samples[7];
+            let mut frame = vec![0u8; cmrx_zstd_compress_bound(value.len())];
+            let mut frame_len = 0;
+            // SAFETY: live buffers with their lengths, a writable local.
+            let rc = unsafe {
+                cmrx_zstd_compress(
+                    value.as_ptr(),
+                    value.len(),
+                    3,
+                    dictionary,
+                    frame.as_mut_ptr(),
+                    frame.len(),
+                    &mut frame_len,
+                )
+            };
+            frame.truncate(frame_len);
+            (rc, frame)
+        };
+        assert_eq!(compress(12345).0, ResultCode::UnknownDictionary as i32);
+        let (rc, frame) = compress(id);
+        assert_eq!(rc, ok);
         let (rc, out, ..) = decode(DecodeFormat::Cached, &frame, samples[7].len(), 1 << 20);
         assert_eq!((rc, out), (ok, samples[7].clone()));
         // A frame naming a dictionary nobody loaded: its ID comes back.
