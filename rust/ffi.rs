@@ -13,7 +13,7 @@
 //! converts the results back.
 //!
 //! The numbers C sees are defined once, here and in the engine's enums
-//! ([`EventKind`], [`ParseError`](crate::parser::ParseError), [`ResultCode`],
+//! ([`EventKind`], [`ParseError`], [`ResultCode`],
 //! [`DecodeFormat`]) and constants (the codecs' defaults and level ranges);
 //! the `#define`s of `cmrx.h` are generated from them
 //! ([`header_defines`]), and a test fails when the header and the Rust
