@@ -264,6 +264,14 @@ fn is_kind(code: usize, kind: ZSTD_ErrorCode) -> bool {
     zstd_safe::is_error_kind(code, kind)
 }
 
+/// An empty `Vec` with room for `n` items, or `NoMemory`: the buffers this
+/// module makes are allocated fallibly.
+fn vec_with_room<T>(n: usize) -> Result<Vec<T>, Error> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| Error::NoMemory)?;
+    Ok(v)
+}
+
 // ---------------------------------------------------------------- compress
 
 /// The level [`compress`] uses for `level`: 0 is [`DEFAULT_LEVEL`],
@@ -371,9 +379,7 @@ pub fn compress_vec(
     dictionary: Option<&Dictionary>,
 ) -> Result<Vec<u8>, Error> {
     compression_level(level)?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(compress_bound(input.len()))
-        .map_err(|_| Error::NoMemory)?;
+    let mut v = vec_with_room(compress_bound(input.len()))?;
     let n = compress(input, level, dictionary, v.spare_capacity_mut())?;
     // SAFETY: on Ok(n), compress has initialised the first n bytes of the
     // spare capacity, and n <= capacity.
@@ -576,14 +582,8 @@ pub fn frame_sizes(
 ) -> Result<Vec<usize>, Error> {
     compression_level(level)?;
     let longest = samples.iter().map(|s| s.len()).max().unwrap_or(0);
-    let mut scratch: Vec<u8> = Vec::new();
-    scratch
-        .try_reserve_exact(compress_bound(longest))
-        .map_err(|_| Error::NoMemory)?;
-    let mut sizes: Vec<usize> = Vec::new();
-    sizes
-        .try_reserve_exact(samples.len())
-        .map_err(|_| Error::NoMemory)?;
+    let mut scratch: Vec<u8> = vec_with_room(compress_bound(longest))?;
+    let mut sizes = vec_with_room(samples.len())?;
     for s in samples {
         sizes.push(compress(
             s,

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use zstd::zstd_safe::{CDict, DDict};
 
-use super::{compression_level, Error, MAX_LEVEL, MIN_LEVEL};
+use super::{compression_level, vec_with_room, Error, MAX_LEVEL, MIN_LEVEL};
 
 // What the documentation here links to.
 #[cfg(doc)]
@@ -203,9 +203,7 @@ pub fn with_dictionary_id(bytes: &[u8], id: u32) -> Result<Vec<u8>, Error> {
         return Err(Error::Arg);
     }
     dictionary_header_id(bytes)?;
-    let mut copy = Vec::new();
-    copy.try_reserve_exact(bytes.len())
-        .map_err(|_| Error::NoMemory)?;
+    let mut copy = vec_with_room(bytes.len())?;
     copy.extend_from_slice(bytes);
     copy.get_mut(DICT_ID_BYTES)
         .ok_or(Error::BadDictionary)?

@@ -1,12 +1,15 @@
 //! Training standard zstd dictionaries with ZDICT ([`train`],
 //! [`train_with`]).
 
+use core::ffi::c_void;
 use core::mem::MaybeUninit;
 use std::sync::{Mutex, PoisonError};
 
-use zstd::zstd_safe::{zstd_sys, zstd_sys::ZSTD_ErrorCode};
+use zstd::zstd_safe::zstd_sys::{self, ZSTD_ErrorCode};
+use zstd_sys::ZDICT_optimizeTrainFromBuffer_cover as train_cover;
+use zstd_sys::ZDICT_optimizeTrainFromBuffer_fastCover as train_fast_cover;
 
-use super::{compression_level, is_kind, Error, DEFAULT_LEVEL};
+use super::{compression_level, is_kind, vec_with_room, Error, DEFAULT_LEVEL};
 
 // What the documentation here links to.
 #[cfg(doc)]
@@ -226,10 +229,8 @@ pub struct Trained {
 pub fn train_with(samples: &[&[u8]], dict_size: usize, how: &Training) -> Result<Trained, Error> {
     check_training(dict_size, how)?;
     let level = compression_level(how.level)?;
-    let (joined, sizes) = join_samples(samples)?;
-    let mut dict: Vec<u8> = Vec::new();
-    dict.try_reserve_exact(dict_size)
-        .map_err(|_| Error::NoMemory)?;
+    let joined = JoinedSamples::new(samples)?;
+    let mut dict: Vec<u8> = vec_with_room(dict_size)?;
     let zparams = zstd_sys::ZDICT_params_t {
         compressionLevel: level,
         notificationLevel: 0,
@@ -251,22 +252,11 @@ pub fn train_with(samples: &[&[u8]], dict_size: usize, how: &Training) -> Result
                 shrinkDictMaxRegression: 0,
                 zParams: zparams,
             };
-            // SAFETY: out is dict_size writable bytes; joined holds the
-            // samples back to back and sizes their lengths (summing to
-            // joined.len(), a count that fits a u32: join_samples); params
-            // is a valid parameter block. ZDICT writes at most dict_size
-            // bytes.
-            let n = unsafe {
-                zstd_sys::ZDICT_optimizeTrainFromBuffer_fastCover(
-                    out.as_mut_ptr().cast(),
-                    dict_size,
-                    joined.as_ptr().cast(),
-                    sizes.as_ptr(),
-                    sizes.len() as u32,
-                    &mut params,
-                )
-            };
-            (n, params.k, params.d)
+            (
+                optimize(train_fast_cover, out, &joined, &mut params),
+                params.k,
+                params.d,
+            )
         }
         Method::Cover => {
             let mut params = zstd_sys::ZDICT_cover_params_t {
@@ -279,24 +269,17 @@ pub fn train_with(samples: &[&[u8]], dict_size: usize, how: &Training) -> Result
                 shrinkDictMaxRegression: 0,
                 zParams: zparams,
             };
-            // SAFETY: as for fastCover above.
-            let n = unsafe {
-                zstd_sys::ZDICT_optimizeTrainFromBuffer_cover(
-                    out.as_mut_ptr().cast(),
-                    dict_size,
-                    joined.as_ptr().cast(),
-                    sizes.as_ptr(),
-                    sizes.len() as u32,
-                    &mut params,
-                )
-            };
-            (n, params.k, params.d)
+            (
+                optimize(train_cover, out, &joined, &mut params),
+                params.k,
+                params.d,
+            )
         }
         Method::Samples => {
-            if sizes.len() < MIN_SAMPLES {
+            if joined.sizes.len() < MIN_SAMPLES {
                 return Err(Error::Training);
             }
-            (finalize_samples(out, &joined, &sizes, zparams), 0, 0)
+            (finalize_samples(out, &joined, zparams), 0, 0)
         }
     };
     // SAFETY: ZDICT_isError only looks at the number.
@@ -317,7 +300,39 @@ pub fn train_with(samples: &[&[u8]], dict_size: usize, how: &Training) -> Result
     Ok(Trained { bytes: dict, k, d })
 }
 
-/// The Samples method: as much of the end of `joined` as fits in `out`
+/// What ZDICT's two searching trainers, `ZDICT_optimizeTrainFromBuffer_cover`
+/// and `_fastCover`, take: the dictionary's buffer and capacity, the samples
+/// (see [`JoinedSamples::zdict_args`]), and the parameters (the searched
+/// ones set to those found); they return the dictionary's size or an error
+/// code.
+type OptimizeFn<P> =
+    unsafe extern "C" fn(*mut c_void, usize, *const c_void, *const usize, u32, *mut P) -> usize;
+
+/// Runs one of ZDICT's searching trainers (`train`, with the parameters
+/// `params` of its kind) on the samples, into `out`.
+fn optimize<P>(
+    train: OptimizeFn<P>,
+    out: &mut [MaybeUninit<u8>],
+    joined: &JoinedSamples,
+    params: &mut P,
+) -> usize {
+    let (samples, sizes, count) = joined.zdict_args();
+    // SAFETY: out is out.len() writable bytes; the samples are as ZDICT
+    // takes them (JoinedSamples); params is a valid parameter block of the
+    // kind `train` takes. ZDICT writes at most out.len() bytes.
+    unsafe {
+        train(
+            out.as_mut_ptr().cast(),
+            out.len(),
+            samples,
+            sizes,
+            count,
+            params,
+        )
+    }
+}
+
+/// The Samples method: as much of the end of the samples as fits in `out`
 /// after the header and entropy tables, finalized by ZDICT; ZDICT's size
 /// or error code. ZDICT_finalizeDictionary keeps the *start* of a content
 /// that does not fit (whatever its documentation says), and the end is
@@ -327,33 +342,33 @@ pub fn train_with(samples: &[&[u8]], dict_size: usize, how: &Training) -> Result
 /// header.
 fn finalize_samples(
     out: &mut [MaybeUninit<u8>],
-    joined: &[u8],
-    sizes: &[usize],
+    joined: &JoinedSamples,
     zparams: zstd_sys::ZDICT_params_t,
 ) -> usize {
     let capacity = out.len();
+    let all = &joined.bytes[..];
+    let (samples, sizes, count) = joined.zdict_args();
     let mut room = 0;
     let mut attempt = 1;
     loop {
         if attempt == FINALIZE_ATTEMPTS {
             room = room.max(DICT_HEADER_MAX);
         }
-        let content_len = joined.len().min(capacity.saturating_sub(room));
-        let content = &joined[joined.len() - content_len..];
+        let content_len = all.len().min(capacity.saturating_sub(room));
+        let content = &all[all.len() - content_len..];
         // SAFETY: out is capacity writable bytes, content readable and at
-        // most capacity bytes (in another buffer than out); joined and
-        // sizes describe the samples (sizes summing to joined.len(), a
-        // count that fits a u32: join_samples). ZDICT writes at most
-        // capacity bytes.
+        // most capacity bytes (in another buffer than out); the samples are
+        // as ZDICT takes them (JoinedSamples). ZDICT writes at most capacity
+        // bytes.
         let n = unsafe {
             zstd_sys::ZDICT_finalizeDictionary(
                 out.as_mut_ptr().cast(),
                 capacity,
                 content.as_ptr().cast(),
                 content.len(),
-                joined.as_ptr().cast(),
-                sizes.as_ptr(),
-                sizes.len() as u32,
+                samples,
+                sizes,
+                count,
                 zparams,
             )
         };
@@ -407,30 +422,44 @@ fn check_training(dict_size: usize, how: &Training) -> Result<(), Error> {
     }
 }
 
-/// The samples back to back and their lengths, as ZDICT takes them;
-/// `Training` for more samples than a u32 counts or 4 GiB or more in all.
-fn join_samples(samples: &[&[u8]]) -> Result<(Vec<u8>, Vec<usize>), Error> {
-    if u32::try_from(samples.len()).is_err() {
-        return Err(Error::Training);
+/// The samples as ZDICT takes them: back to back in one buffer, with their
+/// lengths, which add up to its length. Fewer than 2^32 samples, and fewer
+/// than 4 GiB in all: ZDICT counts both in 32 bits.
+struct JoinedSamples {
+    bytes: Vec<u8>,
+    sizes: Vec<usize>,
+}
+
+impl JoinedSamples {
+    /// `samples`, joined; `Training` for more samples than a u32 counts or
+    /// 4 GiB or more in all.
+    fn new(samples: &[&[u8]]) -> Result<JoinedSamples, Error> {
+        if u32::try_from(samples.len()).is_err() {
+            return Err(Error::Training);
+        }
+        let total = samples
+            .iter()
+            .try_fold(0usize, |sum, s| sum.checked_add(s.len()))
+            .filter(|&t| u32::try_from(t).is_ok())
+            .ok_or(Error::Training)?;
+        let mut bytes = vec_with_room(total)?;
+        let mut sizes = vec_with_room(samples.len())?;
+        for s in samples {
+            bytes.extend_from_slice(s);
+            sizes.push(s.len());
+        }
+        Ok(JoinedSamples { bytes, sizes })
     }
-    let total = samples
-        .iter()
-        .try_fold(0usize, |sum, s| sum.checked_add(s.len()))
-        .filter(|&t| u32::try_from(t).is_ok())
-        .ok_or(Error::Training)?;
-    let mut joined: Vec<u8> = Vec::new();
-    joined
-        .try_reserve_exact(total)
-        .map_err(|_| Error::NoMemory)?;
-    let mut sizes: Vec<usize> = Vec::new();
-    sizes
-        .try_reserve_exact(samples.len())
-        .map_err(|_| Error::NoMemory)?;
-    for s in samples {
-        joined.extend_from_slice(s);
-        sizes.push(s.len());
+
+    /// ZDICT's three arguments for the samples: the buffer, the lengths and
+    /// their count (which fits: see [`JoinedSamples::new`]).
+    fn zdict_args(&self) -> (*const c_void, *const usize, u32) {
+        (
+            self.bytes.as_ptr().cast(),
+            self.sizes.as_ptr(),
+            self.sizes.len() as u32,
+        )
     }
-    Ok((joined, sizes))
 }
 
 /// How many segment counts fastCover tries (ZDICT_trainFromBuffer's 4).
@@ -526,6 +555,19 @@ mod tests {
         assert_eq!((t.k, t.d), (200, 8));
     }
 
+    /// The Samples method (which takes no parameters) at `level`, with ID
+    /// `id`.
+    fn samples_method(level: i32, id: u32) -> Training {
+        Training {
+            method: Method::Samples,
+            k: 0,
+            d: 0,
+            steps: 0,
+            level,
+            id,
+        }
+    }
+
     /// A small ID takes fewer bytes in every frame, and nothing else
     /// changes: the frame is the one a 4-byte ID gives, less 3 bytes (IDs
     /// below 256) or 2 (below 65536).
@@ -534,14 +576,7 @@ mod tests {
         let values = json_values(100, 23);
         let all = refs(&values);
         let frames = |id: u32| {
-            let how = Training {
-                method: Method::Samples,
-                k: 0,
-                d: 0,
-                steps: 0,
-                level: 3,
-                id,
-            };
+            let how = samples_method(3, id);
             let d = Dictionary::from_bytes(&train_with(&all, 8192, &how).unwrap().bytes).unwrap();
             frame_sizes(&all[..20], 3, Some(&d)).unwrap()
         };
@@ -558,14 +593,7 @@ mod tests {
     fn samples_method_keeps_the_last_samples() {
         let values = json_values(60, 24);
         let all = refs(&values);
-        let how = Training {
-            method: Method::Samples,
-            k: 0,
-            d: 0,
-            steps: 0,
-            level: 3,
-            id: 9,
-        };
+        let how = samples_method(3, 9);
         let joined = values.concat();
         // All fit: the dictionary ends with all of them.
         let big = train_with(&all, joined.len() + 4096, &how).unwrap().bytes;
@@ -594,13 +622,7 @@ mod tests {
             method: Method::Cover,
             ..Training::default()
         };
-        let samples = Training {
-            method: Method::Samples,
-            k: 0,
-            d: 0,
-            steps: 0,
-            ..Training::default()
-        };
+        let samples = samples_method(DEFAULT_LEVEL, 0);
         arg(cover, MIN_DICT_SIZE - 1);
         arg(samples, MIN_DICT_SIZE - 1);
         arg(Training { d: 7, ..cover }, 4096);
