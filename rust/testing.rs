@@ -35,6 +35,23 @@ pub enum Norm {
     Rest(Vec<u8>, bool, u64),
 }
 
+impl From<Event<'_>> for Norm {
+    /// The event with its bytes owned.
+    fn from(ev: Event<'_>) -> Norm {
+        match ev {
+            Event::Value {
+                key,
+                flags,
+                len,
+                cas,
+            } => Norm::Value(key.to_vec(), flags, len, cas),
+            Event::Data(d) => Norm::Data(d.to_vec()),
+            Event::ValueEnd => Norm::ValueEnd,
+            Event::End => Norm::End,
+        }
+    }
+}
+
 /// Feeds `input` to a fresh `ResponseParser::new(max)` in chunks whose sizes
 /// `chunk` picks (clamped to 1 and to what is left), as a real caller would:
 /// unconsumed bytes are kept and the next chunk appended. Returns the
@@ -121,13 +138,8 @@ pub fn feed_with(
                         "consumed {n} of {}",
                         pending.len()
                     );
-                    let norm = match ev {
-                        Event::Value {
-                            key,
-                            flags,
-                            len,
-                            cas,
-                        } => {
+                    match ev {
+                        Event::Value { key, len, .. } => {
                             assert_eq!(remaining, 0);
                             assert!(!key.is_empty() && key.len() <= MAX_KEY_LEN);
                             assert!(!key.iter().any(|&b| matches!(b, 0 | b'\n' | b' ')));
@@ -137,7 +149,6 @@ pub fn feed_with(
                             assert_eq!(&pending[n - 2..n], b"\r\n");
                             assert!(len <= limit, "len {len} over the limit {limit}");
                             assert_eq!(p.data_remaining(), len);
-                            Norm::Value(key.to_vec(), flags, len, cas)
                         }
                         Event::Data(d) => {
                             assert!(!d.is_empty(), "empty Data event");
@@ -145,21 +156,18 @@ pub fn feed_with(
                             assert_eq!(d, &pending[..n]);
                             assert!(n as u64 <= remaining, "Data past the value's end");
                             assert_eq!(p.data_remaining(), remaining - n as u64);
-                            Norm::Data(d.to_vec())
                         }
                         Event::ValueEnd => {
                             assert_eq!(n, 2);
                             assert_eq!(&pending[..2], b"\r\n");
-                            Norm::ValueEnd
                         }
                         Event::End => {
                             assert_eq!(n, 5);
                             assert_eq!(&pending[..n], b"END\r\n");
                             assert!(p.is_complete());
-                            Norm::End
                         }
-                    };
-                    match (out.last_mut(), norm) {
+                    }
+                    match (out.last_mut(), Norm::from(ev)) {
                         (Some(Norm::Data(acc)), Norm::Data(d)) => acc.extend_from_slice(&d),
                         (_, norm) => out.push(norm),
                     }
