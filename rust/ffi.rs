@@ -19,17 +19,59 @@
 //! ([`header_defines`]), and a test fails when the header and the Rust
 //! disagree (`CMRX_UPDATE_HEADER=1 cargo test` rewrites that part of it).
 
-use std::ffi::c_char;
+use std::ffi::{c_char, CString};
 use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{self, addr_of_mut};
 use std::slice;
+use std::sync::OnceLock;
 
 use crate::codec::{self, CodecError};
 use crate::decode::{self, DecodeFormat};
 use crate::parser::{Event, ParseError, ParseStatus, ResponseParser};
 use crate::sniff;
 use crate::zstd;
+
+/// Defines exports that take a number and only compute a number from it,
+/// 0 on a panic (as cmrx.h says of its size and yes/no functions):
+/// `fn name(arg: type) -> type = expression;`, each with its doc comment.
+macro_rules! number_exports {
+    ($($(#[$doc:meta])* fn $name:ident($arg:ident: $in:ty) -> $out:ty = $value:expr;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// 0 on a panic.
+        #[no_mangle]
+        pub extern "C" fn $name($arg: $in) -> $out {
+            catch_unwind(|| $value).unwrap_or(0)
+        }
+    )*};
+}
+
+/// Defines the exports of the deflate compressors, which differ only in the
+/// codec function they run: `fn name = function;`, each with its doc
+/// comment.
+macro_rules! deflate_exports {
+    ($($(#[$doc:meta])* fn $name:ident = $compress:path;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// As in cmrx.h: `input` readable for `in_len`, `out` writable for
+        /// `out_cap`, `out_len` writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            input: *const u8,
+            in_len: usize,
+            level: i32,
+            out: *mut u8,
+            out_cap: usize,
+            out_len: *mut usize,
+        ) -> i32 {
+            let compress = |i: &[u8], o: &mut [MaybeUninit<u8>]| Ok($compress(i, level, o)?);
+            // SAFETY: the caller's contract is codec_call's.
+            unsafe { codec_call(input, in_len, out, out_cap, out_len, compress) }
+        }
+    )*};
+}
 
 abi_codes! {
     /// What `cmrx_parser_next` returns: the kind of event it stored.
@@ -469,28 +511,53 @@ pub unsafe extern "C" fn cmrx_parser_take_data(parser: *mut CmrxParser, n: u64) 
 }
 
 /// A static, NUL-terminated description of a `CMRX_PE_*` code
-/// (`cmrx_parse_error_str`): [`ParseError`]'s own message, the one table.
+/// (`cmrx_parse_error_str`): [`ParseError`]'s own message, the one table;
+/// an unknown code gets `CMRX_PE_INTERNAL`'s.
 #[no_mangle]
 pub extern "C" fn cmrx_parse_error_str(error: i32) -> *const c_char {
-    static MESSAGES: std::sync::OnceLock<Vec<(i32, std::ffi::CString)>> =
-        std::sync::OnceLock::new();
-    let found = catch_unwind(|| {
-        let messages = MESSAGES.get_or_init(|| {
-            ParseError::ALL
-                .iter()
-                .map(|&(e, _)| (e.code(), e.as_str()))
-                .chain([(PARSE_INTERNAL, PARSE_INTERNAL_MESSAGE)])
-                .filter_map(|(code, text)| Some((code, std::ffi::CString::new(text).ok()?)))
-                .collect()
-        });
-        let by_code = messages.iter().find(|(code, _)| *code == error);
-        by_code
-            .or_else(|| messages.iter().find(|(code, _)| *code == PARSE_INTERNAL))
-            .map(|(_, text)| text.as_ptr())
-    });
-    match found {
-        Ok(Some(text)) => text,
-        _ => b"internal error\0".as_ptr().cast(),
+    static MESSAGES: Messages = Messages::new();
+    MESSAGES.find(error, PARSE_INTERNAL, || {
+        ParseError::ALL
+            .iter()
+            .map(|&(e, _)| (e.code(), e.as_str()))
+            .chain([(PARSE_INTERNAL, PARSE_INTERNAL_MESSAGE)])
+            .collect()
+    })
+}
+
+/// The messages of a table of codes as C takes them: static and
+/// NUL-terminated, made on first use.
+struct Messages(OnceLock<Vec<(i32, CString)>>);
+
+impl Messages {
+    const fn new() -> Messages {
+        Messages(OnceLock::new())
+    }
+
+    /// The message of `code`, else that of `fallback`, from the table
+    /// `all` makes (on the first call); "internal error" on a panic.
+    fn find(
+        &'static self,
+        code: i32,
+        fallback: i32,
+        all: impl FnOnce() -> Vec<(i32, &'static str)>,
+    ) -> *const c_char {
+        let found = catch_unwind(AssertUnwindSafe(|| {
+            let messages = self.0.get_or_init(|| {
+                all()
+                    .into_iter()
+                    .filter_map(|(code, text)| Some((code, CString::new(text).ok()?)))
+                    .collect()
+            });
+            let message = |wanted: i32| messages.iter().find(|(code, _)| *code == wanted);
+            message(code)
+                .or_else(|| message(fallback))
+                .map(|(_, text)| text.as_ptr())
+        }));
+        match found {
+            Ok(Some(text)) => text,
+            _ => b"internal error\0".as_ptr().cast(),
+        }
     }
 }
 
@@ -541,65 +608,21 @@ unsafe fn codec_call(
     }
 }
 
-/// Largest gzip output for `in_len` bytes (`cmrx_gzip_bound`); 0 on a panic.
-#[no_mangle]
-pub extern "C" fn cmrx_gzip_bound(in_len: usize) -> usize {
-    catch_unwind(|| codec::gzip_bound(in_len)).unwrap_or(0)
+number_exports! {
+    /// Largest gzip output for `in_len` bytes (`cmrx_gzip_bound`).
+    fn cmrx_gzip_bound(in_len: usize) -> usize = codec::gzip_bound(in_len);
+    /// Largest zlib output for `in_len` bytes (`cmrx_zlib_bound`).
+    fn cmrx_zlib_bound(in_len: usize) -> usize = codec::zlib_bound(in_len);
+    /// 1 if `level` is one `cmrx_gzip` accepts, else 0
+    /// (`cmrx_gzip_level_valid`).
+    fn cmrx_gzip_level_valid(level: i32) -> i32 = i32::from(codec::gzip_level(level).is_ok());
 }
 
-/// Largest zlib output for `in_len` bytes (`cmrx_zlib_bound`); 0 on a panic.
-#[no_mangle]
-pub extern "C" fn cmrx_zlib_bound(in_len: usize) -> usize {
-    catch_unwind(|| codec::zlib_bound(in_len)).unwrap_or(0)
-}
-
-/// 1 if `level` is one `cmrx_gzip` accepts, else 0 (`cmrx_gzip_level_valid`);
-/// 0 on a panic.
-#[no_mangle]
-pub extern "C" fn cmrx_gzip_level_valid(level: i32) -> i32 {
-    catch_unwind(|| i32::from(codec::gzip_level(level).is_ok())).unwrap_or(0)
-}
-
-/// gzip with memGzip's framing (`cmrx_gzip`).
-///
-/// # Safety
-/// As in cmrx.h: `input` readable for `in_len`, `out` writable for `out_cap`.
-#[no_mangle]
-pub unsafe extern "C" fn cmrx_gzip(
-    input: *const u8,
-    in_len: usize,
-    level: i32,
-    out: *mut u8,
-    out_cap: usize,
-    out_len: *mut usize,
-) -> i32 {
-    // SAFETY: the caller's contract is codec_call's.
-    unsafe {
-        codec_call(input, in_len, out, out_cap, out_len, |i, o| {
-            Ok(codec::gzip(i, level, o)?)
-        })
-    }
-}
-
-/// zlib format with Compress::Zlib::compress's levels (`cmrx_zlib`).
-///
-/// # Safety
-/// As in cmrx.h: `input` readable for `in_len`, `out` writable for `out_cap`.
-#[no_mangle]
-pub unsafe extern "C" fn cmrx_zlib(
-    input: *const u8,
-    in_len: usize,
-    level: i32,
-    out: *mut u8,
-    out_cap: usize,
-    out_len: *mut usize,
-) -> i32 {
-    // SAFETY: the caller's contract is codec_call's.
-    unsafe {
-        codec_call(input, in_len, out, out_cap, out_len, |i, o| {
-            Ok(codec::zlib(i, level, o)?)
-        })
-    }
+deflate_exports! {
+    /// gzip with memGzip's framing (`cmrx_gzip`).
+    fn cmrx_gzip = codec::gzip;
+    /// zlib format with Compress::Zlib::compress's levels (`cmrx_zlib`).
+    fn cmrx_zlib = codec::zlib;
 }
 
 /// Runs a read-only look at C input, catching panics; `fallback` for a NULL
@@ -696,19 +719,14 @@ pub unsafe extern "C" fn cmrx_decode(
     status
 }
 
-/// Largest frame `cmrx_zstd_compress` can make of `in_len` bytes
-/// (`cmrx_zstd_compress_bound`); 0 on a panic.
-#[no_mangle]
-pub extern "C" fn cmrx_zstd_compress_bound(in_len: usize) -> usize {
-    catch_unwind(|| zstd::compress_bound(in_len)).unwrap_or(0)
-}
-
-/// 1 if `cmrx_zstd_compress` accepts `level` (0 for the default, or
-/// [`zstd::MIN_LEVEL`]`..=`[`zstd::MAX_LEVEL`]), else 0
-/// (`cmrx_zstd_level_valid`); 0 on a panic.
-#[no_mangle]
-pub extern "C" fn cmrx_zstd_level_valid(level: i32) -> i32 {
-    catch_unwind(|| i32::from(zstd::compression_level(level).is_ok())).unwrap_or(0)
+number_exports! {
+    /// Largest frame `cmrx_zstd_compress` can make of `in_len` bytes
+    /// (`cmrx_zstd_compress_bound`).
+    fn cmrx_zstd_compress_bound(in_len: usize) -> usize = zstd::compress_bound(in_len);
+    /// 1 if `cmrx_zstd_compress` accepts `level` (0 for the default, or
+    /// [`zstd::MIN_LEVEL`]`..=`[`zstd::MAX_LEVEL`]), else 0
+    /// (`cmrx_zstd_level_valid`).
+    fn cmrx_zstd_level_valid(level: i32) -> i32 = i32::from(zstd::compression_level(level).is_ok());
 }
 
 /// One zstd frame of `input` at `level`, with the loaded dictionary
@@ -794,7 +812,8 @@ unsafe fn sample_slices<'a>(
     }
 }
 
-/// Copies a trained dictionary into the caller's buffer; its length.
+/// Copies a dictionary the engine made into the caller's buffer; its
+/// length (`TooBig` if it does not fit).
 fn copy_dictionary(dict: &[u8], o: &mut [MaybeUninit<u8>]) -> Result<usize, Failure> {
     let dst = o
         .get_mut(..dict.len())
@@ -871,14 +890,7 @@ pub unsafe extern "C" fn cmrx_zstd_dictionary_with_id(
     // SAFETY: the caller's contract is codec_call's, with out_cap = len.
     unsafe {
         codec_call(bytes, len, out, len, out_len, |i, o| {
-            let copy = zstd::with_dictionary_id(i, id)?;
-            let dst = o
-                .get_mut(..copy.len())
-                .ok_or(Failure::from(zstd::Error::TooBig))?;
-            for (d, &b) in dst.iter_mut().zip(&copy) {
-                d.write(b);
-            }
-            Ok(copy.len())
+            copy_dictionary(&zstd::with_dictionary_id(i, id)?, o)
         })
     }
 }
@@ -1026,39 +1038,24 @@ pub unsafe extern "C" fn cmrx_zstd_frame_sizes(
     }
 }
 
-/// 1 the first time it is told of a missing dictionary `id` in this
-/// process, 0 afterwards (`cmrx_zstd_first_report`): the policy is
-/// [`zstd::first_missing_report`]'s. 0 on a panic.
-#[no_mangle]
-pub extern "C" fn cmrx_zstd_first_report(id: u32) -> i32 {
-    catch_unwind(|| i32::from(zstd::first_missing_report(id))).unwrap_or(0)
+number_exports! {
+    /// 1 the first time it is told of a missing dictionary `id` in this
+    /// process, 0 afterwards (`cmrx_zstd_first_report`): the policy is
+    /// [`zstd::first_missing_report`]'s.
+    fn cmrx_zstd_first_report(id: u32) -> i32 = i32::from(zstd::first_missing_report(id));
 }
 
-/// A static, NUL-terminated description of a status (`cmrx_status_str`).
+/// A static, NUL-terminated description of a status (`cmrx_status_str`);
+/// an unknown status gets `CMRX_E_PANIC`'s.
 #[no_mangle]
 pub extern "C" fn cmrx_status_str(status: i32) -> *const c_char {
-    static MESSAGES: std::sync::OnceLock<Vec<(i32, std::ffi::CString)>> =
-        std::sync::OnceLock::new();
-    let found = catch_unwind(|| {
-        let messages = MESSAGES.get_or_init(|| {
-            ResultCode::ALL
-                .iter()
-                .filter_map(|&(s, _)| Some((s as i32, std::ffi::CString::new(s.as_str()).ok()?)))
-                .collect()
-        });
-        let by_status = messages.iter().find(|(code, _)| *code == status);
-        by_status
-            .or_else(|| {
-                messages
-                    .iter()
-                    .find(|(code, _)| *code == ResultCode::Panic as i32)
-            })
-            .map(|(_, text)| text.as_ptr())
-    });
-    match found {
-        Ok(Some(text)) => text,
-        _ => b"internal error\0".as_ptr().cast(),
-    }
+    static MESSAGES: Messages = Messages::new();
+    MESSAGES.find(status, ResultCode::Panic as i32, || {
+        ResultCode::ALL
+            .iter()
+            .map(|&(code, _)| (code as i32, code.as_str()))
+            .collect()
+    })
 }
 
 /// The compressed format `input` starts with (`cmrx_sniff_compressed`).
@@ -1488,6 +1485,19 @@ mod tests {
         );
     }
 
+    /// A `cmrx_training` as a C caller fills it in: `k` 0 (searched), the
+    /// rest as given.
+    fn c_training(method: i32, d: u32, steps: u32, level: i32, id: u32) -> CmrxTraining {
+        CmrxTraining {
+            method,
+            k: 0,
+            d,
+            steps,
+            level,
+            id,
+        }
+    }
+
     #[test]
     fn zstd_training_choices_and_frame_sizes_through_the_abi() {
         let ok = ResultCode::Ok as i32;
@@ -1519,27 +1529,13 @@ mod tests {
         let train = |how: &mut CmrxTraining, dict: &mut Vec<u8>, dict_len: &mut usize| {
             train_from(ptrs.len(), how, dict, dict_len)
         };
-        let mut how = CmrxTraining {
-            method: TrainMethod::Cover as i32,
-            k: 0,
-            d: 8,
-            steps: 3,
-            level: 9,
-            id: 17,
-        };
+        let mut how = c_training(TrainMethod::Cover as i32, 8, 3, 9, 17);
         assert_eq!(train(&mut how, &mut dict, &mut dict_len), ok);
         assert!(how.k >= zstd::TRAIN_MIN_K, "the k found: {}", how.k);
         assert_eq!(how.d, 8);
         let bytes = dict[..dict_len].to_vec();
         assert_eq!(zstd::Dictionary::from_bytes(&bytes).unwrap().id(), 17);
-        let mut default = CmrxTraining {
-            method: TrainMethod::FastCover as i32,
-            k: 0,
-            d: 0,
-            steps: 4,
-            level: 3,
-            id: 0,
-        };
+        let mut default = c_training(TrainMethod::FastCover as i32, 0, 4, 3, 0);
         assert_eq!(
             train_from(2, &mut default, &mut dict, &mut dict_len),
             ResultCode::Training as i32,
@@ -1548,14 +1544,7 @@ mod tests {
         // Unknown methods and bad parameters are refused, and how is left
         // as it was.
         for (method, d) in [(0, 0), (4, 0), (TrainMethod::Samples as i32, 6)] {
-            let mut bad = CmrxTraining {
-                method,
-                k: 0,
-                d,
-                steps: 0,
-                level: 3,
-                id: 0,
-            };
+            let mut bad = c_training(method, d, 0, 3, 0);
             assert_eq!(
                 train(&mut bad, &mut dict, &mut dict_len),
                 ResultCode::Arg as i32
@@ -1579,58 +1568,41 @@ mod tests {
         // The sizes of the frames, with that dictionary, without one, and
         // with bytes that are not one.
         let d = zstd::Dictionary::from_bytes(&bytes).unwrap();
-        let mut sizes = vec![0usize; 10];
-        for (with, level) in [(true, 9), (false, 3)] {
-            let (dp, dl) = if with {
-                (bytes.as_ptr(), bytes.len())
+        let measure = |dict: &[u8], level: i32| {
+            let mut sizes = vec![0usize; 10];
+            let dict_ptr = if dict.is_empty() {
+                ptr::null()
             } else {
-                (ptr::null(), 0)
+                dict.as_ptr()
             };
-            // SAFETY: the dictionary and sample arrays are live buffers with
-            // their lengths; sizes holds 10 entries.
+            // SAFETY: the dictionary (NULL when empty) and the sample arrays
+            // are live buffers with their lengths; sizes holds as many
+            // entries as it is told.
             let rc = unsafe {
                 cmrx_zstd_frame_sizes(
-                    dp,
-                    dl,
+                    dict_ptr,
+                    dict.len(),
                     level,
                     ptrs.as_ptr(),
                     lens.as_ptr(),
-                    10,
+                    sizes.len(),
                     sizes.as_mut_ptr(),
                 )
             };
+            (rc, sizes)
+        };
+        for (with, level) in [(true, 9), (false, 3)] {
+            let dict = if with { &bytes[..] } else { &[][..] };
+            let (rc, sizes) = measure(dict, level);
             assert_eq!(rc, ok);
             for (s, &n) in samples.iter().zip(&sizes) {
                 let frame = zstd::compress_vec(s, level, with.then_some(&d)).unwrap();
                 assert_eq!(frame.len(), n);
             }
         }
-        // SAFETY: as above.
-        let rc = unsafe {
-            cmrx_zstd_frame_sizes(
-                b"nope".as_ptr(),
-                4,
-                3,
-                ptrs.as_ptr(),
-                lens.as_ptr(),
-                10,
-                sizes.as_mut_ptr(),
-            )
-        };
-        assert_eq!(rc, ResultCode::BadDictionary as i32);
-        // SAFETY: as above.
-        let rc = unsafe {
-            cmrx_zstd_frame_sizes(
-                ptr::null(),
-                0,
-                23,
-                ptrs.as_ptr(),
-                lens.as_ptr(),
-                10,
-                sizes.as_mut_ptr(),
-            )
-        };
-        assert_eq!(rc, ResultCode::Arg as i32);
+        assert_eq!(measure(b"nope", 3).0, ResultCode::BadDictionary as i32);
+        assert_eq!(measure(&[], 23).0, ResultCode::Arg as i32);
+        let mut sizes = vec![0usize; 10];
         // SAFETY: NULL arrays with a count are refused before anything is
         // read.
         let rc = unsafe {
