@@ -838,6 +838,14 @@ mod tests {
         assert_error_at_max(input, 0, at, err);
     }
 
+    /// [`assert_error_at`] for each `(input, at)` of `cases`, all failing
+    /// with `err`.
+    fn assert_errors_at(err: ParseError, cases: &[(&[u8], usize)]) {
+        for &(input, at) in cases {
+            assert_error_at(input, at, err);
+        }
+    }
+
     fn assert_error_at_max(input: &[u8], max: u64, at: usize, err: ParseError) {
         let got = parse_every_way(input, max);
         assert_eq!(
@@ -1241,8 +1249,13 @@ mod tests {
     fn bad_numbers() {
         use ParseError::BadNumber;
         // Flags over u32: the digit that overflows proves it.
-        assert_error_at(b"VALUE k 4294967296 1\r\nx\r\n", 18, BadNumber);
-        assert_error_at(b"VALUE k 99999999999 1\r\nx\r\n", 18, BadNumber);
+        assert_errors_at(
+            BadNumber,
+            &[
+                (b"VALUE k 4294967296 1\r\nx\r\n", 18),
+                (b"VALUE k 99999999999 1\r\nx\r\n", 18),
+            ],
+        );
         // Lengths and cas over u64, whatever the limit.
         assert_error_at_max(
             b"VALUE k 0 18446744073709551616\r\n",
@@ -1250,17 +1263,22 @@ mod tests {
             30,
             BadNumber,
         );
-        assert_error_at(b"VALUE k 0 18446744073709551616\r\n", 30, BadNumber);
-        assert_error_at(b"VALUE k 0 1 18446744073709551616\r\n", 32, BadNumber);
-        // Signs, spaces, hex, letters: the first odd byte.
-        assert_error_at(b"VALUE k -1 1\r\n", 9, BadNumber);
-        assert_error_at(b"VALUE k +1 1\r\n", 9, BadNumber);
-        assert_error_at(b"VALUE k 0x10 1\r\n", 10, BadNumber);
-        assert_error_at(b"VALUE k 0 1a\r\n", 12, BadNumber);
-        assert_error_at(b"VALUE k 0 1 7f\r\n", 14, BadNumber);
-        assert_error_at(b"VALUE k 0\t1\r\n", 10, BadNumber);
-        assert_error_at(b"VALUE k 0 1\rx\r\n", 13, BadNumber);
-        assert_error_at(b"VALUE k 0 1 \x002\r\n", 13, BadNumber);
+        assert_errors_at(
+            BadNumber,
+            &[
+                (b"VALUE k 0 18446744073709551616\r\n", 30),
+                (b"VALUE k 0 1 18446744073709551616\r\n", 32),
+                // Signs, spaces, hex, letters: the first odd byte.
+                (b"VALUE k -1 1\r\n", 9),
+                (b"VALUE k +1 1\r\n", 9),
+                (b"VALUE k 0x10 1\r\n", 10),
+                (b"VALUE k 0 1a\r\n", 12),
+                (b"VALUE k 0 1 7f\r\n", 14),
+                (b"VALUE k 0\t1\r\n", 10),
+                (b"VALUE k 0 1\rx\r\n", 13),
+                (b"VALUE k 0 1 \x002\r\n", 13),
+            ],
+        );
     }
 
     #[test]
@@ -1289,33 +1307,43 @@ mod tests {
     #[test]
     fn bad_value_lines() {
         use ParseError::BadValueLine;
-        assert_error_at(b"VALUE\r\n", 7, BadValueLine);
-        assert_error_at(b"VALUE \r\n", 8, BadValueLine);
-        assert_error_at(b"VALUE k\r\n", 9, BadValueLine);
-        assert_error_at(b"VALUE k 0\r\n", 11, BadValueLine);
-        assert_error_at(b"VALUE k 0 \r\n", 12, BadValueLine);
-        assert_error_at(b"VALUE k 0 1 \r\n", 14, BadValueLine);
-        // Double spaces: an empty field shows at the second space.
-        assert_error_at(b"VALUE k  0 1\r\n", 9, BadValueLine);
-        assert_error_at(b"VALUE k 0  1\r\n", 11, BadValueLine);
-        assert_error_at(b"VALUE k 0 1  2\r\n", 13, BadValueLine);
-        // A fifth field shows at the space before it.
-        assert_error_at(b"VALUE k 0 1 2 3\r\n", 14, BadValueLine);
+        assert_errors_at(
+            BadValueLine,
+            &[
+                (b"VALUE\r\n", 7),
+                (b"VALUE \r\n", 8),
+                (b"VALUE k\r\n", 9),
+                (b"VALUE k 0\r\n", 11),
+                (b"VALUE k 0 \r\n", 12),
+                (b"VALUE k 0 1 \r\n", 14),
+                // Double spaces: an empty field shows at the second space.
+                (b"VALUE k  0 1\r\n", 9),
+                (b"VALUE k 0  1\r\n", 11),
+                (b"VALUE k 0 1  2\r\n", 13),
+                // A fifth field shows at the space before it.
+                (b"VALUE k 0 1 2 3\r\n", 14),
+            ],
+        );
     }
 
     #[test]
     fn bad_terminators() {
         use ParseError::BadTerminator;
-        assert_error_at(b"VALUE k 0 3\r\nabcXY", 17, BadTerminator);
-        assert_error_at(b"VALUE k 0 3\r\nabc\rX", 18, BadTerminator);
-        assert_error_at(b"VALUE k 0 3\r\nabc\n\r", 17, BadTerminator);
-        // Too much data: the first extra byte.
-        assert_error_at(b"VALUE k 0 3\r\nabcd\r\nEND\r\n", 17, BadTerminator);
-        // Too little data: the "\r" of the terminator is taken as data, and
-        // its "\n" is then a bad terminator.
-        assert_error_at(b"VALUE k 0 3\r\nab\r\nEND\r\n", 17, BadTerminator);
-        // A second value after a good one.
-        assert_error_at(b"VALUE a 0 1\r\nx\r\nVALUE b 0 1\r\nyz", 31, BadTerminator);
+        assert_errors_at(
+            BadTerminator,
+            &[
+                (b"VALUE k 0 3\r\nabcXY", 17),
+                (b"VALUE k 0 3\r\nabc\rX", 18),
+                (b"VALUE k 0 3\r\nabc\n\r", 17),
+                // Too much data: the first extra byte.
+                (b"VALUE k 0 3\r\nabcd\r\nEND\r\n", 17),
+                // Too little data: the "\r" of the terminator is taken as data, and
+                // its "\n" is then a bad terminator.
+                (b"VALUE k 0 3\r\nab\r\nEND\r\n", 17),
+                // A second value after a good one.
+                (b"VALUE a 0 1\r\nx\r\nVALUE b 0 1\r\nyz", 31),
+            ],
+        );
         // Just "\r" so far is fine.
         assert_partial(b"VALUE k 0 3\r\nabc\r");
     }
@@ -1360,22 +1388,27 @@ mod tests {
     #[test]
     fn unknown_lines_fail_fast() {
         use ParseError::UnknownLine;
-        assert_error_at(b"XYZ", 1, UnknownLine);
-        assert_error_at(b"XYZ\r\n", 1, UnknownLine);
-        assert_error_at(b"\r\n", 2, UnknownLine);
-        assert_error_at(b"\rX", 2, UnknownLine);
-        assert_error_at(b"ENDX\r\n", 4, UnknownLine);
-        assert_error_at(b"END \r\n", 4, UnknownLine);
-        assert_error_at(b"END\rX", 5, UnknownLine);
-        assert_error_at(b"EN\r\n", 4, UnknownLine);
-        assert_error_at(b"VALUEX", 6, UnknownLine);
-        assert_error_at(b"VALUES a 0 1\r\n", 6, UnknownLine);
-        assert_error_at(b"value a 0 1\r\n", 1, UnknownLine);
-        assert_error_at(b"ERRORS\r\n", 6, UnknownLine);
-        assert_error_at(b"SERVER_ERRORS\r\n", 13, UnknownLine);
-        assert_error_at(b"STORED\r\n", 2, UnknownLine);
-        assert_error_at(b" END\r\n", 1, UnknownLine);
-        // And so are all their prefixes.
+        assert_errors_at(
+            UnknownLine,
+            &[
+                (b"XYZ", 1),
+                (b"XYZ\r\n", 1),
+                (b"\r\n", 2),
+                (b"\rX", 2),
+                (b"ENDX\r\n", 4),
+                (b"END \r\n", 4),
+                (b"END\rX", 5),
+                (b"EN\r\n", 4),
+                (b"VALUEX", 6),
+                (b"VALUES a 0 1\r\n", 6),
+                (b"value a 0 1\r\n", 1),
+                (b"ERRORS\r\n", 6),
+                (b"SERVER_ERRORS\r\n", 13),
+                (b"STORED\r\n", 2),
+                (b" END\r\n", 1),
+            ],
+        );
+        // These are unfinished lines, and so is every prefix of them.
         assert_partial(b"VALUE ");
         assert_partial(b"END\r");
         assert_partial(b"\r");
@@ -1384,10 +1417,15 @@ mod tests {
     #[test]
     fn bare_newlines() {
         use ParseError::BadLineEnd;
-        assert_error_at(b"\n", 1, BadLineEnd);
-        assert_error_at(b"END\n", 4, BadLineEnd);
-        assert_error_at(b"VALUE k 0 1\nx\r\n", 12, BadLineEnd);
-        assert_error_at(b"SERVER_ERROR oops\n", 18, BadLineEnd);
+        assert_errors_at(
+            BadLineEnd,
+            &[
+                (b"\n", 1),
+                (b"END\n", 4),
+                (b"VALUE k 0 1\nx\r\n", 12),
+                (b"SERVER_ERROR oops\n", 18),
+            ],
+        );
         // What precedes the `\n` is judged first, as a byte-at-a-time reader
         // would have.
         assert_error_at(b"XYZ\n", 1, ParseError::UnknownLine);
@@ -1738,7 +1776,7 @@ mod tests {
         assert!(taken > 500, "fast path took only {taken} lines");
         // END and its near misses.
         for line in [
-            &b"END\r\n"[..],
+            b"END\r\n".as_slice(),
             b"END\r\nX",
             b"END\n",
             b"END \r\n",
