@@ -32,12 +32,12 @@ extern "C" {
 #endif
 
 /* BEGIN GENERATED from rust/ffi.rs (CMRX_UPDATE_HEADER=1 cargo test) */
+#define CMRX_EV_ERROR              (-1)
 #define CMRX_EV_PARTIAL            0
 #define CMRX_EV_VALUE              1
 #define CMRX_EV_DATA               2
 #define CMRX_EV_VALUE_END          3
 #define CMRX_EV_END                4
-#define CMRX_EV_ERROR              (-1)
 #define CMRX_PE_SERVER_ERROR       1
 #define CMRX_PE_CLIENT_ERROR       2
 #define CMRX_PE_ERROR              3

@@ -76,6 +76,8 @@ macro_rules! deflate_exports {
 abi_codes! {
     /// What `cmrx_parser_next` returns: the kind of event it stored.
     pub enum EventKind {
+        /// The response is bad: `error` says why; the parser is dead.
+        Error = -1 => "CMRX_EV_ERROR",
         /// No complete event in the buffer: keep its bytes, read more.
         Partial = 0 => "CMRX_EV_PARTIAL",
         /// A `VALUE` line: key, flags, len (and cas) are set.
@@ -86,8 +88,6 @@ abi_codes! {
         ValueEnd = 3 => "CMRX_EV_VALUE_END",
         /// `END\r\n`: the response is complete.
         End = 4 => "CMRX_EV_END",
-        /// The response is bad: `error` says why; the parser is dead.
-        Error = -1 => "CMRX_EV_ERROR",
     }
 }
 
@@ -96,40 +96,29 @@ abi_codes! {
     /// `CMRX_OK` or a `CMRX_E_*` code (`cmrx_status_str` describes each).
     pub enum ResultCode {
         /// Done: `*out_len` bytes were written.
-        Ok = 0 => "CMRX_OK"
-            : "ok",
+        Ok = 0 => "CMRX_OK" : "ok",
         /// The output buffer is too small: `*out_len` holds the capacity to
         /// try next.
-        NeedSpace = 1 => "CMRX_E_NEED_SPACE"
-            : "output buffer too small",
+        NeedSpace = 1 => "CMRX_E_NEED_SPACE" : "output buffer too small",
         /// Corrupt or truncated input (zlib's `Z_DATA_ERROR`).
-        Data = -3 => "CMRX_E_DATA"
-            : "corrupt or truncated data",
+        Data = -3 => "CMRX_E_DATA" : "corrupt or truncated data",
         /// The output would exceed the caller's cap.
-        TooBig = -100 => "CMRX_E_TOO_BIG"
-            : "output larger than the limit",
+        TooBig = -100 => "CMRX_E_TOO_BIG" : "output larger than the limit",
         /// A bad argument: a level out of range, a NULL pointer.
-        Arg = -101 => "CMRX_E_ARG"
-            : "bad argument",
+        Arg = -101 => "CMRX_E_ARG" : "bad argument",
         /// A bug: a caught panic.
-        Panic = -102 => "CMRX_E_PANIC"
-            : "internal error",
+        Panic = -102 => "CMRX_E_PANIC" : "internal error",
         /// Memory for the compressor or decompressor state ran out.
-        NoMemory = -103 => "CMRX_E_NO_MEMORY"
-            : "out of memory",
+        NoMemory = -103 => "CMRX_E_NO_MEMORY" : "out of memory",
         /// A zstd frame names a dictionary that is not loaded (its ID is
         /// reported beside).
-        UnknownDictionary = -104 => "CMRX_E_UNKNOWN_DICTIONARY"
-            : "the zstd dictionary it needs is not loaded",
+        UnknownDictionary = -104 => "CMRX_E_UNKNOWN_DICTIONARY" : "the zstd dictionary it needs is not loaded",
         /// Not a standard zstd dictionary.
-        BadDictionary = -105 => "CMRX_E_BAD_DICTIONARY"
-            : "not a zstd dictionary",
+        BadDictionary = -105 => "CMRX_E_BAD_DICTIONARY" : "not a zstd dictionary",
         /// Another dictionary with the same ID is loaded already.
-        DictionaryConflict = -106 => "CMRX_E_DICTIONARY_CONFLICT"
-            : "a different zstd dictionary with the same ID is loaded",
+        DictionaryConflict = -106 => "CMRX_E_DICTIONARY_CONFLICT" : "a different zstd dictionary with the same ID is loaded",
         /// zstd could not train a dictionary from the samples.
-        Training = -107 => "CMRX_E_TRAINING"
-            : "zstd could not train a dictionary from these samples",
+        Training = -107 => "CMRX_E_TRAINING" : "zstd could not train a dictionary from these samples",
     }
 }
 
