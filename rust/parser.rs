@@ -266,6 +266,25 @@ impl ResponseParser {
     /// The response is bad, as soon as the bytes in `buf` prove it; see
     /// [`ParseError`] for the reasons. The parser stays failed and returns the
     /// same error on every later call, until [`reset`](Self::reset).
+    ///
+    /// ```
+    /// use cmrx::parser::{Event, ParseStatus, ResponseParser};
+    /// let response = b"VALUE greeting 0 5\r\nhello\r\nEND\r\n";
+    /// let mut p = ResponseParser::default();
+    /// // Bytes that hold no whole event yet: read more.
+    /// assert_eq!(p.next(&response[..10]), Ok(ParseStatus::Partial));
+    /// let (mut at, mut value) = (0, Vec::new());
+    /// while !p.is_complete() {
+    ///     let Ok(ParseStatus::Complete((used, event))) = p.next(&response[at..]) else {
+    ///         panic!("the whole response is there, and good");
+    ///     };
+    ///     if let Event::Data(bytes) = event {
+    ///         value.extend_from_slice(bytes);
+    ///     }
+    ///     at += used;
+    /// }
+    /// assert_eq!((at, &value[..]), (response.len(), &b"hello"[..]));
+    /// ```
     #[inline]
     pub fn next<'a>(
         &mut self,
