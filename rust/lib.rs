@@ -1,13 +1,18 @@
 //! The engine of Cache::Memcached::RustXS.
 //!
-//! Pure functions over bytes: no I/O and no Perl. [`parser`] turns the bytes of
-//! a memcached text-protocol `get` response into events; [`codec`] is gzip and
-//! zlib with Compress::Zlib's semantics on top of libdeflate; [`zstd`] is zstd
-//! with trained dictionaries on top of libzstd; [`decode`] picks the decoder
-//! a compressed value gets by its magic bytes; [`sniff`] tells
-//! already-compressed payloads by their magic bytes. [`ffi`] is the C ABI that
-//! the XS shim (`perl/RustXS.xs`) calls, declared in `rust/cmrx.h`: it only
-//! converts between C and these modules and forwards.
+//! Bytes in, bytes or events out: no I/O and no Perl. [`parser`] turns the
+//! bytes of a memcached text-protocol `get` response into events; [`codec`]
+//! is gzip and zlib with Compress::Zlib's semantics on top of libdeflate;
+//! [`zstd`] is zstd with trained dictionaries on top of libzstd; [`decode`]
+//! picks the decoder a compressed value gets by its magic bytes; [`sniff`]
+//! tells already-compressed payloads by their magic bytes. [`ffi`] is the C
+//! ABI that the XS shim (`perl/RustXS.xs`) calls, declared in `rust/cmrx.h`:
+//! it only converts between C and these modules and forwards.
+//!
+//! The functions are pure but for the state they keep for speed (per-thread
+//! compressors and contexts, a dictionary's tables prepared on first use)
+//! and the one process-wide table: zstd's registry of dictionaries by ID,
+//! with the IDs already reported missing.
 
 #![deny(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
