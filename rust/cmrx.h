@@ -32,12 +32,12 @@ extern "C" {
 #endif
 
 /* BEGIN GENERATED from rust/ffi.rs (CMRX_UPDATE_HEADER=1 cargo test) */
+#define CMRX_EV_ERROR              (-1)
 #define CMRX_EV_PARTIAL            0
 #define CMRX_EV_VALUE              1
 #define CMRX_EV_DATA               2
 #define CMRX_EV_VALUE_END          3
 #define CMRX_EV_END                4
-#define CMRX_EV_ERROR              (-1)
 #define CMRX_PE_SERVER_ERROR       1
 #define CMRX_PE_CLIENT_ERROR       2
 #define CMRX_PE_ERROR              3
@@ -247,14 +247,8 @@ int cmrx_zstd_dictionary_with_id(const uint8_t *bytes, size_t len, uint32_t id,
 /* CMRX_DICT_NOT_LOADED, _SAME (dictionary id is loaded and is bytes) or
  * _DIFFERENT (another dictionary has that ID). */
 int cmrx_zstd_loaded_state(uint32_t id, const uint8_t *bytes, size_t len);
-/* Trains a standard zstd dictionary of at most dict_size bytes on `count`
- * samples (samples[i] of lens[i] bytes) into out[0..dict_size):
- * CMRX_E_TRAINING when zstd cannot (too few or too small samples). */
-int cmrx_zstd_train(const uint8_t *const *samples, const size_t *lens,
-                    size_t count, size_t dict_size, uint8_t *out,
-                    size_t *out_len);
 /* What cmrx_zstd_train_with does: method is a CMRX_TRAIN_* code (FASTCOVER:
- * ZDICT's fastCover, as cmrx_zstd_train; COVER: ZDICT's cover; SAMPLES: the
+ * ZDICT's fastCover, as `zstd --train`; COVER: ZDICT's cover; SAMPLES: the
  * samples themselves as the content, their end kept when they do not all
  * fit); k the segment size (0: searched over `steps` sizes from 50 to 2000;
  * 0 for SAMPLES) and d the sequence length (6 or 8; 0: both tried; 0 for
@@ -270,10 +264,12 @@ typedef struct cmrx_training {
     uint32_t id;
 } cmrx_training;
 
-/* cmrx_zstd_train, as *how says: CMRX_E_ARG for parameters out of range (an
- * unknown method, d not 0, 6 or 8, k below d or above dict_size, steps over
- * 1951, a bad level, parameters given to SAMPLES), CMRX_E_TRAINING when zstd
- * cannot make a dictionary of the samples. */
+/* Trains a standard zstd dictionary of at most dict_size bytes on `count`
+ * samples (samples[i] of lens[i] bytes) into out[0..dict_size), as *how
+ * says: CMRX_E_ARG for parameters out of range (an unknown method, d not 0,
+ * 6 or 8, k below d or above dict_size, steps over 1951, a bad level,
+ * parameters given to SAMPLES), CMRX_E_TRAINING when zstd cannot make a
+ * dictionary of the samples (too few or too small). */
 int cmrx_zstd_train_with(const uint8_t *const *samples, const size_t *lens,
                          size_t count, size_t dict_size, cmrx_training *how,
                          uint8_t *out, size_t *out_len);

@@ -28,7 +28,6 @@
 //! Levels are libdeflate's, 0..=12: 0 stores, 1..=9 mean roughly what they
 //! mean to zlib, 10..=12 are slower near-optimal parsing.
 
-#[path = "libdeflate.rs"]
 mod libdeflate;
 
 #[cfg(test)]
@@ -37,6 +36,7 @@ use crate::growth::{Expansion, GrowthError};
 use crate::per_thread;
 
 use core::cell::RefCell;
+use core::fmt;
 use core::mem::MaybeUninit;
 
 use libdeflate::{Compressor, DecompressError, Decompressor};
@@ -57,6 +57,30 @@ pub enum CodecError {
     /// libdeflate could not allocate its compressor or decompressor state.
     NoMemory,
 }
+
+impl fmt::Display for CodecError {
+    /// A short English description, for error messages.
+    ///
+    /// ```
+    /// use std::mem::MaybeUninit;
+    /// use cmrx::codec::{gunzip, CodecError};
+    /// let mut out = [MaybeUninit::new(0u8); 16];
+    /// let e = gunzip(b"not gzip", &mut out, 16).unwrap_err();
+    /// assert_eq!(e, CodecError::Data);
+    /// assert_eq!(e.to_string(), "corrupt or truncated gzip or zlib data");
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CodecError::NeedSpace(n) => write!(f, "output buffer too small: {n} bytes needed"),
+            CodecError::Data => f.write_str("corrupt or truncated gzip or zlib data"),
+            CodecError::TooBig => f.write_str("gzip or zlib data larger than the size limit"),
+            CodecError::Arg => f.write_str("bad gzip or zlib compression level"),
+            CodecError::NoMemory => f.write_str("out of memory for libdeflate's state"),
+        }
+    }
+}
+
+impl std::error::Error for CodecError {}
 
 /// What [`gunzip_member`] produced: `len` bytes of output, from the first
 /// `input_used` bytes of the input.
@@ -248,6 +272,24 @@ fn put(out: &mut [MaybeUninit<u8>], bytes: &[u8]) {
 /// as `Compress::Zlib::memGzip` frames it. `Ok(n)`: `out[..n]` is the gzip
 /// member. An `out` of [`gzip_bound`]`(input.len())` bytes always fits;
 /// a smaller one that does not is `NeedSpace(gzip_bound(..))`.
+///
+/// ```
+/// use cmrx::codec::{gunzip, gunzip_size_hint, gzip, gzip_bound, DEFAULT_GZIP_LEVEL};
+/// let input = br#"{"user":42,"tags":["a","b"]}"#.repeat(20);
+/// // Into the spare capacity of a Vec (a Perl scalar's, in the XS).
+/// let mut gz: Vec<u8> = Vec::with_capacity(gzip_bound(input.len()));
+/// let n = gzip(&input, DEFAULT_GZIP_LEVEL, gz.spare_capacity_mut()).unwrap();
+/// // SAFETY: gzip initialised the first n bytes of the spare capacity.
+/// unsafe { gz.set_len(n) };
+/// assert_eq!(gz[..4], [0x1f, 0x8b, 0x08, 0x00]); // memGzip's header
+/// // The trailer states the size: one call into a buffer of exactly that.
+/// let max_out = 1 << 20;
+/// let mut out: Vec<u8> = Vec::with_capacity(gunzip_size_hint(&gz, max_out));
+/// let m = gunzip(&gz, out.spare_capacity_mut(), max_out).unwrap();
+/// // SAFETY: gunzip initialised the first m bytes of the spare capacity.
+/// unsafe { out.set_len(m) };
+/// assert_eq!(out, input);
+/// ```
 pub fn gzip(input: &[u8], level: i32, out: &mut [MaybeUninit<u8>]) -> Result<usize, CodecError> {
     let level = gzip_level(level)?;
     let bound = gzip_bound(input.len());
@@ -283,6 +325,27 @@ pub fn gzip(input: &[u8], level: i32, out: &mut [MaybeUninit<u8>]) -> Result<usi
 /// [`zlib_level`]) into `out`, as `Compress::Zlib::compress` produces. An
 /// `out` of [`zlib_bound`]`(input.len())` bytes always fits; a smaller one
 /// that does not is `NeedSpace(zlib_bound(..))`.
+///
+/// ```
+/// use std::mem::MaybeUninit;
+/// use cmrx::codec::{uncompress, zlib, zlib_bound, CodecError, LEVEL_DEFAULT};
+/// let input = b"the same words, the same words, ".repeat(20);
+/// let mut z: Vec<u8> = Vec::with_capacity(zlib_bound(input.len()));
+/// let n = zlib(&input, LEVEL_DEFAULT, z.spare_capacity_mut()).unwrap();
+/// // SAFETY: zlib initialised the first n bytes of the spare capacity.
+/// unsafe { z.set_len(n) };
+/// // zlib states no size: a buffer too small is told what to try next.
+/// let max_out = 1 << 20;
+/// let mut small = [MaybeUninit::new(0u8); 16];
+/// let Err(CodecError::NeedSpace(next)) = uncompress(&z, &mut small, max_out) else {
+///     panic!("16 bytes are too few");
+/// };
+/// let mut out: Vec<u8> = Vec::with_capacity(next);
+/// let m = uncompress(&z, out.spare_capacity_mut(), max_out).unwrap();
+/// // SAFETY: uncompress initialised the first m bytes of the spare capacity.
+/// unsafe { out.set_len(m) };
+/// assert_eq!(out, input);
+/// ```
 pub fn zlib(input: &[u8], level: i32, out: &mut [MaybeUninit<u8>]) -> Result<usize, CodecError> {
     let level = zlib_level(level)?;
     let bound = zlib_bound(input.len());

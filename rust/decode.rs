@@ -22,6 +22,7 @@
 //! [`decode`] and [`size_hint`] then run the codec's or zstd's function for
 //! that decoder, with their growth-loop contract (`NeedSpace`, `max_out`).
 
+use core::fmt;
 use core::mem::MaybeUninit;
 
 use crate::codec::{self, CodecError};
@@ -147,6 +148,27 @@ pub enum Error {
     /// zstd's (with the ID of a dictionary that is not registered).
     Zstd(zstd::Error),
 }
+
+impl fmt::Display for Error {
+    /// The decoder's own message.
+    ///
+    /// ```
+    /// use cmrx::decode::{decode, DecodeFormat};
+    /// let mut out = vec![std::mem::MaybeUninit::new(0u8); 16];
+    /// let e = decode(DecodeFormat::Zstd, b"not zstd", &mut out, 16).unwrap_err();
+    /// assert_eq!(e.to_string(), "not a valid zstd frame");
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Codec(e) => fmt::Display::fmt(e, f),
+            Error::Zstd(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+/// The decoder's error is this one's message, not a cause beneath it: no
+/// `source`, so that a report does not say it twice.
+impl std::error::Error for Error {}
 
 impl From<CodecError> for Error {
     fn from(e: CodecError) -> Error {

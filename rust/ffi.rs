@@ -13,27 +13,71 @@
 //! converts the results back.
 //!
 //! The numbers C sees are defined once, here and in the engine's enums
-//! ([`EventKind`], [`ParseError`](crate::parser::ParseError), [`Status`],
+//! ([`EventKind`], [`ParseError`], [`ResultCode`],
 //! [`DecodeFormat`]) and constants (the codecs' defaults and level ranges);
 //! the `#define`s of `cmrx.h` are generated from them
 //! ([`header_defines`]), and a test fails when the header and the Rust
 //! disagree (`CMRX_UPDATE_HEADER=1 cargo test` rewrites that part of it).
 
-use std::ffi::c_char;
+use std::ffi::{c_char, CString};
 use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{self, addr_of_mut};
 use std::slice;
+use std::sync::OnceLock;
 
 use crate::codec::{self, CodecError};
 use crate::decode::{self, DecodeFormat};
-use crate::parser::{Event, ParseError, ResponseParser, Status as ParseStatus};
+use crate::parser::{Event, ParseError, ParseStatus, ResponseParser};
 use crate::sniff;
 use crate::zstd;
+
+/// Defines exports that take a number and only compute a number from it,
+/// 0 on a panic (as cmrx.h says of its size and yes/no functions):
+/// `fn name(arg: type) -> type = expression;`, each with its doc comment.
+macro_rules! number_exports {
+    ($($(#[$doc:meta])* fn $name:ident($arg:ident: $in:ty) -> $out:ty = $value:expr;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// 0 on a panic.
+        #[no_mangle]
+        pub extern "C" fn $name($arg: $in) -> $out {
+            catch_unwind(|| $value).unwrap_or(0)
+        }
+    )*};
+}
+
+/// Defines the exports of the deflate compressors, which differ only in the
+/// codec function they run: `fn name = function;`, each with its doc
+/// comment.
+macro_rules! deflate_exports {
+    ($($(#[$doc:meta])* fn $name:ident = $compress:path;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// As in cmrx.h: `input` readable for `in_len`, `out` writable for
+        /// `out_cap`, `out_len` writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            input: *const u8,
+            in_len: usize,
+            level: i32,
+            out: *mut u8,
+            out_cap: usize,
+            out_len: *mut usize,
+        ) -> i32 {
+            let compress = |i: &[u8], o: &mut [MaybeUninit<u8>]| Ok($compress(i, level, o)?);
+            // SAFETY: the caller's contract is codec_call's.
+            unsafe { codec_call(input, in_len, out, out_cap, out_len, compress) }
+        }
+    )*};
+}
 
 abi_codes! {
     /// What `cmrx_parser_next` returns: the kind of event it stored.
     pub enum EventKind {
+        /// The response is bad: `error` says why; the parser is dead.
+        Error = -1 => "CMRX_EV_ERROR",
         /// No complete event in the buffer: keep its bytes, read more.
         Partial = 0 => "CMRX_EV_PARTIAL",
         /// A `VALUE` line: key, flags, len (and cas) are set.
@@ -44,49 +88,37 @@ abi_codes! {
         ValueEnd = 3 => "CMRX_EV_VALUE_END",
         /// `END\r\n`: the response is complete.
         End = 4 => "CMRX_EV_END",
-        /// The response is bad: `error` says why; the parser is dead.
-        Error = -1 => "CMRX_EV_ERROR",
     }
 }
 
 abi_codes! {
-    /// What the codec functions return.
-    pub enum Status {
+    /// What the C ABI's codec, zstd and dictionary functions return:
+    /// `CMRX_OK` or a `CMRX_E_*` code (`cmrx_status_str` describes each).
+    pub enum ResultCode {
         /// Done: `*out_len` bytes were written.
-        Ok = 0 => "CMRX_OK"
-            : "ok",
+        Ok = 0 => "CMRX_OK" : "ok",
         /// The output buffer is too small: `*out_len` holds the capacity to
         /// try next.
-        NeedSpace = 1 => "CMRX_E_NEED_SPACE"
-            : "output buffer too small",
+        NeedSpace = 1 => "CMRX_E_NEED_SPACE" : "output buffer too small",
         /// Corrupt or truncated input (zlib's `Z_DATA_ERROR`).
-        Data = -3 => "CMRX_E_DATA"
-            : "corrupt or truncated data",
+        Data = -3 => "CMRX_E_DATA" : "corrupt or truncated data",
         /// The output would exceed the caller's cap.
-        TooBig = -100 => "CMRX_E_TOO_BIG"
-            : "output larger than the limit",
+        TooBig = -100 => "CMRX_E_TOO_BIG" : "output larger than the limit",
         /// A bad argument: a level out of range, a NULL pointer.
-        Arg = -101 => "CMRX_E_ARG"
-            : "bad argument",
+        Arg = -101 => "CMRX_E_ARG" : "bad argument",
         /// A bug: a caught panic.
-        Panic = -102 => "CMRX_E_PANIC"
-            : "internal error",
+        Panic = -102 => "CMRX_E_PANIC" : "internal error",
         /// Memory for the compressor or decompressor state ran out.
-        NoMemory = -103 => "CMRX_E_NO_MEMORY"
-            : "out of memory",
+        NoMemory = -103 => "CMRX_E_NO_MEMORY" : "out of memory",
         /// A zstd frame names a dictionary that is not loaded (its ID is
         /// reported beside).
-        UnknownDictionary = -104 => "CMRX_E_UNKNOWN_DICTIONARY"
-            : "the zstd dictionary it needs is not loaded",
+        UnknownDictionary = -104 => "CMRX_E_UNKNOWN_DICTIONARY" : "the zstd dictionary it needs is not loaded",
         /// Not a standard zstd dictionary.
-        BadDictionary = -105 => "CMRX_E_BAD_DICTIONARY"
-            : "not a zstd dictionary",
+        BadDictionary = -105 => "CMRX_E_BAD_DICTIONARY" : "not a zstd dictionary",
         /// Another dictionary with the same ID is loaded already.
-        DictionaryConflict = -106 => "CMRX_E_DICTIONARY_CONFLICT"
-            : "a different zstd dictionary with the same ID is loaded",
+        DictionaryConflict = -106 => "CMRX_E_DICTIONARY_CONFLICT" : "a different zstd dictionary with the same ID is loaded",
         /// zstd could not train a dictionary from the samples.
-        Training = -107 => "CMRX_E_TRAINING"
-            : "zstd could not train a dictionary from these samples",
+        Training = -107 => "CMRX_E_TRAINING" : "zstd could not train a dictionary from these samples",
     }
 }
 
@@ -126,18 +158,18 @@ const PARSE_INTERNAL_MESSAGE: &str = "internal error in the response parser";
 /// that goes with some (the capacity of `NeedSpace`, the ID of a dictionary).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Failure {
-    status: Status,
+    status: ResultCode,
     number: u64,
 }
 
 impl From<CodecError> for Failure {
     fn from(e: CodecError) -> Failure {
         let (status, number) = match e {
-            CodecError::NeedSpace(n) => (Status::NeedSpace, n as u64),
-            CodecError::Data => (Status::Data, 0),
-            CodecError::TooBig => (Status::TooBig, 0),
-            CodecError::Arg => (Status::Arg, 0),
-            CodecError::NoMemory => (Status::NoMemory, 0),
+            CodecError::NeedSpace(n) => (ResultCode::NeedSpace, n as u64),
+            CodecError::Data => (ResultCode::Data, 0),
+            CodecError::TooBig => (ResultCode::TooBig, 0),
+            CodecError::Arg => (ResultCode::Arg, 0),
+            CodecError::NoMemory => (ResultCode::NoMemory, 0),
         };
         Failure { status, number }
     }
@@ -146,15 +178,15 @@ impl From<CodecError> for Failure {
 impl From<zstd::Error> for Failure {
     fn from(e: zstd::Error) -> Failure {
         let (status, number) = match e {
-            zstd::Error::NeedSpace(n) => (Status::NeedSpace, n as u64),
-            zstd::Error::Data => (Status::Data, 0),
-            zstd::Error::TooBig => (Status::TooBig, 0),
-            zstd::Error::Arg => (Status::Arg, 0),
-            zstd::Error::UnknownDictionary(id) => (Status::UnknownDictionary, u64::from(id)),
-            zstd::Error::BadDictionary => (Status::BadDictionary, 0),
-            zstd::Error::DictionaryConflict(id) => (Status::DictionaryConflict, u64::from(id)),
-            zstd::Error::Training => (Status::Training, 0),
-            zstd::Error::NoMemory => (Status::NoMemory, 0),
+            zstd::Error::NeedSpace(n) => (ResultCode::NeedSpace, n as u64),
+            zstd::Error::Data => (ResultCode::Data, 0),
+            zstd::Error::TooBig => (ResultCode::TooBig, 0),
+            zstd::Error::Arg => (ResultCode::Arg, 0),
+            zstd::Error::UnknownDictionary(id) => (ResultCode::UnknownDictionary, u64::from(id)),
+            zstd::Error::BadDictionary => (ResultCode::BadDictionary, 0),
+            zstd::Error::DictionaryConflict(id) => (ResultCode::DictionaryConflict, u64::from(id)),
+            zstd::Error::Training => (ResultCode::Training, 0),
+            zstd::Error::NoMemory => (ResultCode::NoMemory, 0),
         };
         Failure { status, number }
     }
@@ -183,7 +215,7 @@ pub fn header_defines() -> String {
         add(name, error.code().to_string());
     }
     add("CMRX_PE_INTERNAL", PARSE_INTERNAL.to_string());
-    for &(status, name) in Status::ALL {
+    for &(status, name) in ResultCode::ALL {
         add(name, (status as i32).to_string());
     }
     for &(format, name) in DecodeFormat::ALL {
@@ -458,38 +490,63 @@ pub unsafe extern "C" fn cmrx_parser_take_data(parser: *mut CmrxParser, n: u64) 
     // SAFETY: parser is NULL or live and not shared during the call (the
     // caller's contract); as_mut yields None for NULL.
     let Some(parser) = (unsafe { parser.as_mut() }) else {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     };
     match catch_unwind(AssertUnwindSafe(|| parser.0.take_data(n))) {
-        Ok(Ok(())) => Status::Ok as i32,
-        Ok(Err(_)) => Status::Arg as i32,
-        Err(_) => Status::Panic as i32,
+        Ok(Ok(())) => ResultCode::Ok as i32,
+        Ok(Err(_)) => ResultCode::Arg as i32,
+        Err(_) => ResultCode::Panic as i32,
     }
 }
 
 /// A static, NUL-terminated description of a `CMRX_PE_*` code
-/// (`cmrx_parse_error_str`): [`ParseError`]'s own message, the one table.
+/// (`cmrx_parse_error_str`): [`ParseError`]'s own message, the one table;
+/// an unknown code gets `CMRX_PE_INTERNAL`'s.
 #[no_mangle]
 pub extern "C" fn cmrx_parse_error_str(error: i32) -> *const c_char {
-    static MESSAGES: std::sync::OnceLock<Vec<(i32, std::ffi::CString)>> =
-        std::sync::OnceLock::new();
-    let found = catch_unwind(|| {
-        let messages = MESSAGES.get_or_init(|| {
-            ParseError::ALL
-                .iter()
-                .map(|&(e, _)| (e.code(), e.as_str()))
-                .chain([(PARSE_INTERNAL, PARSE_INTERNAL_MESSAGE)])
-                .filter_map(|(code, text)| Some((code, std::ffi::CString::new(text).ok()?)))
-                .collect()
-        });
-        let by_code = messages.iter().find(|(code, _)| *code == error);
-        by_code
-            .or_else(|| messages.iter().find(|(code, _)| *code == PARSE_INTERNAL))
-            .map(|(_, text)| text.as_ptr())
-    });
-    match found {
-        Ok(Some(text)) => text,
-        _ => b"internal error\0".as_ptr().cast(),
+    static MESSAGES: Messages = Messages::new();
+    MESSAGES.find(error, PARSE_INTERNAL, || {
+        ParseError::ALL
+            .iter()
+            .map(|&(e, _)| (e.code(), e.as_str()))
+            .chain([(PARSE_INTERNAL, PARSE_INTERNAL_MESSAGE)])
+            .collect()
+    })
+}
+
+/// The messages of a table of codes as C takes them: static and
+/// NUL-terminated, made on first use.
+struct Messages(OnceLock<Vec<(i32, CString)>>);
+
+impl Messages {
+    const fn new() -> Messages {
+        Messages(OnceLock::new())
+    }
+
+    /// The message of `code`, else that of `fallback`, from the table
+    /// `all` makes (on the first call); "internal error" on a panic.
+    fn find(
+        &'static self,
+        code: i32,
+        fallback: i32,
+        all: impl FnOnce() -> Vec<(i32, &'static str)>,
+    ) -> *const c_char {
+        let found = catch_unwind(AssertUnwindSafe(|| {
+            let messages = self.0.get_or_init(|| {
+                all()
+                    .into_iter()
+                    .filter_map(|(code, text)| Some((code, CString::new(text).ok()?)))
+                    .collect()
+            });
+            let message = |wanted: i32| messages.iter().find(|(code, _)| *code == wanted);
+            message(code)
+                .or_else(|| message(fallback))
+                .map(|(_, text)| text.as_ptr())
+        }));
+        match found {
+            Ok(Some(text)) => text,
+            _ => b"internal error\0".as_ptr().cast(),
+        }
     }
 }
 
@@ -499,10 +556,10 @@ fn status(result: Result<usize, Failure>, out_len: &mut usize) -> i32 {
     match result {
         Ok(n) => {
             *out_len = n;
-            Status::Ok as i32
+            ResultCode::Ok as i32
         }
         Err(failure) => {
-            if failure.status == Status::NeedSpace {
+            if failure.status == ResultCode::NeedSpace {
                 *out_len = usize::try_from(failure.number).unwrap_or(usize::MAX);
             }
             failure.status as i32
@@ -526,79 +583,35 @@ unsafe fn codec_call(
     // SAFETY: out_len is writable or NULL per the contract; NULL is an
     // argument error.
     let Some(out_len) = (unsafe { out_len.as_mut() }) else {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     };
     if (input_ptr.is_null() && in_len != 0) || (out.is_null() && out_cap != 0) {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     }
     // SAFETY: the pointers were checked for NULL above; lengths and
     // disjointness are the caller's contract.
     let (src, dst) = unsafe { (input(input_ptr, in_len), output(out, out_cap)) };
     match catch_unwind(AssertUnwindSafe(|| f(src, dst))) {
         Ok(result) => status(result, out_len),
-        Err(_) => Status::Panic as i32,
+        Err(_) => ResultCode::Panic as i32,
     }
 }
 
-/// Largest gzip output for `in_len` bytes (`cmrx_gzip_bound`); 0 on a panic.
-#[no_mangle]
-pub extern "C" fn cmrx_gzip_bound(in_len: usize) -> usize {
-    catch_unwind(|| codec::gzip_bound(in_len)).unwrap_or(0)
+number_exports! {
+    /// Largest gzip output for `in_len` bytes (`cmrx_gzip_bound`).
+    fn cmrx_gzip_bound(in_len: usize) -> usize = codec::gzip_bound(in_len);
+    /// Largest zlib output for `in_len` bytes (`cmrx_zlib_bound`).
+    fn cmrx_zlib_bound(in_len: usize) -> usize = codec::zlib_bound(in_len);
+    /// 1 if `level` is one `cmrx_gzip` accepts, else 0
+    /// (`cmrx_gzip_level_valid`).
+    fn cmrx_gzip_level_valid(level: i32) -> i32 = i32::from(codec::gzip_level(level).is_ok());
 }
 
-/// Largest zlib output for `in_len` bytes (`cmrx_zlib_bound`); 0 on a panic.
-#[no_mangle]
-pub extern "C" fn cmrx_zlib_bound(in_len: usize) -> usize {
-    catch_unwind(|| codec::zlib_bound(in_len)).unwrap_or(0)
-}
-
-/// 1 if `level` is one `cmrx_gzip` accepts, else 0 (`cmrx_gzip_level_valid`);
-/// 0 on a panic.
-#[no_mangle]
-pub extern "C" fn cmrx_gzip_level_valid(level: i32) -> i32 {
-    catch_unwind(|| i32::from(codec::gzip_level(level).is_ok())).unwrap_or(0)
-}
-
-/// gzip with memGzip's framing (`cmrx_gzip`).
-///
-/// # Safety
-/// As in cmrx.h: `input` readable for `in_len`, `out` writable for `out_cap`.
-#[no_mangle]
-pub unsafe extern "C" fn cmrx_gzip(
-    input: *const u8,
-    in_len: usize,
-    level: i32,
-    out: *mut u8,
-    out_cap: usize,
-    out_len: *mut usize,
-) -> i32 {
-    // SAFETY: the caller's contract is codec_call's.
-    unsafe {
-        codec_call(input, in_len, out, out_cap, out_len, |i, o| {
-            Ok(codec::gzip(i, level, o)?)
-        })
-    }
-}
-
-/// zlib format with Compress::Zlib::compress's levels (`cmrx_zlib`).
-///
-/// # Safety
-/// As in cmrx.h: `input` readable for `in_len`, `out` writable for `out_cap`.
-#[no_mangle]
-pub unsafe extern "C" fn cmrx_zlib(
-    input: *const u8,
-    in_len: usize,
-    level: i32,
-    out: *mut u8,
-    out_cap: usize,
-    out_len: *mut usize,
-) -> i32 {
-    // SAFETY: the caller's contract is codec_call's.
-    unsafe {
-        codec_call(input, in_len, out, out_cap, out_len, |i, o| {
-            Ok(codec::zlib(i, level, o)?)
-        })
-    }
+deflate_exports! {
+    /// gzip with memGzip's framing (`cmrx_gzip`).
+    fn cmrx_gzip = codec::gzip;
+    /// zlib format with Compress::Zlib::compress's levels (`cmrx_zlib`).
+    fn cmrx_zlib = codec::zlib;
 }
 
 /// Runs a read-only look at C input, catching panics; `fallback` for a NULL
@@ -667,7 +680,7 @@ pub unsafe extern "C" fn cmrx_decode(
     dictionary: *mut u32,
 ) -> i32 {
     let Some(format) = DecodeFormat::from_code(format) else {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     };
     // SAFETY: in_used and dictionary are writable or NULL (contract), and
     // as_mut yields None for NULL.
@@ -678,7 +691,7 @@ pub unsafe extern "C" fn cmrx_decode(
         codec_call(input, in_len, out, out_cap, out_len, |i, o| {
             let decoded = decode::decode(format, i, o, max_out).map_err(|e| {
                 let failure = Failure::from(e);
-                if failure.status == Status::UnknownDictionary {
+                if failure.status == ResultCode::UnknownDictionary {
                     missing = u32::try_from(failure.number).ok();
                 }
                 failure
@@ -695,19 +708,14 @@ pub unsafe extern "C" fn cmrx_decode(
     status
 }
 
-/// Largest frame `cmrx_zstd_compress` can make of `in_len` bytes
-/// (`cmrx_zstd_compress_bound`); 0 on a panic.
-#[no_mangle]
-pub extern "C" fn cmrx_zstd_compress_bound(in_len: usize) -> usize {
-    catch_unwind(|| zstd::compress_bound(in_len)).unwrap_or(0)
-}
-
-/// 1 if `cmrx_zstd_compress` accepts `level` (0 for the default, or
-/// [`zstd::MIN_LEVEL`]`..=`[`zstd::MAX_LEVEL`]), else 0
-/// (`cmrx_zstd_level_valid`); 0 on a panic.
-#[no_mangle]
-pub extern "C" fn cmrx_zstd_level_valid(level: i32) -> i32 {
-    catch_unwind(|| i32::from(zstd::compression_level(level).is_ok())).unwrap_or(0)
+number_exports! {
+    /// Largest frame `cmrx_zstd_compress` can make of `in_len` bytes
+    /// (`cmrx_zstd_compress_bound`).
+    fn cmrx_zstd_compress_bound(in_len: usize) -> usize = zstd::compress_bound(in_len);
+    /// 1 if `cmrx_zstd_compress` accepts `level` (0 for the default, or
+    /// [`zstd::MIN_LEVEL`]`..=`[`zstd::MAX_LEVEL`]), else 0
+    /// (`cmrx_zstd_level_valid`).
+    fn cmrx_zstd_level_valid(level: i32) -> i32 = i32::from(zstd::compression_level(level).is_ok());
 }
 
 /// One zstd frame of `input` at `level`, with the loaded dictionary
@@ -745,17 +753,17 @@ pub unsafe extern "C" fn cmrx_zstd_compress(
 #[no_mangle]
 pub unsafe extern "C" fn cmrx_zstd_register(bytes: *const u8, len: usize, id: *mut u32) -> i32 {
     if id.is_null() || (bytes.is_null() && len != 0) {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     }
     // SAFETY: checked for NULL; readability is the caller's contract.
     let src = unsafe { input(bytes, len) };
     let (status, number) = match catch_unwind(|| zstd::register(src)) {
-        Ok(Ok(registered)) => (Status::Ok, registered),
+        Ok(Ok(registered)) => (ResultCode::Ok, registered),
         Ok(Err(e)) => {
             let failure = Failure::from(e);
             (failure.status, u32::try_from(failure.number).unwrap_or(0))
         }
-        Err(_) => (Status::Panic, 0),
+        Err(_) => (ResultCode::Panic, 0),
     };
     // SAFETY: id was checked non-NULL and is writable (contract).
     unsafe { id.write(number) };
@@ -793,7 +801,8 @@ unsafe fn sample_slices<'a>(
     }
 }
 
-/// Copies a trained dictionary into the caller's buffer; its length.
+/// Copies a dictionary the engine made into the caller's buffer; its
+/// length (`TooBig` if it does not fit).
 fn copy_dictionary(dict: &[u8], o: &mut [MaybeUninit<u8>]) -> Result<usize, Failure> {
     let dst = o
         .get_mut(..dict.len())
@@ -818,9 +827,9 @@ pub extern "C" fn cmrx_zstd_prepare(id: u32, level: i32) -> i32 {
             .prepare(level)
     });
     match prepared {
-        Ok(Ok(())) => Status::Ok as i32,
+        Ok(Ok(())) => ResultCode::Ok as i32,
         Ok(Err(e)) => Failure::from(e).status as i32,
-        Err(_) => Status::Panic as i32,
+        Err(_) => ResultCode::Panic as i32,
     }
 }
 
@@ -837,14 +846,14 @@ pub unsafe extern "C" fn cmrx_zstd_dictionary_id(
     id: *mut u32,
 ) -> i32 {
     if id.is_null() || (bytes.is_null() && len != 0) {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     }
     // SAFETY: checked for NULL; readability is the caller's contract.
     let src = unsafe { input(bytes, len) };
     let (status, number) = match catch_unwind(|| zstd::Dictionary::from_bytes(src)) {
-        Ok(Ok(d)) => (Status::Ok, d.id()),
+        Ok(Ok(d)) => (ResultCode::Ok, d.id()),
         Ok(Err(e)) => (Failure::from(e).status, 0),
-        Err(_) => (Status::Panic, 0),
+        Err(_) => (ResultCode::Panic, 0),
     };
     // SAFETY: id was checked non-NULL and is writable (contract).
     unsafe { id.write(number) };
@@ -870,14 +879,7 @@ pub unsafe extern "C" fn cmrx_zstd_dictionary_with_id(
     // SAFETY: the caller's contract is codec_call's, with out_cap = len.
     unsafe {
         codec_call(bytes, len, out, len, out_len, |i, o| {
-            let copy = zstd::with_dictionary_id(i, id)?;
-            let dst = o
-                .get_mut(..copy.len())
-                .ok_or(Failure::from(zstd::Error::TooBig))?;
-            for (d, &b) in dst.iter_mut().zip(&copy) {
-                d.write(b);
-            }
-            Ok(copy.len())
+            copy_dictionary(&zstd::with_dictionary_id(i, id)?, o)
         })
     }
 }
@@ -920,41 +922,14 @@ pub unsafe extern "C" fn cmrx_zstd_loaded_state(id: u32, bytes: *const u8, len: 
 }
 
 /// Trains a standard zstd dictionary of at most `dict_size` bytes on
-/// `count` samples (`cmrx_zstd_train`) into `out`, which holds `dict_size`.
+/// `count` samples into `out`, which holds `dict_size`, as `how` says
+/// (`cmrx_zstd_train_with`): a method, its parameters, a level and an ID.
+/// On `CMRX_OK`, `how->k` and `how->d` are the ones used.
 ///
 /// # Safety
 /// `samples` and `lens` point to `count` entries; each `samples[i]` is
 /// readable for `lens[i]` bytes; `out` writable for `dict_size` bytes;
-/// `out_len` writable.
-#[no_mangle]
-pub unsafe extern "C" fn cmrx_zstd_train(
-    samples: *const *const u8,
-    lens: *const usize,
-    count: usize,
-    dict_size: usize,
-    out: *mut u8,
-    out_len: *mut usize,
-) -> i32 {
-    // SAFETY: the caller's contract is sample_slices'.
-    let Some(inputs) = (unsafe { sample_slices(samples, lens, count) }) else {
-        return Status::Arg as i32;
-    };
-    // SAFETY: out is writable for dict_size bytes and out_len writable
-    // (contract); codec_call checks them for NULL.
-    unsafe {
-        codec_call(ptr::null(), 0, out, dict_size, out_len, |_, o| {
-            copy_dictionary(&zstd::train(&inputs, dict_size)?, o)
-        })
-    }
-}
-
-/// Trains a standard zstd dictionary as `how` says
-/// (`cmrx_zstd_train_with`): `cmrx_zstd_train` with a method, its
-/// parameters, a level and an ID. On `CMRX_OK`, `how->k` and `how->d` are
-/// the ones used.
-///
-/// # Safety
-/// As `cmrx_zstd_train`, and `how` points to a readable and writable
+/// `out_len` writable; `how` points to a readable and writable
 /// `cmrx_training`.
 #[no_mangle]
 pub unsafe extern "C" fn cmrx_zstd_train_with(
@@ -968,14 +943,14 @@ pub unsafe extern "C" fn cmrx_zstd_train_with(
 ) -> i32 {
     // SAFETY: how is NULL or a valid cmrx_training (contract).
     let Some(how) = (unsafe { how.as_mut() }) else {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     };
     let Some(method) = TrainMethod::from_code(how.method) else {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     };
     // SAFETY: the caller's contract is sample_slices'.
     let Some(inputs) = (unsafe { sample_slices(samples, lens, count) }) else {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     };
     let training = zstd::Training {
         method,
@@ -995,7 +970,7 @@ pub unsafe extern "C" fn cmrx_zstd_train_with(
             copy_dictionary(&trained.bytes, o)
         })
     };
-    if status == Status::Ok as i32 {
+    if status == ResultCode::Ok as i32 {
         (how.k, how.d) = used;
     }
     status
@@ -1008,7 +983,7 @@ pub unsafe extern "C" fn cmrx_zstd_train_with(
 ///
 /// # Safety
 /// `dict` readable for `dict_len` bytes; `samples` and `lens` as for
-/// `cmrx_zstd_train`; `sizes` writable for `count` entries.
+/// `cmrx_zstd_train_with`; `sizes` writable for `count` entries.
 #[no_mangle]
 pub unsafe extern "C" fn cmrx_zstd_frame_sizes(
     dict: *const u8,
@@ -1020,11 +995,11 @@ pub unsafe extern "C" fn cmrx_zstd_frame_sizes(
     sizes: *mut usize,
 ) -> i32 {
     if (dict.is_null() && dict_len != 0) || (sizes.is_null() && count != 0) {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     }
     // SAFETY: the caller's contract is sample_slices'.
     let Some(inputs) = (unsafe { sample_slices(samples, lens, count) }) else {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     };
     // SAFETY: dict is readable for dict_len bytes (contract; checked for
     // NULL above).
@@ -1045,46 +1020,31 @@ pub unsafe extern "C" fn cmrx_zstd_frame_sizes(
                     sizes.add(i).write(n);
                 }
             }
-            Status::Ok as i32
+            ResultCode::Ok as i32
         }
         Ok(Err(e)) => Failure::from(e).status as i32,
-        Err(_) => Status::Panic as i32,
+        Err(_) => ResultCode::Panic as i32,
     }
 }
 
-/// 1 the first time it is told of a missing dictionary `id` in this
-/// process, 0 afterwards (`cmrx_zstd_first_report`): the policy is
-/// [`zstd::first_missing_report`]'s. 0 on a panic.
-#[no_mangle]
-pub extern "C" fn cmrx_zstd_first_report(id: u32) -> i32 {
-    catch_unwind(|| i32::from(zstd::first_missing_report(id))).unwrap_or(0)
+number_exports! {
+    /// 1 the first time it is told of a missing dictionary `id` in this
+    /// process, 0 afterwards (`cmrx_zstd_first_report`): the policy is
+    /// [`zstd::first_missing_report`]'s.
+    fn cmrx_zstd_first_report(id: u32) -> i32 = i32::from(zstd::first_missing_report(id));
 }
 
-/// A static, NUL-terminated description of a status (`cmrx_status_str`).
+/// A static, NUL-terminated description of a status (`cmrx_status_str`);
+/// an unknown status gets `CMRX_E_PANIC`'s.
 #[no_mangle]
 pub extern "C" fn cmrx_status_str(status: i32) -> *const c_char {
-    static MESSAGES: std::sync::OnceLock<Vec<(i32, std::ffi::CString)>> =
-        std::sync::OnceLock::new();
-    let found = catch_unwind(|| {
-        let messages = MESSAGES.get_or_init(|| {
-            Status::ALL
-                .iter()
-                .filter_map(|&(s, _)| Some((s as i32, std::ffi::CString::new(s.as_str()).ok()?)))
-                .collect()
-        });
-        let by_status = messages.iter().find(|(code, _)| *code == status);
-        by_status
-            .or_else(|| {
-                messages
-                    .iter()
-                    .find(|(code, _)| *code == Status::Panic as i32)
-            })
-            .map(|(_, text)| text.as_ptr())
-    });
-    match found {
-        Ok(Some(text)) => text,
-        _ => b"internal error\0".as_ptr().cast(),
-    }
+    static MESSAGES: Messages = Messages::new();
+    MESSAGES.find(status, ResultCode::Panic as i32, || {
+        ResultCode::ALL
+            .iter()
+            .map(|&(code, _)| (code as i32, code.as_str()))
+            .collect()
+    })
 }
 
 /// The compressed format `input` starts with (`cmrx_sniff_compressed`).
@@ -1152,11 +1112,11 @@ pub unsafe extern "C" fn cmrx_zstd_frame_dictionary(
     id: *mut u32,
 ) -> i32 {
     if id.is_null() {
-        return Status::Arg as i32;
+        return ResultCode::Arg as i32;
     }
     // SAFETY: the caller's contract is inspect's.
     let found = unsafe {
-        inspect(input, in_len, Err(Status::Arg), |src| {
+        inspect(input, in_len, Err(ResultCode::Arg), |src| {
             zstd::frame_header_dictionary_id(src).map_err(|e| Failure::from(e).status)
         })
     };
@@ -1164,7 +1124,7 @@ pub unsafe extern "C" fn cmrx_zstd_frame_dictionary(
         Ok(named) => {
             // SAFETY: id was checked non-NULL and is writable (contract).
             unsafe { id.write(named.unwrap_or(0)) };
-            Status::Ok as i32
+            ResultCode::Ok as i32
         }
         Err(status) => status as i32,
     }
@@ -1226,10 +1186,10 @@ mod tests {
         kinds.sort_unstable();
         kinds.dedup();
         assert_eq!(kinds.len(), EventKind::ALL.len());
-        let mut statuses: Vec<i32> = Status::ALL.iter().map(|&(s, _)| s as i32).collect();
+        let mut statuses: Vec<i32> = ResultCode::ALL.iter().map(|&(s, _)| s as i32).collect();
         statuses.sort_unstable();
         statuses.dedup();
-        assert_eq!(statuses.len(), Status::ALL.len());
+        assert_eq!(statuses.len(), ResultCode::ALL.len());
         let mut errors: Vec<i32> = ParseError::ALL.iter().map(|&(e, _)| e.code()).collect();
         errors.push(PARSE_INTERNAL);
         errors.sort_unstable();
@@ -1308,7 +1268,7 @@ mod tests {
             assert_eq!(next(line, ev.as_mut_ptr()), EventKind::Value as i32);
             assert_eq!(
                 cmrx_parser_take_data(p, 11),
-                Status::Arg as i32,
+                ResultCode::Arg as i32,
                 "more than the value has"
             );
             assert_eq!(
@@ -1316,7 +1276,7 @@ mod tests {
                 10,
                 "... refused, nothing taken"
             );
-            assert_eq!(cmrx_parser_take_data(p, 4), Status::Ok as i32);
+            assert_eq!(cmrx_parser_take_data(p, 4), ResultCode::Ok as i32);
             assert_eq!(cmrx_parser_data_remaining(p), 6);
             assert_eq!(
                 next(b"efghij\r\nEND\r\n", ev.as_mut_ptr()),
@@ -1325,17 +1285,17 @@ mod tests {
             assert_eq!(ev.assume_init_ref().data_len, 6);
             assert_eq!(
                 cmrx_parser_take_data(p, 1),
-                Status::Arg as i32,
+                ResultCode::Arg as i32,
                 "no data left"
             );
-            assert_eq!(cmrx_parser_take_data(p, 0), Status::Ok as i32);
+            assert_eq!(cmrx_parser_take_data(p, 0), ResultCode::Ok as i32);
             assert_eq!(
                 next(b"\r\nEND\r\n", ev.as_mut_ptr()),
                 EventKind::ValueEnd as i32
             );
             assert_eq!(
                 cmrx_parser_take_data(ptr::null_mut(), 0),
-                Status::Arg as i32
+                ResultCode::Arg as i32
             );
             cmrx_parser_free(p);
         }
@@ -1396,13 +1356,13 @@ mod tests {
                 &mut dict,
             )
         };
-        if rc == Status::Ok as i32 {
+        if rc == ResultCode::Ok as i32 {
             out.truncate(n);
         }
         (
             rc,
             out,
-            if rc == Status::NeedSpace as i32 {
+            if rc == ResultCode::NeedSpace as i32 {
                 n
             } else {
                 used
@@ -1413,7 +1373,7 @@ mod tests {
 
     #[test]
     fn codec_round_trip_and_need_space_through_the_abi() {
-        let ok = Status::Ok as i32;
+        let ok = ResultCode::Ok as i32;
         let data = vec![b'a'; 100_000];
         let mut gz = vec![0u8; cmrx_gzip_bound(data.len())];
         let mut n = 0;
@@ -1432,11 +1392,11 @@ mod tests {
             gz.truncate(n);
             let mut out = vec![0u8; 64];
             let rc = cmrx_gzip(ptr::null(), 5, 6, out.as_mut_ptr(), out.len(), &mut n);
-            assert_eq!(rc, Status::Arg as i32);
+            assert_eq!(rc, ResultCode::Arg as i32);
             let rc = cmrx_gzip(data.as_ptr(), 5, 13, out.as_mut_ptr(), out.len(), &mut n);
-            assert_eq!(rc, Status::Arg as i32);
+            assert_eq!(rc, ResultCode::Arg as i32);
             let rc = cmrx_zlib(data.as_ptr(), 5, 10, out.as_mut_ptr(), out.len(), &mut n);
-            assert_eq!(rc, Status::Arg as i32, "zlib's levels stop at 9");
+            assert_eq!(rc, ResultCode::Arg as i32, "zlib's levels stop at 9");
             let rc = cmrx_zlib(data.as_ptr(), 5, -1, out.as_mut_ptr(), out.len(), &mut n);
             assert_eq!(rc, ok, "-1 is the default level");
             let hint =
@@ -1444,7 +1404,7 @@ mod tests {
             assert_eq!(hint, data.len());
         }
         let (rc, _, want, _) = decode(DecodeFormat::Gzip, &gz, 10, 1 << 20);
-        assert_eq!(rc, Status::NeedSpace as i32);
+        assert_eq!(rc, ResultCode::NeedSpace as i32);
         assert!(want > 10 && want <= 1 << 20);
         // Trailing bytes after the member are not part of it.
         let mut two = gz.clone();
@@ -1452,9 +1412,9 @@ mod tests {
         let (rc, out, used, _) = decode(DecodeFormat::Gzip, &two, data.len(), 1 << 20);
         assert_eq!((rc, &out[..], used), (ok, &data[..], gz.len()));
         let (rc, ..) = decode(DecodeFormat::Gzip, &gz, 1000, 1000);
-        assert_eq!(rc, Status::TooBig as i32);
+        assert_eq!(rc, ResultCode::TooBig as i32);
         let (rc, ..) = decode(DecodeFormat::Gzip, b"nope!nope!nope", 100, 1 << 20);
-        assert_eq!(rc, Status::Data as i32);
+        assert_eq!(rc, ResultCode::Data as i32);
         assert_eq!(cmrx_gzip_level_valid(12), 1);
         assert_eq!(cmrx_gzip_level_valid(-1), 1);
         assert_eq!(cmrx_gzip_level_valid(13), 0);
@@ -1463,7 +1423,7 @@ mod tests {
 
     #[test]
     fn decode_formats_by_magic() {
-        let ok = Status::Ok as i32;
+        let ok = ResultCode::Ok as i32;
         let data = b"the same data in three formats ".repeat(20);
         let gz = crate::testing::gzip_vec(&data, 6).unwrap();
         let z = crate::testing::zlib_vec(&data, 6).unwrap();
@@ -1473,18 +1433,18 @@ mod tests {
             assert_eq!((rc, out), (ok, data.clone()), "Any reads {name}");
             let (rc, ..) = decode(DecodeFormat::Cached, input, data.len(), 1 << 20);
             let want = if name == "zlib" {
-                Status::Data as i32
+                ResultCode::Data as i32
             } else {
                 ok
             };
             assert_eq!(rc, want, "Cached reads zstd and gzip, not {name}");
         }
         let (rc, ..) = decode(DecodeFormat::Gzip, &zs, data.len(), 1 << 20);
-        assert_eq!(rc, Status::Data as i32, "Gzip is gzip only");
+        assert_eq!(rc, ResultCode::Data as i32, "Gzip is gzip only");
         let (rc, ..) = decode(DecodeFormat::Zstd, &gz, data.len(), 1 << 20);
-        assert_eq!(rc, Status::Data as i32, "Zstd is zstd only");
+        assert_eq!(rc, ResultCode::Data as i32, "Zstd is zstd only");
         let (rc, ..) = decode(DecodeFormat::Zstd, &zs, data.len() - 1, data.len() - 1);
-        assert_eq!(rc, Status::TooBig as i32);
+        assert_eq!(rc, ResultCode::TooBig as i32);
         // SAFETY: a live slice and its length.
         let rc = unsafe { cmrx_decode_size_hint(99, zs.as_ptr(), zs.len(), 1 << 20) };
         assert_eq!(rc, 0, "an unknown format has no hint");
@@ -1509,14 +1469,27 @@ mod tests {
         };
         assert_eq!(
             rc,
-            Status::Arg as i32,
+            ResultCode::Arg as i32,
             "an unknown format is a bad argument"
         );
     }
 
+    /// A `cmrx_training` as a C caller fills it in: `k` 0 (searched), the
+    /// rest as given.
+    fn c_training(method: i32, d: u32, steps: u32, level: i32, id: u32) -> CmrxTraining {
+        CmrxTraining {
+            method,
+            k: 0,
+            d,
+            steps,
+            level,
+            id,
+        }
+    }
+
     #[test]
     fn zstd_training_choices_and_frame_sizes_through_the_abi() {
-        let ok = Status::Ok as i32;
+        let ok = ResultCode::Ok as i32;
         let samples: Vec<Vec<u8>> = (0..200)
             .map(|i| format!(r#"{{"id":{i},"kind":"event","at":{}}}"#, i * 977).into_bytes())
             .collect();
@@ -1524,49 +1497,46 @@ mod tests {
         let lens: Vec<usize> = samples.iter().map(Vec::len).collect();
         let mut dict = vec![0u8; 4096];
         let mut dict_len = 0;
+        let train_from =
+            |count: usize, how: &mut CmrxTraining, dict: &mut Vec<u8>, dict_len: &mut usize| {
+                assert!(count <= ptrs.len());
+                // SAFETY: the sample arrays hold at least count entries of live
+                // buffers; dict is writable for its length; how and dict_len
+                // are writable locals.
+                unsafe {
+                    cmrx_zstd_train_with(
+                        ptrs.as_ptr(),
+                        lens.as_ptr(),
+                        count,
+                        dict.len(),
+                        how,
+                        dict.as_mut_ptr(),
+                        dict_len,
+                    )
+                }
+            };
         let train = |how: &mut CmrxTraining, dict: &mut Vec<u8>, dict_len: &mut usize| {
-            // SAFETY: the sample arrays hold ptrs.len() entries of live
-            // buffers; dict is writable for its length; how and dict_len
-            // are writable locals.
-            unsafe {
-                cmrx_zstd_train_with(
-                    ptrs.as_ptr(),
-                    lens.as_ptr(),
-                    ptrs.len(),
-                    dict.len(),
-                    how,
-                    dict.as_mut_ptr(),
-                    dict_len,
-                )
-            }
+            train_from(ptrs.len(), how, dict, dict_len)
         };
-        let mut how = CmrxTraining {
-            method: TrainMethod::Cover as i32,
-            k: 0,
-            d: 8,
-            steps: 3,
-            level: 9,
-            id: 17,
-        };
+        let mut how = c_training(TrainMethod::Cover as i32, 8, 3, 9, 17);
         assert_eq!(train(&mut how, &mut dict, &mut dict_len), ok);
         assert!(how.k >= zstd::TRAIN_MIN_K, "the k found: {}", how.k);
         assert_eq!(how.d, 8);
         let bytes = dict[..dict_len].to_vec();
         assert_eq!(zstd::Dictionary::from_bytes(&bytes).unwrap().id(), 17);
+        let mut default = c_training(TrainMethod::FastCover as i32, 0, 4, 3, 0);
+        assert_eq!(
+            train_from(2, &mut default, &mut dict, &mut dict_len),
+            ResultCode::Training as i32,
+            "two samples are too few"
+        );
         // Unknown methods and bad parameters are refused, and how is left
         // as it was.
         for (method, d) in [(0, 0), (4, 0), (TrainMethod::Samples as i32, 6)] {
-            let mut bad = CmrxTraining {
-                method,
-                k: 0,
-                d,
-                steps: 0,
-                level: 3,
-                id: 0,
-            };
+            let mut bad = c_training(method, d, 0, 3, 0);
             assert_eq!(
                 train(&mut bad, &mut dict, &mut dict_len),
-                Status::Arg as i32
+                ResultCode::Arg as i32
             );
             assert_eq!((bad.k, bad.d), (0, d));
         }
@@ -1582,63 +1552,46 @@ mod tests {
                 &mut dict_len,
             )
         };
-        assert_eq!(rc, Status::Arg as i32);
+        assert_eq!(rc, ResultCode::Arg as i32);
 
         // The sizes of the frames, with that dictionary, without one, and
         // with bytes that are not one.
         let d = zstd::Dictionary::from_bytes(&bytes).unwrap();
-        let mut sizes = vec![0usize; 10];
-        for (with, level) in [(true, 9), (false, 3)] {
-            let (dp, dl) = if with {
-                (bytes.as_ptr(), bytes.len())
+        let measure = |dict: &[u8], level: i32| {
+            let mut sizes = vec![0usize; 10];
+            let dict_ptr = if dict.is_empty() {
+                ptr::null()
             } else {
-                (ptr::null(), 0)
+                dict.as_ptr()
             };
-            // SAFETY: the dictionary and sample arrays are live buffers with
-            // their lengths; sizes holds 10 entries.
+            // SAFETY: the dictionary (NULL when empty) and the sample arrays
+            // are live buffers with their lengths; sizes holds as many
+            // entries as it is told.
             let rc = unsafe {
                 cmrx_zstd_frame_sizes(
-                    dp,
-                    dl,
+                    dict_ptr,
+                    dict.len(),
                     level,
                     ptrs.as_ptr(),
                     lens.as_ptr(),
-                    10,
+                    sizes.len(),
                     sizes.as_mut_ptr(),
                 )
             };
+            (rc, sizes)
+        };
+        for (with, level) in [(true, 9), (false, 3)] {
+            let dict = if with { &bytes[..] } else { &[][..] };
+            let (rc, sizes) = measure(dict, level);
             assert_eq!(rc, ok);
             for (s, &n) in samples.iter().zip(&sizes) {
                 let frame = zstd::compress_vec(s, level, with.then_some(&d)).unwrap();
                 assert_eq!(frame.len(), n);
             }
         }
-        // SAFETY: as above.
-        let rc = unsafe {
-            cmrx_zstd_frame_sizes(
-                b"nope".as_ptr(),
-                4,
-                3,
-                ptrs.as_ptr(),
-                lens.as_ptr(),
-                10,
-                sizes.as_mut_ptr(),
-            )
-        };
-        assert_eq!(rc, Status::BadDictionary as i32);
-        // SAFETY: as above.
-        let rc = unsafe {
-            cmrx_zstd_frame_sizes(
-                ptr::null(),
-                0,
-                23,
-                ptrs.as_ptr(),
-                lens.as_ptr(),
-                10,
-                sizes.as_mut_ptr(),
-            )
-        };
-        assert_eq!(rc, Status::Arg as i32);
+        assert_eq!(measure(b"nope", 3).0, ResultCode::BadDictionary as i32);
+        assert_eq!(measure(&[], 23).0, ResultCode::Arg as i32);
+        let mut sizes = vec![0usize; 10];
         // SAFETY: NULL arrays with a count are refused before anything is
         // read.
         let rc = unsafe {
@@ -1652,89 +1605,58 @@ mod tests {
                 sizes.as_mut_ptr(),
             )
         };
-        assert_eq!(rc, Status::Arg as i32);
+        assert_eq!(rc, ResultCode::Arg as i32);
     }
 
     #[test]
     fn zstd_through_the_abi() {
-        let ok = Status::Ok as i32;
+        let ok = ResultCode::Ok as i32;
         let samples: Vec<Vec<u8>> = (0..300)
             .map(|i| {
                 format!(r#"{{"id":{i},"name":"user{}","roles":["a","b"]}}"#, i * 13).into_bytes()
             })
             .collect();
-        let ptrs: Vec<*const u8> = samples.iter().map(|s| s.as_ptr()).collect();
-        let lens: Vec<usize> = samples.iter().map(Vec::len).collect();
-        let mut dict = vec![0u8; 4096];
-        let (mut dict_len, mut id) = (0, 0);
-        let mut frame = vec![0u8; cmrx_zstd_compress_bound(samples[7].len())];
-        let mut frame_len = 0;
+        let refs: Vec<&[u8]> = samples.iter().map(|s| &s[..]).collect();
+        let dict = zstd::train(&refs, 4096).unwrap();
+        let (mut id, mut again, mut bad) = (0, 0, 77);
         // SAFETY: every pointer is a live buffer with its length, or a
-        // writable local; the sample arrays hold samples.len() entries.
+        // writable local.
         unsafe {
-            let rc = cmrx_zstd_train(
-                ptrs.as_ptr(),
-                lens.as_ptr(),
-                ptrs.len(),
-                dict.len(),
-                dict.as_mut_ptr(),
-                &mut dict_len,
-            );
-            assert_eq!(rc, ok);
-            assert!(dict_len > 0 && dict_len <= 4096);
-            assert_eq!(cmrx_zstd_register(dict.as_ptr(), dict_len, &mut id), ok);
+            assert_eq!(cmrx_zstd_register(dict.as_ptr(), dict.len(), &mut id), ok);
             assert!(id != 0);
             assert_eq!(
-                cmrx_zstd_register(b"not a dictionary".as_ptr(), 16, &mut id),
-                Status::BadDictionary as i32
+                cmrx_zstd_register(dict.as_ptr(), dict.len(), &mut again),
+                ok
             );
-            let rc = cmrx_zstd_train(
-                ptrs.as_ptr(),
-                lens.as_ptr(),
-                2,
-                dict.len(),
-                dict.as_mut_ptr(),
-                &mut dict_len,
+            assert_eq!(again, id, "registering the same bytes again");
+            assert_eq!(
+                cmrx_zstd_register(b"not a dictionary".as_ptr(), 16, &mut bad),
+                ResultCode::BadDictionary as i32
             );
-            assert_eq!(rc, Status::Training as i32, "two samples are too few");
+            assert_eq!(bad, 0);
         }
-        // SAFETY: as above.
-        unsafe {
-            let mut reg = 0;
-            assert_eq!(cmrx_zstd_register(dict.as_ptr(), dict_len, &mut reg), ok);
-            id = reg;
-            let rc = cmrx_zstd_compress(
-                samples[7].as_ptr(),
-                samples[7].len(),
-                3,
-                id,
-                frame.as_mut_ptr(),
-                frame.len(),
-                &mut frame_len,
-            );
-            assert_eq!(rc, ok);
-            let rc = cmrx_zstd_compress(
-                samples[7].as_ptr(),
-                samples[7].len(),
-                3,
-                12345,
-                frame.as_mut_ptr(),
-                frame.len(),
-                &mut frame_len,
-            );
-            assert_eq!(rc, Status::UnknownDictionary as i32);
-            let rc = cmrx_zstd_compress(
-                samples[7].as_ptr(),
-                samples[7].len(),
-                3,
-                id,
-                frame.as_mut_ptr(),
-                frame.len(),
-                &mut frame_len,
-            );
-            assert_eq!(rc, ok);
-        }
-        frame.truncate(frame_len);
+        let compress = |dictionary: u32| {
+            let value = &samples[7];
+            let mut frame = vec![0u8; cmrx_zstd_compress_bound(value.len())];
+            let mut frame_len = 0;
+            // SAFETY: live buffers with their lengths, a writable local.
+            let rc = unsafe {
+                cmrx_zstd_compress(
+                    value.as_ptr(),
+                    value.len(),
+                    3,
+                    dictionary,
+                    frame.as_mut_ptr(),
+                    frame.len(),
+                    &mut frame_len,
+                )
+            };
+            frame.truncate(frame_len);
+            (rc, frame)
+        };
+        assert_eq!(compress(12345).0, ResultCode::UnknownDictionary as i32);
+        let (rc, frame) = compress(id);
+        assert_eq!(rc, ok);
         let (rc, out, ..) = decode(DecodeFormat::Cached, &frame, samples[7].len(), 1 << 20);
         assert_eq!((rc, out), (ok, samples[7].clone()));
         // A frame naming a dictionary nobody loaded: its ID comes back.
@@ -1743,7 +1665,7 @@ mod tests {
         other[at] ^= 0x55;
         if zstd::frame_dictionary_id(&other).is_some_and(|d| d != id) {
             let (rc, _, _, missing) = decode(DecodeFormat::Cached, &other, 4096, 1 << 20);
-            assert_eq!(rc, Status::UnknownDictionary as i32);
+            assert_eq!(rc, ResultCode::UnknownDictionary as i32);
             assert_eq!(Some(missing), zstd::frame_dictionary_id(&other));
         }
         assert_eq!(cmrx_zstd_first_report(77_777), 1);
@@ -1752,14 +1674,18 @@ mod tests {
         assert_eq!(cmrx_zstd_level_valid(22), 1);
         assert_eq!(cmrx_zstd_level_valid(23), 0);
         // SAFETY: cmrx_status_str returns a static NUL-terminated string.
-        let text =
-            unsafe { std::ffi::CStr::from_ptr(cmrx_status_str(Status::UnknownDictionary as i32)) };
-        assert_eq!(text.to_str().unwrap(), Status::UnknownDictionary.as_str());
+        let text = unsafe {
+            std::ffi::CStr::from_ptr(cmrx_status_str(ResultCode::UnknownDictionary as i32))
+        };
+        assert_eq!(
+            text.to_str().unwrap(),
+            ResultCode::UnknownDictionary.as_str()
+        );
     }
 
     #[test]
     fn dictionary_set_helpers_through_the_abi() {
-        let ok = Status::Ok as i32;
+        let ok = ResultCode::Ok as i32;
         let samples: Vec<Vec<u8>> = (0..300)
             .map(|i| {
                 format!(r#"{{"order":{i},"item":"sku{}","qty":{}}}"#, i * 17, i % 4).into_bytes()
@@ -1779,11 +1705,11 @@ mod tests {
             assert_eq!(id, zstd::Dictionary::from_bytes(&dict).unwrap().id());
             assert_eq!(
                 cmrx_zstd_dictionary_id(b"nope".as_ptr(), 4, &mut id),
-                Status::BadDictionary as i32
+                ResultCode::BadDictionary as i32
             );
             assert_eq!(
                 cmrx_zstd_dictionary_id(dict.as_ptr(), 1, ptr::null_mut()),
-                Status::Arg as i32
+                ResultCode::Arg as i32
             );
             let rc = cmrx_zstd_dictionary_with_id(
                 dict.as_ptr(),
@@ -1805,7 +1731,7 @@ mod tests {
                 copy.as_mut_ptr(),
                 &mut copy_len,
             );
-            assert_eq!(rc, Status::Arg as i32);
+            assert_eq!(rc, ResultCode::Arg as i32);
             let rc = cmrx_zstd_dictionary_with_id(
                 b"nope".as_ptr(),
                 4,
@@ -1813,11 +1739,11 @@ mod tests {
                 copy.as_mut_ptr(),
                 &mut copy_len,
             );
-            assert_eq!(rc, Status::BadDictionary as i32);
+            assert_eq!(rc, ResultCode::BadDictionary as i32);
 
             assert_eq!(
                 cmrx_zstd_prepare(90_001, 9),
-                Status::UnknownDictionary as i32
+                ResultCode::UnknownDictionary as i32
             );
             assert_eq!(
                 cmrx_zstd_loaded_state(90_001, copy.as_ptr(), copy.len()),
@@ -1825,7 +1751,7 @@ mod tests {
             );
             assert_eq!(cmrx_zstd_register(copy.as_ptr(), copy.len(), &mut id), ok);
             assert_eq!(cmrx_zstd_prepare(90_001, 9), ok);
-            assert_eq!(cmrx_zstd_prepare(90_001, 99), Status::Arg as i32);
+            assert_eq!(cmrx_zstd_prepare(90_001, 99), ResultCode::Arg as i32);
             assert_eq!(
                 cmrx_zstd_loaded_state(90_001, copy.as_ptr(), copy.len()),
                 LoadedState::Same as i32
@@ -1872,25 +1798,25 @@ mod tests {
         unsafe {
             assert_eq!(
                 cmrx_zstd_frame_dictionary(zs.as_ptr(), zs.len(), &mut id),
-                Status::Ok as i32
+                ResultCode::Ok as i32
             );
             assert_eq!(id, 0, "a frame without a dictionary");
             let gz = b"\x1f\x8b\x08\x00";
             assert_eq!(
                 cmrx_zstd_frame_dictionary(gz.as_ptr(), gz.len(), &mut id),
-                Status::Data as i32
+                ResultCode::Data as i32
             );
             assert_eq!(
                 cmrx_zstd_frame_dictionary(zs.as_ptr(), 5, &mut id),
-                Status::Data as i32
+                ResultCode::Data as i32
             );
             assert_eq!(
                 cmrx_zstd_frame_dictionary(ptr::null(), 5, &mut id),
-                Status::Arg as i32
+                ResultCode::Arg as i32
             );
             assert_eq!(
                 cmrx_zstd_frame_dictionary(zs.as_ptr(), zs.len(), ptr::null_mut()),
-                Status::Arg as i32
+                ResultCode::Arg as i32
             );
         }
         let mut named = zstd::compress_vec(&data, 3, None).unwrap();
@@ -1899,7 +1825,7 @@ mod tests {
         named.splice(4..named.len(), [0x03, 7 << 3, 4, 3, 2, 1]);
         // SAFETY: a live slice and its length, a writable local.
         let rc = unsafe { cmrx_zstd_frame_dictionary(named.as_ptr(), named.len(), &mut id) };
-        assert_eq!((rc, id), (Status::Ok as i32, 0x0102_0304));
+        assert_eq!((rc, id), (ResultCode::Ok as i32, 0x0102_0304));
     }
 
     #[test]

@@ -1,15 +1,20 @@
 //! The engine of Cache::Memcached::RustXS.
 //!
-//! Pure functions over bytes: no I/O and no Perl. [`parser`] turns the bytes of
-//! a memcached text-protocol `get` response into events; [`codec`] is gzip and
-//! zlib with Compress::Zlib's semantics on top of libdeflate; [`zstd`] is zstd
-//! with trained dictionaries on top of libzstd; [`decode`] picks the decoder
-//! a compressed value gets by its magic bytes; [`sniff`] tells
-//! already-compressed payloads by their magic bytes. [`ffi`] is the C ABI that
-//! the XS shim (`perl/RustXS.xs`) calls, declared in `rust/cmrx.h`: it only
-//! converts between C and these modules and forwards.
+//! Bytes in, bytes or events out: no I/O and no Perl. [`parser`] turns the
+//! bytes of a memcached text-protocol `get` response into events; [`codec`]
+//! is gzip and zlib with Compress::Zlib's semantics on top of libdeflate;
+//! [`zstd`] is zstd with trained dictionaries on top of libzstd; [`decode`]
+//! picks the decoder a compressed value gets by its magic bytes; [`sniff`]
+//! tells already-compressed payloads by their magic bytes. [`ffi`] is the C
+//! ABI that the XS shim (`perl/RustXS.xs`) calls, declared in `rust/cmrx.h`:
+//! it only converts between C and these modules and forwards.
+//!
+//! The functions are pure but for the state they keep for speed (per-thread
+//! compressors and contexts, a dictionary's tables prepared on first use)
+//! and the one process-wide table: zstd's registry of dictionaries by ID,
+//! with the IDs already reported missing.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 #![warn(unsafe_op_in_unsafe_fn)]
 
@@ -32,3 +37,18 @@ pub mod zstd;
 
 /// The engine's version: the distribution's one version number.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[cfg(test)]
+mod tests {
+    /// Every error type of the engine is a `std::error::Error` (so also
+    /// `Display`), and can cross threads.
+    #[test]
+    fn every_error_type_is_an_error() {
+        fn is_error<E: std::error::Error + Send + Sync + 'static>() {}
+        is_error::<crate::codec::CodecError>();
+        is_error::<crate::decode::Error>();
+        is_error::<crate::parser::ParseError>();
+        is_error::<crate::parser::DataOverrun>();
+        is_error::<crate::zstd::Error>();
+    }
+}

@@ -16,7 +16,7 @@
 //!
 //! or, instead of any line, `ERROR`, `CLIENT_ERROR <msg>` or `SERVER_ERROR
 //! <msg>`. Each call to [`ResponseParser::next`] returns one [`Event`] and how
-//! many bytes it used, [`Status::Partial`] when the buffer does not yet hold a
+//! many bytes it used, [`ParseStatus::Partial`] when the buffer does not yet hold a
 //! whole event (nothing is used then: the caller keeps its bytes, appends more
 //! and calls again), or a [`ParseError`].
 //!
@@ -69,9 +69,10 @@ pub const MAX_KEY_LEN: usize = 250;
 /// zeros.
 pub const MAX_LINE_LEN: usize = 2048;
 
-/// The outcome of a successful [`ResponseParser::next`] call.
+/// The outcome of a successful [`ResponseParser::next`] call: a whole event,
+/// or not yet one (httparse's `Status`, named for what it reports).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status<T> {
+pub enum ParseStatus<T> {
     /// A whole event was at the front of the buffer.
     Complete(T),
     /// The buffer holds no whole event yet: nothing was consumed; append more
@@ -265,23 +266,45 @@ impl ResponseParser {
     /// The response is bad, as soon as the bytes in `buf` prove it; see
     /// [`ParseError`] for the reasons. The parser stays failed and returns the
     /// same error on every later call, until [`reset`](Self::reset).
+    ///
+    /// ```
+    /// use cmrx::parser::{Event, ParseStatus, ResponseParser};
+    /// let response = b"VALUE greeting 0 5\r\nhello\r\nEND\r\n";
+    /// let mut p = ResponseParser::default();
+    /// // Bytes that hold no whole event yet: read more.
+    /// assert_eq!(p.next(&response[..10]), Ok(ParseStatus::Partial));
+    /// let (mut at, mut value) = (0, Vec::new());
+    /// while !p.is_complete() {
+    ///     let Ok(ParseStatus::Complete((used, event))) = p.next(&response[at..]) else {
+    ///         panic!("the whole response is there, and good");
+    ///     };
+    ///     if let Event::Data(bytes) = event {
+    ///         value.extend_from_slice(bytes);
+    ///     }
+    ///     at += used;
+    /// }
+    /// assert_eq!((at, &value[..]), (response.len(), &b"hello"[..]));
+    /// ```
     #[inline]
-    pub fn next<'a>(&mut self, buf: &'a [u8]) -> Result<Status<(usize, Event<'a>)>, ParseError> {
+    pub fn next<'a>(
+        &mut self,
+        buf: &'a [u8],
+    ) -> Result<ParseStatus<(usize, Event<'a>)>, ParseError> {
         // The common cases first, each settled by a few comparisons: a whole
         // data block or part of one, its `\r\n`, a whole well-formed `VALUE`
         // line, `END\r\n`. Everything else (unfinished lines, errors, rare
         // but valid lines) is judged by `next_slow`, byte by byte.
         match self.state {
             State::Data(remaining) if !buf.is_empty() => {
-                return Ok(Status::Complete(self.next_data(buf, remaining)));
+                return Ok(ParseStatus::Complete(self.next_data(buf, remaining)));
             }
             State::Terminator if buf.starts_with(b"\r\n") => {
                 self.state = State::Line;
-                return Ok(Status::Complete((2, Event::ValueEnd)));
+                return Ok(ParseStatus::Complete((2, Event::ValueEnd)));
             }
             State::Line => {
                 if let Some(done) = self.fast_line(buf) {
-                    return Ok(Status::Complete(done));
+                    return Ok(ParseStatus::Complete(done));
                 }
             }
             _ => {}
@@ -292,13 +315,16 @@ impl ResponseParser {
     /// [`next`](Self::next) for everything its fast paths leave.
     #[cold]
     #[inline(never)]
-    fn next_slow<'a>(&mut self, buf: &'a [u8]) -> Result<Status<(usize, Event<'a>)>, ParseError> {
+    fn next_slow<'a>(
+        &mut self,
+        buf: &'a [u8],
+    ) -> Result<ParseStatus<(usize, Event<'a>)>, ParseError> {
         let result = match self.state {
             State::Failed(e) => return Err(e),
             State::Line => self.next_line(buf),
-            State::Data(_) => Ok(Status::Partial), // buf is empty
+            State::Data(_) => Ok(ParseStatus::Partial), // buf is empty
             State::Terminator => self.next_terminator(buf),
-            State::Done if buf.is_empty() => Ok(Status::Partial),
+            State::Done if buf.is_empty() => Ok(ParseStatus::Partial),
             State::Done => Err(ParseError::AfterEnd),
         };
         if let Err(e) = result {
@@ -331,13 +357,13 @@ impl ResponseParser {
     /// parser is left as it was.
     ///
     /// ```
-    /// use cmrx::parser::{Event, ResponseParser, Status};
+    /// use cmrx::parser::{Event, ResponseParser, ParseStatus};
     /// let mut p = ResponseParser::default();
     /// p.next(b"VALUE k 0 5\r\n").unwrap();
     /// assert_eq!(p.take_data(3), Ok(()));
     /// assert_eq!(p.data_remaining(), 2);
     /// assert!(p.take_data(3).is_err());
-    /// assert_eq!(p.next(b"de\r\n"), Ok(Status::Complete((2, Event::Data(b"de")))));
+    /// assert_eq!(p.next(b"de\r\n"), Ok(ParseStatus::Complete((2, Event::Data(b"de")))));
     /// ```
     pub fn take_data(&mut self, n: u64) -> Result<(), DataOverrun> {
         let remaining = self.data_remaining();
@@ -385,12 +411,12 @@ impl ResponseParser {
     fn next_terminator<'a>(
         &mut self,
         buf: &'a [u8],
-    ) -> Result<Status<(usize, Event<'a>)>, ParseError> {
+    ) -> Result<ParseStatus<(usize, Event<'a>)>, ParseError> {
         match buf {
-            [] | [b'\r'] => Ok(Status::Partial),
+            [] | [b'\r'] => Ok(ParseStatus::Partial),
             [b'\r', b'\n', ..] => {
                 self.state = State::Line;
-                Ok(Status::Complete((2, Event::ValueEnd)))
+                Ok(ParseStatus::Complete((2, Event::ValueEnd)))
             }
             _ => Err(ParseError::BadTerminator),
         }
@@ -460,7 +486,10 @@ impl ResponseParser {
     /// Nothing of an unfinished line is remembered between calls, so it is
     /// scanned again from its start on each call; [`MAX_LINE_LEN`] bounds that
     /// work, and callers reading in large chunks rarely repeat it.
-    fn next_line<'a>(&mut self, buf: &'a [u8]) -> Result<Status<(usize, Event<'a>)>, ParseError> {
+    fn next_line<'a>(
+        &mut self,
+        buf: &'a [u8],
+    ) -> Result<ParseStatus<(usize, Event<'a>)>, ParseError> {
         let window = &buf[..buf.len().min(MAX_LINE_LEN)];
         let Some(nl) = memchr(b'\n', window) else {
             // A final `\r` may be the start of the line end, so it is not
@@ -470,7 +499,7 @@ impl ResponseParser {
             return if window.len() == MAX_LINE_LEN {
                 Err(ParseError::LineTooLong)
             } else {
-                Ok(Status::Partial)
+                Ok(ParseStatus::Partial)
             };
         };
         if nl == 0 || window[nl - 1] != b'\r' {
@@ -487,7 +516,7 @@ impl ResponseParser {
             Event::Value { len, .. } => State::Data(len),
             _ => State::Done,
         };
-        Ok(Status::Complete((nl + 1, event)))
+        Ok(ParseStatus::Complete((nl + 1, event)))
     }
 
     /// Judges a line without its `\r\n`. When `complete` is false, `line` is
@@ -828,6 +857,14 @@ mod tests {
         assert_error_at_max(input, 0, at, err);
     }
 
+    /// [`assert_error_at`] for each `(input, at)` of `cases`, all failing
+    /// with `err`.
+    fn assert_errors_at(err: ParseError, cases: &[(&[u8], usize)]) {
+        for &(input, at) in cases {
+            assert_error_at(input, at, err);
+        }
+    }
+
     fn assert_error_at_max(input: &[u8], max: u64, at: usize, err: ParseError) {
         let got = parse_every_way(input, max);
         assert_eq!(
@@ -844,7 +881,8 @@ mod tests {
         );
     }
 
-    /// Asserts that `input` is a valid but unfinished response.
+    /// Asserts that `input` is a valid but unfinished response, and that no
+    /// prefix of it is an error.
     fn assert_partial(input: &[u8]) {
         let got = parse_every_way(input, 0);
         assert!(matches!(got.last(), Some(Norm::Rest(..))), "{got:?}");
@@ -915,7 +953,7 @@ mod tests {
         let key = &buf[6..7];
         assert_eq!(
             ev,
-            Status::Complete((
+            ParseStatus::Complete((
                 16,
                 Event::Value {
                     key,
@@ -929,35 +967,38 @@ mod tests {
         // Only part of the data is buffered: a Data event for what is there.
         assert_eq!(
             p.next(&buf[16..18]),
-            Ok(Status::Complete((2, Event::Data(b"ab"))))
+            Ok(ParseStatus::Complete((2, Event::Data(b"ab"))))
         );
         assert_eq!(p.data_remaining(), 2);
         // Data is never scanned: "\r\n" inside it is data.
         assert_eq!(
             p.next(&buf[18..]),
-            Ok(Status::Complete((2, Event::Data(b"\r\n"))))
+            Ok(ParseStatus::Complete((2, Event::Data(b"\r\n"))))
         );
         assert_eq!(p.data_remaining(), 0);
-        assert_eq!(p.next(&buf[20..21]), Ok(Status::Partial));
+        assert_eq!(p.next(&buf[20..21]), Ok(ParseStatus::Partial));
         assert_eq!(
             p.next(&buf[20..]),
-            Ok(Status::Complete((2, Event::ValueEnd)))
+            Ok(ParseStatus::Complete((2, Event::ValueEnd)))
         );
         assert!(!p.is_complete());
-        assert_eq!(p.next(&buf[22..25]), Ok(Status::Partial));
-        assert_eq!(p.next(&buf[22..]), Ok(Status::Complete((5, Event::End))));
+        assert_eq!(p.next(&buf[22..25]), Ok(ParseStatus::Partial));
+        assert_eq!(
+            p.next(&buf[22..]),
+            Ok(ParseStatus::Complete((5, Event::End)))
+        );
         assert!(p.is_complete());
-        assert_eq!(p.next(b""), Ok(Status::Partial));
+        assert_eq!(p.next(b""), Ok(ParseStatus::Partial));
         assert!(p.is_complete());
     }
 
     #[test]
     fn empty_buffer_is_partial() {
         let mut p = ResponseParser::new(0);
-        assert_eq!(p.next(b""), Ok(Status::Partial));
+        assert_eq!(p.next(b""), Ok(ParseStatus::Partial));
         assert_eq!(
             p.next(b"VALUE a 0 2\r\n").unwrap(),
-            Status::Complete((
+            ParseStatus::Complete((
                 13,
                 Event::Value {
                     key: b"a",
@@ -967,12 +1008,12 @@ mod tests {
                 }
             ))
         );
-        assert_eq!(p.next(b""), Ok(Status::Partial));
+        assert_eq!(p.next(b""), Ok(ParseStatus::Partial));
         assert_eq!(
             p.next(b"xy").unwrap(),
-            Status::Complete((2, Event::Data(b"xy")))
+            ParseStatus::Complete((2, Event::Data(b"xy")))
         );
-        assert_eq!(p.next(b""), Ok(Status::Partial));
+        assert_eq!(p.next(b""), Ok(ParseStatus::Partial));
     }
 
     #[test]
@@ -1227,8 +1268,13 @@ mod tests {
     fn bad_numbers() {
         use ParseError::BadNumber;
         // Flags over u32: the digit that overflows proves it.
-        assert_error_at(b"VALUE k 4294967296 1\r\nx\r\n", 18, BadNumber);
-        assert_error_at(b"VALUE k 99999999999 1\r\nx\r\n", 18, BadNumber);
+        assert_errors_at(
+            BadNumber,
+            &[
+                (b"VALUE k 4294967296 1\r\nx\r\n", 18),
+                (b"VALUE k 99999999999 1\r\nx\r\n", 18),
+            ],
+        );
         // Lengths and cas over u64, whatever the limit.
         assert_error_at_max(
             b"VALUE k 0 18446744073709551616\r\n",
@@ -1236,17 +1282,22 @@ mod tests {
             30,
             BadNumber,
         );
-        assert_error_at(b"VALUE k 0 18446744073709551616\r\n", 30, BadNumber);
-        assert_error_at(b"VALUE k 0 1 18446744073709551616\r\n", 32, BadNumber);
-        // Signs, spaces, hex, letters: the first odd byte.
-        assert_error_at(b"VALUE k -1 1\r\n", 9, BadNumber);
-        assert_error_at(b"VALUE k +1 1\r\n", 9, BadNumber);
-        assert_error_at(b"VALUE k 0x10 1\r\n", 10, BadNumber);
-        assert_error_at(b"VALUE k 0 1a\r\n", 12, BadNumber);
-        assert_error_at(b"VALUE k 0 1 7f\r\n", 14, BadNumber);
-        assert_error_at(b"VALUE k 0\t1\r\n", 10, BadNumber);
-        assert_error_at(b"VALUE k 0 1\rx\r\n", 13, BadNumber);
-        assert_error_at(b"VALUE k 0 1 \x002\r\n", 13, BadNumber);
+        assert_errors_at(
+            BadNumber,
+            &[
+                (b"VALUE k 0 18446744073709551616\r\n", 30),
+                (b"VALUE k 0 1 18446744073709551616\r\n", 32),
+                // Signs, spaces, hex, letters: the first odd byte.
+                (b"VALUE k -1 1\r\n", 9),
+                (b"VALUE k +1 1\r\n", 9),
+                (b"VALUE k 0x10 1\r\n", 10),
+                (b"VALUE k 0 1a\r\n", 12),
+                (b"VALUE k 0 1 7f\r\n", 14),
+                (b"VALUE k 0\t1\r\n", 10),
+                (b"VALUE k 0 1\rx\r\n", 13),
+                (b"VALUE k 0 1 \x002\r\n", 13),
+            ],
+        );
     }
 
     #[test]
@@ -1275,33 +1326,43 @@ mod tests {
     #[test]
     fn bad_value_lines() {
         use ParseError::BadValueLine;
-        assert_error_at(b"VALUE\r\n", 7, BadValueLine);
-        assert_error_at(b"VALUE \r\n", 8, BadValueLine);
-        assert_error_at(b"VALUE k\r\n", 9, BadValueLine);
-        assert_error_at(b"VALUE k 0\r\n", 11, BadValueLine);
-        assert_error_at(b"VALUE k 0 \r\n", 12, BadValueLine);
-        assert_error_at(b"VALUE k 0 1 \r\n", 14, BadValueLine);
-        // Double spaces: an empty field shows at the second space.
-        assert_error_at(b"VALUE k  0 1\r\n", 9, BadValueLine);
-        assert_error_at(b"VALUE k 0  1\r\n", 11, BadValueLine);
-        assert_error_at(b"VALUE k 0 1  2\r\n", 13, BadValueLine);
-        // A fifth field shows at the space before it.
-        assert_error_at(b"VALUE k 0 1 2 3\r\n", 14, BadValueLine);
+        assert_errors_at(
+            BadValueLine,
+            &[
+                (b"VALUE\r\n", 7),
+                (b"VALUE \r\n", 8),
+                (b"VALUE k\r\n", 9),
+                (b"VALUE k 0\r\n", 11),
+                (b"VALUE k 0 \r\n", 12),
+                (b"VALUE k 0 1 \r\n", 14),
+                // Double spaces: an empty field shows at the second space.
+                (b"VALUE k  0 1\r\n", 9),
+                (b"VALUE k 0  1\r\n", 11),
+                (b"VALUE k 0 1  2\r\n", 13),
+                // A fifth field shows at the space before it.
+                (b"VALUE k 0 1 2 3\r\n", 14),
+            ],
+        );
     }
 
     #[test]
     fn bad_terminators() {
         use ParseError::BadTerminator;
-        assert_error_at(b"VALUE k 0 3\r\nabcXY", 17, BadTerminator);
-        assert_error_at(b"VALUE k 0 3\r\nabc\rX", 18, BadTerminator);
-        assert_error_at(b"VALUE k 0 3\r\nabc\n\r", 17, BadTerminator);
-        // Too much data: the first extra byte.
-        assert_error_at(b"VALUE k 0 3\r\nabcd\r\nEND\r\n", 17, BadTerminator);
-        // Too little data: the "\r" of the terminator is taken as data, and
-        // its "\n" is then a bad terminator.
-        assert_error_at(b"VALUE k 0 3\r\nab\r\nEND\r\n", 17, BadTerminator);
-        // A second value after a good one.
-        assert_error_at(b"VALUE a 0 1\r\nx\r\nVALUE b 0 1\r\nyz", 31, BadTerminator);
+        assert_errors_at(
+            BadTerminator,
+            &[
+                (b"VALUE k 0 3\r\nabcXY", 17),
+                (b"VALUE k 0 3\r\nabc\rX", 18),
+                (b"VALUE k 0 3\r\nabc\n\r", 17),
+                // Too much data: the first extra byte.
+                (b"VALUE k 0 3\r\nabcd\r\nEND\r\n", 17),
+                // Too little data: the "\r" of the terminator is taken as data, and
+                // its "\n" is then a bad terminator.
+                (b"VALUE k 0 3\r\nab\r\nEND\r\n", 17),
+                // A second value after a good one.
+                (b"VALUE a 0 1\r\nx\r\nVALUE b 0 1\r\nyz", 31),
+            ],
+        );
         // Just "\r" so far is fine.
         assert_partial(b"VALUE k 0 3\r\nabc\r");
     }
@@ -1336,59 +1397,54 @@ mod tests {
                 Norm::Err(ParseError::ServerError)
             ]
         );
-        // Prefixes of error lines are partial.
-        for line in [
-            &b"SERVER_ER"[..],
-            b"SERVER_ERROR",
-            b"SERVER_ERROR out of",
-            b"CLIENT_",
-            b"ERR",
-            b"ERROR\r",
-        ] {
-            assert_partial(line);
-        }
+        // Prefixes of error lines are partial (assert_partial checks every
+        // prefix of what it is given).
+        assert_partial(b"SERVER_ERROR out of");
+        assert_partial(b"CLIENT_");
+        assert_partial(b"ERROR\r");
     }
 
     #[test]
     fn unknown_lines_fail_fast() {
         use ParseError::UnknownLine;
-        assert_error_at(b"XYZ", 1, UnknownLine);
-        assert_error_at(b"XYZ\r\n", 1, UnknownLine);
-        assert_error_at(b"\r\n", 2, UnknownLine);
-        assert_error_at(b"\rX", 2, UnknownLine);
-        assert_error_at(b"ENDX\r\n", 4, UnknownLine);
-        assert_error_at(b"END \r\n", 4, UnknownLine);
-        assert_error_at(b"END\rX", 5, UnknownLine);
-        assert_error_at(b"EN\r\n", 4, UnknownLine);
-        assert_error_at(b"VALUEX", 6, UnknownLine);
-        assert_error_at(b"VALUES a 0 1\r\n", 6, UnknownLine);
-        assert_error_at(b"value a 0 1\r\n", 1, UnknownLine);
-        assert_error_at(b"ERRORS\r\n", 6, UnknownLine);
-        assert_error_at(b"SERVER_ERRORS\r\n", 13, UnknownLine);
-        assert_error_at(b"STORED\r\n", 2, UnknownLine);
-        assert_error_at(b" END\r\n", 1, UnknownLine);
-        for line in [
-            &b"V"[..],
-            b"VAL",
-            b"VALUE",
-            b"VALUE ",
-            b"E",
-            b"EN",
-            b"END",
-            b"END\r",
-            b"\r",
-        ] {
-            assert_partial(line);
-        }
+        assert_errors_at(
+            UnknownLine,
+            &[
+                (b"XYZ", 1),
+                (b"XYZ\r\n", 1),
+                (b"\r\n", 2),
+                (b"\rX", 2),
+                (b"ENDX\r\n", 4),
+                (b"END \r\n", 4),
+                (b"END\rX", 5),
+                (b"EN\r\n", 4),
+                (b"VALUEX", 6),
+                (b"VALUES a 0 1\r\n", 6),
+                (b"value a 0 1\r\n", 1),
+                (b"ERRORS\r\n", 6),
+                (b"SERVER_ERRORS\r\n", 13),
+                (b"STORED\r\n", 2),
+                (b" END\r\n", 1),
+            ],
+        );
+        // These are unfinished lines, and so is every prefix of them.
+        assert_partial(b"VALUE ");
+        assert_partial(b"END\r");
+        assert_partial(b"\r");
     }
 
     #[test]
     fn bare_newlines() {
         use ParseError::BadLineEnd;
-        assert_error_at(b"\n", 1, BadLineEnd);
-        assert_error_at(b"END\n", 4, BadLineEnd);
-        assert_error_at(b"VALUE k 0 1\nx\r\n", 12, BadLineEnd);
-        assert_error_at(b"SERVER_ERROR oops\n", 18, BadLineEnd);
+        assert_errors_at(
+            BadLineEnd,
+            &[
+                (b"\n", 1),
+                (b"END\n", 4),
+                (b"VALUE k 0 1\nx\r\n", 12),
+                (b"SERVER_ERROR oops\n", 18),
+            ],
+        );
         // What precedes the `\n` is judged first, as a byte-at-a-time reader
         // would have.
         assert_error_at(b"XYZ\n", 1, ParseError::UnknownLine);
@@ -1406,8 +1462,11 @@ mod tests {
             Some((6, ParseError::AfterEnd))
         );
         let mut p = ResponseParser::new(0);
-        assert_eq!(p.next(b"END\r\n"), Ok(Status::Complete((5, Event::End))));
-        assert_eq!(p.next(b""), Ok(Status::Partial));
+        assert_eq!(
+            p.next(b"END\r\n"),
+            Ok(ParseStatus::Complete((5, Event::End)))
+        );
+        assert_eq!(p.next(b""), Ok(ParseStatus::Partial));
         assert_eq!(p.next(b"\r\n"), Err(ParseError::AfterEnd));
         assert!(!p.is_complete());
         assert_eq!(p.next(b""), Err(ParseError::AfterEnd));
@@ -1459,12 +1518,18 @@ mod tests {
             assert_eq!(p.next(buf), Err(ParseError::BadTerminator));
         }
         p.reset();
-        assert_eq!(p.next(b"END\r\n"), Ok(Status::Complete((5, Event::End))));
+        assert_eq!(
+            p.next(b"END\r\n"),
+            Ok(ParseStatus::Complete((5, Event::End)))
+        );
         assert!(p.is_complete());
         // Reset after a complete response: ready for the next one.
         p.reset();
         assert!(!p.is_complete());
-        assert_eq!(p.next(b"END\r\n"), Ok(Status::Complete((5, Event::End))));
+        assert_eq!(
+            p.next(b"END\r\n"),
+            Ok(ParseStatus::Complete((5, Event::End)))
+        );
         // Reset keeps the limit.
         let mut small = ResponseParser::new(2);
         small.reset();
@@ -1590,12 +1655,12 @@ mod tests {
                 let want = slow.next_line(buf);
                 let context = || format!("{:?} (max {max})", String::from_utf8_lossy(buf));
                 if let Some(got) = fast.fast_line(buf) {
-                    assert_eq!(want, Ok(Status::Complete(got)), "{}", context());
+                    assert_eq!(want, Ok(ParseStatus::Complete(got)), "{}", context());
                     assert_eq!(fast.state, slow.state, "{}", context());
                     taken += 1;
                 } else {
                     assert_eq!(fast.state, State::Line, "{}", context());
-                    if let Ok(Status::Complete(_)) = want {
+                    if let Ok(ParseStatus::Complete(_)) = want {
                         // A VALUE line (the fast path takes every END): the
                         // fields after "VALUE" and the key, without "\r\n".
                         let line = &buf[..memchr(b'\n', buf).unwrap() - 1];
@@ -1730,7 +1795,7 @@ mod tests {
         assert!(taken > 500, "fast path took only {taken} lines");
         // END and its near misses.
         for line in [
-            &b"END\r\n"[..],
+            b"END\r\n".as_slice(),
             b"END\r\nX",
             b"END\n",
             b"END \r\n",

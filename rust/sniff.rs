@@ -139,6 +139,15 @@ fn u32_be(data: &[u8], at: usize) -> Option<u32> {
 /// The format `data` starts with, if it is a known compressed format.
 ///
 /// Looks at no more than the first 16 bytes; never panics.
+///
+/// ```
+/// use cmrx::sniff::{sniff, Format};
+/// assert_eq!(sniff(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), Some(Format::Png));
+/// assert_eq!(sniff(b"\x1f\x8b\x08\x00\0\0\0\0\0\xff"), Some(Format::Gzip));
+/// assert_eq!(sniff(br#"{"json": true}"#), None);
+/// assert_eq!(Format::Png.name(), "png");
+/// assert_eq!(Format::from_code(Format::Png.code()), Some(Format::Png));
+/// ```
 pub fn sniff(data: &[u8]) -> Option<Format> {
     let b0 = *data.first()?;
     match b0 {

@@ -17,7 +17,8 @@ use crate::codec::{
     CodecError,
 };
 use crate::parser::{
-    Event, ParseError, ResponseParser, Status, DEFAULT_MAX_VALUE_LEN, MAX_KEY_LEN, MAX_LINE_LEN,
+    Event, ParseError, ParseStatus, ResponseParser, DEFAULT_MAX_VALUE_LEN, MAX_KEY_LEN,
+    MAX_LINE_LEN,
 };
 
 /// An event with its data owned; consecutive `Data` events are merged so
@@ -32,6 +33,23 @@ pub enum Norm {
     /// Input ran out without an error: the bytes left unconsumed, whether
     /// END was seen, and `data_remaining()`.
     Rest(Vec<u8>, bool, u64),
+}
+
+impl From<Event<'_>> for Norm {
+    /// The event with its bytes owned.
+    fn from(ev: Event<'_>) -> Norm {
+        match ev {
+            Event::Value {
+                key,
+                flags,
+                len,
+                cas,
+            } => Norm::Value(key.to_vec(), flags, len, cas),
+            Event::Data(d) => Norm::Data(d.to_vec()),
+            Event::ValueEnd => Norm::ValueEnd,
+            Event::End => Norm::End,
+        }
+    }
 }
 
 /// Feeds `input` to a fresh `ResponseParser::new(max)` in chunks whose sizes
@@ -99,7 +117,7 @@ pub fn feed_with(
                 continue;
             }
             match p.next(&pending) {
-                Ok(Status::Partial) => {
+                Ok(ParseStatus::Partial) => {
                     // ResponseParser has no PartialEq; its Debug shows all of it.
                     assert_eq!(
                         format!("{p:?}"),
@@ -114,19 +132,14 @@ pub fn feed_with(
                     assert!(remaining == 0 || pending.is_empty(), "Partial inside data");
                     break;
                 }
-                Ok(Status::Complete((n, ev))) => {
+                Ok(ParseStatus::Complete((n, ev))) => {
                     assert!(
                         n >= 1 && n <= pending.len(),
                         "consumed {n} of {}",
                         pending.len()
                     );
-                    let norm = match ev {
-                        Event::Value {
-                            key,
-                            flags,
-                            len,
-                            cas,
-                        } => {
+                    match ev {
+                        Event::Value { key, len, .. } => {
                             assert_eq!(remaining, 0);
                             assert!(!key.is_empty() && key.len() <= MAX_KEY_LEN);
                             assert!(!key.iter().any(|&b| matches!(b, 0 | b'\n' | b' ')));
@@ -136,7 +149,6 @@ pub fn feed_with(
                             assert_eq!(&pending[n - 2..n], b"\r\n");
                             assert!(len <= limit, "len {len} over the limit {limit}");
                             assert_eq!(p.data_remaining(), len);
-                            Norm::Value(key.to_vec(), flags, len, cas)
                         }
                         Event::Data(d) => {
                             assert!(!d.is_empty(), "empty Data event");
@@ -144,21 +156,18 @@ pub fn feed_with(
                             assert_eq!(d, &pending[..n]);
                             assert!(n as u64 <= remaining, "Data past the value's end");
                             assert_eq!(p.data_remaining(), remaining - n as u64);
-                            Norm::Data(d.to_vec())
                         }
                         Event::ValueEnd => {
                             assert_eq!(n, 2);
                             assert_eq!(&pending[..2], b"\r\n");
-                            Norm::ValueEnd
                         }
                         Event::End => {
                             assert_eq!(n, 5);
                             assert_eq!(&pending[..n], b"END\r\n");
                             assert!(p.is_complete());
-                            Norm::End
                         }
-                    };
-                    match (out.last_mut(), norm) {
+                    }
+                    match (out.last_mut(), Norm::from(ev)) {
                         (Some(Norm::Data(acc)), Norm::Data(d)) => acc.extend_from_slice(&d),
                         (_, norm) => out.push(norm),
                     }
@@ -173,7 +182,10 @@ pub fn feed_with(
                     assert!((1..=12).contains(&e.code()));
                     // reset makes it usable again.
                     p.reset();
-                    assert_eq!(p.next(b"END\r\n"), Ok(Status::Complete((5, Event::End))));
+                    assert_eq!(
+                        p.next(b"END\r\n"),
+                        Ok(ParseStatus::Complete((5, Event::End)))
+                    );
                     out.push(Norm::Err(e));
                     return out;
                 }

@@ -10,13 +10,15 @@
 //! Every `unsafe` block states the invariant it relies on.
 
 use core::ffi::c_void;
+use core::fmt;
 use core::mem::MaybeUninit;
 use core::ptr::{self, NonNull};
 
 use libdeflate_sys as sys;
 
-/// Lowest and highest compression levels libdeflate accepts.
+/// The lowest compression level libdeflate accepts (it stores).
 pub const MIN_LEVEL: i32 = 0;
+/// The highest compression level libdeflate accepts.
 pub const MAX_LEVEL: i32 = 12;
 
 /// Why a decompression call failed.
@@ -28,6 +30,17 @@ pub enum DecompressError {
     /// out to be bad further on: libdeflate stops at the first overflow).
     InsufficientSpace,
 }
+
+impl fmt::Display for DecompressError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DecompressError::BadData => "not a valid DEFLATE or zlib stream",
+            DecompressError::InsufficientSpace => "the output does not fit the buffer",
+        })
+    }
+}
+
+impl std::error::Error for DecompressError {}
 
 /// `&mut [MaybeUninit<u8>]` as the `(pointer, length)` pair libdeflate wants.
 fn out_raw(out: &mut [MaybeUninit<u8>]) -> (*mut c_void, usize) {
