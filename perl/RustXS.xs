@@ -1,10 +1,15 @@
 /*
  * RustXS.xs - the thin XS shim between Perl and the Rust engine (rust/cmrx.h).
  *
- * The engine parses and (de)compresses bytes; this file only moves bytes
- * between Perl scalars, hashes, file descriptors and the engine, and turns
- * results into Perl conventions. The XSUBs of these packages live here
- * (t/06-module-lists.t checks this list against the MODULE lines below):
+ * The engine parses and (de)compresses bytes. Beside this file, in C that
+ * knows nothing of Perl (perl/src/, as Cache::Memcached::Fast keeps its
+ * client in src/): reader.c reads get responses from a socket or from bytes
+ * into storage this file gives it, values.c says what becomes of a value
+ * (its flags, which failures make a miss, what is worth compressing). This
+ * file converts: Perl scalars and hashes to bytes for them and back, their
+ * callbacks to scalars, and their results to Perl conventions. The XSUBs
+ * of these packages live here (t/06-module-lists.t checks this list against
+ * the MODULE lines below):
  *
  *   Cache::Memcached::RustXS             the engine's version, compress_methods
  *   Cache::Memcached::RustXS::GetParser  a parser_class for Cache::Memcached
@@ -28,42 +33,22 @@
 #define NEED_mg_findext
 #include "ppport.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmrx.h"
+#include "reader.h"
+#include "values.h"
 
-/* Not in ppport.h: SSize_t_MAX appeared in perl 5.21. */
-#ifndef SSize_t_MAX
-#define SSize_t_MAX ((SSize_t)(~(Size_t)0 >> 1))
-#endif
+#define NUL_LEN 1 /* perl keeps a NUL after a string's bytes */
 
-/* Cache::Memcached's flag bits. */
-#define F_STORABLE 1
-#define F_COMPRESS 2
-
-#define CRLF_LEN 2 /* the "\r\n" after every data block */
-#define NUL_LEN  1 /* perl keeps a NUL after a string's bytes */
-
-/* Bytes read per read(2) into the line buffer. */
-#define READ_CHUNK (64 * 1024)
-/* A value with at least this much data still to come is read straight into
- * its own scalar instead of through the line buffer. */
-#define DIRECT_READ_MIN (READ_CHUNK / 2)
-/* The line buffer grows when less room than this is left in it. */
-#define LINE_BUF_MIN_ROOM (READ_CHUNK / 4)
-/* A value's scalar starts at most this large (memcached's default item size
- * limit, 1 MiB, and its CRLF) and doubles as data arrives: a declared length
- * is a claim, not a fact, trusted only this far. */
-#define VALUE_FIRST_ALLOC (1024 * 1024 + CRLF_LEN)
 /* An output scalar keeps at most this much unused room... */
 #define OUTPUT_SLACK_MAX 4096
 /* ...unless it would use under half of its buffer. */
 #define OUTPUT_MIN_FILL_DIVISOR 2
 
 #define GETPARSER_CLASS "Cache::Memcached::RustXS::GetParser"
+/* $Cache::Memcached::RustXS::GetParser::InlineFinalize, unless it is set. */
+#define INLINE_FINALIZE_DEFAULT 1
 #define CLIENT_INTERNALS_CLASS "Cache::Memcached::RustXS::ClientInternals"
 
 /* ------------------------------------------------------------------------ */
@@ -141,15 +126,19 @@ finish_output(pTHX_ SV *out, size_t got, size_t reserve)
     return out;
 }
 
-/* Appends "\r\n" to a value whose buffer has room for it. */
+/* Ends a value's string after its data_len bytes, or after them and the
+ * CRLF that Cache::Memcached's finalize chops (with_crlf): its buffer has
+ * room for both and a NUL. */
 static void
-append_crlf(pTHX_ SV *val)
+end_value(pTHX_ SV *val, size_t data_len, int with_crlf)
 {
-    char *end = SvPVX(val) + SvCUR(val);
-    end[0] = '\r';
-    end[1] = '\n';
-    end[CRLF_LEN] = '\0';
-    SvCUR_set(val, SvCUR(val) + CRLF_LEN);
+    char *end = SvPVX(val) + data_len;
+    if (with_crlf) {
+        Copy("\r\n", end, READER_CRLF_LEN, char);
+        end += READER_CRLF_LEN;
+    }
+    *end = '\0';
+    SvCUR_set(val, end - SvPVX(val));
 }
 
 /* Decodes in[0..len) as `format` (CMRX_DECODE_*) into a new scalar with
@@ -225,21 +214,21 @@ typedef struct {
     CV *load_multi;
     SV *load_multi_version; /* $Cache::Memcached::VERSION then */
     UV finalize_root;
-    /* A GetParser read buffer kept from a freed parser for the next one:
+    /* A GetParser line buffer kept from a freed parser for the next one:
      * Cache::Memcached makes a parser per server per get_multi, and malloc
      * plus free of 64 KiB each time costs more than parsing small values. */
-    char *spare_buf;
+    char *spare_line_buffer;
     int rescanning; /* a dictionary set's rescan is running (rescan_for_dictionary) */
 } my_cxt_t;
 START_MY_CXT
 
 static void
-free_spare_buf(pTHX_ void *unused)
+free_spare_line_buffer(pTHX_ void *unused)
 {
     dMY_CXT;
     PERL_UNUSED_ARG(unused);
-    Safefree(MY_CXT.spare_buf);
-    MY_CXT.spare_buf = NULL;
+    reader_spare_free(MY_CXT.spare_line_buffer);
+    MY_CXT.spare_line_buffer = NULL;
 }
 
 /* A package variable's glob, its scalar set to `initial` unless it holds a
@@ -257,16 +246,16 @@ tunable(pTHX_ const char *name, IV initial)
 static void
 init_my_cxt(pTHX_ my_cxt_t *cxt)
 {
-    cxt->spare_buf = NULL; /* never shared with the interpreter cloned from */
+    cxt->spare_line_buffer = NULL; /* never shared with the interpreter cloned from */
     cxt->load_multi = NULL;
     cxt->load_multi_version = NULL;
     cxt->finalize_root = 0;
     cxt->rescanning = 0;
-    call_atexit(free_spare_buf, NULL);
+    call_atexit(free_spare_line_buffer, NULL);
     cxt->gzerrno = gv_fetchpvs("Compress::Zlib::gzerrno", GV_ADD | GV_ADDMULTI, SVt_PV);
     cxt->level = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::Level", CMRX_DEFAULT_GZIP_LEVEL);
     cxt->max_output = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::MaxOutput", CMRX_DEFAULT_MAX_OUTPUT);
-    cxt->inline_finalize = tunable(aTHX_ GETPARSER_CLASS "::InlineFinalize", 1);
+    cxt->inline_finalize = tunable(aTHX_ GETPARSER_CLASS "::InlineFinalize", INLINE_FINALIZE_DEFAULT);
 }
 
 /* A tunable's value (get-magic first), or `fallback` when it is undef. */
@@ -370,28 +359,23 @@ decode_to_sv_rescanning(pTHX_ int format, const char *in, STRLEN len, size_t max
 /* ------------------------------------------------------------------------ */
 /* Cache::Memcached::RustXS::GetParser                                      */
 
+/* The reading itself is perl/src/reader.c's: this file gives it storage
+ * for each value (a scalar), and stores the finished values. */
 typedef struct {
-    cmrx_parser *engine;
+    reader  reader;      /* reads the response (perl/src/reader.h) */
+#ifdef PERL_IMPLICIT_CONTEXT
+    PerlInterpreter *perl; /* the interpreter whose parser this is */
+#endif
     HV     *dest;        /* where finished values go (counted reference) */
     SV     *on_item;     /* Cache::Memcached's finalize (counted reference) */
-    STRLEN  nslen;       /* namespace bytes to strip from keys */
-    size_t  max_out;     /* cap for gunzipping a value */
-    char   *buf;         /* unconsumed response bytes: lines, small values */
-    size_t  buf_len, buf_cap;
+    size_t  max_out;     /* cap for decoding a value */
     SV     *key;         /* key of the value in progress, namespace stripped */
     SV     *val;         /* the value in progress, NULL between values */
-    int     in_value;    /* a value was begun and not finished (even if the
-                            parse then failed and val was dropped) */
     U32     flags;
     HV     *batch;       /* key => flags for on_item, since it last ran */
     SV     *flags_sv;    /* the flags value last put in batch */
-    int     result;      /* 0 running, 1 END seen, -1 failed */
-    int     busy;        /* inside a parse: perl code it runs must not parse */
     int     inline_finalize; /* on_item is Cache::Memcached's finalize: plain
                                 values are finished here, not handed to it */
-    SV     *error;       /* why the parse failed, or NULL */
-    int     fd;          /* the descriptor last read, and whether it is */
-    int     nonblocking; /* non-blocking (-1: not looked at yet) */
 } getparser;
 
 static int getparser_mg_free(pTHX_ SV *sv, MAGIC *mg);
@@ -417,25 +401,19 @@ static int
 getparser_mg_free(pTHX_ SV *sv, MAGIC *mg)
 {
     getparser *p = (getparser *)mg->mg_ptr;
+    dMY_CXT;
     PERL_UNUSED_ARG(sv);
     if (!p)
         return 0;
     mg->mg_ptr = NULL;
-    cmrx_parser_free(p->engine);
+    /* Its line buffer for the next parser, unless perl is shutting down. */
+    reader_release(&p->reader, PL_dirty ? NULL : &MY_CXT.spare_line_buffer);
     getparser_drop_value(aTHX_ p);
     SvREFCNT_dec((SV *)p->dest);
     SvREFCNT_dec(p->on_item);
     SvREFCNT_dec(p->key);
     SvREFCNT_dec((SV *)p->batch);
     SvREFCNT_dec(p->flags_sv);
-    SvREFCNT_dec(p->error);
-    {
-        dMY_CXT;
-        if (p->buf_cap == READ_CHUNK && !MY_CXT.spare_buf && !PL_dirty)
-            MY_CXT.spare_buf = p->buf; /* for the next parser */
-        else
-            Safefree(p->buf);
-    }
     Safefree(p);
     return 0;
 }
@@ -460,27 +438,6 @@ getparser_of(pTHX_ SV *self)
     }
     croak(GETPARSER_CLASS ": not a parser object");
     return NULL; /* not reached */
-}
-
-/* Ends the parse as failed, saying why (a static message). Returns -1. */
-static int
-getparser_fail(pTHX_ getparser *p, const char *why)
-{
-    if (!p->error)
-        p->error = newSVpv(why, 0);
-    else
-        sv_setpv(p->error, why);
-    p->result = -1;
-    return -1;
-}
-
-/* As getparser_fail, with errno's text after `why`. */
-static int
-getparser_fail_errno(pTHX_ getparser *p, const char *why, int err)
-{
-    getparser_fail(aTHX_ p, why);
-    sv_catpvf(p->error, ": %s", strerror(err));
-    return -1;
 }
 
 /* Hands the values finished since the last call to on_item, in the batched
@@ -557,323 +514,175 @@ getparser_batch(pTHX_ getparser *p, const char *key, I32 klen, U32 hash, U32 fla
     (void)hv_store(p->batch, key, klen, SvREFCNT_inc_simple_NN(p->flags_sv), hash);
 }
 
-/* A value's data and CRLF are complete: gunzip it when flagged, store it
- * under its key, and finish it (inline) or note it for on_item. */
+/* A compressed value decoded (with room for a CRLF), or NULL when it is
+ * not: *miss says whether it is then a miss (values.h), reported already
+ * when that is due. Takes val's reference when it says *miss or returns
+ * the plain value. Perl code may run (a dictionary set's rescan, the
+ * report's warn): it cannot reach val, and only the report may die, once
+ * val is freed. */
+static SV *
+getparser_decode(pTHX_ getparser *p, SV *val, size_t data_len, int *miss)
+{
+    int status, report;
+    U32 dictionary;
+    SV *plain = decode_to_sv_rescanning(aTHX_ CMRX_DECODE_CACHED, SvPVX(val), data_len, p->max_out,
+                                        READER_CRLF_LEN, &status, &dictionary, &report);
+    *miss = !plain && value_undecoded_is_miss(status);
+    if (plain || *miss)
+        SvREFCNT_dec(val);
+    if (*miss && report)
+        warn_missing_dictionary(aTHX_ dictionary); /* perl code: last */
+    return plain;
+}
+
+/* A value's data_len bytes are complete: decode it when it is compressed,
+ * store it under its key, and finish it (inline) or note it for on_item. A
+ * compressed value that does not decode and is no miss stays as it came,
+ * flag and all, for Cache::Memcached's own memGunzip to judge, as without
+ * us (a zstd frame is not gzip: undef). */
 static void
-getparser_finish_value(pTHX_ getparser *p)
+getparser_finish_value(pTHX_ getparser *p, size_t data_len)
 {
     SV *val = p->val;
     U32 flags = p->flags;
     STRLEN klen;
     const char *key;
     U32 hash;
+    int finished;
 
     p->val = NULL;
-    if (flags & F_COMPRESS) {
-        int status, report;
-        U32 dictionary;
-        /* Perl code may run (a dictionary set's rescan): it cannot reach
-         * val, and it does not die through here. */
-        SV *plain = decode_to_sv_rescanning(aTHX_ CMRX_DECODE_CACHED, SvPVX(val), SvCUR(val) - CRLF_LEN,
-                                            p->max_out, CRLF_LEN, &status, &dictionary, &report);
-        /* A value that would inflate past the cap is dropped: a miss, as
-         * Cache::Memcached::Fast makes of a value its decompressor refuses.
-         * Left compressed, finalize would inflate it with no cap at all. So
-         * is a zstd value whose dictionary is not loaded. */
-        if (!plain && (status == CMRX_E_TOO_BIG || status == CMRX_E_UNKNOWN_DICTIONARY)) {
-            SvREFCNT_dec(val);
-            if (status == CMRX_E_UNKNOWN_DICTIONARY && report)
-                warn_missing_dictionary(aTHX_ dictionary); /* perl code: last */
+    if (value_is_compressed(flags)) {
+        int miss;
+        SV *plain = getparser_decode(aTHX_ p, val, data_len, &miss);
+        if (miss)
             return;
-        }
-        /* A value that does not decode (gzip, or zstd) stays as it came,
-         * flag and all, so that Cache::Memcached's own memGunzip decides, as
-         * without us (a zstd frame is not gzip: undef). */
         if (plain) {
-            append_crlf(aTHX_ plain);
-            SvREFCNT_dec(val);
             val = plain;
-            flags &= ~(U32)F_COMPRESS;
+            data_len = SvCUR(plain);
+            flags = value_decoded_flags(flags);
         }
     }
+    /* Inline finalize: what Cache::Memcached's finalize would do to a plain
+     * value is drop its CRLF. Any other value goes to it, CRLF and all. */
+    finished = p->inline_finalize && value_is_plain(flags);
+    end_value(aTHX_ val, data_len, !finished);
     if (PL_tainting)
         SvTAINTED_on(val); /* as sysread's data would be */
-    key = SvPV(p->key, klen);
+    key = SvPVX(p->key); /* a plain string: sv_setpvn made it */
+    klen = SvCUR(p->key);
     PERL_HASH(hash, key, klen); /* once for both hashes */
-    /* Inline finalize: what Cache::Memcached's finalize would do to a value
-     * with neither flag is drop its CRLF. Any other value goes to it. */
-    if (p->inline_finalize && !(flags & (F_COMPRESS | F_STORABLE))) {
-        SvCUR_set(val, SvCUR(val) - CRLF_LEN);
-        *SvEND(val) = '\0';
-    }
-    else {
+    if (!finished)
         getparser_batch(aTHX_ p, key, (I32)klen, hash, flags);
-    }
     /* Last: it may run perl code (which cannot reach key) or die. */
     getparser_store(aTHX_ p->dest, val, key, (I32)klen, hash);
 }
 
-/* A VALUE line: the key (namespace stripped), flags, and a scalar for the
- * data, at most VALUE_FIRST_ALLOC large to begin with. */
-static void
-getparser_begin_value(pTHX_ getparser *p, const cmrx_event *ev)
+/* The reader's callbacks (perl/src/reader.h): the value's key and flags,
+ * its storage (its scalar's buffer), its end, and signals. */
+
+static char *
+getparser_value_begins(void *ctx, const char *key, size_t key_len, uint32_t flags, size_t size,
+                       size_t *capacity)
 {
-    size_t klen = ev->key_len > p->nslen ? ev->key_len - p->nslen : 0;
-    size_t first = ev->len + CRLF_LEN < VALUE_FIRST_ALLOC ? (size_t)ev->len + CRLF_LEN : VALUE_FIRST_ALLOC;
-    sv_setpvn(p->key, (const char *)ev->key + (ev->key_len - klen), klen);
-    p->flags = ev->flags;
-    p->in_value = 1;
-    p->val = newSV(first + NUL_LEN);
+    getparser *p = (getparser *)ctx;
+    dTHXa(p->perl);
+    sv_setpvn(p->key, key, key_len);
+    p->flags = flags;
+    p->val = newSV(size + NUL_LEN);
     SvPOK_only(p->val);
+    *capacity = SvLEN(p->val) - NUL_LEN;
+    return SvPVX(p->val);
 }
 
-/* Makes the value's buffer hold at least `need` data bytes and its CRLF,
- * doubling as data arrives but never past `full`, the declared length. */
+static char *
+getparser_value_storage(void *ctx, size_t size, size_t *capacity)
+{
+    getparser *p = (getparser *)ctx;
+    dTHXa(p->perl);
+    grow_to(aTHX_ p->val, size);
+    *capacity = SvLEN(p->val) - NUL_LEN;
+    return SvPVX(p->val);
+}
+
 static void
-getparser_value_reserve(pTHX_ getparser *p, size_t need, size_t full)
+getparser_value_done(void *ctx, size_t data_len)
 {
-    size_t want;
-    if (SvLEN(p->val) >= need + CRLF_LEN + NUL_LEN)
-        return;
-    want = SvLEN(p->val) * 2;
-    if (want < need + CRLF_LEN)
-        want = need + CRLF_LEN;
-    if (want > full + CRLF_LEN)
-        want = full + CRLF_LEN;
-    grow_to(aTHX_ p->val, want);
+    getparser *p = (getparser *)ctx;
+    dTHXa(p->perl);
+    getparser_finish_value(aTHX_ p, data_len);
 }
 
-/* Appends data bytes the engine handed out to the value in progress. */
 static void
-getparser_append(pTHX_ getparser *p, const char *data, size_t n)
+getparser_interrupted(void *ctx)
 {
-    size_t cur = SvCUR(p->val);
-    getparser_value_reserve(aTHX_ p, cur + n, cur + n + (size_t)cmrx_parser_data_remaining(p->engine));
-    Copy(data, SvPVX(p->val) + cur, n, char);
-    SvCUR_set(p->val, cur + n);
+    getparser *p = (getparser *)ctx;
+    dTHXa(p->perl);
+    PERL_UNUSED_VAR(p); /* without threads */
+    PERL_ASYNC_CHECK(); /* signal handlers; one that parses croaks */
 }
 
-/* Runs the engine over the buffered bytes until it needs more input, the
- * response ends, or it proves bad. Returns 0, 1 or -1 as parse_from_sock. */
-static int
-getparser_drain(pTHX_ getparser *p)
-{
-    cmrx_event ev; /* the engine writes only what each event defines */
-    size_t at = 0;
-    int result = 0;
-
-    while (result == 0) {
-        int kind = cmrx_parser_next(p->engine, (const uint8_t *)p->buf + at, p->buf_len - at, &ev);
-        at += ev.consumed;
-        switch (kind) {
-        case CMRX_EV_VALUE:
-            getparser_begin_value(aTHX_ p, &ev);
-            break;
-        case CMRX_EV_DATA:
-            getparser_append(aTHX_ p, (const char *)ev.data, ev.data_len);
-            break;
-        case CMRX_EV_VALUE_END:
-            append_crlf(aTHX_ p->val);
-            p->in_value = 0;
-            getparser_finish_value(aTHX_ p);
-            break;
-        case CMRX_EV_END:
-            /* Bytes after END: the next call has the engine say so. */
-            if (at == p->buf_len)
-                result = 1;
-            break;
-        case CMRX_EV_PARTIAL:
-            goto out;
-        default:
-            result = getparser_fail(aTHX_ p, cmrx_parse_error_str(ev.error));
-            break;
-        }
-    }
-out:
-    /* Keep what the engine has not consumed: at most an unfinished line
-     * (bounded by the engine) or a value's CRLF. */
-    if (at > 0) {
-        p->buf_len -= at;
-        if (p->buf_len)
-            Move(p->buf + at, p->buf, p->buf_len, char);
-    }
-    return result;
-}
-
-/* The line buffer, with at least LINE_BUF_MIN_ROOM free (a freed parser's
- * buffer when there is one). */
-static void
-getparser_buf_reserve(pTHX_ getparser *p)
-{
-    if (!p->buf) {
-        dMY_CXT;
-        p->buf = MY_CXT.spare_buf;
-        MY_CXT.spare_buf = NULL;
-        p->buf_cap = READ_CHUNK;
-        if (!p->buf)
-            Newx(p->buf, READ_CHUNK, char);
-    }
-    else if (p->buf_cap - p->buf_len < LINE_BUF_MIN_ROOM) {
-        p->buf_cap = p->buf_len + READ_CHUNK;
-        Renew(p->buf, p->buf_cap, char);
-    }
-}
-
-/* Parses bytes given as a string. */
-static int
-getparser_feed(pTHX_ getparser *p, const char *bytes, size_t len)
-{
-    int result = 0;
-    while (len > 0 && result == 0) {
-        size_t n;
-        getparser_buf_reserve(aTHX_ p);
-        n = p->buf_cap - p->buf_len;
-        if (n > len)
-            n = len;
-        Copy(bytes, p->buf + p->buf_len, n, char);
-        p->buf_len += n;
-        bytes += n;
-        len -= n;
-        result = getparser_drain(aTHX_ p);
-    }
-    /* END at the end of a chunk, and more bytes after it. */
-    if (result == 1 && len > 0)
-        result = getparser_fail(aTHX_ p, cmrx_parse_error_str(CMRX_PE_AFTER_END));
-    return result;
-}
-
-/* One read(2) into the line buffer; *asked is the room offered. */
-static ssize_t
-getparser_read_lines(pTHX_ getparser *p, int fd, size_t *asked)
-{
-    ssize_t got;
-    getparser_buf_reserve(aTHX_ p);
-    *asked = p->buf_cap - p->buf_len;
-    got = read(fd, p->buf + p->buf_len, *asked);
-    if (got > 0)
-        p->buf_len += (size_t)got;
-    return got;
-}
-
-/* One read(2) straight into the value in progress, a large one, of at most
- * the data it has left; getparser_take_read then tells the engine. */
-static ssize_t
-getparser_read_value(pTHX_ getparser *p, int fd)
-{
-    size_t cur = SvCUR(p->val), room;
-    uint64_t remaining = cmrx_parser_data_remaining(p->engine);
-    size_t want = remaining > (uint64_t)SSize_t_MAX ? (size_t)SSize_t_MAX : (size_t)remaining;
-
-    getparser_value_reserve(aTHX_ p, cur + (want < DIRECT_READ_MIN ? want : DIRECT_READ_MIN), cur + want);
-    room = SvLEN(p->val) - cur - CRLF_LEN - NUL_LEN;
-    if (want > room)
-        want = room;
-    return read(fd, SvPVX(p->val) + cur, want);
-}
-
-/* The engine never saw the `got` bytes getparser_read_value put into the
- * value: they count as consumed, and as the value's. Returns 0, or -1 if
- * the engine refuses (more than the value has left: a bug). */
-static int
-getparser_take_read(pTHX_ getparser *p, size_t got)
-{
-    if (cmrx_parser_take_data(p->engine, (uint64_t)got) != CMRX_OK)
-        return getparser_fail(aTHX_ p, cmrx_parse_error_str(CMRX_PE_INTERNAL));
-    SvCUR_set(p->val, SvCUR(p->val) + got);
-    return 0;
-}
-
-/* Whether fd is non-blocking, looked at once per descriptor. */
-static void
-getparser_note_fd(getparser *p, int fd)
-{
-    if (p->nonblocking < 0 || p->fd != fd) {
-        p->fd = fd;
-        p->nonblocking = (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
-    }
-}
-
-/* Reads what the socket has and parses it. A non-blocking socket is read
- * until it has no more for now: a read into the line buffer that comes back
- * short, or EAGAIN (so a large value takes half the trips through
- * Cache::Memcached's select loop); a blocking one once per call, so the
- * select loop keeps its timeout. */
-static int
-getparser_read_fd(pTHX_ getparser *p, int fd)
-{
-    getparser_note_fd(p, fd);
-    for (;;) {
-        size_t asked = 0;
-        int direct = p->val && p->buf_len == 0
-                     && cmrx_parser_data_remaining(p->engine) >= DIRECT_READ_MIN;
-        ssize_t got = direct ? getparser_read_value(aTHX_ p, fd) : getparser_read_lines(aTHX_ p, fd, &asked);
-        if (got > 0) {
-            int result = direct ? getparser_take_read(aTHX_ p, (size_t)got) : getparser_drain(aTHX_ p);
-            int short_read = !direct && (size_t)got < asked;
-            if (result != 0 || !p->nonblocking || short_read)
-                return result;
-            continue;
-        }
-        if (got < 0 && errno == EINTR) {
-            PERL_ASYNC_CHECK(); /* signal handlers; one that parses croaks */
-            continue;
-        }
-        if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return 0;
-        if (got == 0)
-            return getparser_fail(aTHX_ p, "the server closed the connection before the response ended");
-        return getparser_fail_errno(aTHX_ p, "read failed", errno);
-    }
-}
+static const reader_callbacks getparser_callbacks = {
+    getparser_value_begins, getparser_value_storage, getparser_value_done, getparser_interrupted
+};
 
 /* Ends a parse call with `result`: nothing partial stays behind, and every
  * finished value reaches on_item. */
 static int
 getparser_conclude(pTHX_ getparser *p, int result)
 {
-    if (result != 0) {
-        p->result = result;
+    if (result != READER_RUNNING)
         getparser_drop_value(aTHX_ p);
-        p->buf_len = 0;
-    }
     getparser_flush(aTHX_ p);
     return result;
 }
 
 /* Savestack destructor of a parse call: drops the reference that kept the
  * parser alive, and when a croak unwound the call from the middle of the
- * parse (a tied STORE that died, a signal handler), marks the parser failed:
- * its buffer and value no longer agree with the engine. */
+ * parse (a tied STORE that died, a signal handler), fails the parse: the
+ * reader's buffer and the value no longer agree with the engine. */
 static void
 getparser_unwind(pTHX_ void *object)
 {
     SV *inner = (SV *)object;
     MAGIC *mg = mg_findext(inner, PERL_MAGIC_ext, &getparser_vtbl);
     getparser *p = mg ? (getparser *)mg->mg_ptr : NULL;
-    if (p && p->busy) {
-        p->busy = 0;
-        getparser_fail(aTHX_ p, "the parse died in perl code it ran (a tied hash's STORE, a signal handler)");
+    if (p && reader_busy(&p->reader)) {
+        reader_abandon(&p->reader, "the parse died in perl code it ran (a tied hash's STORE, a signal handler)");
         getparser_drop_value(aTHX_ p);
-        p->buf_len = 0;
     }
     SvREFCNT_dec(inner);
 }
 
-/* One parse call: of the socket fd, or (fd < 0) of bytes[0..len). */
+/* Whether the parse is over (reader_result says how): a parse call then
+ * returns that at once, looking at no argument. */
+static int
+getparser_over(const getparser *p)
+{
+    return reader_result(&p->reader) != READER_RUNNING;
+}
+
+/* The descriptor of a socket handle, or -1 when it has none open. */
+static int
+socket_fd(pTHX_ SV *sock)
+{
+    IO *io = sv_2io(sock);
+    return IoIFP(io) ? PerlIO_fileno(IoIFP(io)) : -1;
+}
+
+/* One parse call: of bytes[0..len) or, when bytes is NULL, of the socket
+ * fd. */
 static int
 getparser_run(pTHX_ SV *self, getparser *p, int fd, const char *bytes, STRLEN len)
 {
     int result;
-    if (p->busy)
+    if (reader_busy(&p->reader))
         croak(GETPARSER_CLASS ": called again from perl code that the same parser ran in the middle "
               "of a parse (a tied destination's STORE, a DESTROY, a signal handler): it cannot parse there");
     ENTER;
     /* The parser stays alive until the call is over, whatever on_item or a
      * DESTROY does with the last reference to it. */
     SAVEDESTRUCTOR_X(getparser_unwind, SvREFCNT_inc_simple_NN(SvRV(self)));
-    p->busy = 1;
-    result = fd >= 0 ? getparser_read_fd(aTHX_ p, fd) : getparser_feed(aTHX_ p, bytes, len);
-    p->busy = 0;
+    result = bytes ? reader_feed(&p->reader, bytes, len) : reader_read_fd(&p->reader, fd);
     result = getparser_conclude(aTHX_ p, result);
     LEAVE;
     return result;
@@ -1069,13 +878,9 @@ XS(xs_fast_compress)
     out_sv = SvRV(ST(1));
     SvGETMAGIC(in_sv);
     in = bytes_nomg(aTHX_ in_sv, "compress", &len);
-    /* Already compressed (JPEG, PNG, gzip, zstd, ...): say no at once, and
-     * Cache::Memcached::Fast stores the value raw. */
-    if (cmrx_sniff_compressed((const uint8_t *)in, len) != CMRX_FMT_NONE)
-        XSRETURN_NO;
-    /* Large and a sample does not shrink (encrypted, random, unknown media):
-     * no at once too, rather than compress it all for Fast to throw away. */
-    if (cmrx_looks_incompressible((const uint8_t *)in, len))
+    /* Not worth it (values.h): say no at once, and Cache::Memcached::Fast
+     * stores the value raw. */
+    if (!value_worth_compressing((const uint8_t *)in, len))
         XSRETURN_NO;
     result = m->zstd ? zstd_to_mortal(aTHX_ in, len, m->level, m->dictionary, NULL)
                      : encode_to_mortal(aTHX_ cmrx_gzip, cmrx_gzip_bound(len), in, len, m->level);
@@ -1212,20 +1017,21 @@ new(class, dest, namespace_len, on_item = &PL_sv_undef)
     if (SvOK(on_item) && !(SvROK(on_item) && SvTYPE(SvRV(on_item)) == SVt_PVCV))
         croak(GETPARSER_CLASS "->new: on_item must be a code reference");
     max_out = MAX_OUTPUT();
-    inline_finalize = config_iv(aTHX_ MY_CXT.inline_finalize, 1) && finalize_is_known(aTHX_ on_item);
+    inline_finalize = config_iv(aTHX_ MY_CXT.inline_finalize, INLINE_FINALIZE_DEFAULT)
+                      && finalize_is_known(aTHX_ on_item);
     classname = SvROK(class) ? sv_reftype(SvRV(class), TRUE) : SvPV_nolen(class);
     Newxz(p, 1, getparser);
-    p->engine = cmrx_parser_new(0);
-    if (!p->engine) {
+    if (reader_init(&p->reader, &getparser_callbacks, p, namespace_len > 0 ? (size_t)namespace_len : 0,
+                    &MY_CXT.spare_line_buffer) != 0) {
         Safefree(p);
         croak(GETPARSER_CLASS "->new: out of memory");
     }
+#ifdef PERL_IMPLICIT_CONTEXT
+    p->perl = aTHX;
+#endif
     p->dest = (HV *)SvREFCNT_inc_simple_NN(SvRV(dest));
     p->on_item = SvOK(on_item) ? newSVsv(on_item) : NULL;
     p->batch = newHV();
-    p->fd = -1;
-    p->nonblocking = -1;
-    p->nslen = namespace_len > 0 ? (STRLEN)namespace_len : 0;
     p->max_out = max_out;
     p->inline_finalize = inline_finalize;
     p->key = newSVpvs("");
@@ -1243,19 +1049,10 @@ parse_from_sock(self, sock)
     SV *sock
   PREINIT:
     getparser *p;
-    IO *io;
-    int fd;
   CODE:
     p = getparser_of(aTHX_ self);
-    if (p->result != 0) {
-        RETVAL = p->result;
-    }
-    else {
-        io = sv_2io(sock);
-        fd = IoIFP(io) ? PerlIO_fileno(IoIFP(io)) : -1;
-        RETVAL = fd < 0 ? getparser_conclude(aTHX_ p, getparser_fail(aTHX_ p, "not an open socket"))
-                        : getparser_run(aTHX_ self, p, fd, NULL, 0);
-    }
+    RETVAL = getparser_over(p) ? reader_result(&p->reader)
+                               : getparser_run(aTHX_ self, p, socket_fd(aTHX_ sock), NULL, 0);
   OUTPUT:
     RETVAL
 
@@ -1270,8 +1067,8 @@ parse_from_string(self, bytes)
     STRLEN len;
   CODE:
     p = getparser_of(aTHX_ self);
-    if (p->result != 0) {
-        RETVAL = p->result;
+    if (getparser_over(p)) {
+        RETVAL = reader_result(&p->reader);
     }
     else {
         /* A copy (shared copy-on-write where perl can): the stores of the
@@ -1291,7 +1088,7 @@ current_key(self)
     getparser *p;
   CODE:
     p = getparser_of(aTHX_ self);
-    RETVAL = p->in_value ? newSVsv(p->key) : &PL_sv_undef;
+    RETVAL = reader_in_value(&p->reader) ? newSVsv(p->key) : &PL_sv_undef;
   OUTPUT:
     RETVAL
 
@@ -1299,10 +1096,10 @@ SV *
 error(self)
     SV *self
   PREINIT:
-    getparser *p;
+    const char *why;
   CODE:
-    p = getparser_of(aTHX_ self);
-    RETVAL = p->error ? newSVsv(p->error) : &PL_sv_undef;
+    why = reader_error(&getparser_of(aTHX_ self)->reader);
+    RETVAL = why ? newSVpv(why, 0) : &PL_sv_undef;
   OUTPUT:
     RETVAL
 
