@@ -7,7 +7,8 @@
  * into storage this file gives it, values.c says what becomes of a value
  * (its flags, which failures make a miss, what is worth compressing). This
  * file converts: Perl scalars and hashes to bytes for them and back, their
- * callbacks to scalars, and their results to Perl conventions. The XSUBs
+ * callbacks to scalars, their results to Perl conventions, and the numbers
+ * the Perl modules share with them (_level_ranges, _constants). The XSUBs
  * of these packages live here (t/06-module-lists.t checks this list against
  * the MODULE lines below):
  *
@@ -40,6 +41,8 @@
 #include "values.h"
 
 #define NUL_LEN 1 /* perl keeps a NUL after a string's bytes */
+enum pair_item { PAIR_NAME, PAIR_VALUE, PAIR_LEN }; /* a name and its value */
+#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
 
 /* An output scalar keeps at most this much unused room... */
 #define OUTPUT_SLACK_MAX 4096
@@ -285,12 +288,15 @@ size_arg(pTHX_ IV value, const char *what)
 
 /* Dictionary sets: the perl function that scans the loaded sets again (at
  * most once per rescan interval) and says whether dictionary `id` is loaded
- * now (Cache::Memcached::RustXS::Zstd::load_dictionaries), one of: */
-#define RESCAN_SUB     "Cache::Memcached::RustXS::Zstd::_rescan_for"
-#define RESCAN_ABSENT  0 /* not loaded, after a scan (or no set is loaded) */
-#define RESCAN_FOUND   1 /* loaded now */
-#define RESCAN_NOT_DUE 2 /* not loaded, and a set is not due for a scan yet:
-                            it may come with that scan, so no warning yet */
+ * now (Cache::Memcached::RustXS::Zstd::load_dictionaries), one of these
+ * (which it has from _constants): */
+#define RESCAN_SUB "Cache::Memcached::RustXS::Zstd::_rescan_for"
+enum rescan_answer {
+    RESCAN_ABSENT, /* not loaded, after a scan (or no set is loaded) */
+    RESCAN_FOUND,  /* loaded now */
+    RESCAN_NOT_DUE /* not loaded, and a set is not due for a scan yet: it
+                      may come with that scan, so no warning yet */
+};
 
 /* Asks the loaded dictionary sets for dictionary `id` (RESCAN_*). Runs perl
  * code, inside an eval and with $@ localised: whatever it does, it does not
@@ -917,6 +923,48 @@ XS(xs_fast_decompress)
     XSRETURN_YES;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Numbers the Perl modules take from here                                  */
+
+/* Each is defined once (cmrx.h, generated from the engine; values.h; this
+ * file) and reaches the Perl modules only through these tables. */
+typedef struct {
+    const char *name;
+    IV value;
+} named_number;
+
+static const named_number level_ranges[] = {
+    { "gzip_min", CMRX_GZIP_MIN_LEVEL }, { "gzip_max", CMRX_GZIP_MAX_LEVEL },
+    { "zlib_min", CMRX_ZLIB_MIN_LEVEL }, { "zlib_max", CMRX_ZLIB_MAX_LEVEL },
+    { "zstd_min", CMRX_ZSTD_MIN_LEVEL }, { "zstd_max", CMRX_ZSTD_MAX_LEVEL },
+};
+
+static const named_number shared_constants[] = {
+    { "F_STORABLE", VALUE_F_STORABLE },
+    { "F_COMPRESS", VALUE_F_COMPRESS },
+    { "RESCAN_ABSENT", RESCAN_ABSENT },
+    { "RESCAN_FOUND", RESCAN_FOUND },
+    { "RESCAN_NOT_DUE", RESCAN_NOT_DUE },
+    { "TRAIN_FASTCOVER", CMRX_TRAIN_FASTCOVER },
+    { "TRAIN_COVER", CMRX_TRAIN_COVER },
+    { "TRAIN_SAMPLES", CMRX_TRAIN_SAMPLES },
+    { "ZSTD_DEFAULT_LEVEL", CMRX_ZSTD_DEFAULT_LEVEL },
+};
+
+/* Pushes a table's name => number pairs on the stack. */
+static void
+push_named_numbers(pTHX_ const named_number *table, size_t count)
+{
+    dSP;
+    size_t i;
+    EXTEND(SP, (SSize_t)(count * PAIR_LEN));
+    for (i = 0; i < count; i++) {
+        mPUSHs(newSVpv(table[i].name, 0));
+        mPUSHi(table[i].value);
+    }
+    PUTBACK;
+}
+
 MODULE = Cache::Memcached::RustXS  PACKAGE = Cache::Memcached::RustXS
 
 PROTOTYPES: DISABLE
@@ -945,15 +993,20 @@ engine_version()
 void
 _level_ranges()
   PPCODE:
-    /* The engine's level ranges (cmrx.h), for the Perl code that checks
-     * levels itself (a dictionary set's manifest): name => level pairs. */
-    EXTEND(SP, 12);
-    mPUSHs(newSVpvs("gzip_min")); mPUSHi(CMRX_GZIP_MIN_LEVEL);
-    mPUSHs(newSVpvs("gzip_max")); mPUSHi(CMRX_GZIP_MAX_LEVEL);
-    mPUSHs(newSVpvs("zlib_min")); mPUSHi(CMRX_ZLIB_MIN_LEVEL);
-    mPUSHs(newSVpvs("zlib_max")); mPUSHi(CMRX_ZLIB_MAX_LEVEL);
-    mPUSHs(newSVpvs("zstd_min")); mPUSHi(CMRX_ZSTD_MIN_LEVEL);
-    mPUSHs(newSVpvs("zstd_max")); mPUSHi(CMRX_ZSTD_MAX_LEVEL);
+    /* The engine's level ranges, for the Perl code that checks levels
+     * itself (a dictionary set's manifest): name => level pairs. */
+    PUTBACK;
+    push_named_numbers(aTHX_ level_ranges, COUNT_OF(level_ranges));
+    SPAGAIN;
+
+void
+_constants()
+  PPCODE:
+    /* The other numbers the Perl modules share with the engine, the value
+     * policy and this file: name => number pairs. */
+    PUTBACK;
+    push_named_numbers(aTHX_ shared_constants, COUNT_OF(shared_constants));
+    SPAGAIN;
 
 SV *
 _compress_methods(format, level_sv, dictionary, max_output_sv)
