@@ -43,6 +43,7 @@
 #define NUL_LEN 1 /* perl keeps a NUL after a string's bytes */
 enum pair_item { PAIR_NAME, PAIR_VALUE, PAIR_LEN }; /* a name and its value */
 #define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+#define AT_LEAST_ONE(count) ((count) ? (count) : 1) /* Newx of none is not portable */
 
 /* An output scalar keeps at most this much unused room... */
 #define OUTPUT_SLACK_MAX 4096
@@ -97,6 +98,14 @@ bytes_nomg(pTHX_ SV *sv, const char *what, STRLEN *len)
     if (SvUTF8(sv) && !sv_utf8_downgrade(sv, TRUE))
         croak("Wide character in %s", what);
     return SvPV_nomg(sv, *len);
+}
+
+/* bytes_nomg of sv, once its get-magic has run. */
+static const char *
+bytes_of(pTHX_ SV *sv, const char *what, STRLEN *len)
+{
+    SvGETMAGIC(sv);
+    return bytes_nomg(aTHX_ sv, what, len);
 }
 
 /* Grows sv's own (never shared) string buffer to exactly `want` bytes plus
@@ -173,21 +182,32 @@ decode_to_sv(pTHX_ int format, const char *in, STRLEN len, size_t max_out, size_
     return finish_output(aTHX_ out, got, reserve);
 }
 
-/* The level `format` ("gzip" or "zstd") compresses at, for `what`'s
- * messages: croaks unless the engine accepts it. The ranges in the message
- * are the engine's (cmrx.h), as the check is. */
+/* Whether `level` is an int that the engine's check `valid` accepts. */
 static int
-checked_level(pTHX_ const char *what, int zstd, IV level)
+level_accepted(IV level, int (*valid)(int))
 {
-    if (level >= INT_MIN && level <= INT_MAX
-        && (zstd ? cmrx_zstd_level_valid((int)level) : cmrx_gzip_level_valid((int)level)))
-        return (int)level;
-    if (zstd)
+    return level >= INT_MIN && level <= INT_MAX && valid((int)level);
+}
+
+/* The zstd and the gzip level `level`, for `what`'s messages: they croak
+ * unless the engine accepts it. The ranges in the messages are the
+ * engine's (cmrx.h), as the checks are. */
+static int
+checked_zstd_level(pTHX_ const char *what, IV level)
+{
+    if (!level_accepted(level, cmrx_zstd_level_valid))
         croak("%s: level must be 0 (the default), 1 to %d or -1 to %d, not %" IVdf, what,
               CMRX_ZSTD_MAX_LEVEL, CMRX_ZSTD_MIN_LEVEL, level);
-    croak("%s: level must be %d (the default) or %d to %d, not %" IVdf, what, CMRX_LEVEL_DEFAULT,
-          CMRX_GZIP_MIN_LEVEL, CMRX_GZIP_MAX_LEVEL, level);
-    return 0; /* not reached */
+    return (int)level;
+}
+
+static int
+checked_gzip_level(pTHX_ const char *what, IV level)
+{
+    if (!level_accepted(level, cmrx_gzip_level_valid))
+        croak("%s: level must be %d (the default) or %d to %d, not %" IVdf, what, CMRX_LEVEL_DEFAULT,
+              CMRX_GZIP_MIN_LEVEL, CMRX_GZIP_MAX_LEVEL, level);
+    return (int)level;
 }
 
 /* A value compressed with a zstd dictionary that is not loaded is a miss:
@@ -788,6 +808,35 @@ encode_to_mortal(pTHX_ encode_fn encode, size_t bound, const char *in, STRLEN le
     return finish_output(aTHX_ out, got, 0);
 }
 
+typedef size_t (*bound_fn)(size_t);
+
+/* Compresses the bytes of a Zlib function's argument (input_of) at
+ * `level`, which the caller read first (its magic may run perl code), into
+ * a new mortal scalar; NULL when the engine refuses the level. */
+static SV *
+encode_arg(pTHX_ SV *data, encode_fn encode, bound_fn bound, IV level, const char *what)
+{
+    STRLEN len;
+    const char *in = bytes_nomg(aTHX_ input_of(aTHX_ data), what, &len);
+    if (level < INT_MIN || level > INT_MAX)
+        return NULL;
+    return encode_to_mortal(aTHX_ encode, bound(len), in, len, (int)level);
+}
+
+/* Decodes the bytes of a Zlib function's argument (input_of) as `format`,
+ * into at most $MaxOutput bytes (read first: its magic may run perl code):
+ * a new scalar, or NULL when they do not decode. */
+static SV *
+decode_arg(pTHX_ SV *data, int format, const char *what)
+{
+    dMY_CXT;
+    size_t max_out = MAX_OUTPUT();
+    STRLEN len;
+    const char *in = bytes_nomg(aTHX_ input_of(aTHX_ data), what, &len);
+    int status;
+    return decode_to_sv(aTHX_ format, in, len, max_out, 0, &status, NULL, NULL);
+}
+
 /* The samples of `samples` as the engine takes them: *ptrs and *lens
  * (freed with the XSUB's savestack), one entry per element; returns the
  * count. Each sample is copied (shared copy-on-write where perl can) with its
@@ -797,10 +846,10 @@ encode_to_mortal(pTHX_ encode_fn encode, size_t bound, const char *in, STRLEN le
 static size_t
 sample_arrays(pTHX_ AV *samples, const char *what, const uint8_t ***ptrs, size_t **lens)
 {
-    SSize_t i, count = av_len(samples) + 1;
-    Newx(*ptrs, count ? count : 1, const uint8_t *);
+    SSize_t i, count = av_count(samples);
+    Newx(*ptrs, AT_LEAST_ONE(count), const uint8_t *);
     SAVEFREEPV(*ptrs);
-    Newx(*lens, count ? count : 1, size_t);
+    Newx(*lens, AT_LEAST_ONE(count), size_t);
     SAVEFREEPV(*lens);
     for (i = 0; i < count; i++) {
         SV **elem = av_fetch(samples, i, 0);
@@ -812,8 +861,34 @@ sample_arrays(pTHX_ AV *samples, const char *what, const uint8_t ***ptrs, size_t
     return (size_t)count;
 }
 
-/* _train returns the dictionary and the k and d it used. */
+/* What some XSUBs return: _train the dictionary and the k and d it used;
+ * _gunzip_member the data and the input bytes it took up;
+ * decode_compressed (in list context) the value, its format and the ID of
+ * a missing dictionary. */
 #define TRAINED_RESULTS 3
+#define GUNZIP_MEMBER_RESULTS 2
+#define DECODED_RESULTS 3
+/* Compress::Zlib::compress($data, $level): the optional level's place. */
+#define ZLIB_LEVEL_ARG 1
+
+/* An engine function that reads a zstd dictionary and gives its ID. */
+typedef int (*dictionary_fn)(const uint8_t *, size_t, uint32_t *);
+
+/* The ID that `fn` (cmrx_zstd_register, cmrx_zstd_dictionary_id) gives the
+ * dictionary `bytes`, or a croak saying why, after `prefix`. */
+static U32
+dictionary_call(pTHX_ dictionary_fn fn, SV *bytes, const char *what, const char *prefix)
+{
+    STRLEN len;
+    uint32_t id = 0;
+    const char *in = bytes_of(aTHX_ bytes, what, &len);
+    int status = fn((const uint8_t *)in, len, &id);
+    if (status == CMRX_E_DICTIONARY_CONFLICT)
+        croak("%s%s (ID %lu)", prefix, cmrx_status_str(status), (unsigned long)id);
+    if (status != CMRX_OK)
+        croak("%s%s", prefix, cmrx_status_str(status));
+    return id;
+}
 
 /* A zstd frame of in[0..len) in a new mortal scalar; NULL (with *status
  * set, unless status is NULL) if the engine refuses: a bad level, a
@@ -830,6 +905,33 @@ zstd_to_mortal(pTHX_ const char *in, STRLEN len, int level, U32 dictionary, int 
     if (rc != CMRX_OK)
         return NULL;
     return finish_output(aTHX_ out, got, 0);
+}
+
+#define ZSTD_COMPRESS "Cache::Memcached::RustXS::Zstd::compress"
+#define FIRST_OPTION 1 /* the argument after the data */
+
+/* Zstd::compress's options, the name => value pairs option[0..count)
+ * (get-magic run): level (undef: 0, the default) and dictionary (an ID;
+ * undef: 0, none). */
+static void
+zstd_compress_options(pTHX_ SV **option, I32 count, IV *level, UV *dictionary)
+{
+    SV **end = option + count;
+    if (count % PAIR_LEN)
+        croak(ZSTD_COMPRESS ": options come in pairs (level => N, dictionary => ID)");
+    for (; option < end; option += PAIR_LEN) {
+        const char *name = SvPV_nolen(option[PAIR_NAME]);
+        SV *value = option[PAIR_VALUE];
+        /* Get magic before SvOK: a tied or otherwise magical value has no
+         * OK flags until its FETCH has run. */
+        SvGETMAGIC(value);
+        if (strEQ(name, "level"))
+            *level = SvOK(value) ? SvIV_nomg(value) : 0;
+        else if (strEQ(name, "dictionary"))
+            *dictionary = SvOK(value) ? SvUV_nomg(value) : 0;
+        else
+            croak(ZSTD_COMPRESS ": unknown option %s", name);
+    }
 }
 
 /* Sets *out_sv (a Fast output argument) to a mortal result, set-magic and
@@ -870,20 +972,29 @@ new_fast_method(pTHX_ XSUBADDR_t xsub, SV *settings)
     return newRV_noinc((SV *)cv);
 }
 
+/* The arguments of a compress_methods XSUB, f(\$in, \$out): the bytes
+ * of $in (its get-magic run) and, in *out_sv, $out. */
+enum fast_method_arg { FAST_IN, FAST_OUT, FAST_METHOD_ARGS };
+
+static const char *
+fast_method_args(pTHX_ SV **args, I32 items, const char *what, SV **out_sv, STRLEN *len)
+{
+    SV *in_sv;
+    if (items != FAST_METHOD_ARGS || !SvROK(args[FAST_IN]) || !SvROK(args[FAST_OUT]))
+        croak("Usage: $%s->(\\$in, \\$out)", what);
+    in_sv = SvRV(args[FAST_IN]);
+    *out_sv = SvRV(args[FAST_OUT]);
+    return bytes_of(aTHX_ in_sv, what, len);
+}
+
 XS(xs_fast_compress);
 XS(xs_fast_compress)
 {
     dXSARGS;
     const fast_methods *m = fast_methods_of(aTHX_ cv);
-    SV *in_sv, *out_sv, *result;
-    const char *in;
+    SV *out_sv, *result;
     STRLEN len;
-    if (items != 2 || !SvROK(ST(0)) || !SvROK(ST(1)))
-        croak("Usage: $compress->(\\$in, \\$out)");
-    in_sv = SvRV(ST(0));
-    out_sv = SvRV(ST(1));
-    SvGETMAGIC(in_sv);
-    in = bytes_nomg(aTHX_ in_sv, "compress", &len);
+    const char *in = fast_method_args(aTHX_ &ST(0), items, "compress", &out_sv, &len);
     /* Not worth it (values.h): say no at once, and Cache::Memcached::Fast
      * stores the value raw. */
     if (!value_worth_compressing((const uint8_t *)in, len))
@@ -901,17 +1012,11 @@ XS(xs_fast_decompress)
 {
     dXSARGS;
     const fast_methods *m = fast_methods_of(aTHX_ cv);
-    SV *in_sv, *out_sv, *result;
-    const char *in;
+    SV *out_sv, *result;
     STRLEN len;
     int status, report;
     U32 dictionary;
-    if (items != 2 || !SvROK(ST(0)) || !SvROK(ST(1)))
-        croak("Usage: $decompress->(\\$in, \\$out)");
-    in_sv = SvRV(ST(0));
-    out_sv = SvRV(ST(1));
-    SvGETMAGIC(in_sv);
-    in = bytes_nomg(aTHX_ in_sv, "decompress", &len);
+    const char *in = fast_method_args(aTHX_ &ST(0), items, "decompress", &out_sv, &len);
     result = decode_to_sv_rescanning(aTHX_ CMRX_DECODE_ANY, in, len, m->max_output, 0, &status,
                                      &dictionary, &report);
     if (!result) {
@@ -1028,7 +1133,8 @@ _compress_methods(format, level_sv, dictionary, max_output_sv)
         croak("compress_methods: unknown format %s", format);
     SvGETMAGIC(level_sv);
     level = SvOK(level_sv) ? SvIV_nomg(level_sv) : m.zstd ? 0 : CMRX_LEVEL_DEFAULT;
-    m.level = checked_level(aTHX_ "compress_methods", m.zstd, level);
+    m.level = m.zstd ? checked_zstd_level(aTHX_ "compress_methods", level)
+                     : checked_gzip_level(aTHX_ "compress_methods", level);
     if (dictionary > (UV)U32_MAX)
         croak("compress_methods: no such dictionary ID %" UVuf, dictionary);
     m.dictionary = (U32)dictionary;
@@ -1172,15 +1278,10 @@ memGzip(data)
   PROTOTYPE: $
   PREINIT:
     dMY_CXT;
-    const char *in;
-    STRLEN len;
-    IV level;
     SV *out;
   PPCODE:
     set_gzerrno(aTHX_ 0);
-    level = GZIP_LEVEL(); /* before the input's pointer: it may run perl code */
-    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "memGzip", &len);
-    out = encode_to_mortal(aTHX_ cmrx_gzip, cmrx_gzip_bound(len), in, len, (int)level);
+    out = encode_arg(aTHX_ data, cmrx_gzip, cmrx_gzip_bound, GZIP_LEVEL(), "memGzip");
     ST(0) = out ? out : &PL_sv_undef;
     XSRETURN(1);
 
@@ -1189,16 +1290,9 @@ memGunzip(data)
     SV *data
   PROTOTYPE: $
   PREINIT:
-    dMY_CXT;
-    const char *in;
-    STRLEN len;
-    int status;
-    size_t max_out;
     SV *out;
   PPCODE:
-    max_out = MAX_OUTPUT(); /* before the input's pointer: it may run perl code */
-    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "memGunzip", &len);
-    out = decode_to_sv(aTHX_ CMRX_DECODE_GZIP, in, len, max_out, 0, &status, NULL, NULL);
+    out = decode_arg(aTHX_ data, CMRX_DECODE_GZIP, "memGunzip");
     if (out)
         sv_2mortal(out); /* before $gzerrno's set-magic, which may die */
     set_gzerrno(aTHX_ out ? 0 : CMRX_E_DATA);
@@ -1219,14 +1313,13 @@ _gunzip_member(data)
     /* For the override of Compress::Zlib::memGunzip: (data, bytes of the
      * input the member took up), or nothing when it does not gunzip. */
     max_out = MAX_OUTPUT();
-    SvGETMAGIC(data);
-    in = bytes_nomg(aTHX_ data, "memGunzip", &len);
+    in = bytes_of(aTHX_ data, "memGunzip", &len);
     out = decode_to_sv(aTHX_ CMRX_DECODE_GZIP, in, len, max_out, 0, &status, &used, NULL);
     if (!out)
         XSRETURN_EMPTY;
     sv_2mortal(out);
     set_gzerrno(aTHX_ 0);
-    EXTEND(SP, 2);
+    EXTEND(SP, GUNZIP_MEMBER_RESULTS);
     PUSHs(out);
     mPUSHu((UV)used);
 
@@ -1235,19 +1328,14 @@ compress(data, ...)
     SV *data
   PROTOTYPE: $;$
   PREINIT:
-    const char *in;
-    STRLEN len;
     IV level;
     SV *out;
   PPCODE:
     /* As Compress::Zlib: no level is the default; an explicit undef is
-     * level 0 (it warns there too, through SvIV). Read before the input's
-     * pointer, since it may run perl code. */
-    level = items > 1 ? SvIV(ST(1)) : CMRX_LEVEL_DEFAULT;
-    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "compress", &len);
-    /* Levels zlib refuses give undef, as in Compress::Zlib. */
-    out = level < INT_MIN || level > INT_MAX ? NULL
-        : encode_to_mortal(aTHX_ cmrx_zlib, cmrx_zlib_bound(len), in, len, (int)level);
+     * level 0 (it warns there too, through SvIV). Levels zlib refuses give
+     * undef, as there. */
+    level = items > ZLIB_LEVEL_ARG ? SvIV(ST(ZLIB_LEVEL_ARG)) : CMRX_LEVEL_DEFAULT;
+    out = encode_arg(aTHX_ data, cmrx_zlib, cmrx_zlib_bound, level, "compress");
     ST(0) = out ? out : &PL_sv_undef;
     XSRETURN(1);
 
@@ -1256,16 +1344,9 @@ uncompress(data)
     SV *data
   PROTOTYPE: $
   PREINIT:
-    dMY_CXT;
-    const char *in;
-    STRLEN len;
-    int status;
-    size_t max_out;
     SV *out;
   PPCODE:
-    max_out = MAX_OUTPUT(); /* before the input's pointer: it may run perl code */
-    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "uncompress", &len);
-    out = decode_to_sv(aTHX_ CMRX_DECODE_ZLIB, in, len, max_out, 0, &status, NULL, NULL);
+    out = decode_arg(aTHX_ data, CMRX_DECODE_ZLIB, "uncompress");
     ST(0) = out ? sv_2mortal(out) : &PL_sv_undef;
     XSRETURN(1);
 
@@ -1274,20 +1355,8 @@ MODULE = Cache::Memcached::RustXS  PACKAGE = Cache::Memcached::RustXS::Zstd
 UV
 _load_dictionary_bytes(bytes)
     SV *bytes
-  PREINIT:
-    const char *in;
-    STRLEN len;
-    uint32_t id = 0;
-    int status;
   CODE:
-    SvGETMAGIC(bytes);
-    in = bytes_nomg(aTHX_ bytes, "load_dictionary", &len);
-    status = cmrx_zstd_register((const uint8_t *)in, len, &id);
-    if (status == CMRX_E_DICTIONARY_CONFLICT)
-        croak("%s (ID %lu)", cmrx_status_str(status), (unsigned long)id);
-    if (status != CMRX_OK)
-        croak("%s", cmrx_status_str(status));
-    RETVAL = id;
+    RETVAL = dictionary_call(aTHX_ cmrx_zstd_register, bytes, "load_dictionary", "");
   OUTPUT:
     RETVAL
 
@@ -1308,18 +1377,8 @@ _prepare_dictionary(id, level)
 UV
 dictionary_id(bytes)
     SV *bytes
-  PREINIT:
-    const char *in;
-    STRLEN len;
-    uint32_t id = 0;
-    int status;
   CODE:
-    SvGETMAGIC(bytes);
-    in = bytes_nomg(aTHX_ bytes, "dictionary_id", &len);
-    status = cmrx_zstd_dictionary_id((const uint8_t *)in, len, &id);
-    if (status != CMRX_OK)
-        croak("dictionary_id: %s", cmrx_status_str(status));
-    RETVAL = id;
+    RETVAL = dictionary_call(aTHX_ cmrx_zstd_dictionary_id, bytes, "dictionary_id", "dictionary_id: ");
   OUTPUT:
     RETVAL
 
@@ -1340,8 +1399,7 @@ dictionary_with_id(bytes, id)
     if (!SvOK(id) || !looks_like_number(id) || SvIV_nomg(id) < 1 || SvUV_nomg(id) > (UV)U32_MAX)
         croak("dictionary_with_id: the ID must be 1 to %lu", (unsigned long)U32_MAX);
     new_id = SvUV_nomg(id);
-    SvGETMAGIC(bytes);
-    in = bytes_nomg(aTHX_ bytes, "dictionary_with_id", &len);
+    in = bytes_of(aTHX_ bytes, "dictionary_with_id", &len);
     out = sv_2mortal(newSV(len + NUL_LEN));
     status = cmrx_zstd_dictionary_with_id((const uint8_t *)in, len, (U32)new_id,
                                           (uint8_t *)SvPVX(out), &got);
@@ -1359,8 +1417,7 @@ _loaded_state(id, bytes)
     const char *in;
     STRLEN len;
   CODE:
-    SvGETMAGIC(bytes);
-    in = bytes_nomg(aTHX_ bytes, "_loaded_state", &len);
+    in = bytes_of(aTHX_ bytes, "_loaded_state", &len);
     switch (id > (UV)U32_MAX ? CMRX_DICT_NOT_LOADED : cmrx_zstd_loaded_state((U32)id, (const uint8_t *)in, len)) {
     case CMRX_DICT_NOT_LOADED: RETVAL = "not_loaded"; break;
     case CMRX_DICT_SAME:       RETVAL = "same"; break;
@@ -1420,11 +1477,10 @@ _frame_sizes(dictionary, level, samples)
     const char *dict = NULL;
     size_t *lens, *sizes, count, i;
     STRLEN dict_len = 0;
-    int status;
+    int status, zstd_level;
     AV *result;
   PPCODE:
-    if (level < INT_MIN || level > INT_MAX || !cmrx_zstd_level_valid((int)level))
-        croak("frame_sizes: level must be 0 (the default), 1 to 22 or -1 to -7, not %" IVdf, level);
+    zstd_level = checked_zstd_level(aTHX_ "frame_sizes", level);
     SvGETMAGIC(dictionary);
     if (SvOK(dictionary)) {
         /* A copy (its magic has run): the samples' magic below may change
@@ -1434,16 +1490,14 @@ _frame_sizes(dictionary, level, samples)
         dict = bytes_nomg(aTHX_ copy, "frame_sizes", &dict_len);
     }
     count = sample_arrays(aTHX_ samples, "frame_sizes", &ptrs, &lens);
-    Newx(sizes, count ? count : 1, size_t);
+    Newx(sizes, AT_LEAST_ONE(count), size_t);
     SAVEFREEPV(sizes);
-    status = cmrx_zstd_frame_sizes((const uint8_t *)dict, dict_len, (int)level,
-                                   ptrs, lens, count, sizes);
+    status = cmrx_zstd_frame_sizes((const uint8_t *)dict, dict_len, zstd_level, ptrs, lens, count,
+                                   sizes);
     if (status != CMRX_OK)
         croak("frame_sizes: %s", cmrx_status_str(status));
     result = newAV();
     sv_2mortal((SV *)result);
-    if (count)
-        av_extend(result, (SSize_t)count - 1);
     for (i = 0; i < count; i++)
         av_push(result, newSVuv(sizes[i]));
     XPUSHs(sv_2mortal(newRV_inc((SV *)result)));
@@ -1456,32 +1510,18 @@ compress(data, ...)
     STRLEN len;
     IV level = 0;
     UV dictionary = 0;
-    int i, status, zstd_level;
+    int status, zstd_level;
     SV *out;
   PPCODE:
     /* Options first (their magic may run perl code), then the input. */
-    if ((items - 1) % 2)
-        croak("Cache::Memcached::RustXS::Zstd::compress: options come in pairs (level => N, dictionary => ID)");
-    for (i = 1; i < items; i += 2) {
-        const char *name = SvPV_nolen(ST(i));
-        SV *value = ST(i + 1);
-        /* Get magic before SvOK: a tied or otherwise magical value has no
-         * OK flags until its FETCH has run. */
-        SvGETMAGIC(value);
-        if (strEQ(name, "level"))
-            level = SvOK(value) ? SvIV_nomg(value) : 0;
-        else if (strEQ(name, "dictionary"))
-            dictionary = SvOK(value) ? SvUV_nomg(value) : 0;
-        else
-            croak("Cache::Memcached::RustXS::Zstd::compress: unknown option %s", name);
-    }
-    zstd_level = checked_level(aTHX_ "Cache::Memcached::RustXS::Zstd::compress", 1, level);
+    zstd_compress_options(aTHX_ &ST(FIRST_OPTION), items - FIRST_OPTION, &level, &dictionary);
+    zstd_level = checked_zstd_level(aTHX_ ZSTD_COMPRESS, level);
     if (dictionary > (UV)U32_MAX)
-        croak("Cache::Memcached::RustXS::Zstd::compress: no such dictionary ID %" UVuf, dictionary);
-    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "Cache::Memcached::RustXS::Zstd::compress", &len);
+        croak(ZSTD_COMPRESS ": no such dictionary ID %" UVuf, dictionary);
+    in = bytes_nomg(aTHX_ input_of(aTHX_ data), ZSTD_COMPRESS, &len);
     out = zstd_to_mortal(aTHX_ in, len, zstd_level, (U32)dictionary, &status);
     if (!out && status == CMRX_E_UNKNOWN_DICTIONARY)
-        croak("Cache::Memcached::RustXS::Zstd::compress: dictionary %" UVuf " is not loaded", dictionary);
+        croak(ZSTD_COMPRESS ": dictionary %" UVuf " is not loaded", dictionary);
     ST(0) = out ? out : &PL_sv_undef;
     XSRETURN(1);
 
@@ -1542,7 +1582,7 @@ decode_compressed(data)
         ST(0) = out ? out : &PL_sv_undef;
         XSRETURN(1);
     }
-    EXTEND(SP, 3);
+    EXTEND(SP, DECODED_RESULTS);
     PUSHs(out ? out : &PL_sv_undef);
     PUSHs(format_name ? sv_2mortal(newSVpv(format_name, 0)) : &PL_sv_undef);
     PUSHs(status == CMRX_E_UNKNOWN_DICTIONARY ? sv_2mortal(newSVuv(dictionary)) : &PL_sv_undef);
