@@ -1,10 +1,16 @@
 /*
  * RustXS.xs - the thin XS shim between Perl and the Rust engine (rust/cmrx.h).
  *
- * The engine parses and (de)compresses bytes; this file only moves bytes
- * between Perl scalars, hashes, file descriptors and the engine, and turns
- * results into Perl conventions. The XSUBs of these packages live here
- * (t/06-module-lists.t checks this list against the MODULE lines below):
+ * The engine parses and (de)compresses bytes. Beside this file, in C that
+ * knows nothing of Perl (perl/src/, as Cache::Memcached::Fast keeps its
+ * client in src/): reader.c reads get responses from a socket or from bytes
+ * into storage this file gives it, values.c says what becomes of a value
+ * (its flags, which failures make a miss, what is worth compressing). This
+ * file converts: Perl scalars and hashes to bytes for them and back, their
+ * callbacks to scalars, their results to Perl conventions, and the numbers
+ * the Perl modules share with them (_level_ranges, _constants). The XSUBs
+ * of these packages live here (t/06-module-lists.t checks this list against
+ * the MODULE lines below):
  *
  *   Cache::Memcached::RustXS             the engine's version, compress_methods
  *   Cache::Memcached::RustXS::GetParser  a parser_class for Cache::Memcached
@@ -28,42 +34,25 @@
 #define NEED_mg_findext
 #include "ppport.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmrx.h"
+#include "reader.h"
+#include "values.h"
 
-/* Not in ppport.h: SSize_t_MAX appeared in perl 5.21. */
-#ifndef SSize_t_MAX
-#define SSize_t_MAX ((SSize_t)(~(Size_t)0 >> 1))
-#endif
+#define NUL_LEN 1 /* perl keeps a NUL after a string's bytes */
+enum pair_item { PAIR_NAME, PAIR_VALUE, PAIR_LEN }; /* a name and its value */
+#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+#define AT_LEAST_ONE(count) ((count) ? (count) : 1) /* Newx of none is not portable */
 
-/* Cache::Memcached's flag bits. */
-#define F_STORABLE 1
-#define F_COMPRESS 2
-
-#define CRLF_LEN 2 /* the "\r\n" after every data block */
-#define NUL_LEN  1 /* perl keeps a NUL after a string's bytes */
-
-/* Bytes read per read(2) into the line buffer. */
-#define READ_CHUNK (64 * 1024)
-/* A value with at least this much data still to come is read straight into
- * its own scalar instead of through the line buffer. */
-#define DIRECT_READ_MIN (READ_CHUNK / 2)
-/* The line buffer grows when less room than this is left in it. */
-#define LINE_BUF_MIN_ROOM (READ_CHUNK / 4)
-/* A value's scalar starts at most this large (memcached's default item size
- * limit, 1 MiB, and its CRLF) and doubles as data arrives: a declared length
- * is a claim, not a fact, trusted only this far. */
-#define VALUE_FIRST_ALLOC (1024 * 1024 + CRLF_LEN)
 /* An output scalar keeps at most this much unused room... */
 #define OUTPUT_SLACK_MAX 4096
 /* ...unless it would use under half of its buffer. */
 #define OUTPUT_MIN_FILL_DIVISOR 2
 
 #define GETPARSER_CLASS "Cache::Memcached::RustXS::GetParser"
+/* $Cache::Memcached::RustXS::GetParser::InlineFinalize, unless it is set. */
+#define INLINE_FINALIZE_DEFAULT 1
 #define CLIENT_INTERNALS_CLASS "Cache::Memcached::RustXS::ClientInternals"
 
 /* ------------------------------------------------------------------------ */
@@ -111,6 +100,14 @@ bytes_nomg(pTHX_ SV *sv, const char *what, STRLEN *len)
     return SvPV_nomg(sv, *len);
 }
 
+/* bytes_nomg of sv, once its get-magic has run. */
+static const char *
+bytes_of(pTHX_ SV *sv, const char *what, STRLEN *len)
+{
+    SvGETMAGIC(sv);
+    return bytes_nomg(aTHX_ sv, what, len);
+}
+
 /* Grows sv's own (never shared) string buffer to exactly `want` bytes plus
  * a NUL. Exactly, not with sv_grow's extra quarter: a buffer with little
  * slack lets perl share the string copy-on-write when it is copied, as
@@ -141,15 +138,19 @@ finish_output(pTHX_ SV *out, size_t got, size_t reserve)
     return out;
 }
 
-/* Appends "\r\n" to a value whose buffer has room for it. */
+/* Ends a value's string after its data_len bytes, or after them and the
+ * CRLF that Cache::Memcached's finalize chops (with_crlf): its buffer has
+ * room for both and a NUL. */
 static void
-append_crlf(pTHX_ SV *val)
+end_value(pTHX_ SV *val, size_t data_len, int with_crlf)
 {
-    char *end = SvPVX(val) + SvCUR(val);
-    end[0] = '\r';
-    end[1] = '\n';
-    end[CRLF_LEN] = '\0';
-    SvCUR_set(val, SvCUR(val) + CRLF_LEN);
+    char *end = SvPVX(val) + data_len;
+    if (with_crlf) {
+        Copy("\r\n", end, READER_CRLF_LEN, char);
+        end += READER_CRLF_LEN;
+    }
+    *end = '\0';
+    SvCUR_set(val, end - SvPVX(val));
 }
 
 /* Decodes in[0..len) as `format` (CMRX_DECODE_*) into a new scalar with
@@ -181,21 +182,32 @@ decode_to_sv(pTHX_ int format, const char *in, STRLEN len, size_t max_out, size_
     return finish_output(aTHX_ out, got, reserve);
 }
 
-/* The level `format` ("gzip" or "zstd") compresses at, for `what`'s
- * messages: croaks unless the engine accepts it. The ranges in the message
- * are the engine's (cmrx.h), as the check is. */
+/* Whether `level` is an int that the engine's check `valid` accepts. */
 static int
-checked_level(pTHX_ const char *what, int zstd, IV level)
+level_accepted(IV level, int (*valid)(int))
 {
-    if (level >= INT_MIN && level <= INT_MAX
-        && (zstd ? cmrx_zstd_level_valid((int)level) : cmrx_gzip_level_valid((int)level)))
-        return (int)level;
-    if (zstd)
+    return level >= INT_MIN && level <= INT_MAX && valid((int)level);
+}
+
+/* The zstd and the gzip level `level`, for `what`'s messages: they croak
+ * unless the engine accepts it. The ranges in the messages are the
+ * engine's (cmrx.h), as the checks are. */
+static int
+checked_zstd_level(pTHX_ const char *what, IV level)
+{
+    if (!level_accepted(level, cmrx_zstd_level_valid))
         croak("%s: level must be 0 (the default), 1 to %d or -1 to %d, not %" IVdf, what,
               CMRX_ZSTD_MAX_LEVEL, CMRX_ZSTD_MIN_LEVEL, level);
-    croak("%s: level must be %d (the default) or %d to %d, not %" IVdf, what, CMRX_LEVEL_DEFAULT,
-          CMRX_GZIP_MIN_LEVEL, CMRX_GZIP_MAX_LEVEL, level);
-    return 0; /* not reached */
+    return (int)level;
+}
+
+static int
+checked_gzip_level(pTHX_ const char *what, IV level)
+{
+    if (!level_accepted(level, cmrx_gzip_level_valid))
+        croak("%s: level must be %d (the default) or %d to %d, not %" IVdf, what, CMRX_LEVEL_DEFAULT,
+              CMRX_GZIP_MIN_LEVEL, CMRX_GZIP_MAX_LEVEL, level);
+    return (int)level;
 }
 
 /* A value compressed with a zstd dictionary that is not loaded is a miss:
@@ -225,21 +237,21 @@ typedef struct {
     CV *load_multi;
     SV *load_multi_version; /* $Cache::Memcached::VERSION then */
     UV finalize_root;
-    /* A GetParser read buffer kept from a freed parser for the next one:
+    /* A GetParser line buffer kept from a freed parser for the next one:
      * Cache::Memcached makes a parser per server per get_multi, and malloc
      * plus free of 64 KiB each time costs more than parsing small values. */
-    char *spare_buf;
+    char *spare_line_buffer;
     int rescanning; /* a dictionary set's rescan is running (rescan_for_dictionary) */
 } my_cxt_t;
 START_MY_CXT
 
 static void
-free_spare_buf(pTHX_ void *unused)
+free_spare_line_buffer(pTHX_ void *unused)
 {
     dMY_CXT;
     PERL_UNUSED_ARG(unused);
-    Safefree(MY_CXT.spare_buf);
-    MY_CXT.spare_buf = NULL;
+    reader_spare_free(MY_CXT.spare_line_buffer);
+    MY_CXT.spare_line_buffer = NULL;
 }
 
 /* A package variable's glob, its scalar set to `initial` unless it holds a
@@ -257,16 +269,16 @@ tunable(pTHX_ const char *name, IV initial)
 static void
 init_my_cxt(pTHX_ my_cxt_t *cxt)
 {
-    cxt->spare_buf = NULL; /* never shared with the interpreter cloned from */
+    cxt->spare_line_buffer = NULL; /* never shared with the interpreter cloned from */
     cxt->load_multi = NULL;
     cxt->load_multi_version = NULL;
     cxt->finalize_root = 0;
     cxt->rescanning = 0;
-    call_atexit(free_spare_buf, NULL);
+    call_atexit(free_spare_line_buffer, NULL);
     cxt->gzerrno = gv_fetchpvs("Compress::Zlib::gzerrno", GV_ADD | GV_ADDMULTI, SVt_PV);
     cxt->level = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::Level", CMRX_DEFAULT_GZIP_LEVEL);
     cxt->max_output = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::MaxOutput", CMRX_DEFAULT_MAX_OUTPUT);
-    cxt->inline_finalize = tunable(aTHX_ GETPARSER_CLASS "::InlineFinalize", 1);
+    cxt->inline_finalize = tunable(aTHX_ GETPARSER_CLASS "::InlineFinalize", INLINE_FINALIZE_DEFAULT);
 }
 
 /* A tunable's value (get-magic first), or `fallback` when it is undef. */
@@ -296,12 +308,15 @@ size_arg(pTHX_ IV value, const char *what)
 
 /* Dictionary sets: the perl function that scans the loaded sets again (at
  * most once per rescan interval) and says whether dictionary `id` is loaded
- * now (Cache::Memcached::RustXS::Zstd::load_dictionaries), one of: */
-#define RESCAN_SUB     "Cache::Memcached::RustXS::Zstd::_rescan_for"
-#define RESCAN_ABSENT  0 /* not loaded, after a scan (or no set is loaded) */
-#define RESCAN_FOUND   1 /* loaded now */
-#define RESCAN_NOT_DUE 2 /* not loaded, and a set is not due for a scan yet:
-                            it may come with that scan, so no warning yet */
+ * now (Cache::Memcached::RustXS::Zstd::load_dictionaries), one of these
+ * (which it has from _constants): */
+#define RESCAN_SUB "Cache::Memcached::RustXS::Zstd::_rescan_for"
+enum rescan_answer {
+    RESCAN_ABSENT, /* not loaded, after a scan (or no set is loaded) */
+    RESCAN_FOUND,  /* loaded now */
+    RESCAN_NOT_DUE /* not loaded, and a set is not due for a scan yet: it
+                      may come with that scan, so no warning yet */
+};
 
 /* Asks the loaded dictionary sets for dictionary `id` (RESCAN_*). Runs perl
  * code, inside an eval and with $@ localised: whatever it does, it does not
@@ -370,28 +385,23 @@ decode_to_sv_rescanning(pTHX_ int format, const char *in, STRLEN len, size_t max
 /* ------------------------------------------------------------------------ */
 /* Cache::Memcached::RustXS::GetParser                                      */
 
+/* The reading itself is perl/src/reader.c's: this file gives it storage
+ * for each value (a scalar), and stores the finished values. */
 typedef struct {
-    cmrx_parser *engine;
+    reader  reader;      /* reads the response (perl/src/reader.h) */
+#ifdef PERL_IMPLICIT_CONTEXT
+    PerlInterpreter *perl; /* the interpreter whose parser this is */
+#endif
     HV     *dest;        /* where finished values go (counted reference) */
     SV     *on_item;     /* Cache::Memcached's finalize (counted reference) */
-    STRLEN  nslen;       /* namespace bytes to strip from keys */
-    size_t  max_out;     /* cap for gunzipping a value */
-    char   *buf;         /* unconsumed response bytes: lines, small values */
-    size_t  buf_len, buf_cap;
+    size_t  max_out;     /* cap for decoding a value */
     SV     *key;         /* key of the value in progress, namespace stripped */
     SV     *val;         /* the value in progress, NULL between values */
-    int     in_value;    /* a value was begun and not finished (even if the
-                            parse then failed and val was dropped) */
     U32     flags;
     HV     *batch;       /* key => flags for on_item, since it last ran */
     SV     *flags_sv;    /* the flags value last put in batch */
-    int     result;      /* 0 running, 1 END seen, -1 failed */
-    int     busy;        /* inside a parse: perl code it runs must not parse */
     int     inline_finalize; /* on_item is Cache::Memcached's finalize: plain
                                 values are finished here, not handed to it */
-    SV     *error;       /* why the parse failed, or NULL */
-    int     fd;          /* the descriptor last read, and whether it is */
-    int     nonblocking; /* non-blocking (-1: not looked at yet) */
 } getparser;
 
 static int getparser_mg_free(pTHX_ SV *sv, MAGIC *mg);
@@ -417,25 +427,19 @@ static int
 getparser_mg_free(pTHX_ SV *sv, MAGIC *mg)
 {
     getparser *p = (getparser *)mg->mg_ptr;
+    dMY_CXT;
     PERL_UNUSED_ARG(sv);
     if (!p)
         return 0;
     mg->mg_ptr = NULL;
-    cmrx_parser_free(p->engine);
+    /* Its line buffer for the next parser, unless perl is shutting down. */
+    reader_release(&p->reader, PL_dirty ? NULL : &MY_CXT.spare_line_buffer);
     getparser_drop_value(aTHX_ p);
     SvREFCNT_dec((SV *)p->dest);
     SvREFCNT_dec(p->on_item);
     SvREFCNT_dec(p->key);
     SvREFCNT_dec((SV *)p->batch);
     SvREFCNT_dec(p->flags_sv);
-    SvREFCNT_dec(p->error);
-    {
-        dMY_CXT;
-        if (p->buf_cap == READ_CHUNK && !MY_CXT.spare_buf && !PL_dirty)
-            MY_CXT.spare_buf = p->buf; /* for the next parser */
-        else
-            Safefree(p->buf);
-    }
     Safefree(p);
     return 0;
 }
@@ -460,27 +464,6 @@ getparser_of(pTHX_ SV *self)
     }
     croak(GETPARSER_CLASS ": not a parser object");
     return NULL; /* not reached */
-}
-
-/* Ends the parse as failed, saying why (a static message). Returns -1. */
-static int
-getparser_fail(pTHX_ getparser *p, const char *why)
-{
-    if (!p->error)
-        p->error = newSVpv(why, 0);
-    else
-        sv_setpv(p->error, why);
-    p->result = -1;
-    return -1;
-}
-
-/* As getparser_fail, with errno's text after `why`. */
-static int
-getparser_fail_errno(pTHX_ getparser *p, const char *why, int err)
-{
-    getparser_fail(aTHX_ p, why);
-    sv_catpvf(p->error, ": %s", strerror(err));
-    return -1;
 }
 
 /* Hands the values finished since the last call to on_item, in the batched
@@ -557,323 +540,175 @@ getparser_batch(pTHX_ getparser *p, const char *key, I32 klen, U32 hash, U32 fla
     (void)hv_store(p->batch, key, klen, SvREFCNT_inc_simple_NN(p->flags_sv), hash);
 }
 
-/* A value's data and CRLF are complete: gunzip it when flagged, store it
- * under its key, and finish it (inline) or note it for on_item. */
+/* A compressed value decoded (with room for a CRLF), or NULL when it is
+ * not: *miss says whether it is then a miss (values.h), reported already
+ * when that is due. Takes val's reference when it says *miss or returns
+ * the plain value. Perl code may run (a dictionary set's rescan, the
+ * report's warn): it cannot reach val, and only the report may die, once
+ * val is freed. */
+static SV *
+getparser_decode(pTHX_ getparser *p, SV *val, size_t data_len, int *miss)
+{
+    int status, report;
+    U32 dictionary;
+    SV *plain = decode_to_sv_rescanning(aTHX_ CMRX_DECODE_CACHED, SvPVX(val), data_len, p->max_out,
+                                        READER_CRLF_LEN, &status, &dictionary, &report);
+    *miss = !plain && value_undecoded_is_miss(status);
+    if (plain || *miss)
+        SvREFCNT_dec(val);
+    if (*miss && report)
+        warn_missing_dictionary(aTHX_ dictionary); /* perl code: last */
+    return plain;
+}
+
+/* A value's data_len bytes are complete: decode it when it is compressed,
+ * store it under its key, and finish it (inline) or note it for on_item. A
+ * compressed value that does not decode and is no miss stays as it came,
+ * flag and all, for Cache::Memcached's own memGunzip to judge, as without
+ * us (a zstd frame is not gzip: undef). */
 static void
-getparser_finish_value(pTHX_ getparser *p)
+getparser_finish_value(pTHX_ getparser *p, size_t data_len)
 {
     SV *val = p->val;
     U32 flags = p->flags;
     STRLEN klen;
     const char *key;
     U32 hash;
+    int finished;
 
     p->val = NULL;
-    if (flags & F_COMPRESS) {
-        int status, report;
-        U32 dictionary;
-        /* Perl code may run (a dictionary set's rescan): it cannot reach
-         * val, and it does not die through here. */
-        SV *plain = decode_to_sv_rescanning(aTHX_ CMRX_DECODE_CACHED, SvPVX(val), SvCUR(val) - CRLF_LEN,
-                                            p->max_out, CRLF_LEN, &status, &dictionary, &report);
-        /* A value that would inflate past the cap is dropped: a miss, as
-         * Cache::Memcached::Fast makes of a value its decompressor refuses.
-         * Left compressed, finalize would inflate it with no cap at all. So
-         * is a zstd value whose dictionary is not loaded. */
-        if (!plain && (status == CMRX_E_TOO_BIG || status == CMRX_E_UNKNOWN_DICTIONARY)) {
-            SvREFCNT_dec(val);
-            if (status == CMRX_E_UNKNOWN_DICTIONARY && report)
-                warn_missing_dictionary(aTHX_ dictionary); /* perl code: last */
+    if (value_is_compressed(flags)) {
+        int miss;
+        SV *plain = getparser_decode(aTHX_ p, val, data_len, &miss);
+        if (miss)
             return;
-        }
-        /* A value that does not decode (gzip, or zstd) stays as it came,
-         * flag and all, so that Cache::Memcached's own memGunzip decides, as
-         * without us (a zstd frame is not gzip: undef). */
         if (plain) {
-            append_crlf(aTHX_ plain);
-            SvREFCNT_dec(val);
             val = plain;
-            flags &= ~(U32)F_COMPRESS;
+            data_len = SvCUR(plain);
+            flags = value_decoded_flags(flags);
         }
     }
+    /* Inline finalize: what Cache::Memcached's finalize would do to a plain
+     * value is drop its CRLF. Any other value goes to it, CRLF and all. */
+    finished = p->inline_finalize && value_is_plain(flags);
+    end_value(aTHX_ val, data_len, !finished);
     if (PL_tainting)
         SvTAINTED_on(val); /* as sysread's data would be */
-    key = SvPV(p->key, klen);
+    key = SvPVX(p->key); /* a plain string: sv_setpvn made it */
+    klen = SvCUR(p->key);
     PERL_HASH(hash, key, klen); /* once for both hashes */
-    /* Inline finalize: what Cache::Memcached's finalize would do to a value
-     * with neither flag is drop its CRLF. Any other value goes to it. */
-    if (p->inline_finalize && !(flags & (F_COMPRESS | F_STORABLE))) {
-        SvCUR_set(val, SvCUR(val) - CRLF_LEN);
-        *SvEND(val) = '\0';
-    }
-    else {
+    if (!finished)
         getparser_batch(aTHX_ p, key, (I32)klen, hash, flags);
-    }
     /* Last: it may run perl code (which cannot reach key) or die. */
     getparser_store(aTHX_ p->dest, val, key, (I32)klen, hash);
 }
 
-/* A VALUE line: the key (namespace stripped), flags, and a scalar for the
- * data, at most VALUE_FIRST_ALLOC large to begin with. */
-static void
-getparser_begin_value(pTHX_ getparser *p, const cmrx_event *ev)
+/* The reader's callbacks (perl/src/reader.h): the value's key and flags,
+ * its storage (its scalar's buffer), its end, and signals. */
+
+static char *
+getparser_value_begins(void *ctx, const char *key, size_t key_len, uint32_t flags, size_t size,
+                       size_t *capacity)
 {
-    size_t klen = ev->key_len > p->nslen ? ev->key_len - p->nslen : 0;
-    size_t first = ev->len + CRLF_LEN < VALUE_FIRST_ALLOC ? (size_t)ev->len + CRLF_LEN : VALUE_FIRST_ALLOC;
-    sv_setpvn(p->key, (const char *)ev->key + (ev->key_len - klen), klen);
-    p->flags = ev->flags;
-    p->in_value = 1;
-    p->val = newSV(first + NUL_LEN);
+    getparser *p = (getparser *)ctx;
+    dTHXa(p->perl);
+    sv_setpvn(p->key, key, key_len);
+    p->flags = flags;
+    p->val = newSV(size + NUL_LEN);
     SvPOK_only(p->val);
+    *capacity = SvLEN(p->val) - NUL_LEN;
+    return SvPVX(p->val);
 }
 
-/* Makes the value's buffer hold at least `need` data bytes and its CRLF,
- * doubling as data arrives but never past `full`, the declared length. */
+static char *
+getparser_value_storage(void *ctx, size_t size, size_t *capacity)
+{
+    getparser *p = (getparser *)ctx;
+    dTHXa(p->perl);
+    grow_to(aTHX_ p->val, size);
+    *capacity = SvLEN(p->val) - NUL_LEN;
+    return SvPVX(p->val);
+}
+
 static void
-getparser_value_reserve(pTHX_ getparser *p, size_t need, size_t full)
+getparser_value_done(void *ctx, size_t data_len)
 {
-    size_t want;
-    if (SvLEN(p->val) >= need + CRLF_LEN + NUL_LEN)
-        return;
-    want = SvLEN(p->val) * 2;
-    if (want < need + CRLF_LEN)
-        want = need + CRLF_LEN;
-    if (want > full + CRLF_LEN)
-        want = full + CRLF_LEN;
-    grow_to(aTHX_ p->val, want);
+    getparser *p = (getparser *)ctx;
+    dTHXa(p->perl);
+    getparser_finish_value(aTHX_ p, data_len);
 }
 
-/* Appends data bytes the engine handed out to the value in progress. */
 static void
-getparser_append(pTHX_ getparser *p, const char *data, size_t n)
+getparser_interrupted(void *ctx)
 {
-    size_t cur = SvCUR(p->val);
-    getparser_value_reserve(aTHX_ p, cur + n, cur + n + (size_t)cmrx_parser_data_remaining(p->engine));
-    Copy(data, SvPVX(p->val) + cur, n, char);
-    SvCUR_set(p->val, cur + n);
+    getparser *p = (getparser *)ctx;
+    dTHXa(p->perl);
+    PERL_UNUSED_VAR(p); /* without threads */
+    PERL_ASYNC_CHECK(); /* signal handlers; one that parses croaks */
 }
 
-/* Runs the engine over the buffered bytes until it needs more input, the
- * response ends, or it proves bad. Returns 0, 1 or -1 as parse_from_sock. */
-static int
-getparser_drain(pTHX_ getparser *p)
-{
-    cmrx_event ev; /* the engine writes only what each event defines */
-    size_t at = 0;
-    int result = 0;
-
-    while (result == 0) {
-        int kind = cmrx_parser_next(p->engine, (const uint8_t *)p->buf + at, p->buf_len - at, &ev);
-        at += ev.consumed;
-        switch (kind) {
-        case CMRX_EV_VALUE:
-            getparser_begin_value(aTHX_ p, &ev);
-            break;
-        case CMRX_EV_DATA:
-            getparser_append(aTHX_ p, (const char *)ev.data, ev.data_len);
-            break;
-        case CMRX_EV_VALUE_END:
-            append_crlf(aTHX_ p->val);
-            p->in_value = 0;
-            getparser_finish_value(aTHX_ p);
-            break;
-        case CMRX_EV_END:
-            /* Bytes after END: the next call has the engine say so. */
-            if (at == p->buf_len)
-                result = 1;
-            break;
-        case CMRX_EV_PARTIAL:
-            goto out;
-        default:
-            result = getparser_fail(aTHX_ p, cmrx_parse_error_str(ev.error));
-            break;
-        }
-    }
-out:
-    /* Keep what the engine has not consumed: at most an unfinished line
-     * (bounded by the engine) or a value's CRLF. */
-    if (at > 0) {
-        p->buf_len -= at;
-        if (p->buf_len)
-            Move(p->buf + at, p->buf, p->buf_len, char);
-    }
-    return result;
-}
-
-/* The line buffer, with at least LINE_BUF_MIN_ROOM free (a freed parser's
- * buffer when there is one). */
-static void
-getparser_buf_reserve(pTHX_ getparser *p)
-{
-    if (!p->buf) {
-        dMY_CXT;
-        p->buf = MY_CXT.spare_buf;
-        MY_CXT.spare_buf = NULL;
-        p->buf_cap = READ_CHUNK;
-        if (!p->buf)
-            Newx(p->buf, READ_CHUNK, char);
-    }
-    else if (p->buf_cap - p->buf_len < LINE_BUF_MIN_ROOM) {
-        p->buf_cap = p->buf_len + READ_CHUNK;
-        Renew(p->buf, p->buf_cap, char);
-    }
-}
-
-/* Parses bytes given as a string. */
-static int
-getparser_feed(pTHX_ getparser *p, const char *bytes, size_t len)
-{
-    int result = 0;
-    while (len > 0 && result == 0) {
-        size_t n;
-        getparser_buf_reserve(aTHX_ p);
-        n = p->buf_cap - p->buf_len;
-        if (n > len)
-            n = len;
-        Copy(bytes, p->buf + p->buf_len, n, char);
-        p->buf_len += n;
-        bytes += n;
-        len -= n;
-        result = getparser_drain(aTHX_ p);
-    }
-    /* END at the end of a chunk, and more bytes after it. */
-    if (result == 1 && len > 0)
-        result = getparser_fail(aTHX_ p, cmrx_parse_error_str(CMRX_PE_AFTER_END));
-    return result;
-}
-
-/* One read(2) into the line buffer; *asked is the room offered. */
-static ssize_t
-getparser_read_lines(pTHX_ getparser *p, int fd, size_t *asked)
-{
-    ssize_t got;
-    getparser_buf_reserve(aTHX_ p);
-    *asked = p->buf_cap - p->buf_len;
-    got = read(fd, p->buf + p->buf_len, *asked);
-    if (got > 0)
-        p->buf_len += (size_t)got;
-    return got;
-}
-
-/* One read(2) straight into the value in progress, a large one, of at most
- * the data it has left; getparser_take_read then tells the engine. */
-static ssize_t
-getparser_read_value(pTHX_ getparser *p, int fd)
-{
-    size_t cur = SvCUR(p->val), room;
-    uint64_t remaining = cmrx_parser_data_remaining(p->engine);
-    size_t want = remaining > (uint64_t)SSize_t_MAX ? (size_t)SSize_t_MAX : (size_t)remaining;
-
-    getparser_value_reserve(aTHX_ p, cur + (want < DIRECT_READ_MIN ? want : DIRECT_READ_MIN), cur + want);
-    room = SvLEN(p->val) - cur - CRLF_LEN - NUL_LEN;
-    if (want > room)
-        want = room;
-    return read(fd, SvPVX(p->val) + cur, want);
-}
-
-/* The engine never saw the `got` bytes getparser_read_value put into the
- * value: they count as consumed, and as the value's. Returns 0, or -1 if
- * the engine refuses (more than the value has left: a bug). */
-static int
-getparser_take_read(pTHX_ getparser *p, size_t got)
-{
-    if (cmrx_parser_take_data(p->engine, (uint64_t)got) != CMRX_OK)
-        return getparser_fail(aTHX_ p, cmrx_parse_error_str(CMRX_PE_INTERNAL));
-    SvCUR_set(p->val, SvCUR(p->val) + got);
-    return 0;
-}
-
-/* Whether fd is non-blocking, looked at once per descriptor. */
-static void
-getparser_note_fd(getparser *p, int fd)
-{
-    if (p->nonblocking < 0 || p->fd != fd) {
-        p->fd = fd;
-        p->nonblocking = (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
-    }
-}
-
-/* Reads what the socket has and parses it. A non-blocking socket is read
- * until it has no more for now: a read into the line buffer that comes back
- * short, or EAGAIN (so a large value takes half the trips through
- * Cache::Memcached's select loop); a blocking one once per call, so the
- * select loop keeps its timeout. */
-static int
-getparser_read_fd(pTHX_ getparser *p, int fd)
-{
-    getparser_note_fd(p, fd);
-    for (;;) {
-        size_t asked = 0;
-        int direct = p->val && p->buf_len == 0
-                     && cmrx_parser_data_remaining(p->engine) >= DIRECT_READ_MIN;
-        ssize_t got = direct ? getparser_read_value(aTHX_ p, fd) : getparser_read_lines(aTHX_ p, fd, &asked);
-        if (got > 0) {
-            int result = direct ? getparser_take_read(aTHX_ p, (size_t)got) : getparser_drain(aTHX_ p);
-            int short_read = !direct && (size_t)got < asked;
-            if (result != 0 || !p->nonblocking || short_read)
-                return result;
-            continue;
-        }
-        if (got < 0 && errno == EINTR) {
-            PERL_ASYNC_CHECK(); /* signal handlers; one that parses croaks */
-            continue;
-        }
-        if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return 0;
-        if (got == 0)
-            return getparser_fail(aTHX_ p, "the server closed the connection before the response ended");
-        return getparser_fail_errno(aTHX_ p, "read failed", errno);
-    }
-}
+static const reader_callbacks getparser_callbacks = {
+    getparser_value_begins, getparser_value_storage, getparser_value_done, getparser_interrupted
+};
 
 /* Ends a parse call with `result`: nothing partial stays behind, and every
  * finished value reaches on_item. */
 static int
 getparser_conclude(pTHX_ getparser *p, int result)
 {
-    if (result != 0) {
-        p->result = result;
+    if (result != READER_RUNNING)
         getparser_drop_value(aTHX_ p);
-        p->buf_len = 0;
-    }
     getparser_flush(aTHX_ p);
     return result;
 }
 
 /* Savestack destructor of a parse call: drops the reference that kept the
  * parser alive, and when a croak unwound the call from the middle of the
- * parse (a tied STORE that died, a signal handler), marks the parser failed:
- * its buffer and value no longer agree with the engine. */
+ * parse (a tied STORE that died, a signal handler), fails the parse: the
+ * reader's buffer and the value no longer agree with the engine. */
 static void
 getparser_unwind(pTHX_ void *object)
 {
     SV *inner = (SV *)object;
     MAGIC *mg = mg_findext(inner, PERL_MAGIC_ext, &getparser_vtbl);
     getparser *p = mg ? (getparser *)mg->mg_ptr : NULL;
-    if (p && p->busy) {
-        p->busy = 0;
-        getparser_fail(aTHX_ p, "the parse died in perl code it ran (a tied hash's STORE, a signal handler)");
+    if (p && reader_busy(&p->reader)) {
+        reader_abandon(&p->reader, "the parse died in perl code it ran (a tied hash's STORE, a signal handler)");
         getparser_drop_value(aTHX_ p);
-        p->buf_len = 0;
     }
     SvREFCNT_dec(inner);
 }
 
-/* One parse call: of the socket fd, or (fd < 0) of bytes[0..len). */
+/* Whether the parse is over (reader_result says how): a parse call then
+ * returns that at once, looking at no argument. */
+static int
+getparser_over(const getparser *p)
+{
+    return reader_result(&p->reader) != READER_RUNNING;
+}
+
+/* The descriptor of a socket handle, or -1 when it has none open. */
+static int
+socket_fd(pTHX_ SV *sock)
+{
+    IO *io = sv_2io(sock);
+    return IoIFP(io) ? PerlIO_fileno(IoIFP(io)) : -1;
+}
+
+/* One parse call: of bytes[0..len) or, when bytes is NULL, of the socket
+ * fd. */
 static int
 getparser_run(pTHX_ SV *self, getparser *p, int fd, const char *bytes, STRLEN len)
 {
     int result;
-    if (p->busy)
+    if (reader_busy(&p->reader))
         croak(GETPARSER_CLASS ": called again from perl code that the same parser ran in the middle "
               "of a parse (a tied destination's STORE, a DESTROY, a signal handler): it cannot parse there");
     ENTER;
     /* The parser stays alive until the call is over, whatever on_item or a
      * DESTROY does with the last reference to it. */
     SAVEDESTRUCTOR_X(getparser_unwind, SvREFCNT_inc_simple_NN(SvRV(self)));
-    p->busy = 1;
-    result = fd >= 0 ? getparser_read_fd(aTHX_ p, fd) : getparser_feed(aTHX_ p, bytes, len);
-    p->busy = 0;
+    result = bytes ? reader_feed(&p->reader, bytes, len) : reader_read_fd(&p->reader, fd);
     result = getparser_conclude(aTHX_ p, result);
     LEAVE;
     return result;
@@ -973,6 +808,35 @@ encode_to_mortal(pTHX_ encode_fn encode, size_t bound, const char *in, STRLEN le
     return finish_output(aTHX_ out, got, 0);
 }
 
+typedef size_t (*bound_fn)(size_t);
+
+/* Compresses the bytes of a Zlib function's argument (input_of) at
+ * `level`, which the caller read first (its magic may run perl code), into
+ * a new mortal scalar; NULL when the engine refuses the level. */
+static SV *
+encode_arg(pTHX_ SV *data, encode_fn encode, bound_fn bound, IV level, const char *what)
+{
+    STRLEN len;
+    const char *in = bytes_nomg(aTHX_ input_of(aTHX_ data), what, &len);
+    if (level < INT_MIN || level > INT_MAX)
+        return NULL;
+    return encode_to_mortal(aTHX_ encode, bound(len), in, len, (int)level);
+}
+
+/* Decodes the bytes of a Zlib function's argument (input_of) as `format`,
+ * into at most $MaxOutput bytes (read first: its magic may run perl code):
+ * a new scalar, or NULL when they do not decode. */
+static SV *
+decode_arg(pTHX_ SV *data, int format, const char *what)
+{
+    dMY_CXT;
+    size_t max_out = MAX_OUTPUT();
+    STRLEN len;
+    const char *in = bytes_nomg(aTHX_ input_of(aTHX_ data), what, &len);
+    int status;
+    return decode_to_sv(aTHX_ format, in, len, max_out, 0, &status, NULL, NULL);
+}
+
 /* The samples of `samples` as the engine takes them: *ptrs and *lens
  * (freed with the XSUB's savestack), one entry per element; returns the
  * count. Each sample is copied (shared copy-on-write where perl can) with its
@@ -982,10 +846,10 @@ encode_to_mortal(pTHX_ encode_fn encode, size_t bound, const char *in, STRLEN le
 static size_t
 sample_arrays(pTHX_ AV *samples, const char *what, const uint8_t ***ptrs, size_t **lens)
 {
-    SSize_t i, count = av_len(samples) + 1;
-    Newx(*ptrs, count ? count : 1, const uint8_t *);
+    SSize_t i, count = av_count(samples);
+    Newx(*ptrs, AT_LEAST_ONE(count), const uint8_t *);
     SAVEFREEPV(*ptrs);
-    Newx(*lens, count ? count : 1, size_t);
+    Newx(*lens, AT_LEAST_ONE(count), size_t);
     SAVEFREEPV(*lens);
     for (i = 0; i < count; i++) {
         SV **elem = av_fetch(samples, i, 0);
@@ -997,8 +861,34 @@ sample_arrays(pTHX_ AV *samples, const char *what, const uint8_t ***ptrs, size_t
     return (size_t)count;
 }
 
-/* _train returns the dictionary and the k and d it used. */
+/* What some XSUBs return: _train the dictionary and the k and d it used;
+ * _gunzip_member the data and the input bytes it took up;
+ * decode_compressed (in list context) the value, its format and the ID of
+ * a missing dictionary. */
 #define TRAINED_RESULTS 3
+#define GUNZIP_MEMBER_RESULTS 2
+#define DECODED_RESULTS 3
+/* Compress::Zlib::compress($data, $level): the optional level's place. */
+#define ZLIB_LEVEL_ARG 1
+
+/* An engine function that reads a zstd dictionary and gives its ID. */
+typedef int (*dictionary_fn)(const uint8_t *, size_t, uint32_t *);
+
+/* The ID that `fn` (cmrx_zstd_register, cmrx_zstd_dictionary_id) gives the
+ * dictionary `bytes`, or a croak saying why, after `prefix`. */
+static U32
+dictionary_call(pTHX_ dictionary_fn fn, SV *bytes, const char *what, const char *prefix)
+{
+    STRLEN len;
+    uint32_t id = 0;
+    const char *in = bytes_of(aTHX_ bytes, what, &len);
+    int status = fn((const uint8_t *)in, len, &id);
+    if (status == CMRX_E_DICTIONARY_CONFLICT)
+        croak("%s%s (ID %lu)", prefix, cmrx_status_str(status), (unsigned long)id);
+    if (status != CMRX_OK)
+        croak("%s%s", prefix, cmrx_status_str(status));
+    return id;
+}
 
 /* A zstd frame of in[0..len) in a new mortal scalar; NULL (with *status
  * set, unless status is NULL) if the engine refuses: a bad level, a
@@ -1015,6 +905,33 @@ zstd_to_mortal(pTHX_ const char *in, STRLEN len, int level, U32 dictionary, int 
     if (rc != CMRX_OK)
         return NULL;
     return finish_output(aTHX_ out, got, 0);
+}
+
+#define ZSTD_COMPRESS "Cache::Memcached::RustXS::Zstd::compress"
+#define FIRST_OPTION 1 /* the argument after the data */
+
+/* Zstd::compress's options, the name => value pairs option[0..count)
+ * (get-magic run): level (undef: 0, the default) and dictionary (an ID;
+ * undef: 0, none). */
+static void
+zstd_compress_options(pTHX_ SV **option, I32 count, IV *level, UV *dictionary)
+{
+    SV **end = option + count;
+    if (count % PAIR_LEN)
+        croak(ZSTD_COMPRESS ": options come in pairs (level => N, dictionary => ID)");
+    for (; option < end; option += PAIR_LEN) {
+        const char *name = SvPV_nolen(option[PAIR_NAME]);
+        SV *value = option[PAIR_VALUE];
+        /* Get magic before SvOK: a tied or otherwise magical value has no
+         * OK flags until its FETCH has run. */
+        SvGETMAGIC(value);
+        if (strEQ(name, "level"))
+            *level = SvOK(value) ? SvIV_nomg(value) : 0;
+        else if (strEQ(name, "dictionary"))
+            *dictionary = SvOK(value) ? SvUV_nomg(value) : 0;
+        else
+            croak(ZSTD_COMPRESS ": unknown option %s", name);
+    }
 }
 
 /* Sets *out_sv (a Fast output argument) to a mortal result, set-magic and
@@ -1055,27 +972,32 @@ new_fast_method(pTHX_ XSUBADDR_t xsub, SV *settings)
     return newRV_noinc((SV *)cv);
 }
 
+/* The arguments of a compress_methods XSUB, f(\$in, \$out): the bytes
+ * of $in (its get-magic run) and, in *out_sv, $out. */
+enum fast_method_arg { FAST_IN, FAST_OUT, FAST_METHOD_ARGS };
+
+static const char *
+fast_method_args(pTHX_ SV **args, I32 items, const char *what, SV **out_sv, STRLEN *len)
+{
+    SV *in_sv;
+    if (items != FAST_METHOD_ARGS || !SvROK(args[FAST_IN]) || !SvROK(args[FAST_OUT]))
+        croak("Usage: $%s->(\\$in, \\$out)", what);
+    in_sv = SvRV(args[FAST_IN]);
+    *out_sv = SvRV(args[FAST_OUT]);
+    return bytes_of(aTHX_ in_sv, what, len);
+}
+
 XS(xs_fast_compress);
 XS(xs_fast_compress)
 {
     dXSARGS;
     const fast_methods *m = fast_methods_of(aTHX_ cv);
-    SV *in_sv, *out_sv, *result;
-    const char *in;
+    SV *out_sv, *result;
     STRLEN len;
-    if (items != 2 || !SvROK(ST(0)) || !SvROK(ST(1)))
-        croak("Usage: $compress->(\\$in, \\$out)");
-    in_sv = SvRV(ST(0));
-    out_sv = SvRV(ST(1));
-    SvGETMAGIC(in_sv);
-    in = bytes_nomg(aTHX_ in_sv, "compress", &len);
-    /* Already compressed (JPEG, PNG, gzip, zstd, ...): say no at once, and
-     * Cache::Memcached::Fast stores the value raw. */
-    if (cmrx_sniff_compressed((const uint8_t *)in, len) != CMRX_FMT_NONE)
-        XSRETURN_NO;
-    /* Large and a sample does not shrink (encrypted, random, unknown media):
-     * no at once too, rather than compress it all for Fast to throw away. */
-    if (cmrx_looks_incompressible((const uint8_t *)in, len))
+    const char *in = fast_method_args(aTHX_ &ST(0), items, "compress", &out_sv, &len);
+    /* Not worth it (values.h): say no at once, and Cache::Memcached::Fast
+     * stores the value raw. */
+    if (!value_worth_compressing((const uint8_t *)in, len))
         XSRETURN_NO;
     result = m->zstd ? zstd_to_mortal(aTHX_ in, len, m->level, m->dictionary, NULL)
                      : encode_to_mortal(aTHX_ cmrx_gzip, cmrx_gzip_bound(len), in, len, m->level);
@@ -1090,17 +1012,11 @@ XS(xs_fast_decompress)
 {
     dXSARGS;
     const fast_methods *m = fast_methods_of(aTHX_ cv);
-    SV *in_sv, *out_sv, *result;
-    const char *in;
+    SV *out_sv, *result;
     STRLEN len;
     int status, report;
     U32 dictionary;
-    if (items != 2 || !SvROK(ST(0)) || !SvROK(ST(1)))
-        croak("Usage: $decompress->(\\$in, \\$out)");
-    in_sv = SvRV(ST(0));
-    out_sv = SvRV(ST(1));
-    SvGETMAGIC(in_sv);
-    in = bytes_nomg(aTHX_ in_sv, "decompress", &len);
+    const char *in = fast_method_args(aTHX_ &ST(0), items, "decompress", &out_sv, &len);
     result = decode_to_sv_rescanning(aTHX_ CMRX_DECODE_ANY, in, len, m->max_output, 0, &status,
                                      &dictionary, &report);
     if (!result) {
@@ -1110,6 +1026,48 @@ XS(xs_fast_decompress)
     }
     set_output(aTHX_ out_sv, sv_2mortal(result));
     XSRETURN_YES;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Numbers the Perl modules take from here                                  */
+
+/* Each is defined once (cmrx.h, generated from the engine; values.h; this
+ * file) and reaches the Perl modules only through these tables. */
+typedef struct {
+    const char *name;
+    IV value;
+} named_number;
+
+static const named_number level_ranges[] = {
+    { "gzip_min", CMRX_GZIP_MIN_LEVEL }, { "gzip_max", CMRX_GZIP_MAX_LEVEL },
+    { "zlib_min", CMRX_ZLIB_MIN_LEVEL }, { "zlib_max", CMRX_ZLIB_MAX_LEVEL },
+    { "zstd_min", CMRX_ZSTD_MIN_LEVEL }, { "zstd_max", CMRX_ZSTD_MAX_LEVEL },
+};
+
+static const named_number shared_constants[] = {
+    { "F_STORABLE", VALUE_F_STORABLE },
+    { "F_COMPRESS", VALUE_F_COMPRESS },
+    { "RESCAN_ABSENT", RESCAN_ABSENT },
+    { "RESCAN_FOUND", RESCAN_FOUND },
+    { "RESCAN_NOT_DUE", RESCAN_NOT_DUE },
+    { "TRAIN_FASTCOVER", CMRX_TRAIN_FASTCOVER },
+    { "TRAIN_COVER", CMRX_TRAIN_COVER },
+    { "TRAIN_SAMPLES", CMRX_TRAIN_SAMPLES },
+    { "ZSTD_DEFAULT_LEVEL", CMRX_ZSTD_DEFAULT_LEVEL },
+};
+
+/* Pushes a table's name => number pairs on the stack. */
+static void
+push_named_numbers(pTHX_ const named_number *table, size_t count)
+{
+    dSP;
+    size_t i;
+    EXTEND(SP, (SSize_t)(count * PAIR_LEN));
+    for (i = 0; i < count; i++) {
+        mPUSHs(newSVpv(table[i].name, 0));
+        mPUSHi(table[i].value);
+    }
+    PUTBACK;
 }
 
 MODULE = Cache::Memcached::RustXS  PACKAGE = Cache::Memcached::RustXS
@@ -1140,15 +1098,20 @@ engine_version()
 void
 _level_ranges()
   PPCODE:
-    /* The engine's level ranges (cmrx.h), for the Perl code that checks
-     * levels itself (a dictionary set's manifest): name => level pairs. */
-    EXTEND(SP, 12);
-    mPUSHs(newSVpvs("gzip_min")); mPUSHi(CMRX_GZIP_MIN_LEVEL);
-    mPUSHs(newSVpvs("gzip_max")); mPUSHi(CMRX_GZIP_MAX_LEVEL);
-    mPUSHs(newSVpvs("zlib_min")); mPUSHi(CMRX_ZLIB_MIN_LEVEL);
-    mPUSHs(newSVpvs("zlib_max")); mPUSHi(CMRX_ZLIB_MAX_LEVEL);
-    mPUSHs(newSVpvs("zstd_min")); mPUSHi(CMRX_ZSTD_MIN_LEVEL);
-    mPUSHs(newSVpvs("zstd_max")); mPUSHi(CMRX_ZSTD_MAX_LEVEL);
+    /* The engine's level ranges, for the Perl code that checks levels
+     * itself (a dictionary set's manifest): name => level pairs. */
+    PUTBACK;
+    push_named_numbers(aTHX_ level_ranges, COUNT_OF(level_ranges));
+    SPAGAIN;
+
+void
+_constants()
+  PPCODE:
+    /* The other numbers the Perl modules share with the engine, the value
+     * policy and this file: name => number pairs. */
+    PUTBACK;
+    push_named_numbers(aTHX_ shared_constants, COUNT_OF(shared_constants));
+    SPAGAIN;
 
 SV *
 _compress_methods(format, level_sv, dictionary, max_output_sv)
@@ -1170,7 +1133,8 @@ _compress_methods(format, level_sv, dictionary, max_output_sv)
         croak("compress_methods: unknown format %s", format);
     SvGETMAGIC(level_sv);
     level = SvOK(level_sv) ? SvIV_nomg(level_sv) : m.zstd ? 0 : CMRX_LEVEL_DEFAULT;
-    m.level = checked_level(aTHX_ "compress_methods", m.zstd, level);
+    m.level = m.zstd ? checked_zstd_level(aTHX_ "compress_methods", level)
+                     : checked_gzip_level(aTHX_ "compress_methods", level);
     if (dictionary > (UV)U32_MAX)
         croak("compress_methods: no such dictionary ID %" UVuf, dictionary);
     m.dictionary = (U32)dictionary;
@@ -1212,20 +1176,21 @@ new(class, dest, namespace_len, on_item = &PL_sv_undef)
     if (SvOK(on_item) && !(SvROK(on_item) && SvTYPE(SvRV(on_item)) == SVt_PVCV))
         croak(GETPARSER_CLASS "->new: on_item must be a code reference");
     max_out = MAX_OUTPUT();
-    inline_finalize = config_iv(aTHX_ MY_CXT.inline_finalize, 1) && finalize_is_known(aTHX_ on_item);
+    inline_finalize = config_iv(aTHX_ MY_CXT.inline_finalize, INLINE_FINALIZE_DEFAULT)
+                      && finalize_is_known(aTHX_ on_item);
     classname = SvROK(class) ? sv_reftype(SvRV(class), TRUE) : SvPV_nolen(class);
     Newxz(p, 1, getparser);
-    p->engine = cmrx_parser_new(0);
-    if (!p->engine) {
+    if (reader_init(&p->reader, &getparser_callbacks, p, namespace_len > 0 ? (size_t)namespace_len : 0,
+                    &MY_CXT.spare_line_buffer) != 0) {
         Safefree(p);
         croak(GETPARSER_CLASS "->new: out of memory");
     }
+#ifdef PERL_IMPLICIT_CONTEXT
+    p->perl = aTHX;
+#endif
     p->dest = (HV *)SvREFCNT_inc_simple_NN(SvRV(dest));
     p->on_item = SvOK(on_item) ? newSVsv(on_item) : NULL;
     p->batch = newHV();
-    p->fd = -1;
-    p->nonblocking = -1;
-    p->nslen = namespace_len > 0 ? (STRLEN)namespace_len : 0;
     p->max_out = max_out;
     p->inline_finalize = inline_finalize;
     p->key = newSVpvs("");
@@ -1243,19 +1208,10 @@ parse_from_sock(self, sock)
     SV *sock
   PREINIT:
     getparser *p;
-    IO *io;
-    int fd;
   CODE:
     p = getparser_of(aTHX_ self);
-    if (p->result != 0) {
-        RETVAL = p->result;
-    }
-    else {
-        io = sv_2io(sock);
-        fd = IoIFP(io) ? PerlIO_fileno(IoIFP(io)) : -1;
-        RETVAL = fd < 0 ? getparser_conclude(aTHX_ p, getparser_fail(aTHX_ p, "not an open socket"))
-                        : getparser_run(aTHX_ self, p, fd, NULL, 0);
-    }
+    RETVAL = getparser_over(p) ? reader_result(&p->reader)
+                               : getparser_run(aTHX_ self, p, socket_fd(aTHX_ sock), NULL, 0);
   OUTPUT:
     RETVAL
 
@@ -1270,8 +1226,8 @@ parse_from_string(self, bytes)
     STRLEN len;
   CODE:
     p = getparser_of(aTHX_ self);
-    if (p->result != 0) {
-        RETVAL = p->result;
+    if (getparser_over(p)) {
+        RETVAL = reader_result(&p->reader);
     }
     else {
         /* A copy (shared copy-on-write where perl can): the stores of the
@@ -1291,7 +1247,7 @@ current_key(self)
     getparser *p;
   CODE:
     p = getparser_of(aTHX_ self);
-    RETVAL = p->in_value ? newSVsv(p->key) : &PL_sv_undef;
+    RETVAL = reader_in_value(&p->reader) ? newSVsv(p->key) : &PL_sv_undef;
   OUTPUT:
     RETVAL
 
@@ -1299,10 +1255,10 @@ SV *
 error(self)
     SV *self
   PREINIT:
-    getparser *p;
+    const char *why;
   CODE:
-    p = getparser_of(aTHX_ self);
-    RETVAL = p->error ? newSVsv(p->error) : &PL_sv_undef;
+    why = reader_error(&getparser_of(aTHX_ self)->reader);
+    RETVAL = why ? newSVpv(why, 0) : &PL_sv_undef;
   OUTPUT:
     RETVAL
 
@@ -1322,15 +1278,10 @@ memGzip(data)
   PROTOTYPE: $
   PREINIT:
     dMY_CXT;
-    const char *in;
-    STRLEN len;
-    IV level;
     SV *out;
   PPCODE:
     set_gzerrno(aTHX_ 0);
-    level = GZIP_LEVEL(); /* before the input's pointer: it may run perl code */
-    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "memGzip", &len);
-    out = encode_to_mortal(aTHX_ cmrx_gzip, cmrx_gzip_bound(len), in, len, (int)level);
+    out = encode_arg(aTHX_ data, cmrx_gzip, cmrx_gzip_bound, GZIP_LEVEL(), "memGzip");
     ST(0) = out ? out : &PL_sv_undef;
     XSRETURN(1);
 
@@ -1339,16 +1290,9 @@ memGunzip(data)
     SV *data
   PROTOTYPE: $
   PREINIT:
-    dMY_CXT;
-    const char *in;
-    STRLEN len;
-    int status;
-    size_t max_out;
     SV *out;
   PPCODE:
-    max_out = MAX_OUTPUT(); /* before the input's pointer: it may run perl code */
-    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "memGunzip", &len);
-    out = decode_to_sv(aTHX_ CMRX_DECODE_GZIP, in, len, max_out, 0, &status, NULL, NULL);
+    out = decode_arg(aTHX_ data, CMRX_DECODE_GZIP, "memGunzip");
     if (out)
         sv_2mortal(out); /* before $gzerrno's set-magic, which may die */
     set_gzerrno(aTHX_ out ? 0 : CMRX_E_DATA);
@@ -1369,14 +1313,13 @@ _gunzip_member(data)
     /* For the override of Compress::Zlib::memGunzip: (data, bytes of the
      * input the member took up), or nothing when it does not gunzip. */
     max_out = MAX_OUTPUT();
-    SvGETMAGIC(data);
-    in = bytes_nomg(aTHX_ data, "memGunzip", &len);
+    in = bytes_of(aTHX_ data, "memGunzip", &len);
     out = decode_to_sv(aTHX_ CMRX_DECODE_GZIP, in, len, max_out, 0, &status, &used, NULL);
     if (!out)
         XSRETURN_EMPTY;
     sv_2mortal(out);
     set_gzerrno(aTHX_ 0);
-    EXTEND(SP, 2);
+    EXTEND(SP, GUNZIP_MEMBER_RESULTS);
     PUSHs(out);
     mPUSHu((UV)used);
 
@@ -1385,19 +1328,14 @@ compress(data, ...)
     SV *data
   PROTOTYPE: $;$
   PREINIT:
-    const char *in;
-    STRLEN len;
     IV level;
     SV *out;
   PPCODE:
     /* As Compress::Zlib: no level is the default; an explicit undef is
-     * level 0 (it warns there too, through SvIV). Read before the input's
-     * pointer, since it may run perl code. */
-    level = items > 1 ? SvIV(ST(1)) : CMRX_LEVEL_DEFAULT;
-    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "compress", &len);
-    /* Levels zlib refuses give undef, as in Compress::Zlib. */
-    out = level < INT_MIN || level > INT_MAX ? NULL
-        : encode_to_mortal(aTHX_ cmrx_zlib, cmrx_zlib_bound(len), in, len, (int)level);
+     * level 0 (it warns there too, through SvIV). Levels zlib refuses give
+     * undef, as there. */
+    level = items > ZLIB_LEVEL_ARG ? SvIV(ST(ZLIB_LEVEL_ARG)) : CMRX_LEVEL_DEFAULT;
+    out = encode_arg(aTHX_ data, cmrx_zlib, cmrx_zlib_bound, level, "compress");
     ST(0) = out ? out : &PL_sv_undef;
     XSRETURN(1);
 
@@ -1406,16 +1344,9 @@ uncompress(data)
     SV *data
   PROTOTYPE: $
   PREINIT:
-    dMY_CXT;
-    const char *in;
-    STRLEN len;
-    int status;
-    size_t max_out;
     SV *out;
   PPCODE:
-    max_out = MAX_OUTPUT(); /* before the input's pointer: it may run perl code */
-    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "uncompress", &len);
-    out = decode_to_sv(aTHX_ CMRX_DECODE_ZLIB, in, len, max_out, 0, &status, NULL, NULL);
+    out = decode_arg(aTHX_ data, CMRX_DECODE_ZLIB, "uncompress");
     ST(0) = out ? sv_2mortal(out) : &PL_sv_undef;
     XSRETURN(1);
 
@@ -1424,20 +1355,8 @@ MODULE = Cache::Memcached::RustXS  PACKAGE = Cache::Memcached::RustXS::Zstd
 UV
 _load_dictionary_bytes(bytes)
     SV *bytes
-  PREINIT:
-    const char *in;
-    STRLEN len;
-    uint32_t id = 0;
-    int status;
   CODE:
-    SvGETMAGIC(bytes);
-    in = bytes_nomg(aTHX_ bytes, "load_dictionary", &len);
-    status = cmrx_zstd_register((const uint8_t *)in, len, &id);
-    if (status == CMRX_E_DICTIONARY_CONFLICT)
-        croak("%s (ID %lu)", cmrx_status_str(status), (unsigned long)id);
-    if (status != CMRX_OK)
-        croak("%s", cmrx_status_str(status));
-    RETVAL = id;
+    RETVAL = dictionary_call(aTHX_ cmrx_zstd_register, bytes, "load_dictionary", "");
   OUTPUT:
     RETVAL
 
@@ -1458,18 +1377,8 @@ _prepare_dictionary(id, level)
 UV
 dictionary_id(bytes)
     SV *bytes
-  PREINIT:
-    const char *in;
-    STRLEN len;
-    uint32_t id = 0;
-    int status;
   CODE:
-    SvGETMAGIC(bytes);
-    in = bytes_nomg(aTHX_ bytes, "dictionary_id", &len);
-    status = cmrx_zstd_dictionary_id((const uint8_t *)in, len, &id);
-    if (status != CMRX_OK)
-        croak("dictionary_id: %s", cmrx_status_str(status));
-    RETVAL = id;
+    RETVAL = dictionary_call(aTHX_ cmrx_zstd_dictionary_id, bytes, "dictionary_id", "dictionary_id: ");
   OUTPUT:
     RETVAL
 
@@ -1490,8 +1399,7 @@ dictionary_with_id(bytes, id)
     if (!SvOK(id) || !looks_like_number(id) || SvIV_nomg(id) < 1 || SvUV_nomg(id) > (UV)U32_MAX)
         croak("dictionary_with_id: the ID must be 1 to %lu", (unsigned long)U32_MAX);
     new_id = SvUV_nomg(id);
-    SvGETMAGIC(bytes);
-    in = bytes_nomg(aTHX_ bytes, "dictionary_with_id", &len);
+    in = bytes_of(aTHX_ bytes, "dictionary_with_id", &len);
     out = sv_2mortal(newSV(len + NUL_LEN));
     status = cmrx_zstd_dictionary_with_id((const uint8_t *)in, len, (U32)new_id,
                                           (uint8_t *)SvPVX(out), &got);
@@ -1509,8 +1417,7 @@ _loaded_state(id, bytes)
     const char *in;
     STRLEN len;
   CODE:
-    SvGETMAGIC(bytes);
-    in = bytes_nomg(aTHX_ bytes, "_loaded_state", &len);
+    in = bytes_of(aTHX_ bytes, "_loaded_state", &len);
     switch (id > (UV)U32_MAX ? CMRX_DICT_NOT_LOADED : cmrx_zstd_loaded_state((U32)id, (const uint8_t *)in, len)) {
     case CMRX_DICT_NOT_LOADED: RETVAL = "not_loaded"; break;
     case CMRX_DICT_SAME:       RETVAL = "same"; break;
@@ -1570,11 +1477,10 @@ _frame_sizes(dictionary, level, samples)
     const char *dict = NULL;
     size_t *lens, *sizes, count, i;
     STRLEN dict_len = 0;
-    int status;
+    int status, zstd_level;
     AV *result;
   PPCODE:
-    if (level < INT_MIN || level > INT_MAX || !cmrx_zstd_level_valid((int)level))
-        croak("frame_sizes: level must be 0 (the default), 1 to 22 or -1 to -7, not %" IVdf, level);
+    zstd_level = checked_zstd_level(aTHX_ "frame_sizes", level);
     SvGETMAGIC(dictionary);
     if (SvOK(dictionary)) {
         /* A copy (its magic has run): the samples' magic below may change
@@ -1584,16 +1490,14 @@ _frame_sizes(dictionary, level, samples)
         dict = bytes_nomg(aTHX_ copy, "frame_sizes", &dict_len);
     }
     count = sample_arrays(aTHX_ samples, "frame_sizes", &ptrs, &lens);
-    Newx(sizes, count ? count : 1, size_t);
+    Newx(sizes, AT_LEAST_ONE(count), size_t);
     SAVEFREEPV(sizes);
-    status = cmrx_zstd_frame_sizes((const uint8_t *)dict, dict_len, (int)level,
-                                   ptrs, lens, count, sizes);
+    status = cmrx_zstd_frame_sizes((const uint8_t *)dict, dict_len, zstd_level, ptrs, lens, count,
+                                   sizes);
     if (status != CMRX_OK)
         croak("frame_sizes: %s", cmrx_status_str(status));
     result = newAV();
     sv_2mortal((SV *)result);
-    if (count)
-        av_extend(result, (SSize_t)count - 1);
     for (i = 0; i < count; i++)
         av_push(result, newSVuv(sizes[i]));
     XPUSHs(sv_2mortal(newRV_inc((SV *)result)));
@@ -1606,32 +1510,18 @@ compress(data, ...)
     STRLEN len;
     IV level = 0;
     UV dictionary = 0;
-    int i, status, zstd_level;
+    int status, zstd_level;
     SV *out;
   PPCODE:
     /* Options first (their magic may run perl code), then the input. */
-    if ((items - 1) % 2)
-        croak("Cache::Memcached::RustXS::Zstd::compress: options come in pairs (level => N, dictionary => ID)");
-    for (i = 1; i < items; i += 2) {
-        const char *name = SvPV_nolen(ST(i));
-        SV *value = ST(i + 1);
-        /* Get magic before SvOK: a tied or otherwise magical value has no
-         * OK flags until its FETCH has run. */
-        SvGETMAGIC(value);
-        if (strEQ(name, "level"))
-            level = SvOK(value) ? SvIV_nomg(value) : 0;
-        else if (strEQ(name, "dictionary"))
-            dictionary = SvOK(value) ? SvUV_nomg(value) : 0;
-        else
-            croak("Cache::Memcached::RustXS::Zstd::compress: unknown option %s", name);
-    }
-    zstd_level = checked_level(aTHX_ "Cache::Memcached::RustXS::Zstd::compress", 1, level);
+    zstd_compress_options(aTHX_ &ST(FIRST_OPTION), items - FIRST_OPTION, &level, &dictionary);
+    zstd_level = checked_zstd_level(aTHX_ ZSTD_COMPRESS, level);
     if (dictionary > (UV)U32_MAX)
-        croak("Cache::Memcached::RustXS::Zstd::compress: no such dictionary ID %" UVuf, dictionary);
-    in = bytes_nomg(aTHX_ input_of(aTHX_ data), "Cache::Memcached::RustXS::Zstd::compress", &len);
+        croak(ZSTD_COMPRESS ": no such dictionary ID %" UVuf, dictionary);
+    in = bytes_nomg(aTHX_ input_of(aTHX_ data), ZSTD_COMPRESS, &len);
     out = zstd_to_mortal(aTHX_ in, len, zstd_level, (U32)dictionary, &status);
     if (!out && status == CMRX_E_UNKNOWN_DICTIONARY)
-        croak("Cache::Memcached::RustXS::Zstd::compress: dictionary %" UVuf " is not loaded", dictionary);
+        croak(ZSTD_COMPRESS ": dictionary %" UVuf " is not loaded", dictionary);
     ST(0) = out ? out : &PL_sv_undef;
     XSRETURN(1);
 
@@ -1692,7 +1582,7 @@ decode_compressed(data)
         ST(0) = out ? out : &PL_sv_undef;
         XSRETURN(1);
     }
-    EXTEND(SP, 3);
+    EXTEND(SP, DECODED_RESULTS);
     PUSHs(out ? out : &PL_sv_undef);
     PUSHs(format_name ? sv_2mortal(newSVpv(format_name, 0)) : &PL_sv_undef);
     PUSHs(status == CMRX_E_UNKNOWN_DICTIONARY ? sv_2mortal(newSVuv(dictionary)) : &PL_sv_undef);

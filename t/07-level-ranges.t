@@ -3,7 +3,8 @@
 # from the Rust constants; cargo test fails when it drifts) states them, the
 # built module accepts exactly those levels and its croaks name those
 # ranges, and every level range and default the modules' POD states is one
-# of them.
+# of them. So are the training methods' codes and the default level that
+# Zstd.pm has from the XS (_constants).
 use strict;
 use warnings;
 use lib 't/lib';
@@ -77,6 +78,16 @@ is_deeply { Cache::Memcached::RustXS::_level_ranges() },
     { gzip_min => $GZ_MIN, gzip_max => $GZ_MAX, zlib_min => $Z_MIN, zlib_max => $Z_MAX,
       zstd_min => $ZS_MIN, zstd_max => $ZS_MAX },
     'the ranges the Perl code checks with (a dictionary set\'s manifest) are cmrx.h\'s';
+
+{
+    my %shared = Cache::Memcached::RustXS::_constants();
+    is_deeply [ @shared{qw(TRAIN_FASTCOVER TRAIN_COVER TRAIN_SAMPLES ZSTD_DEFAULT_LEVEL)} ],
+        [ @h{qw(CMRX_TRAIN_FASTCOVER CMRX_TRAIN_COVER CMRX_TRAIN_SAMPLES CMRX_ZSTD_DEFAULT_LEVEL)} ],
+        'the training methods\' codes and the default level Zstd.pm trains at are cmrx.h\'s';
+    is Cache::Memcached::RustXS::Zstd::train_dictionary_with_parameters(
+           [ map { "sample $_ " x 20 } 1 .. 50 ], size => 1024, method => 'samples')->{level},
+        $h{CMRX_ZSTD_DEFAULT_LEVEL}, '... and a training reports that level';
+}
 
 is $Cache::Memcached::RustXS::Zlib::MaxOutput, $h{CMRX_DEFAULT_MAX_OUTPUT}, '$MaxOutput starts at the engine\'s default';
 is length(Cache::Memcached::RustXS::Zlib::memGzip('x' x 1000)),

@@ -24,6 +24,10 @@ our @CARP_NOT = ('Cache::Memcached::RustXS::Memcached');
 # (perl/RustXS.xs), as are the helpers _load_dictionary_bytes,
 # _prepare_dictionary, _loaded_state, _train and _frame_sizes.
 
+# The numbers this module shares with the XS and the engine, from them: the
+# training methods' codes, zstd's default level, what _rescan_for says.
+my %SHARED = Cache::Memcached::RustXS::_constants();
+
 # The message of an exception from the XS, without its " at FILE line N.".
 sub _reason {
     my ($err) = @_;
@@ -47,12 +51,12 @@ sub load_dictionary {
 
 my $DEFAULT_DICTIONARY_SIZE = 16 * 1024;
 
-# The training methods by name, with their codes in rust/ffi.rs
-# (TrainMethod) and the segment sizes they try by default.
+# The training methods by name, with their codes (the engine's) and the
+# segment sizes they try by default.
 my %TRAIN_METHOD = (
-    fastcover => { code => 1, steps => 4 },
-    cover     => { code => 2, steps => 4 },
-    samples   => { code => 3, steps => 0 },
+    fastcover => { code => $SHARED{TRAIN_FASTCOVER}, steps => 4 },
+    cover     => { code => $SHARED{TRAIN_COVER},     steps => 4 },
+    samples   => { code => $SHARED{TRAIN_SAMPLES},   steps => 0 },
 );
 my @TRAIN_OPTIONS = qw(size method k d steps level id);
 
@@ -73,8 +77,8 @@ sub _train_as_asked {
     Carp::croak("$who: the samples must be an array reference")
         unless ref $samples eq 'ARRAY';
     Cache::Memcached::RustXS::_check_options($who, $opt, @TRAIN_OPTIONS);
-    my %how = (size => $DEFAULT_DICTIONARY_SIZE, method => 'fastcover', level => 3,
-               k => 0, d => 0, id => 0, %$opt);
+    my %how = (size => $DEFAULT_DICTIONARY_SIZE, method => 'fastcover',
+               level => $SHARED{ZSTD_DEFAULT_LEVEL}, k => 0, d => 0, id => 0, %$opt);
     my $method = $TRAIN_METHOD{ defined $how{method} ? $how{method} : '' }
         or Carp::croak("$who: method must be fastcover, cover or samples, not "
                        . (defined $how{method} ? $how{method} : 'undef'));
@@ -196,8 +200,8 @@ sub _loaded_sha256 {
     return defined $LOADED_SHA256{$id} ? $LOADED_SHA256{$id} : '';
 }
 
-# What _rescan_for says (perl/RustXS.xs has the same numbers).
-my ($RESCAN_ABSENT, $RESCAN_FOUND, $RESCAN_NOT_DUE) = (0, 1, 2);
+# What _rescan_for says to the XS, in its numbers.
+my ($RESCAN_ABSENT, $RESCAN_FOUND, $RESCAN_NOT_DUE) = @SHARED{qw(RESCAN_ABSENT RESCAN_FOUND RESCAN_NOT_DUE)};
 
 # Called by the XS readers when a frame names dictionary $id, which is not
 # loaded: scans the loaded sets whose interval has passed, and says whether

@@ -15,8 +15,9 @@ our @EXPORT_OK = qw(list_keys fetch_values decode_value read_sample_files);
 
 our $NONE = '(none)';    # the group of keys without the delimiter
 
-my $F_STORABLE = 1;      # the flags Cache::Memcached and ::Fast set
-my $F_COMPRESS = 2;
+my %SHARED     = Cache::Memcached::RustXS::_constants();
+my $F_STORABLE = $SHARED{F_STORABLE};    # the flags Cache::Memcached and ::Fast set
+my $F_COMPRESS = $SHARED{F_COMPRESS};
 my $GET_BATCH  = 100;    # keys per get request
 my $MAX_KEY    = 250;    # the longest key a text-protocol get names
 my $PROGRESS_EVERY = 10000;    # keys listed between progress reports

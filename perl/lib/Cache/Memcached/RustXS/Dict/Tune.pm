@@ -37,7 +37,7 @@ my $MIN_TRAIN     = 5;     # zstd trains on 5 values at the least
 my $MIN_HELD      = 2;
 my $PLACEHOLDER_ID = 1;    # candidates name a 1-byte ID, as the set's small IDs do
 my $MAX_TIMED     = 12;    # candidates timed at most, best first, until one is fast enough
-my $F_COMPRESS    = 2;     # the clients' flag of a compressed value
+my $F_COMPRESS    = { Cache::Memcached::RustXS::_constants() }->{F_COMPRESS};    # the clients' flag
 my $MIN_GAIN      = 5;     # percent less memory than without a dictionary, to be worth one
 our $COMPRESS_RATIO = 0.8; # the clients keep a compressed value at most 0.8 of the raw one
 
