@@ -22,7 +22,8 @@ use Storable ();
 use Cache::Memcached::RustXS::Zstd qw(compress train_dictionary load_dictionary frame_dictionary_id);
 use Cache::Memcached::RustXS::Dict qw(sum_length);
 use Cache::Memcached::RustXS::Dict::Server ();
-use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values decode_value read_sample_files);
+use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values decode_value);
+use Cache::Memcached::RustXS::Dict::Files qw(read_sample_files);
 use Cache::Memcached::RustXS::Dict::Measure qw(held_out_split measure_held_out codecs measure
                                               measure_codec compress_all train load_dictionary_file);
 use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_report print_train

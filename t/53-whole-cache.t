@@ -22,7 +22,7 @@ use File::Spec ();
 use File::Temp ();
 use Cache::Memcached::RustXS::Zstd qw(compress_methods train_dictionary frame_dictionary_id);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
-use Cache::Memcached::RustXS::Dict::Sets qw(whole_cache_samples);
+use Cache::Memcached::RustXS::Dict::SetTrainer qw(whole_cache_samples);
 use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold);
 use CMRXTest::Memcached;
 use CMRXTest::DictSets qw(corpus_halves read_file write_file json_of train_whole_cache_set);

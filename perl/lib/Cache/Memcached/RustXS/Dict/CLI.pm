@@ -10,16 +10,17 @@ use Pod::Usage ();
 
 use Cache::Memcached::RustXS::Dict qw(fail sum_length);
 use Cache::Memcached::RustXS::Dict::Server ();
-use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values read_sample_files);
+use Cache::Memcached::RustXS::Dict::Files qw(read_sample_files);
+use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values);
 use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out train load_dictionary_file);
-use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_report print_train
-                                             print_json skipped_note shown);
+use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_report print_train print_json
+                                             print_train_all print_report_set set_data print_prune prune_data
+                                             skipped_note shown);
 use Cache::Memcached::RustXS::Dict::Memory ();
 use Cache::Memcached::RustXS::Dict::Tune ();
 use Cache::Memcached::RustXS::Zstd ();
-use Cache::Memcached::RustXS::Dict::Sets qw(train_all report_set read_dump print_train_all
-                                           print_report_set json_data);
-use Cache::Memcached::RustXS::Dict::Prune qw(prune_set print_prune prune_json parse_duration);
+use Cache::Memcached::RustXS::Dict::SetTrainer qw(train_all report_set);
+use Cache::Memcached::RustXS::Dict::Prune qw(prune_set parse_duration);
 use Cache::Memcached::RustXS::Dict::Rollout qw(list_set print_list list_json rollback_set print_rollback
                                               rollback_json);
 
@@ -270,24 +271,26 @@ sub cmd_train_all {
     usage_error('train --all: --size is for single dictionaries (--max-size bounds the sizes tried)')
         if defined $opt->{size};
     usage_error('train --all: --force is not needed: a set is added to, never overwritten') if $opt->{force};
-    my %common = set_command('train --all', $opt, $args);
-    my $result = train_all(%common, dir => $opt->{'out-dir'});
-    $progress->clear;
-    $common{source}->close;
-    if ($opt->{json}) { print_json(\*STDOUT, json_data($result)) }
-    else              { print_train_all(\*STDOUT, $result) }
-    return;
+    return run_set_command('train --all', $opt, $args, sub { train_all(@_, dir => $opt->{'out-dir'}) },
+                           \&print_train_all);
 }
 
 sub cmd_report_set {
     my ($opt, $args) = @_;
     usage_error('report --dictionaries: --size is for reports without a set') if defined $opt->{size};
-    my %common = set_command('report --dictionaries', $opt, $args);
-    my $result = report_set(%common, dir => $opt->{dictionaries});
+    return run_set_command('report --dictionaries', $opt, $args, sub { report_set(@_, dir => $opt->{dictionaries}) },
+                           \&print_report_set);
+}
+
+# A set command run on its source, its result printed as text or JSON.
+sub run_set_command {
+    my ($what, $opt, $args, $run, $print_text) = @_;
+    my %common = set_command($what, $opt, $args);
+    my $result = $run->(%common);
     $progress->clear;
     $common{source}->close;
-    if ($opt->{json}) { print_json(\*STDOUT, json_data($result)) }
-    else              { print_report_set(\*STDOUT, $result) }
+    if ($opt->{json}) { print_json(\*STDOUT, set_data($result)) }
+    else              { $print_text->(\*STDOUT, $result) }
     return;
 }
 
@@ -314,7 +317,7 @@ sub set_command {
         $source = Cache::Memcached::RustXS::Dict::Server->connect($opt->{server}, timeout => $opt->{timeout});
         $memory = Cache::Memcached::RustXS::Dict::Memory->from_server($source);
     } else {
-        $source = read_dump($args);
+        $source = Cache::Memcached::RustXS::Dict::Files->read($args);
         $memory = Cache::Memcached::RustXS::Dict::Memory->new;
     }
     return (source => $source, memory => $memory, delimiter => $opt->{delimiter}, sample => $opt->{sample},
@@ -371,13 +374,13 @@ sub cmd_prune {
     Cache::Memcached::RustXS::Dict::Prune::read_set($opt->{dictionaries});
     my $source = defined $opt->{server}
         ? Cache::Memcached::RustXS::Dict::Server->connect($opt->{server}, timeout => $opt->{timeout})
-        : read_dump(\@args);
+        : Cache::Memcached::RustXS::Dict::Files->read(\@args);
     my $result = prune_set(dir => $opt->{dictionaries}, source => $source, delimiter => $opt->{delimiter},
                            sample => $opt->{sample}, retired_for => $retired_for, dry_run => $opt->{'dry-run'},
                            progress => sub { $progress->show($_[0]) }, listing_progress => listing_progress());
     $progress->clear;
     $source->close;
-    if ($opt->{json}) { print_json(\*STDOUT, prune_json($result)) }
+    if ($opt->{json}) { print_json(\*STDOUT, prune_data($result)) }
     else              { print_prune(\*STDOUT, $result) }
     return;
 }
@@ -601,7 +604,12 @@ it (with a random ID, as zstd gives one).
 =item cmd_train_all(\%options, \@arguments), cmd_report_set(\%options, \@arguments)
 
 C<train --all> and C<report --dictionaries>, with their options parsed:
-through L<Cache::Memcached::RustXS::Dict::Sets>.
+through L<Cache::Memcached::RustXS::Dict::SetTrainer>.
+
+=item run_set_command($what, \%options, \@arguments, $run, $print_text)
+
+One of those two: C<set_command>'s arguments given to C<$run>, the source
+closed, the result printed as JSON or by C<$print_text>.
 
 =item set_command($what, \%options, \@arguments)
 
@@ -609,7 +617,7 @@ The checks of those two (a server, or files of get responses), their
 source (a L<Cache::Memcached::RustXS::Dict::Server>, or the files read),
 the memory model (the server's classes, or the standard ones) and the
 tuning options, as the arguments of
-L<Cache::Memcached::RustXS::Dict::Sets/train_all(dir =E<gt> $dir, source =E<gt> $source, delimiter =E<gt> ':', sample =E<gt> 1000, memory =E<gt> $model, if_better =E<gt> 5, max_size =E<gt> 112640, compress_time =E<gt> 1, decompress_time =E<gt> 1, prefixes =E<gt> \@prefixes, progress =E<gt> sub { }, listing_progress =E<gt> sub { })>.
+C<train_all> and C<report_set> (L<Cache::Memcached::RustXS::Dict::SetTrainer/FUNCTIONS>).
 
 =item parse_options($command, \@arguments, @getopt_specs), check_common(\%options), stage_option(\%options)
 
@@ -635,7 +643,8 @@ Dies with an error of kind C<usage>.
 
 =head1 SEE ALSO
 
-L<cmrx-dict>, L<Cache::Memcached::RustXS::Dict>.
+L<cmrx-dict>, the manual that C<--help> prints from; the modules the
+subcommands run, L<Cache::Memcached::RustXS::Dict>.
 
 =head1 AUTHOR
 

@@ -8,7 +8,7 @@ use POSIX ();
 
 use Cache::Memcached::RustXS::Dict qw(fail);
 use Cache::Memcached::RustXS::Dict::Report ();
-use Cache::Memcached::RustXS::Dict::Prune qw(read_set duration_text);
+use Cache::Memcached::RustXS::Dict::Prune qw(read_set);
 
 our $VERSION = '0.101';
 

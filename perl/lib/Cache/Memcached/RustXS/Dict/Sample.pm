@@ -7,11 +7,12 @@ use Exporter 5.57 'import';
 
 use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zstd ();
-use Cache::Memcached::RustXS::Dict qw(fail sum_length);
+use Cache::Memcached::RustXS::Dict qw(sum_length);
+use Cache::Memcached::RustXS::Dict::Report qw(shown);
 
 our $VERSION = '0.101';
 
-our @EXPORT_OK = qw(list_keys fetch_values decode_value read_sample_files);
+our @EXPORT_OK = qw(list_keys fetch_values decode_value sample_source);
 
 our $NONE = '(none)';    # the group of keys without the delimiter
 
@@ -136,6 +137,28 @@ sub fetch_values {
     return \@values;
 }
 
+# Every group of the source's keys listed, sampled and fetched: the
+# listing, its groups largest (item bytes) first, each with its pairs
+# ([key, value] of its decoded values, in key order), and how many sampled
+# stored values name each zstd dictionary ID, over every group.
+sub sample_source {
+    my ($source, %opt) = @_;
+    my $progress = $opt{progress} || sub { };
+    my $listing = list_keys($source, delimiter => $opt{delimiter}, per_prefix => $opt{per_prefix},
+                            prefixes => $opt{prefixes}, progress => $opt{listing_progress});
+    my @groups = sort { $b->{item_bytes} <=> $a->{item_bytes} || $a->{prefix} cmp $b->{prefix} }
+                 values %{ $listing->{groups} };
+    my %named;
+    for my $g (@groups) {
+        my $tag = 'prefix ' . shown($g->{prefix});
+        my $values = fetch_values($source, $g, progress => sub { $progress->("$tag: fetching $_[0]/$_[1]") });
+        my $keys = $g->{value_keys};
+        $g->{pairs} = [ map { [ $keys->[$_], $values->[$_] ] } 0 .. $#$values ];
+        $named{$_} += $g->{dictionary_ids}{$_} for keys %{ $g->{dictionary_ids} };
+    }
+    return { listing => $listing, groups => \@groups, dictionary_ids => \%named };
+}
+
 # A stored value as the clients read it, before any thaw: one flagged
 # F_COMPRESS is decoded by the engine (gzip, zlib or zstd by its magic
 # number); Storable's frozen bytes stay as they are. (undef, why) when it
@@ -149,36 +172,6 @@ sub decode_value {
     return (undef, "zstd, with dictionary $missing, which is not loaded (--dictionary)") if defined $missing;
     return (undef, $format eq 'zstd' ? 'zstd that does not decompress (corrupt, or too large)'
                                      : "$format that does not decompress");
-}
-
-# ---- samples from files and standard input -------------------------------------------
-
-sub read_sample_files {
-    my ($args, %opt) = @_;
-    my (@values, $files, $stdin, $empty);
-    $files = $stdin = $empty = 0;
-    for my $arg (@$args) {
-        if ($arg eq '-') {
-            binmode STDIN;
-            my $all = do { local $/; <STDIN> };
-            fail("reading standard input: $!") unless defined $all;
-            for my $sample (split $opt{null} ? qr/\0/ : qr/\n/, $all) {
-                if (length $sample) { push @values, $sample; $stdin++ }
-                else                { $empty++ }
-            }
-            next;
-        }
-        fail("$arg is not a file") if -e $arg && !-f _;
-        open my $fh, '<', $arg or fail("cannot open $arg: $!");
-        binmode $fh;
-        my $sample = do { local $/; <$fh> };
-        fail("cannot read $arg: $!") unless defined $sample;
-        close $fh;
-        $files++;
-        if (length $sample) { push @values, $sample }
-        else                { $empty++ }
-    }
-    return { values => \@values, files => $files, stdin => $stdin, empty => $empty };
 }
 
 1;
@@ -212,15 +205,18 @@ Cache::Memcached::RustXS::Dict::Sample - which values cmrx-dict looks at: keys b
 =head1 DESCRIPTION
 
 The sampling of L<cmrx-dict> (its manual says how keys are sampled and
-values read): grouping a server's keys by prefix, an even sample of each
+values read): grouping a source's keys by prefix, an even sample of each
 group, fetching and decoding the sampled values, counting what was stored
-and what was skipped; and samples read from files and standard input.
-Measuring them is L<Cache::Memcached::RustXS::Dict::Measure>'s.
+and what was skipped. A source is a memcached server
+(L<Cache::Memcached::RustXS::Dict::Server>) or files of get responses
+(L<Cache::Memcached::RustXS::Dict::Files>): anything with C<each_key> and
+C<get_multi> as they have them. Measuring the values is
+L<Cache::Memcached::RustXS::Dict::Measure>'s business.
 
 =head1 FUNCTIONS
 
-Exported on request: C<list_keys>, C<fetch_values>, C<decode_value>,
-C<read_sample_files>.
+Exported on request: C<list_keys>, C<fetch_values>, C<sample_source>,
+C<decode_value>.
 
 =over 4
 
@@ -243,6 +239,18 @@ C<values> and C<raw_bytes> (the decoded values returned), C<value_keys>
 (C<< { id => count } >>: how many of the stored values are zstd frames
 naming each dictionary ID, decodable or not).
 
+=item sample_source($source, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, progress => sub { my ($what) = @_ }, listing_progress => sub { })
+
+What the set commands (C<train --all>, C<report --dictionaries>,
+C<prune>) look at: the source listed by L</list_keys($server, ...)> and
+every group's sample fetched by L</fetch_values($server, $group, ...)>.
+Returns C<< { listing, groups => \@groups, dictionary_ids => { id =>
+count } } >>: the groups largest (item bytes) first, each with C<pairs>
+(C<[$key, $value]> of its decoded values, in key order) beside what
+C<fetch_values> counts, and how many sampled stored values are zstd frames
+naming each dictionary ID, over every group. C<progress> is called with
+what is being fetched.
+
 =item decode_value($flags, $data)
 
 A stored value as Cache::Memcached and Cache::Memcached::Fast read it,
@@ -251,14 +259,6 @@ L<Cache::Memcached::RustXS/decode_compressed($bytes)> (gzip, zlib or a zstd
 frame, told by its magic number, with any loaded dictionary); Storable's
 frozen bytes (C<F_STORABLE>, 1) stay as they are. Returns C<($value)>, or
 C<(undef, $why)>.
-
-=item read_sample_files(\@args, null => 0)
-
-Samples from files (each file one sample) and, for C<->, from standard
-input: one a line, or separated by NUL bytes with C<null>. Empty samples
-are skipped. Returns C<< { values => \@samples, files, stdin, empty } >>
-(counts of files read, samples from standard input, empty samples). A file
-that cannot be read fails.
 
 =back
 

@@ -63,6 +63,10 @@ sub connect {
 sub spec    { $_[0]{spec} }
 sub timeout { $_[0]{timeout} }
 
+# A server holds the cache: its keys are counted (Dict::Files' are a
+# sample).
+sub counts_keys { 1 }
+
 sub close {
     my ($self) = @_;
     CORE::close($self->{sock}) if $self->{sock};
@@ -269,6 +273,12 @@ every read too. IPv6 addresses need IO::Socket::IP (part of perl from
 =item spec, timeout
 
 The address as given, and the timeout.
+
+=item counts_keys
+
+True: the keys a server lists are the cache's, so the tuner weighs a
+dictionary's bytes against them (files of values,
+L<Cache::Memcached::RustXS::Dict::Files>, are a sample and do not).
 
 =item each_key(sub { my ($key, $size) = @_ })
 

@@ -91,41 +91,41 @@ sub dictionary_memory {
 # ---- tuning one prefix -----------------------------------------------------------
 
 sub tune {
-    my (%a) = @_;
-    my $samples = $a{samples};
-    my $memory  = $a{memory} || Cache::Memcached::RustXS::Dict::Memory->new;
-    my $progress = $a{progress} || sub { };
-    my $max_size = $a{max_size} || $SIZES[-1];
-    my @levels = @{ $a{levels} || \@LEVELS };
-    my $id = $a{id} || $PLACEHOLDER_ID;
-    my $limits = _speed_limits(%a);
-    my $keys = $a{keys};
+    my (%opt) = @_;
+    my $samples = $opt{samples};
+    my $memory  = $opt{memory} || Cache::Memcached::RustXS::Dict::Memory->new;
+    my $progress = $opt{progress} || sub { };
+    my $max_size = $opt{max_size} || $SIZES[-1];
+    my @levels = @{ $opt{levels} || \@LEVELS };
+    my $id = $opt{id} || $PLACEHOLDER_ID;
+    my $limits = _speed_limits(%opt);
+    my $keys = $opt{keys};
 
     my ($train, $held) = split_samples($samples);
-    my %r = (samples => scalar @$samples, sample_bytes => sum_length([ map { $_->[1] } @$samples ]),
+    my %tuned = (samples => scalar @$samples, sample_bytes => sum_length([ map { $_->[1] } @$samples ]),
              trained_on => scalar @$train, held_out => scalar @$held,
              held_out_bytes => sum_length([ map { $_->[1] } @$held ]), limits => $limits,
              held => $held, keys => $keys, cost_model => defined $keys ? 'keys' : 'memory');
     if (@$train < $MIN_TRAIN || @$held < $MIN_HELD) {
-        $r{no_dictionary} = sprintf 'too few values (%d; a dictionary needs %d or more, a few hundred help)',
+        $tuned{no_dictionary} = sprintf 'too few values (%d; a dictionary needs %d or more, a few hundred help)',
                                     scalar @$samples, $MIN_TRAIN + $MIN_HELD + 1;
-        return \%r;
+        return \%tuned;
     }
     my @held_values  = map { $_->[1] } @$held;
     my @train_values = map { $_->[1] } @$train;
     my $train_bytes  = sum_length(\@train_values);
-    $r{training_bytes} = $train_bytes;
+    $tuned{training_bytes} = $train_bytes;
 
     $progress->('baselines');
-    $r{baseline} = _baselines($memory, $held, \@held_values);
-    my ($best_without) = sort { $a <=> $b } map { $r{baseline}{$_}{memory} } qw(memGzip gzip zstd raw);
-    $r{baseline}{best_memory} = $best_without;
-    $r{baseline}{cost} = _scaled($best_without, scalar @$held, $keys) if defined $keys;
+    $tuned{baseline} = _baselines($memory, $held, \@held_values);
+    my ($best_without) = sort { $a <=> $b } map { $tuned{baseline}{$_}{memory} } qw(memGzip gzip zstd raw);
+    $tuned{baseline}{best_memory} = $best_without;
+    $tuned{baseline}{cost} = _scaled($best_without, scalar @$held, $keys) if defined $keys;
 
     # Sizes the samples can support: none larger than the training values
     # themselves (the next size up for the samples method, which then holds
     # them all).
-    my @sizes = grep { $_ <= $max_size } ($a{sizes} ? sort { $a <=> $b } @{ $a{sizes} } : @SIZES);
+    my @sizes = grep { $_ <= $max_size } ($opt{sizes} ? sort { $a <=> $b } @{ $opt{sizes} } : @SIZES);
     @sizes = ($max_size) unless @sizes;
     my @fitting = grep { $_ <= $train_bytes } @sizes;
     my ($all_fit) = grep { $_ > $train_bytes } @sizes;
@@ -142,7 +142,7 @@ sub tune {
     # cover at the sizes where fastcover did best.
     my %best_fc;
     for my $c (grep { $_->{method} eq 'fastcover' && !$_->{error} } @candidates) {
-        _cost($c, \%r);
+        _cost($c, \%tuned);
         $best_fc{ $c->{size} } = $c->{cost}
             if !defined $best_fc{ $c->{size} } || $c->{cost} < $best_fc{ $c->{size} };
     }
@@ -154,12 +154,12 @@ sub tune {
     }
     my @failed = grep { $_->{error} } @candidates;
     @candidates = grep { !$_->{error} } @candidates;
-    _cost($_, \%r) for @candidates;
-    $r{training_failures} = [ map { "$_->{method} $_->{size}: $_->{error}" } @failed ];
+    _cost($_, \%tuned) for @candidates;
+    $tuned{training_failures} = [ map { "$_->{method} $_->{size}: $_->{error}" } @failed ];
     if (!@candidates) {
-        $r{no_dictionary} = 'zstd could not train a dictionary on these values'
+        $tuned{no_dictionary} = 'zstd could not train a dictionary on these values'
                           . (@failed ? " ($failed[0]{error})" : '');
-        return \%r;
+        return \%tuned;
     }
 
     # Least cost first (the memory over the prefix's keys and the
@@ -179,28 +179,28 @@ sub tune {
     for my $c (@candidates) {
         last if $timed >= $MAX_TIMED;
         $progress->("timing $c->{method} $c->{size} level $c->{level}");
-        _time_candidate($c, \@held_values, $r{baseline});
+        _time_candidate($c, \@held_values, $tuned{baseline});
         $timed++;
-        my $why = _too_slow($c, $r{baseline}, $limits);
+        my $why = _too_slow($c, $tuned{baseline}, $limits);
         if ($why) { $c->{verdict} = $why; next }
         $c->{verdict} = 'chosen';
-        $r{choice} = $c;
+        $tuned{choice} = $c;
         last;
     }
     for my $c (@candidates) {
         next if $c->{verdict};
-        $c->{verdict} = $r{choice} ? 'more memory' : 'not timed';
+        $c->{verdict} = $tuned{choice} ? 'more memory' : 'not timed';
     }
-    $r{candidates} = \@candidates;
-    if (!$r{choice}) {
-        $r{no_dictionary} = "none of the $timed best candidates was fast enough ("
+    $tuned{candidates} = \@candidates;
+    if (!$tuned{choice}) {
+        $tuned{no_dictionary} = "none of the $timed best candidates was fast enough ("
                           . $candidates[0]{verdict} . ' for the best)';
-        return \%r;
+        return \%tuned;
     }
 
     # The dictionary written: the choice, trained on every sample, for its
     # own level, with the parameters the search found.
-    my $c = $r{choice};
+    my $c = $tuned{choice};
     $progress->("training the chosen $c->{method} $c->{size} on every value");
     my %how = (size => $c->{size}, method => $c->{method}, level => $c->{level}, id => $id);
     @how{qw(k d steps)} = ($c->{k}, $c->{d}, 0) if $c->{method} ne 'samples';
@@ -209,27 +209,27 @@ sub tune {
     };
     if (!defined $final) {
         (my $why = $@) =~ s/ at \S+ line \d+\.?\n?\z//;
-        $r{no_dictionary} = "training the chosen dictionary on every value failed: $why";
-        delete $r{choice};
-        return \%r;
+        $tuned{no_dictionary} = "training the chosen dictionary on every value failed: $why";
+        delete $tuned{choice};
+        return \%tuned;
     }
-    $r{dictionary} = $final;
-    $r{parameters} = $used;
-    return \%r;
+    $tuned{dictionary} = $final;
+    $tuned{parameters} = $used;
+    return \%tuned;
 }
 
 # The memory of a candidate over the prefix's keys: its held-out memory per
 # value times the keys; and its cost: that plus the bytes of the dictionary
 # it would write, held once (the keys unknown: its held-out memory alone).
 sub _cost {
-    my ($c, $r) = @_;
+    my ($c, $tuned) = @_;
     return if defined $c->{cost};
-    if (!defined $r->{keys}) {
+    if (!defined $tuned->{keys}) {
         $c->{cost} = $c->{memory};
         return;
     }
-    $c->{keys_memory} = _scaled($c->{memory}, $r->{held_out}, $r->{keys});
-    $c->{cost_bytes} = final_bytes($c, $r);
+    $c->{keys_memory} = _scaled($c->{memory}, $tuned->{held_out}, $tuned->{keys});
+    $c->{cost_bytes} = final_bytes($c, $tuned);
     $c->{cost} = $c->{keys_memory} + $c->{cost_bytes};
     return;
 }
@@ -243,9 +243,9 @@ sub _scaled {
 # sample: the size asked, or for the samples method as much of it as all
 # the samples fill (the candidate holds the training three quarters).
 sub final_bytes {
-    my ($c, $r) = @_;
-    my $grown = $r->{training_bytes}
-        ? int($c->{dictionary_bytes} * $r->{sample_bytes} / $r->{training_bytes} + 0.5) : $c->{dictionary_bytes};
+    my ($c, $tuned) = @_;
+    my $grown = $tuned->{training_bytes}
+        ? int($c->{dictionary_bytes} * $tuned->{sample_bytes} / $tuned->{training_bytes} + 0.5) : $c->{dictionary_bytes};
     my $bytes = $c->{dictionary_bytes} > $grown ? $c->{dictionary_bytes} : $grown;
     return $bytes < $c->{size} ? $bytes : $c->{size};
 }
@@ -291,10 +291,10 @@ sub _train_candidate {
         return { method => $how{method}, size => $how{size}, error => $why };
     }
     return map {
-        my $m = dictionary_memory($memory, $held, $dict, $_);
+        my $measured = dictionary_memory($memory, $held, $dict, $_);
         +{ method => $how{method}, size => $how{size}, k => $used->{k}, d => $used->{d},
            dictionary => $dict, dictionary_bytes => length $dict, level => $_,
-           memory => $m->{memory}, bytes => $m->{bytes} };
+           memory => $measured->{memory}, bytes => $measured->{bytes} };
     } @$levels;
 }
 
@@ -302,7 +302,7 @@ sub _train_candidate {
 # dictionary could use, on the held-out values: memory, bytes and times.
 sub _baselines {
     my ($memory, $held, $values) = @_;
-    my %b;
+    my %baseline;
     my %codec = (
         memGzip => [ sub { Compress::Zlib::memGzip($_[0]) },
                      sub { my $copy = $_[0]; Compress::Zlib::memGunzip($copy) } ],
@@ -313,21 +313,22 @@ sub _baselines {
     my %frames;
     for my $name (sort keys %codec) {
         $frames{$name} = [ map { $codec{$name}[0]->($_) } @$values ];
-        $b{$name} = stored_memory($memory, $held, [ map { length } @{ $frames{$name} } ]);
-        $b{$name}{codec} = $codec{$name};
+        $baseline{$name} = stored_memory($memory, $held, [ map { length } @{ $frames{$name} } ]);
+        $baseline{$name}{codec} = $codec{$name};
     }
-    $b{raw} = stored_memory($memory, $held, []);
+    $baseline{raw} = stored_memory($memory, $held, []);
     # The two the speed limits compare with, timed against each other in
     # the same rounds as each candidate later.
-    my ($c, $d) = _race([ map { my $f = $_; sub { $f->($_) for @$values } } $codec{memGzip}[0], $codec{gzip}[0] ]);
-    @{ $b{memGzip} }{qw(us_compress)} = ($c / @$values);
-    @{ $b{gzip} }{qw(us_compress)}    = ($d / @$values);
-    my ($e, $f) = _race([ sub { $codec{memGzip}[1]->($_) for @{ $frames{memGzip} } },
-                         sub { $codec{gzip}[1]->($_) for @{ $frames{gzip} } } ]);
-    $b{memGzip}{us_decompress} = $e / @$values;
-    $b{gzip}{us_decompress}    = $f / @$values;
-    $b{frames} = \%frames;
-    return \%b;
+    my ($memgzip_us, $gzip_us) = _race([ map { my $compress = $_; sub { $compress->($_) for @$values } }
+                                         $codec{memGzip}[0], $codec{gzip}[0] ]);
+    $baseline{memGzip}{us_compress} = $memgzip_us / @$values;
+    $baseline{gzip}{us_compress}    = $gzip_us / @$values;
+    my ($memgunzip_us, $gunzip_us) = _race([ sub { $codec{memGzip}[1]->($_) for @{ $frames{memGzip} } },
+                                             sub { $codec{gzip}[1]->($_) for @{ $frames{gzip} } } ]);
+    $baseline{memGzip}{us_decompress} = $memgunzip_us / @$values;
+    $baseline{gzip}{us_decompress}    = $gunzip_us / @$values;
+    $baseline{frames} = \%frames;
+    return \%baseline;
 }
 
 # Times a candidate's compression against memGzip and its decompression
@@ -359,10 +360,10 @@ sub _time_candidate {
 }
 
 sub _speed_limits {
-    my (%a) = @_;
+    my (%opt) = @_;
     return {
-        compress   => defined $a{compress_time}   ? $a{compress_time}   : 1,
-        decompress => defined $a{decompress_time} ? $a{decompress_time} : 1,
+        compress   => defined $opt{compress_time}   ? $opt{compress_time}   : 1,
+        decompress => defined $opt{decompress_time} ? $opt{decompress_time} : 1,
     };
 }
 
@@ -428,10 +429,10 @@ sub _race_rounds {
 # For keys whose prefix has no dictionary: zstd without one, or gzip, at the
 # level that takes least memory and is fast enough, measured on $samples.
 sub tune_fallback {
-    my (%a) = @_;
-    my $memory = $a{memory} || Cache::Memcached::RustXS::Dict::Memory->new;
-    my $samples = $a{samples};
-    my $limits = _speed_limits(%a);
+    my (%opt) = @_;
+    my $memory = $opt{memory} || Cache::Memcached::RustXS::Dict::Memory->new;
+    my $samples = $opt{samples};
+    my $limits = _speed_limits(%opt);
     return { method => 'gzip', level => 9, samples => 0, why => 'no values to measure' } unless @$samples;
     my @values = map { $_->[1] } @$samples;
     my $gzip_c = sub { Compress::Zlib::memGzip($_[0]) };
@@ -460,9 +461,10 @@ sub tune_fallback {
     my $choice;
     for my $t (@tried) {
         my @frames = map { $t->{compress}->($_) } @values;
-        my ($c, $d) = _race([ sub { $t->{compress}->($_) for @values }, sub { $t->{decompress}->($_) for @frames } ]);
-        $t->{us_compress} = $c / @values;
-        $t->{us_decompress} = $d / @values;
+        my ($compress_us, $decompress_us) = _race([ sub { $t->{compress}->($_) for @values },
+                                                    sub { $t->{decompress}->($_) for @frames } ]);
+        $t->{us_compress} = $compress_us / @values;
+        $t->{us_decompress} = $decompress_us / @values;
         my $slow = ($limits->{compress} && $t->{us_compress} > $limits->{compress} * $memgzip_us / @values)
                 || ($limits->{decompress} && $t->{method} eq 'zstd'
                     && $t->{us_decompress} >= $limits->{decompress} * $gunzip_us / @values);
@@ -655,8 +657,9 @@ loaded) at that level.
 
 =head1 SEE ALSO
 
-L<cmrx-dict>, L<Cache::Memcached::RustXS::Dict::Memory>,
-L<Cache::Memcached::RustXS::Zstd>.
+L<cmrx-dict>'s "How prefixes are tuned"; the memory each candidate is
+ranked by, L<Cache::Memcached::RustXS::Dict::Memory>; the training,
+L<Cache::Memcached::RustXS::Zstd/train_dictionary_with_parameters(\@samples, %options)>.
 
 =head1 AUTHOR
 
