@@ -7,6 +7,7 @@ use Exporter 5.57 'import';
 
 use Cache::Memcached::RustXS::Dict qw(fail);
 use Cache::Memcached::RustXS::Dict::Memory ();
+use Cache::Memcached::RustXS::GetParser ();
 
 our $VERSION = '0.101';
 
@@ -33,20 +34,20 @@ sub read {
         }
         binmode $fh;
         my $name = $arg eq '-' ? 'standard input' : $arg;
-        my ($end, $n) = (0, 0);
-        while (defined(my $line = <$fh>)) {
-            if ($line =~ /\AEND\r?\n\z/) { $end = 1; last }
-            my ($key, $flags, $len) = $line =~ /\AVALUE (\S+) ([0-9]+) ([0-9]+)(?: [0-9]+)?\r?\n\z/
-                or fail("$name: not a memcached get response: '" . substr($line, 0, 80) . "' after $n values");
-            my $got = CORE::read($fh, my $data, $len + 2);
-            defined $got && $got == $len + 2 && substr($data, -2, 2, '') eq "\r\n"
-                or fail("$name: the value of $key is cut short");
-            push @order, $key unless exists $item{$key};
-            $item{$key} = [ 0 + $flags, $data ];
-            $n++;
-        }
-        fail("$name: no END line after its $n values (cut short?)") unless $end;
+        my $response = do { local $/; <$fh> };
+        fail("cannot read $name: $!") unless defined $response;
         CORE::close $fh if $arg ne '-';
+        my ($items, $complete) = eval { Cache::Memcached::RustXS::GetParser::get_response_items($response) };
+        if (!$items) {
+            (my $why = $@) =~ s/ at \S+ line \d+\.?\n?\z//;
+            fail("$name: $why");
+        }
+        fail("$name: cut short: no END line after its " . scalar(@$items) . ' values') unless $complete;
+        for my $item (@$items) {
+            my ($key, $flags, $data) = @$item;
+            push @order, $key unless exists $item{$key};
+            $item{$key} = [ $flags, $data ];
+        }
     }
     return bless { item => \%item, order => \@order, files => $files, stdin => $stdin,
                    spec => join(', ', @$args), memory => Cache::Memcached::RustXS::Dict::Memory->new }, $class;
@@ -157,9 +158,12 @@ one a line of standard input), through L</read_sample_files(\@args, null
 
 The values of the files (C<-> is standard input), each a memcached get
 response: C<VALUE key flags bytes>, the bytes and CRLF, ..., C<END>, as a
-C<get> returns them (and as F<bench/data/values> holds them). Fails, naming
-the file, on anything else and on a file cut short. A key given twice
-keeps its last value and its first place.
+C<get> returns them (and as F<bench/data/values> holds them), read by the
+distribution's strict parser
+(L<Cache::Memcached::RustXS::GetParser/get_response_items($response)>).
+Fails, naming the file, on anything else (with the parser's reason) and on
+a file cut short. A key given twice keeps its last value and its first
+place.
 
 =item each_key(sub { my ($key, $size) = @_ })
 
