@@ -67,6 +67,11 @@ my %AFTER = (
     'Cache::Memcached::RustXS::Dict::Sets' => q{
         @$pool == 4 && $shares->{user} == 3 && $shares->{page} == 1 or die "whole_cache_samples\n";
     },
+    'Cache::Memcached::RustXS::Dict::Pool' => q{
+        my @groups = values %{ $listing->{groups} };
+        !grep { "@{ $_->{keys_by_node} }" ne $_->{keys} || !defined $_->{fetched} } @groups or die "list_keys, fetch_values\n";
+        $memory->item_memory(30, 400, 2) or die "from_server\n";
+    },
     'Cache::Memcached::RustXS::Dict::Files' => q{
         "@$values" eq 'value 1 ! value 2 ! value 3 !' or die "read, fetched\n";
         $read->{values}[0] eq '{"id":1}' && $read->{files} == 1 or die "read_sample_files\n";

@@ -138,6 +138,10 @@ What they share, and their exceptions.
 
 One read-only connection to a memcached server: a source of values.
 
+=item L<Cache::Memcached::RustXS::Dict::Pool>
+
+The nodes of a memcached pool as one source of values.
+
 =item L<Cache::Memcached::RustXS::Dict::Files>
 
 Values from files: memcached get responses as a source, and plain samples.

@@ -69,11 +69,11 @@ its work, so that each can be used and tested alone:
 
 =over 4
 
-=item L<Cache::Memcached::RustXS::Dict::Server>, L<Cache::Memcached::RustXS::Dict::Files>
+=item L<Cache::Memcached::RustXS::Dict::Server>, L<Cache::Memcached::RustXS::Dict::Pool>, L<Cache::Memcached::RustXS::Dict::Files>
 
 The sources of values: one connection to a memcached server, reading
-only (the keys it lists, values, its settings and slab classes); files of
-get responses, and plain samples.
+only (the keys it lists, values, its settings and slab classes); the
+nodes of a pool as one source; files of get responses, and plain samples.
 
 =item L<Cache::Memcached::RustXS::Dict::Sample>
 

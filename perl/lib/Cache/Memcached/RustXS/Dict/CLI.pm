@@ -10,6 +10,7 @@ use Pod::Usage ();
 
 use Cache::Memcached::RustXS::Dict qw(fail sum_length);
 use Cache::Memcached::RustXS::Dict::Server ();
+use Cache::Memcached::RustXS::Dict::Pool ();
 use Cache::Memcached::RustXS::Dict::Files qw(read_sample_files);
 use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values);
 use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out train load_dictionary_file);
@@ -100,7 +101,7 @@ sub manual {
 
 sub cmd_report {
     my @args = @_;
-    my $opt = parse_options('report', \@args, qw(server=s delimiter=s sample=s size=s
+    my $opt = parse_options('report', \@args, qw(server=s@ delimiter=s sample=s size=s
                                                  prefix=s@ dictionary=s@ timeout=s json
                                                  dictionaries=s), @SET_OPTIONS);
     return show_help() if $opt->{help};
@@ -113,7 +114,7 @@ sub cmd_report {
     my %tuning = tuning_options($opt, $size_given);
     load_dictionary_file($_) for @{ $opt->{dictionary} || [] };
 
-    my $server = Cache::Memcached::RustXS::Dict::Server->connect($opt->{server}, timeout => $opt->{timeout});
+    my $server = connect_servers($opt);
     my $listing = list_keys($server, delimiter => $opt->{delimiter}, per_prefix => $opt->{sample},
                             prefixes => $opt->{prefix}, progress => listing_progress());
     $tuning{memory} = Cache::Memcached::RustXS::Dict::Memory->from_server($server);
@@ -131,7 +132,7 @@ sub cmd_report {
     $progress->clear;
     $server->close;
 
-    my $report = report_data(server => $opt->{server}{spec}, delimiter => $opt->{delimiter},
+    my $report = report_data(server => $server->spec, delimiter => $opt->{delimiter},
                              sample => $opt->{sample}, dictionary_size => $size_given ? $opt->{size} : undef,
                              memory => $tuning{memory}, listing => $listing, groups => \@groups);
     if ($opt->{json}) { print_json(\*STDOUT, $report) }
@@ -143,7 +144,7 @@ sub cmd_report {
 
 sub cmd_train {
     my @args = @_;
-    my $opt = parse_options('train', \@args, qw(server=s prefix=s@ out=s size=s delimiter=s
+    my $opt = parse_options('train', \@args, qw(server=s@ prefix=s@ out=s size=s delimiter=s
                                                 sample=s dictionary=s@ timeout=s null json force
                                                 all out-dir=s), @SET_OPTIONS);
     return show_help() if $opt->{help};
@@ -314,7 +315,7 @@ sub set_command {
     load_dictionary_file($_) for @{ $opt->{dictionary} || [] };
     my ($source, $memory);
     if (defined $opt->{server}) {
-        $source = Cache::Memcached::RustXS::Dict::Server->connect($opt->{server}, timeout => $opt->{timeout});
+        $source = connect_servers($opt);
         $memory = Cache::Memcached::RustXS::Dict::Memory->from_server($source);
     } else {
         $source = Cache::Memcached::RustXS::Dict::Files->read($args);
@@ -329,16 +330,16 @@ sub set_command {
 
 sub server_samples {
     my ($opt) = @_;
-    my $server = Cache::Memcached::RustXS::Dict::Server->connect($opt->{server}, timeout => $opt->{timeout});
+    my $server = connect_servers($opt);
     my $listing = list_keys($server, delimiter => $opt->{delimiter}, per_prefix => $opt->{sample},
                             prefixes => [ $opt->{prefix} ], progress => listing_progress());
     my $g = $listing->{groups}{ $opt->{prefix} };
-    fail("no key of $opt->{server}{spec} has the prefix '$opt->{prefix}' (delimiter '$opt->{delimiter}'; "
+    fail("no key of @{[ $server->spec ]} has the prefix '$opt->{prefix}' (delimiter '$opt->{delimiter}'; "
          . "$listing->{keys} keys listed)") unless $g && @{ $g->{sample} };
     my $values = fetch_values($server, $g, progress => fetch_progress(shown($g->{prefix})));
     my $memory = Cache::Memcached::RustXS::Dict::Memory->from_server($server);
     $server->close;
-    return ({ server => $opt->{server}{spec}, prefix => $opt->{prefix},
+    return ({ server => $server->spec, prefix => $opt->{prefix},
               delimiter => $opt->{delimiter}, group => $g, memory => $memory }, $values);
 }
 
@@ -352,7 +353,7 @@ sub file_samples {
 
 sub cmd_prune {
     my @args = @_;
-    my $opt = parse_options('prune', \@args, qw(dictionaries=s server=s retired-for=s dry-run
+    my $opt = parse_options('prune', \@args, qw(dictionaries=s server=s@ retired-for=s dry-run
                                                 delimiter=s sample=s timeout=s json));
     return show_help() if $opt->{help};
     usage_error('prune: --dictionaries DIR is needed') unless defined $opt->{dictionaries} && length $opt->{dictionaries};
@@ -373,7 +374,7 @@ sub cmd_prune {
     # The set first: a folder that is not one fails before the server is asked.
     Cache::Memcached::RustXS::Dict::Prune::read_set($opt->{dictionaries});
     my $source = defined $opt->{server}
-        ? Cache::Memcached::RustXS::Dict::Server->connect($opt->{server}, timeout => $opt->{timeout})
+        ? connect_servers($opt)
         : Cache::Memcached::RustXS::Dict::Files->read(\@args);
     my $result = prune_set(dir => $opt->{dictionaries}, source => $source, delimiter => $opt->{delimiter},
                            sample => $opt->{sample}, retired_for => $retired_for, dry_run => $opt->{'dry-run'},
@@ -450,9 +451,13 @@ sub parse_options {
 sub check_common {
     my ($opt) = @_;
     if (defined $opt->{server}) {
-        my $spec = $opt->{server};
-        $opt->{server} = Cache::Memcached::RustXS::Dict::Server->parse_address($spec)
-            or usage_error("--server must be HOST:PORT, [IPv6]:PORT or the path of a unix socket, not '$spec'");
+        my %given;
+        $opt->{server} = [ map {
+            my $spec = $_;
+            usage_error("--server $spec is given twice (once per node of a pool)") if $given{$spec}++;
+            Cache::Memcached::RustXS::Dict::Server->parse_address($spec)
+                or usage_error("--server must be HOST:PORT, [IPv6]:PORT or the path of a unix socket, not '$spec'");
+        } @{ $opt->{server} } ];
     }
     for my $name (qw(delimiter sample size timeout)) {
         $opt->{$name} = $DEFAULT{$name} unless defined $opt->{$name};
@@ -471,6 +476,16 @@ sub check_common {
              . 'from 5.14; install it from CPAN on older perls)');
     }
     return;
+}
+
+# The source --server names: one server, or the pool of the nodes given
+# (--server once per node).
+sub connect_servers {
+    my ($opt) = @_;
+    my @addresses = @{ $opt->{server} };
+    return Cache::Memcached::RustXS::Dict::Server->connect($addresses[0], timeout => $opt->{timeout})
+        if @addresses == 1;
+    return Cache::Memcached::RustXS::Dict::Pool->connect(\@addresses, timeout => $opt->{timeout});
 }
 
 # ---- files --------------------------------------------------------------------------
@@ -622,8 +637,13 @@ C<train_all> and C<report_set> (L<Cache::Memcached::RustXS::Dict::SetTrainer/FUN
 =item parse_options($command, \@arguments, @getopt_specs), check_common(\%options), stage_option(\%options)
 
 The options of a subcommand (Getopt::Long, no abbreviations), and the
-checks and defaults of the options both share (C<--server> parsed into
-an address).
+checks and defaults of the options both share (each C<--server> parsed
+into an address).
+
+=item connect_servers(\%options)
+
+The source C<--server> names: a L<Cache::Memcached::RustXS::Dict::Server>,
+or, given once per node of a pool, a L<Cache::Memcached::RustXS::Dict::Pool>.
 
 =item show_help, manual
 

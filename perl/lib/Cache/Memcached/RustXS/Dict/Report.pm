@@ -33,7 +33,7 @@ sub report_data {
             storable => $g->{storable}, undecodable => $g->{undecodable},
             skipped => { %{ $g->{skip_reasons} } },
             values => $g->{values}, raw_bytes => $g->{raw_bytes},
-            held_out => $h,
+            held_out => $h, _by_node($g),
         );
         push @prefixes, \%prefix;
         next unless $h->{values};
@@ -101,8 +101,15 @@ sub source_data {
         keys => $g->{keys}, item_bytes => $g->{item_bytes}, sampled => scalar @{ $g->{sample} },
         fetched => $g->{fetched}, gone => $g->{gone}, unfetchable => $g->{unfetchable},
         stored_bytes => $g->{stored_bytes}, compressed => $g->{compressed}, storable => $g->{storable},
-        undecodable => $g->{undecodable}, skipped => { %{ $g->{skip_reasons} } },
+        undecodable => $g->{undecodable}, skipped => { %{ $g->{skip_reasons} } }, _by_node($g),
     };
+}
+
+# A pool's spread of a group: its keys and sampled keys on each node.
+sub _by_node {
+    my ($g) = @_;
+    return () unless $g && $g->{keys_by_node};
+    return (keys_by_node => [ @{ $g->{keys_by_node} } ], sampled_by_node => [ @{ $g->{sampled_by_node} } ]);
 }
 
 # ---- as text ----------------------------------------------------------------------
@@ -460,6 +467,7 @@ sub _decided_data {
     my %data = (prefix => text(defined $p->{set_prefix} ? $p->{set_prefix} : $g->{prefix}));
     $data{$_} = $p->{$_} for grep { defined $p->{$_} } qw(outcome action verdict why gain_over_current);
     $data{keys} = $g->{keys} if $g;
+    %data = (%data, _by_node($g));
     $data{entry} = $p->{entry} if $p->{entry};
     if (my $c = $p->{current}) {
         $data{current} = { map { ($_ => $c->{$_}) } grep { defined $c->{$_} } qw(id level file memory bytes savings) };

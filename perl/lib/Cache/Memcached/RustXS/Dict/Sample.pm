@@ -28,15 +28,18 @@ sub new {
     my ($class, %opt) = @_;
     my $want = $opt{prefixes} ? { map { ($_ => 1) } @{ $opt{prefixes} } } : undef;
     return bless { delimiter => $opt{delimiter}, per_prefix => $opt{per_prefix}, want => $want,
-                   groups => {}, keys => 0, unfetchable => 0 }, $class;
+                   nodes => $opt{nodes}, groups => {}, keys => 0, unfetchable => 0 }, $class;
 }
 
-# One key of the listing, in listing order. Each group keeps every
-# stride-th key it sees, and doubles the stride (halving what it kept)
-# when it holds twice the sample: memory stays within 2 * per_prefix keys
-# a group, and what is kept stays spread over the whole listing.
+# One key of the listing, in listing order, and the index of the node of
+# a pool that listed it (undef for a single server). Each group keeps
+# every stride-th key it sees, and doubles the stride (halving what it
+# kept) when it holds twice the sample: memory stays within 2 * per_prefix
+# keys a group, and what is kept stays spread over the whole listing --
+# over every node's, listed one after the other, in proportion to the
+# group's keys on each.
 sub add_key {
-    my ($self, $key, $size) = @_;
+    my ($self, $key, $size, $node) = @_;
     my $at = index $key, $self->{delimiter};
     my $prefix = $at < 0 ? $NONE : substr $key, 0, $at;
     $self->{keys}++;
@@ -47,6 +50,7 @@ sub add_key {
         seen => 0, stride => 1, kept => [],
     };
     $g->{keys}++;
+    $g->{keys_by_node}[$node]++ if defined $node;
     $g->{item_bytes} += $size || 0;
     # A text-protocol get cannot name keys with spaces or control bytes
     # (binary-protocol clients can store them).
@@ -54,7 +58,7 @@ sub add_key {
         $g->{unfetchable}++;
         $self->{unfetchable}++;
     } elsif ($g->{seen}++ % $g->{stride} == 0) {
-        push @{ $g->{kept} }, $key;
+        push @{ $g->{kept} }, [ $key, $node ];
         if (@{ $g->{kept} } >= 2 * $self->{per_prefix}) {
             my $kept = $g->{kept};
             $g->{kept} = [ @$kept[ grep { $_ % 2 == 0 } 0 .. $#$kept ] ];
@@ -66,7 +70,8 @@ sub add_key {
 
 # What the listing gave: { keys, unfetchable, groups => { prefix => group } },
 # each group with its sample (at most per_prefix keys, evenly spaced over
-# what it kept, in key order).
+# what it kept, in key order) and, from a pool, the node of each sampled
+# key and how many of them each node gave.
 sub listing {
     my ($self) = @_;
     my $per = $self->{per_prefix};
@@ -75,7 +80,21 @@ sub listing {
         my $kept = delete $g->{kept};
         my $n = @$kept;
         my @pick = $n <= $per ? @$kept : @$kept[ map { int($_ * $n / $per) } 0 .. $per - 1 ];
-        $g->{sample} = [ sort @pick ];
+        # A key two nodes list (a stale copy) is sampled once.
+        my (%node_of, @sampled);
+        for my $kept_key (@pick) {
+            my ($key, $node) = @$kept_key;
+            next if exists $node_of{$key};
+            $node_of{$key} = $node;
+            push @sampled, $key;
+        }
+        $g->{sample} = [ sort @sampled ];
+        if ($self->{nodes}) {
+            $g->{node_of} = \%node_of;
+            $g->{sampled_by_node} = [ (0) x $self->{nodes} ];
+            $g->{keys_by_node}[$_] ||= 0 for 0 .. $self->{nodes} - 1;
+            $g->{sampled_by_node}[ $node_of{$_} ]++ for @sampled;
+        }
         delete @{$g}{qw(seen stride)};
     }
     return { keys => $self->{keys}, unfetchable => $self->{unfetchable}, groups => $self->{groups} };
@@ -84,7 +103,10 @@ sub listing {
 sub list_keys {
     my ($server, %opt) = @_;
     my $progress = $opt{progress} || sub { };
-    my $sample = __PACKAGE__->new(%opt);
+    # A pool's nodes, which its listing names by their index.
+    my $nodes;
+    $nodes = () = $server->nodes if $server->can('nodes');
+    my $sample = __PACKAGE__->new(%opt, nodes => $nodes);
     $progress->(0);
     $server->each_key(sub {
         $sample->add_key(@_);
@@ -113,7 +135,7 @@ sub fetch_values {
         my $end = $i + $GET_BATCH <= @$keys ? $i + $GET_BATCH : scalar @$keys;
         my @batch = @$keys[ $i .. $end - 1 ];
         $progress->($end, scalar @$keys);
-        my $got = $server->get_multi(\@batch);
+        my $got = $server->get_multi(\@batch, $g->{node_of});
         for my $key (@batch) {
             my $item = $got->{$key};
             if (!$item) { $g->{gone}++; next }
@@ -222,14 +244,19 @@ C<decode_value>.
 
 =item list_keys($server, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, progress => sub { my ($keys_so_far) = @_ })
 
-Lists the keys of C<$server> (a L<Cache::Memcached::RustXS::Dict::Server>)
-through a sampler (below) and returns its C<listing>. C<prefixes>: keep
+Lists the keys of C<$server> (a L<Cache::Memcached::RustXS::Dict::Server>,
+a L<Cache::Memcached::RustXS::Dict::Pool> of them, or
+L<Cache::Memcached::RustXS::Dict::Files>) through a sampler (below) and
+returns its C<listing>. A pool's nodes are listed one after the other, so
+that a group's sample is spread over them in proportion to its keys on
+each. C<prefixes>: keep
 only these groups (all by default). C<progress> is called with 0 first
 and then every 10,000 keys.
 
 =item fetch_values($server, $group, progress => sub { my ($done, $total) = @_ })
 
-Fetches the keys of C<< $group->{sample} >> (100 to a C<get>) and returns
+Fetches the keys of C<< $group->{sample} >> (100 to a C<get>; from a pool,
+each from the node that listed it, C<< $group->{node_of} >>) and returns
 their values decoded by L</decode_value($flags, $data)>, in key order. It
 adds to the group: C<fetched>, C<gone> (listed, but not there any more),
 C<stored_bytes> (as stored), C<compressed> and C<storable> (values so
@@ -266,11 +293,12 @@ C<(undef, $why)>.
 
 =over 4
 
-=item Cache::Memcached::RustXS::Dict::Sample->new(delimiter => ':', per_prefix => 1000, prefixes => \@prefixes)
+=item Cache::Memcached::RustXS::Dict::Sample->new(delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, nodes => $count)
 
-=item $sample->add_key($key, $item_size)
+=item $sample->add_key($key, $item_size, $node)
 
-One key of a listing, in the listing's order. The key's group is its
+One key of a listing, in the listing's order (C<$node>: the index of the
+node of a pool that listed it; undef for one server). The key's group is its
 prefix: what comes before the first C<delimiter>, or C<(none)>
 (C<$Cache::Memcached::RustXS::Dict::Sample::NONE>) without one. Keys a
 text-protocol C<get> cannot name (over 250 bytes, spaces, control bytes)
@@ -283,7 +311,11 @@ C<< { keys => $listed, unfetchable => $count, groups => { $prefix => $group } } 
 each group has C<prefix>, C<delimited>, C<keys>, C<item_bytes> (the sum
 of their item sizes), C<unfetchable>, and C<sample>: at most C<per_prefix>
 of its keys, evenly spaced over the listing, sorted. The same listing in
-the same order gives the same sample.
+the same order gives the same sample. Sampled with C<< nodes => $count >>
+(a pool's listing: C<list_keys> gives it), a group also has
+C<keys_by_node> and C<sampled_by_node> (its keys and sampled keys on each
+node, by index) and C<node_of> (C<< { sampled key => node } >>); a key
+that two nodes list is sampled once.
 
 =back
 
