@@ -9,7 +9,9 @@
 # gzipped values; values written with the set are misses for a stock
 # client; report --dictionaries and prune count the stored values that
 # name each dictionary ID on every node; plain report and train take a
-# pool too. (t/47 runs the set commands on files.)
+# pool too. (t/47 runs the set commands on files.) The commands tune with
+# @FIXED_TUNING (one size, two levels, two methods): what is tested here
+# is the pool and the set, not the tuner's search (t/54).
 use strict;
 use warnings;
 
@@ -23,15 +25,12 @@ use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use Cache::Memcached::RustXS::Dict::Pool;
 use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values);
-use CMRXTest::DictSets qw(corpus_halves run_dict read_file json_of by_prefix named_by @NO_LIMITS);
+use CMRXTest::DictSets qw(corpus_halves run_dict json_of by_prefix named_by @NO_LIMITS @FIXED_TUNING);
 use CMRXTest::Memcached;
 use CMRXTest::Raw qw(raw_set);
 
 my $NODES = 4;
 my $F_COMPRESS = 2;
-# The tuner's search cut down: these tests are of the plumbing (bench/
-# and t/54 are of the tuning).
-my @CHEAP = ('--max-size', '4096');
 
 # Without the LRU maintainer, which moves fresh items between its LRUs
 # while the crawler lists them, and so hides a few from a listing: the
@@ -92,7 +91,7 @@ my %set;
 for my $case ([ pool => @POOL ], [ whole => '--server', $whole->address ]) {
     my ($name, @server) = @$case;
     my $dir = $set{$name} = File::Spec->catfile($TMP, "$name-set");
-    my ($st, $out, $err) = run_dict([ 'train', '--all', @server, '--out-dir', $dir, @CHEAP, '--json' ]);
+    my ($st, $out, $err) = run_dict([ 'train', '--all', @server, '--out-dir', $dir, @FIXED_TUNING, '--json' ]);
     is $st, 0, "train --all on the $name: exit 0" or diag $err;
     $set{"$name-json"} = json_of($out);
 }
@@ -137,7 +136,7 @@ SKIP: {
     my $zstd_stored = @{ $half{gh}[1] } - @raw;
     my $gh_id = $s->current('gh:')->{id};
 
-    my ($st, $out, $err) = run_dict([ 'report', '--dictionaries', $dir, @POOL, @CHEAP, '--json' ]);
+    my ($st, $out, $err) = run_dict([ 'report', '--dictionaries', $dir, @POOL, @FIXED_TUNING, '--json' ]);
     is $st, 0, 'report --dictionaries on the pool: exit 0' or diag $err;
     my $r = json_of($out);
     is named_by($r)->{$gh_id}, $zstd_stored, "... counts the values naming gh:'s ID on every node ($zstd_stored)";
@@ -154,7 +153,7 @@ SKIP: {
 # ---- plain report and train ------------------------------------------------------------------
 
 {
-    my ($st, $out, $err) = run_dict([ 'report', @POOL, '--prefix', 'compat', '--size', '4096', @NO_LIMITS, '--json' ]);
+    my ($st, $out, $err) = run_dict([ 'report', @POOL, '--prefix', 'compat', @FIXED_TUNING, @NO_LIMITS, '--json' ]);
     is $st, 0, 'report on the pool: exit 0' or diag $err;
     my $r = json_of($out);
     my $compat = $r->{prefixes}[0] || {};
@@ -164,7 +163,7 @@ SKIP: {
     is $compat->{held_out}{zstd_dict}{keys_counted}, 4 * @{ $half{compat}[0] }, "... the dictionary weighed against them";
 
     my $file = File::Spec->catfile($TMP, 'compat.dict');
-    ($st, $out, $err) = run_dict([ 'train', @POOL, '--prefix', 'compat', '--size', '4096', '--out', $file, @NO_LIMITS ]);
+    ($st, $out, $err) = run_dict([ 'train', @POOL, '--prefix', 'compat', @FIXED_TUNING, '--out', $file, @NO_LIMITS ]);
     is $st, 0, 'train --prefix on the pool: exit 0' or diag $err;
     like $out, qr/^cmrx-dict train: prefix 'compat' of \Q@{[ join ', ', @pool ]}\E: ${\ (4 * @{ $half{compat}[0] }) } keys listed/m,
         "... from every node's keys";

@@ -86,7 +86,8 @@ sub warnings_like {
 # ---- train --all from files: the whole-cache entry ---------------------------------
 
 # Tests never depend on timings: run_dict runs the set commands (train
-# --all, report --dictionaries) without speed limits.
+# --all, report --dictionaries) without speed limits; they tune with
+# @FIXED_TUNING (one size, two levels, two methods): t/54 tests the tuner.
 my ($st, $out, $err, $dir, $keys, $SAMPLE) = train_whole_cache_set($TMP, \%half);
 my %keys_of = %$keys;
 {

@@ -29,10 +29,9 @@ our $VERSION = '0.101';
 
 my $MIN_DICT = 256;    # the smallest dictionary zstd makes
 my %DEFAULT = (delimiter => ':', sample => 1000, size => 16384, timeout => 10);
-# The options of the tuning that train --all and report --dictionaries share;
-# plain report and train take all but --if-better.
-my @SET_OPTIONS = qw(if-better=s max-size=s compress-time=s decompress-time=s);
-my @TUNE_OPTIONS = qw(max-size=s compress-time=s decompress-time=s);
+# The options of the tuning, which every subcommand but prune takes
+# (--if-better only with a set).
+my @SET_OPTIONS = qw(if-better=s max-size=s levels=s methods=s compress-time=s decompress-time=s);
 my %EXIT = (ok => 0, failure => 1, usage => 2, unusable => 2);
 my $PROGRESS_WIDTH = 78;
 my $SUBCOMMANDS = 'report, train, prune, list or rollback';
@@ -218,14 +217,24 @@ sub cmd_train {
     return;
 }
 
-# The tuning options of plain report and train: the speed limits, the
-# largest size, and --size, which fixes the size tried.
+# The tuning options as Dict::Tune's tune takes them: the speed limits, the
+# largest size, --size (which fixes the size tried), the levels and the
+# methods tried.
 sub tuning_options {
     my ($opt, $size_given) = @_;
     my %num = numeric_options($opt, qw(compress-time decompress-time));
     check_max_size($opt);
+    my %choices;
+    for my $name (qw(levels methods)) {
+        next unless defined $opt->{$name};
+        $choices{$name} = [ split /,/, $opt->{$name}, -1 ];
+        my $why = Cache::Memcached::RustXS::Dict::Tune::choices_error(%choices);
+        usage_error("--$name: $why (a list separated by commas: "
+                    . ($name eq 'levels' ? '3,9' : 'samples,fastcover') . ')') if $why;
+    }
     return (compress_time => $num{'compress-time'}, decompress_time => $num{'decompress-time'},
-            max_size => $opt->{'max-size'}, ($size_given ? (sizes => [ $opt->{size} ], max_size => $opt->{size}) : ()));
+            max_size => $opt->{'max-size'}, ($size_given ? (sizes => [ $opt->{size} ], max_size => $opt->{size}) : ()),
+            %choices);
 }
 
 sub numeric_options {
@@ -269,8 +278,6 @@ sub cmd_train_all {
     my ($opt, $args) = @_;
     usage_error('train --all: --out-dir DIR is needed') unless defined $opt->{'out-dir'} && length $opt->{'out-dir'};
     usage_error('train --all writes a set into --out-dir, not --out') if defined $opt->{out};
-    usage_error('train --all: --size is for single dictionaries (--max-size bounds the sizes tried)')
-        if defined $opt->{size};
     usage_error('train --all: --force is not needed: a set is added to, never overwritten') if $opt->{force};
     return run_set_command('train --all', $opt, $args, sub { train_all(@_, dir => $opt->{'out-dir'}) },
                            \&print_train_all);
@@ -278,7 +285,6 @@ sub cmd_train_all {
 
 sub cmd_report_set {
     my ($opt, $args) = @_;
-    usage_error('report --dictionaries: --size is for reports without a set') if defined $opt->{size};
     return run_set_command('report --dictionaries', $opt, $args, sub { report_set(@_, dir => $opt->{dictionaries}) },
                            \&print_report_set);
 }
@@ -307,11 +313,10 @@ sub set_command {
                     . 'standard input), are needed') unless @$args;
         usage_error("$what: standard input (-) can be given once") if 1 < grep { $_ eq '-' } @$args;
     }
-    my $size = $opt->{size};
+    my $size_given = defined $opt->{size};
     check_common($opt);
-    delete $opt->{size} unless defined $size;
-    my %num = numeric_options($opt, qw(if-better compress-time decompress-time));
-    check_max_size($opt);
+    my %tuning = tuning_options($opt, $size_given);
+    my %num = numeric_options($opt, qw(if-better));
     load_dictionary_file($_) for @{ $opt->{dictionary} || [] };
     my ($source, $memory);
     if (defined $opt->{server}) {
@@ -321,10 +326,8 @@ sub set_command {
         $source = Cache::Memcached::RustXS::Dict::Files->read($args);
         $memory = Cache::Memcached::RustXS::Dict::Memory->new;
     }
-    return (source => $source, memory => $memory, delimiter => $opt->{delimiter}, sample => $opt->{sample},
-            prefixes => $opt->{prefix}, if_better => $num{'if-better'},
-            max_size => $opt->{'max-size'}, compress_time => $num{'compress-time'},
-            decompress_time => $num{'decompress-time'},
+    return (%tuning, source => $source, memory => $memory, delimiter => $opt->{delimiter},
+            sample => $opt->{sample}, prefixes => $opt->{prefix}, if_better => $num{'if-better'},
             progress => sub { $progress->show($_[0]) }, listing_progress => listing_progress());
 }
 
@@ -606,9 +609,10 @@ the progress line says while keys are listed and values fetched.
 
 =item tuning_options(\%options, $size_given), numeric_options(\%options, @names), check_max_size(\%options)
 
-The tuning options of plain C<report> and C<train> as
+The tuning options of every subcommand but C<prune> as
 L<Cache::Memcached::RustXS::Dict::Tune/tune>'s arguments (C<--size>, when
-given, the one size tried), and their checks.
+given, the one size tried; C<--levels> and C<--methods> split at commas),
+and their checks.
 
 =item train_choice(\@values, $choice)
 

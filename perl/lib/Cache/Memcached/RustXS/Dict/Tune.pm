@@ -4,9 +4,11 @@ use strict;
 use warnings;
 
 use Exporter 5.57 'import';
+use Carp ();
 use Time::HiRes ();
 
 use Compress::Zlib ();
+use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict qw(sum_length round ratio);
@@ -14,7 +16,8 @@ use Cache::Memcached::RustXS::Dict::Memory ();
 
 our $VERSION = '0.101';
 
-our @EXPORT_OK = qw(tune tune_fallback split_samples stored_memory dictionary_memory worth_a_dictionary);
+our @EXPORT_OK = qw(tune tune_fallback split_samples stored_memory dictionary_memory worth_a_dictionary
+                    choices_error candidate_sizes);
 
 # What is tried. Dictionary sizes from 2 KiB (a prefix of a few hundred
 # keys pays for no more) up to zstd's own default (112640 bytes: past about
@@ -22,7 +25,7 @@ our @EXPORT_OK = qw(tune tune_fallback split_samples stored_memory dictionary_me
 # compressing gets slower than gzip -9.
 my @SIZES   = (2048, 4096, 8192, 16384, 32768, 65536, 112640);
 my @LEVELS  = (3, 6, 9, 12, 15, 19);
-my @METHODS = qw(samples fastcover);
+my @METHODS = qw(samples fastcover cover);
 my $TRAIN_LEVEL   = 9;     # candidates' tables are made for this level, the final one for its own
 my $COVER_SIZES   = 2;     # cover (slow) is tried at the best sizes of fastcover only
 # fastCover and cover search their segment size k; their d (the length of
@@ -40,6 +43,7 @@ my $MAX_TIMED     = 12;    # candidates timed at most, best first, until one is 
 my $F_COMPRESS    = 2;     # the clients' flag of a compressed value
 my $MIN_GAIN      = 5;     # percent less memory than without a dictionary, to be worth one
 our $COMPRESS_RATIO = 0.8; # the clients keep a compressed value at most 0.8 of the raw one
+my %ZSTD_LEVELS = Cache::Memcached::RustXS::_level_ranges();    # the engine's (cmrx.h)
 
 # Timing: interleaved rounds, each at least $ROUND_TIME seconds; the median
 # of each side counts, or, for a candidate against its baseline, the round
@@ -92,11 +96,13 @@ sub dictionary_memory {
 
 sub tune {
     my (%opt) = @_;
+    if (my $why = choices_error(%opt)) { Carp::croak("tune: $why") }
     my $samples = $opt{samples};
     my $memory  = $opt{memory} || Cache::Memcached::RustXS::Dict::Memory->new;
     my $progress = $opt{progress} || sub { };
     my $max_size = $opt{max_size} || $SIZES[-1];
     my @levels = @{ $opt{levels} || \@LEVELS };
+    my %method = map { ($_ => 1) } @{ $opt{methods} || \@METHODS };
     my $id = $opt{id} || $PLACEHOLDER_ID;
     my $limits = _speed_limits(%opt);
     my $keys = $opt{keys};
@@ -122,31 +128,26 @@ sub tune {
     $tuned{baseline}{best_memory} = $best_without;
     $tuned{baseline}{cost} = _scaled($best_without, scalar @$held, $keys) if defined $keys;
 
-    # Sizes the samples can support: none larger than the training values
-    # themselves (the next size up for the samples method, which then holds
-    # them all).
-    my @sizes = grep { $_ <= $max_size } ($opt{sizes} ? sort { $a <=> $b } @{ $opt{sizes} } : @SIZES);
-    @sizes = ($max_size) unless @sizes;
-    my @fitting = grep { $_ <= $train_bytes } @sizes;
-    my ($all_fit) = grep { $_ > $train_bytes } @sizes;
+    my $size_of = candidate_sizes(sizes => $opt{sizes}, max_size => $max_size, training_bytes => $train_bytes);
     my @candidates;
-    for my $method (@METHODS) {
-        my @mine = $method eq 'samples' ? (@fitting, defined $all_fit ? $all_fit : ()) : @fitting;
-        @mine = ($sizes[0]) unless @mine;
-        for my $size (@mine) {
+    for my $method (grep { $method{$_} } qw(samples fastcover)) {
+        for my $size (@{ $size_of->{$method} }) {
             $progress->("training $method $size");
             push @candidates, _train_candidate(\@train_values, $held, $memory, \@levels,
                                               method => $method, size => $size, id => $id);
         }
     }
-    # cover at the sizes where fastcover did best.
+    # cover at the sizes where fastcover did best (without fastcover, at
+    # the sizes it would have been tried at).
     my %best_fc;
     for my $c (grep { $_->{method} eq 'fastcover' && !$_->{error} } @candidates) {
         _cost($c, \%tuned);
         $best_fc{ $c->{size} } = $c->{cost}
             if !defined $best_fc{ $c->{size} } || $c->{cost} < $best_fc{ $c->{size} };
     }
-    my @cover_sizes = (sort { $best_fc{$a} <=> $best_fc{$b} || $a <=> $b } keys %best_fc)[0 .. $COVER_SIZES - 1];
+    my @cover_sizes = !$method{cover} ? ()
+                    : $method{fastcover} ? (sort { $best_fc{$a} <=> $best_fc{$b} || $a <=> $b } keys %best_fc)[0 .. $COVER_SIZES - 1]
+                    : @{ $size_of->{fastcover} };
     for my $size (grep { defined } @cover_sizes) {
         $progress->("training cover $size");
         push @candidates, _train_candidate(\@train_values, $held, $memory, \@levels,
@@ -216,6 +217,44 @@ sub tune {
     $tuned{dictionary} = $final;
     $tuned{parameters} = $used;
     return \%tuned;
+}
+
+# Why the methods or levels asked for are not ones the tuner takes, or ''.
+sub choices_error {
+    my (%opt) = @_;
+    my %known = map { ($_ => 1) } @METHODS;
+    if (my $methods = $opt{methods}) {
+        return 'methods must name one at least' unless @$methods;
+        for my $method (@$methods) {
+            return "methods are @METHODS, not '" . (defined $method ? $method : 'undef') . "'"
+                unless defined $method && $known{$method};
+        }
+    }
+    if (my $levels = $opt{levels}) {
+        return 'levels must name one at least' unless @$levels;
+        my ($min, $max) = @ZSTD_LEVELS{qw(zstd_min zstd_max)};
+        for my $level (@$levels) {
+            return "levels are zstd levels, $min to $max but 0, not '" . (defined $level ? $level : 'undef') . "'"
+                unless defined $level && $level =~ /\A-?[0-9]+\z/ && $level && $level >= $min && $level <= $max;
+        }
+    }
+    return '';
+}
+
+# The sizes the samples can support: of the sizes tried (up to max_size),
+# none larger than the training values themselves (a dictionary asked of
+# too few samples comes out worse, not smaller) -- the samples method also
+# at the next size up, which then holds them all; the smallest size when
+# none fits. { samples => [...], fastcover => [...] } (cover: fastcover's).
+sub candidate_sizes {
+    my (%opt) = @_;
+    my $max_size = $opt{max_size} || $SIZES[-1];
+    my @sizes = grep { $_ <= $max_size } ($opt{sizes} ? sort { $a <=> $b } @{ $opt{sizes} } : @SIZES);
+    @sizes = ($max_size) unless @sizes;
+    my @fitting = grep { $_ <= $opt{training_bytes} } @sizes;
+    my ($all_fit) = grep { $_ > $opt{training_bytes} } @sizes;
+    my @samples = (@fitting, defined $all_fit ? $all_fit : ());
+    return { samples => @samples ? \@samples : [ $sizes[0] ], fastcover => @fitting ? \@fitting : [ $sizes[0] ] };
 }
 
 # The memory of a candidate over the prefix's keys: its held-out memory per
@@ -588,12 +627,15 @@ Exported on request.
 
 =over 4
 
-=item tune(samples => \@pairs, memory => $model, keys => $count, max_size => 112640, sizes => [2048, 4096, ...], levels => [3, 6, 9, 12, 15, 19], id => 1, compress_time => 1, decompress_time => 1, progress => sub { my ($what) = @_ })
+=item tune(samples => \@pairs, memory => $model, keys => $count, max_size => 112640, sizes => [2048, 4096, ...], levels => [3, 6, 9, 12, 15, 19], methods => [qw(samples fastcover cover)], id => 1, compress_time => 1, decompress_time => 1, progress => sub { my ($what) = @_ })
 
 Tunes one prefix. C<keys> (optional) is how many keys the prefix holds:
 with it the dictionary's bytes are in the cost (above); without it the
 held-out memory alone ranks. C<sizes> (optional) replaces the sizes
-tried (C<cmrx-dict --size> gives one); C<max_size> bounds them. C<id> is
+tried (C<cmrx-dict --size> gives one); C<max_size> bounds them. C<levels>
+and C<methods> (optional) replace the levels and the methods tried
+(C<cover> without C<fastcover> is tried at every size); it croaks on
+others (L</choices_error(methods =E<gt> \@methods, levels =E<gt> \@levels)>). C<id> is
 the dictionary ID the frames are measured with
 (its size in each frame counts: 1 byte below 256). Returns a hash
 reference: C<samples>, C<sample_bytes>, C<trained_on>, C<training_bytes>, C<held_out>,
@@ -633,6 +675,20 @@ more memcached memory over them than the dictionary's own bytes; a
 prefix that fails this is one that no size pays for, since the choice
 already costs least (C<"no dictionary size pays for itself over its N
 keys: ...">).
+
+=item choices_error(methods => \@methods, levels => \@levels)
+
+Why the methods or levels are not ones C<tune> takes (C<methods> of
+C<samples>, C<fastcover>, C<cover>; zstd levels other than 0, in the
+engine's range), or C<''>.
+
+=item candidate_sizes(sizes => \@sizes, max_size => 112640, training_bytes => $bytes)
+
+C<< { samples => \@sizes, fastcover => \@sizes } >>: the sizes each method
+is tried at (cover at two of fastcover's), of C<sizes> (the tuner's own by
+default) up to C<max_size>: none larger than the C<training_bytes>, but
+the samples method also at the next size up, which holds them all; the
+smallest when none fits.
 
 =item final_bytes($candidate, $tuned)
 
