@@ -57,6 +57,8 @@ sub load_trained {
     return ($file, load_dictionary($file));
 }
 
+my $expected_dictionaries = 0;    # loaded by expected_held_out, each under an ID of its own
+
 # What report and train must find for these values (in key order): the
 # held-out half is the odd positions, the dictionary is tuned on the even
 # (the prefix's keys counted, without speed limits, with the tuning
@@ -76,7 +78,7 @@ sub expected_held_out {
                                                        compress_time => 0, decompress_time => 0, %$tuning);
     if (defined $t->{dictionary}) {
         my $file = write_file(File::Spec->catfile($TMP, "expected-" . (0 + @train) . "-" . length($held[0]) . ".dict"),
-                              Cache::Memcached::RustXS::Zstd::dictionary_with_id($t->{dictionary}, 0x7d00_0000 + ++$Expected::dictionaries));
+                              Cache::Memcached::RustXS::Zstd::dictionary_with_id($t->{dictionary}, 0x7d00_0000 + ++$expected_dictionaries));
         my $id = load_dictionary($file);
         $e{dict} = sum_length(map { compress($_, level => $t->{choice}{level}, dictionary => $id) } @held);
         $e{choice} = $t->{choice};
