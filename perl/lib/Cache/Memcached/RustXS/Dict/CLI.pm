@@ -16,14 +16,13 @@ use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values);
 use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out train load_dictionary_file);
 use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_report print_train print_json
                                              print_train_all print_report_set set_data print_prune prune_data
-                                             skipped_note shown);
+                                             print_list list_data print_rollback rollback_data skipped_note shown);
 use Cache::Memcached::RustXS::Dict::Memory ();
 use Cache::Memcached::RustXS::Dict::Tune ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict::SetTrainer qw(train_all report_set);
 use Cache::Memcached::RustXS::Dict::Prune qw(prune_set parse_duration);
-use Cache::Memcached::RustXS::Dict::Rollout qw(list_set print_list list_json rollback_set print_rollback
-                                              rollback_json);
+use Cache::Memcached::RustXS::Dict::Rollout qw(list_set rollback_set);
 
 our $VERSION = '0.101';
 
@@ -398,7 +397,7 @@ sub cmd_list {
     usage_error('list: --dictionaries DIR is needed') unless defined $opt->{dictionaries} && length $opt->{dictionaries};
     usage_error("list: no arguments after the options ('$args[0]')") if @args;
     my $list = list_set(dir => $opt->{dictionaries});
-    if ($opt->{json}) { print_json(\*STDOUT, list_json($list)) }
+    if ($opt->{json}) { print_json(\*STDOUT, list_data($list)) }
     else              { print_list(\*STDOUT, $list) }
     return;
 }
@@ -416,7 +415,7 @@ sub cmd_rollback {
     my $stage = stage_option($opt);
     my $result = rollback_set(dir => $opt->{dictionaries}, prefix => $opt->{prefix}, to => $opt->{to},
                               stage => $stage, dry_run => $opt->{'dry-run'});
-    if ($opt->{json}) { print_json(\*STDOUT, rollback_json($result)) }
+    if ($opt->{json}) { print_json(\*STDOUT, rollback_data($result)) }
     else              { print_rollback(\*STDOUT, $result) }
     return;
 }

@@ -14,7 +14,8 @@ our $VERSION = '0.101';
 
 our @EXPORT_OK = qw(report_data train_data print_report print_train print_json
                     print_train_all print_report_set set_data print_prune prune_data
-                    skipped_note shown text plural duration_text);
+                    print_list list_data print_rollback rollback_data
+                    skipped_note shown text plural duration_text prefix_text);
 
 # ---- the data -------------------------------------------------------------------
 
@@ -353,7 +354,7 @@ sub print_report_set {
     table($fh, [ 'prefix', 'current', 'memory', 'fresh', 'fresh saves', 'verdict' ], @rows);
     print {$fh} "\nDictionaries (how many sampled values name each)\n";
     table($fh, [ 'ID', 'prefix', 'state', 'file', 'named by', '' ],
-          (map { [ $_->{id}, (length $_->{prefix} ? shown($_->{prefix}) : "'' (the whole cache)"), $_->{state},
+          (map { [ $_->{id}, prefix_text($_->{prefix}), $_->{state},
                    $_->{file}, $_->{named_by}, $_->{named_by} ? '' : 'no sampled value names it' ] }
                @{ $result->{dictionaries} }),
           (map { [ $_->{id}, '-', 'not in the set', '-', $_->{named_by}, 'load it to read these values' ] }
@@ -383,7 +384,7 @@ sub _memory_note {
 # The name of a decided prefix, as printed.
 sub _decided_name {
     my ($p) = @_;
-    return "'' (the whole cache)" if $p->{whole_cache};
+    return prefix_text('') if $p->{whole_cache};
     return shown(defined $p->{set_prefix} ? $p->{set_prefix} : $p->{group}{prefix});
 }
 
@@ -554,6 +555,59 @@ sub prune_data {
     return \%data;
 }
 
+# ---- list and rollback ----------------------------------------------------------------
+
+sub print_list {
+    my ($fh, $list) = @_;
+    printf {$fh} "The dictionary set in %s (identity %s), at %s: %s\n", $list->{dir}, $list->{identity}, $list->{now},
+        plural(scalar(grep { $_->{state} ne 'removed' } @{ $list->{dictionaries} }), 'dictionary', 'dictionaries');
+    printf {$fh} "Keys without a dictionary get the fallback: %s level %d.\n", @{ $list->{fallback} }{qw(method level)};
+    printf {$fh} "Next change: %s.\n", $list->{next_change} if defined $list->{next_change};
+    print {$fh} "\n";
+    my @rows = map {
+        [ $_->{id}, prefix_text($_->{prefix}), $_->{state}, defined $_->{since} ? $_->{since} : 'unknown',
+          map { defined $_ ? $_ : '-' } @{$_}{qw(level size file)} ]
+    } @{ $list->{dictionaries} };
+    table($fh, [ 'ID', 'prefix', 'state', 'since', 'level', 'bytes', 'file' ], @rows);
+    return;
+}
+
+sub list_data {
+    my ($list) = @_;
+    return { %$list, dictionaries => [ map { +{ %$_, prefix => text($_->{prefix}) } } @{ $list->{dictionaries} } ] };
+}
+
+sub print_rollback {
+    my ($fh, $result) = @_;
+    my $prefix = prefix_text($result->{prefix});
+    my @cancelled = @{ $result->{cancelled} };
+    if (defined $result->{from} && $result->{from} == $result->{to}) {
+        printf {$fh} "Dictionary %d stays the current one of %s; %s %s cancelled.\n", $result->{to}, $prefix,
+            join(', ', @cancelled), @cancelled == 1 ? 'is' : 'are';
+    }
+    else {
+        printf {$fh} "Dictionary %d %s the current one of %s %s%s.\n", $result->{to},
+            ($result->{dry_run} ? 'would be' : 'is'), $prefix,
+            $result->{at_once} ? 'at once' : "from $result->{current_from}",
+            defined $result->{from} ? ", instead of $result->{from}" : '';
+        printf {$fh} "Cancelled: %s.\n", join ', ', @cancelled if @cancelled;
+    }
+    print {$fh} $result->{dry_run} ? "Dry run: the set is not changed.\n"
+                                   : "Ship the set to every host; writers follow it within their rescan interval.\n";
+    return;
+}
+
+sub rollback_data {
+    my ($result) = @_;
+    return { %$result, prefix => text($result->{prefix}) };
+}
+
+# A set's prefix as printed: its bytes, or '' (the whole cache).
+sub prefix_text {
+    my ($prefix) = @_;
+    return length $prefix ? shown($prefix) : "'' (the whole cache)";
+}
+
 # A duration as people read it, in its two largest units: "9d 2h", "36h"
 # is "1d 12h", "5m 3s", "42s".
 sub duration_text {
@@ -614,8 +668,10 @@ Cache::Memcached::RustXS::Dict::Report - the output of cmrx-dict: every subcomma
 The output of L<cmrx-dict>, every subcommand's: what C<report> and
 C<train> found, first as data (what C<--json> prints), then printed as the
 tables its manual describes; and the results of C<train --all>, C<report
---dictionaries> (L<Cache::Memcached::RustXS::Dict::SetTrainer>) and
-C<prune> (L<Cache::Memcached::RustXS::Dict::Prune>), as text or as data.
+--dictionaries> (L<Cache::Memcached::RustXS::Dict::SetTrainer>),
+C<prune> (L<Cache::Memcached::RustXS::Dict::Prune>), C<list> and
+C<rollback> (L<Cache::Memcached::RustXS::Dict::Rollout>), as text or as
+data.
 The groups of a plain report come from
 L<Cache::Memcached::RustXS::Dict::Sample> (C<fetch_values> fills their
 counts), their C<held_out> measures from
@@ -629,8 +685,9 @@ code; the text output prints their bytes, control bytes escaped (C<\x0A>).
 
 Exported on request: C<report_data>, C<train_data>, C<print_report>,
 C<print_train>, C<print_json>, C<print_train_all>, C<print_report_set>,
-C<set_data>, C<print_prune>, C<prune_data>, C<skipped_note>, C<shown>,
-C<text>, C<plural>, C<duration_text>.
+C<set_data>, C<print_prune>, C<prune_data>, C<print_list>, C<list_data>,
+C<print_rollback>, C<rollback_data>, C<skipped_note>, C<shown>, C<text>,
+C<plural>, C<duration_text>, C<prefix_text>.
 
 =over 4
 
@@ -678,6 +735,13 @@ The result of C<prune_set> (L<Cache::Memcached::RustXS::Dict::Prune/FUNCTIONS>)
 as a table of the set's dictionaries with a line of totals (what was
 removed or would be, what is kept and why), or as data for JSON.
 
+=item print_list($fh, $list), list_data($list), print_rollback($fh, $result), rollback_data($result)
+
+The results of C<list_set> and C<rollback_set>
+(L<Cache::Memcached::RustXS::Dict::Rollout/FUNCTIONS>): the set's
+dictionaries in a table with their state and since when, and what a
+rollback did; or as data for JSON.
+
 =item skipped_note($group)
 
 C<" (2 keys gone; 1 value gzip that does not decompress)"> for a group
@@ -717,6 +781,11 @@ C<"33%"> (C<-> of nothing), C<"0.412"> (C<-> for C<undef>),
 C<"12.5 / 3.1"> (microseconds to compress / decompress), C<"1 value"> /
 C<"2 values"> (C<$words> the plural when it is not C<$word> and C<s>:
 C<plural(2, 'prefix', 'prefixes')>).
+
+=item prefix_text($prefix)
+
+A set's prefix as printed: its bytes (L</shown($string), text($bytes)>),
+or C<'' (the whole cache)> for the empty one.
 
 =item duration_text($seconds)
 
