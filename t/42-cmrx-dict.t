@@ -30,7 +30,7 @@ use Cache::Memcached::RustXS::Dict::Tune ();
 use Cache::Memcached::RustXS::Dict::CLI ();
 use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Memcached;
-use CMRXTest::DictSets qw(halves run_dict read_file write_file);
+use CMRXTest::DictSets qw(halves run_dict read_file write_file @FIXED_TUNING %FIXED_TUNING);
 use CMRXTest::Raw qw(raw_request raw_set);
 
 my $server = CMRXTest::Memcached->start_or_skip;
@@ -57,11 +57,15 @@ sub load_trained {
     return ($file, load_dictionary($file));
 }
 
+my $expected_dictionaries = 0;    # loaded by expected_held_out, each under an ID of its own
+
 # What report and train must find for these values (in key order): the
 # held-out half is the odd positions, the dictionary is tuned on the even
-# (the prefix's keys counted, without speed limits) at its level.
+# (the prefix's keys counted, without speed limits, with the tuning
+# options given: %FIXED_TUNING as the commands given @FIXED_TUNING, or
+# none for a full tuning) at its level.
 sub expected_held_out {
-    my ($keys, @values) = @_;
+    my ($tuning, $keys, @values) = @_;
     my ($train, $held) = halves(@values);
     my @train = @$train;
     my @held  = @$held;
@@ -71,10 +75,10 @@ sub expected_held_out {
     my $memory = Cache::Memcached::RustXS::Dict::Memory->from_server(Cache::Memcached::RustXS::Dict::Server->connect($ADDR));
     my $t = Cache::Memcached::RustXS::Dict::Tune::tune(samples => [ map { [ $keys->[ 2 * $_ ], $train[$_] ] } 0 .. $#train ],
                                                        keys => scalar @$keys, memory => $memory,
-                                                       compress_time => 0, decompress_time => 0);
+                                                       compress_time => 0, decompress_time => 0, %$tuning);
     if (defined $t->{dictionary}) {
         my $file = write_file(File::Spec->catfile($TMP, "expected-" . (0 + @train) . "-" . length($held[0]) . ".dict"),
-                              Cache::Memcached::RustXS::Zstd::dictionary_with_id($t->{dictionary}, 0x7d00_0000 + ++$Expected::dictionaries));
+                              Cache::Memcached::RustXS::Zstd::dictionary_with_id($t->{dictionary}, 0x7d00_0000 + ++$expected_dictionaries));
         my $id = load_dictionary($file);
         $e{dict} = sum_length(map { compress($_, level => $t->{choice}{level}, dictionary => $id) } @held);
         $e{choice} = $t->{choice};
@@ -149,9 +153,11 @@ my $have_odd_key = binary_set('odd key', 'stored through the binary protocol');
 # ---- report ------------------------------------------------------------------
 
 # Tests never depend on timings: where the tuner's choice decides, it runs
-# without speed limits.
+# without speed limits. The reports tune with @FIXED_TUNING (one size, two
+# levels, two methods): what they show is checked against the same tuning
+# here; train --server tunes in full, and writes the tuner's choice.
 my @NO_LIMITS = ('--compress-time', '0', '--decompress-time', '0');
-my ($status, $out, $err) = run_dict([ 'report', '--server', $ADDR, @NO_LIMITS ]);
+my ($status, $out, $err) = run_dict([ 'report', '--server', $ADDR, @FIXED_TUNING, @NO_LIMITS ]);
 is $status, 0, 'report: exit status 0' or diag $err;
 is $err, '', 'report: nothing on stderr (it is not a terminal)';
 like $out, qr/^cmrx-dict report of \Q$ADDR\E: \d+ keys listed, 11 prefixes \(delimiter ':'\), up to 1000 sampled each$/m, 'report: the summary line';
@@ -161,7 +167,7 @@ my $times  = table_rows($out, 'Held-out half, microseconds');
 my %expect;
 for my $family (@FAMILIES) {
     my @keys = sort keys %{ $decoded{$family} };
-    my $e = $expect{$family} = expected_held_out(\@keys, map { $decoded{$family}{$_} } @keys);
+    my $e = $expect{$family} = expected_held_out(\%FIXED_TUNING, \@keys, map { $decoded{$family}{$_} } @keys);
     my $n = @keys;
     is_deeply $stored->{$family},
         [ $n, $stored->{$family}[1], $n, $stored_bytes{$family},
@@ -199,7 +205,7 @@ SKIP: {
 my ($total) = $out =~ /^  total  (.*)$/m;
 my @total = split ' ', $total || '';
 my %sum;
-my $tiny = expected_held_out([ map { "tiny:$_" } 1 .. 3 ], map { "a tiny value number $_" } 1 .. 3);
+my $tiny = expected_held_out(\%FIXED_TUNING, [ map { "tiny:$_" } 1 .. 3 ], map { "a tiny value number $_" } 1 .. 3);
 for my $e (values %expect, $tiny) { $sum{$_} += $e->{$_} || 0 for qw(values raw gzip zstd dict) }
 is_deeply [ @total[0 .. 4] ], [ @sum{qw(values raw gzip zstd dict)} ],
     'report: the total row (with tiny, which has no dictionary)';
@@ -227,7 +233,7 @@ is table_rows($out, 'Held-out half, bytes')->{npm}[0], 5, '--sample 10: 5 held o
 
 SKIP: {
     skip 'JSON::PP is not installed (core from perl 5.14)', 7 unless $HAVE_JSON;
-    ($status, $out, $err) = run_dict([ 'report', '--server', $ADDR, '--json', @NO_LIMITS ]);
+    ($status, $out, $err) = run_dict([ 'report', '--server', $ADDR, '--json', @FIXED_TUNING, @NO_LIMITS ]);
     is $status, 0, 'report --json: exit 0' or diag $err;
     my $r = eval { JSON::PP->new->utf8->decode($out) };
     ok $r, 'report --json: parses' or diag $@;
@@ -253,7 +259,8 @@ SKIP: {
 my $dict_file = File::Spec->catfile($TMP, 'compat.dict');
 ($status, $out, $err) = run_dict([ 'train', '--server', $ADDR, '--prefix', 'compat', '--out', $dict_file, @NO_LIMITS ]);
 is $status, 0, 'train --server: exit 0' or diag $err;
-my $e = $expect{compat};
+my @compat_keys = sort keys %{ $decoded{compat} };
+my $e = expected_held_out({}, \@compat_keys, map { $decoded{compat}{$_} } @compat_keys);    # in full
 like $out, qr/^cmrx-dict train: prefix 'compat' of \Q$ADDR\E: 110 keys listed, 110 sampled, 110 values/m,
     'train: what it read';
 like $out, qr/^  gzip -9 +$e->{gzip} /m, 'train: held-out gzip bytes';
@@ -266,7 +273,7 @@ my $id = eval { load_dictionary($dict_file) };
 ok $id, 'train: load_dictionary accepts it' or diag $@;
 is $id, $said_id, 'train: with the ID it printed';
 my ($trained_on_all) = Cache::Memcached::RustXS::Dict::CLI::train_choice(
-    [ map { $decoded{compat}{$_} } sort keys %{ $decoded{compat} } ], $expect{compat}{choice});
+    [ map { $decoded{compat}{$_} } @compat_keys ], $e->{choice});
 is read_file($dict_file), $trained_on_all, "train: the tuner's choice, trained on all the values, in key order";
 
 SKIP: {
@@ -284,12 +291,13 @@ SKIP: {
 ($status, $out, $err) = run_dict([ 'train', '--server', $ADDR, '--prefix', 'compat', '--out', $dict_file ]);
 is $status, 1, 'train: an existing --out: exit 1';
 like $err, qr/\Acmrx-dict: \Q$dict_file\E exists .*--force replaces it\)\n\z/, '... says so in one line';
-($status, $out, $err) = run_dict([ 'train', '--server', $ADDR, '--prefix', 'compat', '--out', $dict_file, '--force', @NO_LIMITS ]);
+($status, $out, $err) = run_dict([ 'train', '--server', $ADDR, '--prefix', 'compat', '--out', $dict_file, '--force',
+                                   @FIXED_TUNING, @NO_LIMITS ]);
 is $status, 0, 'train --force: replaces it' or diag $err;
 
 # The same samples from files, standard input (lines, and NUL-separated):
-# the same dictionary (of one size, --size: the input is the point here,
-# not the tuner's search over sizes).
+# the same dictionary (of one size and few candidates, @FIXED_TUNING: the
+# input is the point here, not the tuner's search).
 my @npm_keys = sort map { $_->[0] } @{ $corpus->{npm} };
 my %npm = map { @$_ } @{ $corpus->{npm} };
 my @npm = map { $npm{$_} } @npm_keys;
@@ -299,7 +307,7 @@ for my $case (['files', [@files]], ['lines', ['-'], join('', map { "$_\n" } @npm
               ['null', ['--null', '-'], join("\0", @npm)]) {
     my ($name, $args, $stdin) = @$case;
     my $file = File::Spec->catfile($TMP, "npm-$name.dict");
-    ($status, $out, $err) = run_dict([ 'train', '--out', $file, '--size', 8192, @NO_LIMITS, @$args ], stdin => $stdin);
+    ($status, $out, $err) = run_dict([ 'train', '--out', $file, @FIXED_TUNING, @NO_LIMITS, @$args ], stdin => $stdin);
     is $status, 0, "train from $name: exit 0" or diag $err;
     like $out, qr/^cmrx-dict train: 137 samples \(\d+ bytes\): /m, "train from $name: 137 samples";
     $dict_of{$name} = -f $file ? read_file($file) : "no file from $name";
@@ -312,7 +320,8 @@ is $dict_of{null}, $dict_of{files}, 'train from standard input, --null: the same
 SKIP: {
     skip 'JSON::PP is not installed (core from perl 5.14)', 3 unless $HAVE_JSON;
     my $file = File::Spec->catfile($TMP, 'gh.dict');
-    ($status, $out, $err) = run_dict([ 'train', '--server', $ADDR, '--prefix', 'gh', '--out', $file, '--json', @NO_LIMITS ]);
+    ($status, $out, $err) = run_dict([ 'train', '--server', $ADDR, '--prefix', 'gh', '--out', $file, '--json',
+                                       @FIXED_TUNING, @NO_LIMITS ]);
     is $status, 0, 'train --json: exit 0' or diag $err;
     my $r = eval { JSON::PP->new->utf8->decode($out) } || {};
     is_deeply [ @{ $r->{held_out} || {} }{qw(values raw_bytes)}, map { $r->{held_out}{$_}{bytes} } qw(gzip zstd zstd_dict) ],

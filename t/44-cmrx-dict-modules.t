@@ -22,13 +22,15 @@ use Storable ();
 use Cache::Memcached::RustXS::Zstd qw(compress train_dictionary load_dictionary frame_dictionary_id);
 use Cache::Memcached::RustXS::Dict qw(sum_length);
 use Cache::Memcached::RustXS::Dict::Server ();
-use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values decode_value read_sample_files);
+use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values decode_value);
+use Cache::Memcached::RustXS::Dict::Files qw(read_sample_files);
 use Cache::Memcached::RustXS::Dict::Measure qw(held_out_split measure_held_out codecs measure
                                               measure_codec compress_all train load_dictionary_file);
 use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_report print_train
                                              print_json skipped_note shown text);
 use Cache::Memcached::RustXS::Dict::CLI ();
 use Cache::Memcached::RustXS::Dict::Memory ();
+use Cache::Memcached::RustXS::GetParser ();
 use CMRXTest::DictCorpus qw(corpus_items dictionary_samples serve_transcript transcript_replies
                             $TRANSCRIPT $DICTIONARY);
 use CMRXTest::FakeServer;
@@ -54,16 +56,13 @@ my $SERVER = 'Cache::Memcached::RustXS::Dict::Server';
 my %item = map { ($_->[0] => $_) } corpus_items();
 my $replies = transcript_replies();
 
-# This test's reading of the recorded get replies: key => [flags, data].
+# The recorded get replies, read by the distribution's parser: key =>
+# [flags, data].
 my %recorded;
 for my $request (grep { /\Aget / } keys %$replies) {
-    my $reply = $replies->{$request};
-    while ($reply =~ /\GVALUE (\S+) (\d+) (\d+)\r\n/gc) {
-        my ($key, $flags, $n) = ($1, $2, $3);
-        $recorded{$key} = [ $flags, substr($reply, pos($reply), $n) ];
-        pos($reply) += $n + 2;
-    }
-    $reply =~ /\GEND\r\n\z/gc or die "unexpected reply to $request";
+    my ($items, $complete) = Cache::Memcached::RustXS::GetParser::get_response_items($replies->{$request});
+    $complete or die "unexpected reply to $request";
+    $recorded{ $_->[0] } = [ @$_[ 1, 2 ] ] for @$items;
 }
 # This test's reading of the listing: key => item size.
 my %listed;
@@ -139,6 +138,23 @@ my $ADDR = $fake->address;
     $s->close;
 }
 
+# The reader of get responses the modules use, alone.
+{
+    my $frame = $recorded{'dz:01'}[1];    # names a dictionary this process has not loaded
+    my @warnings;
+    local $SIG{__WARN__} = sub { push @warnings, @_ };
+    my ($items, $complete) = Cache::Memcached::RustXS::GetParser::get_response_items(
+        "VALUE dz:01 2 " . length($frame) . "\r\n$frame\r\nVALUE b 0 5 77\r\nx\r\nEN\r\nEND\r\n");
+    is_deeply [ $items, $complete ], [ [ [ 'dz:01', 2, $frame, undef ], [ 'b', 0, "x\r\nEN", 77 ] ], 1 ],
+        'get_response_items: each item as stored (a frame whose dictionary is not loaded too), its cas, END seen';
+    is_deeply \@warnings, [], '... and no warning about that dictionary';
+    is_deeply [ Cache::Memcached::RustXS::GetParser::get_response_items("VALUE a 0 3\r\nabc\r\nVALUE b 0 9\r\nabc") ],
+              [ [ [ 'a', 0, 'abc', undef ] ], 0 ], '... the start of a response: what is whole, and not complete';
+    ok !eval { Cache::Memcached::RustXS::GetParser::get_response_items("VALUE a 0 3\r\nabc\r\nEND\r\nx"); 1 },
+        '... bytes after END: croaks';
+    like $@, qr/\Anot a memcached get response: bytes after END \('x'\) at /, '... with the reason and where';
+}
+
 is_deeply $SERVER->parse_address('127.0.0.1:11211'), { spec => '127.0.0.1:11211', host => '127.0.0.1', port => 11211, ipv6 => undef },
     'parse_address: HOST:PORT';
 is_deeply $SERVER->parse_address('[::1]:11211'), { spec => '[::1]:11211', host => '::1', port => 11211, ipv6 => 1 },
@@ -176,11 +192,13 @@ sub fails_like {
                 local $Cache::Memcached::RustXS::Dict::Server::BUSY_WAIT = 0.01;
                 $_[0]->each_key(sub { }) }, 'failure', qr/the LRU crawler of \S+ stayed busy for 0\.03 s: 'BUSY/ ],
         [ 'an error to a get', ["SERVER_ERROR out of memory\r\n"], sub { $_[0]->get_multi(['a']) }, 'failure',
-          qr/answered a get with 'SERVER_ERROR out of memory'/ ],
+          qr/answered a get with a bad response: server replied SERVER_ERROR \('SERVER_ERROR out of memory'\)\z/ ],
         [ 'a value without its CRLF', ["VALUE a 0 3\r\nabcXYEND\r\n"], sub { $_[0]->get_multi(['a']) }, 'failure',
-          qr/sent a value of a without the CRLF after it/ ],
-        [ 'a line too long', [ 'x' x 70_000 ], sub { $_[0]->get_multi(['a']) }, 'failure',
-          qr/sent a reply line longer than 65536 bytes/ ],
+          qr/answered a get with a bad response: data block not followed by \\r\\n \('the two bytes after the value of a'\)/ ],
+        [ 'a line too long', [ 'SERVER_ERROR ' . 'x' x 70_000 ], sub { $_[0]->get_multi(['a']) }, 'failure',
+          qr/answered a get with a bad response: response line too long/ ],
+        [ 'bytes after END', ["VALUE a 0 3\r\nabc\r\nEND\r\nEND\r\n"], sub { $_[0]->get_multi(['a']) }, 'failure',
+          qr/answered a get with a bad response: bytes after END \('END'\)/ ],
         [ 'a closed connection', [ "VALUE a 0 10\r\nabc", [ close => 1 ] ], sub { $_[0]->get_multi(['a']) },
           'failure', qr/closed the connection/ ],
         [ 'no answer', [ [ sleep => 3 ] ], sub { $_[0]->get_multi(['a']) }, 'failure',
@@ -541,8 +559,8 @@ sub run_main {
     };
     my $refuses = CMRXTest::FakeServer->start(script => ["ERROR\r\n"]);
     my @errors = (
-        [ 'no subcommand', [], 2, qr/\Acmrx-dict: a subcommand is needed: report, train or prune; see cmrx-dict --help\n\z/ ],
-        [ 'an unknown subcommand', ['frobnicate'], 2, qr/\Acmrx-dict: unknown subcommand 'frobnicate' \(report, train or prune\); see/ ],
+        [ 'no subcommand', [], 2, qr/\Acmrx-dict: a subcommand is needed: report, train, prune, list or rollback; see cmrx-dict --help\n\z/ ],
+        [ 'an unknown subcommand', ['frobnicate'], 2, qr/\Acmrx-dict: unknown subcommand 'frobnicate' \(report, train, prune, list or rollback\); see/ ],
         [ 'an option first', ['--server'], 2, qr/\Acmrx-dict: unknown option --server before the subcommand/ ],
         [ 'an unknown option', [ 'report', '--server', $ADDR, '--frobnicate' ], 2,
           qr/\Acmrx-dict: report: unknown option --frobnicate; see cmrx-dict --help\n\z/ ],
@@ -552,6 +570,10 @@ sub run_main {
         [ 'a bad --size', [ 'report', '--server', $ADDR, '--size', '100' ], 2, qr/--size must be a whole number of bytes, 256 or more/ ],
         [ 'a bad --delimiter', [ 'report', '--server', $ADDR, '--delimiter', '::' ], 2, qr/--delimiter must be one character/ ],
         [ 'a bad --timeout', [ 'report', '--server', $ADDR, '--timeout', '0' ], 2, qr/--timeout must be a number of seconds above 0/ ],
+        [ 'a bad --levels', [ 'report', '--server', $ADDR, '--levels', '3,0' ], 2,
+          qr/\Acmrx-dict: --levels: levels are zstd levels, -?\d+ to \d+ but 0, not '0' \(a list separated by commas: 3,9\)/ ],
+        [ 'a bad --methods', [ 'train', '--all', '--out-dir', "$TMP/x", '--methods', 'samples,best', $ADDR ], 2,
+          qr/\Acmrx-dict: --methods: methods are samples fastcover cover, not 'best'/ ],
         [ 'train without --out', [ 'train', '--server', $ADDR, '--prefix', 'user' ], 2, qr/--out FILE is needed/ ],
         [ 'train, --null without -', [ 'train', '--out', "$TMP/x.dict", '--null', $files[0] ], 2, qr/--null is for samples read from standard input/ ],
         [ 'train, - twice', [ 'train', '--out', "$TMP/x.dict", '-', '-' ], 2, qr/standard input \(-\) can be given once/ ],
@@ -559,7 +581,7 @@ sub run_main {
           qr/\Acmrx-dict: \S+ cannot list its keys: to 'lru_crawler metadump all' it answered 'ERROR' .*[^;]\n\z/ ],
         [ 'nobody listening', [ 'report', '--server', "127.0.0.1:$closed_port" ], 1, qr/\Acmrx-dict: cannot connect to / ],
         [ 'gets the transcript does not hold', [ 'report', '--server', $ADDR, '--sample', '7', '--prefix', 'user' ], 1,
-          qr/\Acmrx-dict: \Q$ADDR\E answered a get with 'ERROR'\n\z/ ],
+          qr/\Acmrx-dict: \Q$ADDR\E answered a get with a bad response: server replied ERROR \('ERROR'\)\n\z/ ],
         [ 'a prefix with no keys', [ 'train', '--server', $ADDR, '--prefix', 'nosuch', '--out', "$TMP/x.dict" ], 1,
           qr/\Acmrx-dict: no key of \Q$ADDR\E has the prefix 'nosuch' \(delimiter ':'; 152 keys listed\)\n\z/ ],
         [ 'a prefix of values that do not decode', [ 'train', '--server', $ADDR, '--prefix', 'bad', '--out', "$TMP/x.dict" ], 1,

@@ -22,7 +22,7 @@ use File::Spec ();
 use File::Temp ();
 use Cache::Memcached::RustXS::Zstd qw(compress_methods train_dictionary frame_dictionary_id);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
-use Cache::Memcached::RustXS::Dict::Sets qw(whole_cache_samples);
+use Cache::Memcached::RustXS::Dict::SetTrainer qw(whole_cache_samples);
 use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold);
 use CMRXTest::Memcached;
 use CMRXTest::DictSets qw(corpus_halves read_file write_file json_of train_whole_cache_set);
@@ -86,7 +86,8 @@ sub warnings_like {
 # ---- train --all from files: the whole-cache entry ---------------------------------
 
 # Tests never depend on timings: run_dict runs the set commands (train
-# --all, report --dictionaries) without speed limits.
+# --all, report --dictionaries) without speed limits; they tune with
+# @FIXED_TUNING (one size, two levels, two methods): t/54 tests the tuner.
 my ($st, $out, $err, $dir, $keys, $SAMPLE) = train_whole_cache_set($TMP, \%half);
 my %keys_of = %$keys;
 {

@@ -86,6 +86,28 @@ is $p->{'few:'}{action}, 'none', 'few: (10 keys) gets no dictionary';
 like $p->{'few:'}{why}, qr/no dictionary size pays for itself over its 10 keys/, '... because no size pays for itself';
 is join(' ', grep { length } Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)->prefixes), 'npm:', 'the set has npm: alone (among the prefixes; the whole-cache entry apart)';
 
+# ---- the sizes tried -------------------------------------------------------------------
+
+# None larger than the training values (a dictionary asked of too few
+# samples comes out worse, not smaller), but the samples method also at
+# the next size up, which holds them all: on the training values of the
+# corpus's JSON halves (as t/47 trains on them) and of a handful.
+for my $family (qw(gh npm compat)) {
+    my ($half) = halves(sort { $a->[0] cmp $b->[0] } @{ $corpus->{$family} });
+    my ($train) = Cache::Memcached::RustXS::Dict::Tune::split_samples($half);
+    my $bytes = 0;
+    $bytes += length $_->[1] for @$train;
+    my $sizes = Cache::Memcached::RustXS::Dict::Tune::candidate_sizes(training_bytes => $bytes);
+    my @fastcover = @{ $sizes->{fastcover} };
+    ok @fastcover && !(grep { $_ > $bytes } @fastcover),
+        "$family: no fastcover or cover size above the $bytes training bytes (@fastcover)";
+    my @over = grep { $_ > $bytes } @{ $sizes->{samples} };
+    ok @over <= 1 && "@{ $sizes->{samples} }" eq join(' ', @fastcover, @over),
+        "... and no samples size beyond the one that holds them all (@{ $sizes->{samples} })";
+}
+is_deeply Cache::Memcached::RustXS::Dict::Tune::candidate_sizes(training_bytes => 1500, max_size => 8192),
+          { samples => [2048], fastcover => [2048] }, 'a handful of values: the smallest size alone';
+
 # ---- plain report and single-prefix train: the same tuner -------------------------------
 
 # run_dict lifts the speed limits of the set commands alone: these runs

@@ -24,7 +24,7 @@ use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Child qw(run_command);
-use CMRXTest::DictSets qw(run_dict read_file write_file write_dump json_of);
+use CMRXTest::DictSets qw(run_dict read_file write_file write_dump json_of @FIXED_TUNING @NO_LIMITS);
 use CMRXTest::Raw qw(raw_set raw_get);
 use CMRXTest::Memcached;
 
@@ -344,7 +344,7 @@ SKIP: {
         'add refuses a removed ID';
     raw_set($addr, "d:$_", 0, $V{news}[$_]) or die for 0 .. $#{ $V{news} };
     ($st, $out, $err) = run_dict([ 'train', '--all', '--server', $addr, '--out-dir', $dir, '--prefix', 'd',
-                                   '--max-size', '4096', '--compress-time', '0', '--decompress-time', '0' ]);
+                                   @FIXED_TUNING, @NO_LIMITS ]);
     is $st, 0, 'train --all adds a prefix to the pruned set: exit 0' or diag $err;
     $now = $Set->read($dir);
     my $d = $now->current('d:');

@@ -19,7 +19,7 @@ use Compress::Zlib ();
 use Cache::Memcached::RustXS::Zstd qw(compress_methods);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use CMRXTest::Memcached;
-use CMRXTest::DictSets qw(corpus_halves run_dict write_dump json_of named_by train_whole_cache_set);
+use CMRXTest::DictSets qw(corpus_halves run_dict write_dump json_of named_by train_whole_cache_set @FIXED_TUNING);
 use CMRXTest::Raw qw(raw_set);
 
 my $HAVE_JSON = eval { require JSON::PP; 1 };
@@ -30,7 +30,8 @@ my %half = corpus_halves(families => [qw(gh npm compat)]);    # family => [ [eve
 # ---- report --dictionaries ----------------------------------------------------------------
 
 # Tests never depend on timings: run_dict runs the set commands (train
-# --all, report --dictionaries) without speed limits.
+# --all, report --dictionaries) without speed limits; they tune with
+# @FIXED_TUNING (one size, two levels, two methods): t/54 tests the tuner.
 my ($st, $out, $err, $dir) = train_whole_cache_set($TMP, \%half);
 is $st, 0, 'train --all: the set, with its whole-cache entry' or diag $err;
 my $whole = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)->whole_cache;
@@ -45,7 +46,7 @@ ok $whole, '... which it has' or do { done_testing; exit };
     my $file = write_dump(File::Spec->catfile($TMP, 'today.values'), @today);
     SKIP: {
         skip 'JSON::PP is needed for --json', 4 unless $HAVE_JSON;
-        my ($st, $out, $err) = run_dict([ 'report', '--dictionaries', $dir, '--json', $file ]);
+        my ($st, $out, $err) = run_dict([ 'report', '--dictionaries', $dir, @FIXED_TUNING, '--json', $file ]);
         is $st, 0, 'report --dictionaries: exit 0' or diag $err;
         my $r = json_of($out);
         my $w = $r->{whole_cache} || {};
@@ -54,7 +55,7 @@ ok $whole, '... which it has' or do { done_testing; exit };
             '... its dictionary and a fresh one measured on the same held-out values';
         is named_by($r)->{ $whole->{id} }, $named, "... and counts the $named stored values that name it";
     }
-    my ($st, $out) = run_dict([ 'report', '--dictionaries', $dir, $file ]);
+    my ($st, $out) = run_dict([ 'report', '--dictionaries', $dir, @FIXED_TUNING, $file ]);
     is $st, 0, 'report --dictionaries as text';
     like $out, qr/^\s+'' \(the whole cache\)\s+ID $whole->{id}, level $whole->{level}\b/m, '... has a row for it';
 }
@@ -75,7 +76,7 @@ SKIP: {
     for my $copy (1 .. 3) { $store->("$_->[0]-$copy", $_->[1]) for @{ $half{gh}[0] } }
     $store->(@$_) for @{ $half{compat}[0] };
     my $d = File::Spec->catfile($TMP, 'server-set');
-    my ($st, $out, $err) = run_dict([ 'train', '--all', '--server', $addr, '--out-dir', $d, '--json' ]);
+    my ($st, $out, $err) = run_dict([ 'train', '--all', '--server', $addr, '--out-dir', $d, @FIXED_TUNING, '--json' ]);
     is $st, 0, 'train --all --server: exit 0' or diag $err;
     my $w = json_of($out)->{whole_cache} || {};
     is_deeply $w->{shares}, { gh => 3 * @{ $half{gh}[0] }, compat => scalar @{ $half{compat}[0] } },

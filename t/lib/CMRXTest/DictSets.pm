@@ -19,7 +19,8 @@ use CMRXTest::Child qw(run_command);
 
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(halves corpus_halves run_dict read_file write_file dump_of write_dump
-                    json_of by_prefix named_by train_whole_cache_set $CORPUS_DIR $SCRIPT @NO_LIMITS);
+                    json_of by_prefix named_by train_whole_cache_set $CORPUS_DIR $SCRIPT @NO_LIMITS
+                    @FIXED_TUNING %FIXED_TUNING);
 
 our $CORPUS_DIR = 'bench/data/values';
 our $SCRIPT     = File::Spec->catfile('bin', 'cmrx-dict');
@@ -27,6 +28,14 @@ our $SCRIPT     = File::Spec->catfile('bin', 'cmrx-dict');
 # Tests never depend on timings (bench/ measures speed): the set commands
 # run without speed limits unless a case says otherwise.
 our @NO_LIMITS = ('--compress-time', '0', '--decompress-time', '0');
+
+# Tests of the plumbing (reports, a set's writing, prune, pools) tune as
+# little as cmrx-dict can: one size, two levels, the two quick methods --
+# still a choice among candidates, in a fraction of a full tuning's time.
+# The tuner's own tests (t/54, and t/42's train) tune in full.
+our @FIXED_TUNING = ('--size', '4096', '--levels', '3,9', '--methods', 'samples,fastcover');
+# The same as Dict::Tune's tune takes them.
+our %FIXED_TUNING = (sizes => [4096], max_size => 4096, levels => [ 3, 9 ], methods => [qw(samples fastcover)]);
 
 # ([even positions], [odd positions]) of a list: the half a dictionary is
 # trained on and the half held out, as cmrx-dict splits them.
@@ -94,9 +103,9 @@ sub dump_of {
 
 sub write_dump { my ($path, @items) = @_; return write_file($path, dump_of(@items)) }
 
-# The set of t/53 and t/56: train --all --sample $WHOLE_CACHE_SAMPLE on the
-# training halves of gh, npm and compat and 12 keys without a delimiter,
-# into $tmp/set. Returns (status, stdout, stderr, the set's folder, the
+# The set of t/53 and t/56: train --all --sample $WHOLE_CACHE_SAMPLE
+# @FIXED_TUNING on the training halves of gh, npm and compat and 12 keys
+# without a delimiter, into $tmp/set. Returns (status, stdout, stderr, the set's folder, the
 # keys of each prefix in the file, the sample asked).
 my $WHOLE_CACHE_SAMPLE = 24;
 my $BARE_KEYS          = 12;
@@ -107,7 +116,7 @@ sub train_whole_cache_set {
     my $dir = File::Spec->catfile($tmp, 'set');
     my %keys_of = ((map { ($_ => scalar @{ $half->{$_}[0] }) } qw(gh npm compat)), '(none)' => scalar @bare);
     my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $dir, '--sample', $WHOLE_CACHE_SAMPLE,
-                                      (eval { require JSON::PP; 1 } ? '--json' : ()), $file ]);
+                                      @FIXED_TUNING, (eval { require JSON::PP; 1 } ? '--json' : ()), $file ]);
     return ($st, $out, $err, $dir, \%keys_of, $WHOLE_CACHE_SAMPLE);
 }
 
@@ -230,10 +239,21 @@ module).
 
 =back
 
+=item C<@FIXED_TUNING>, C<%FIXED_TUNING>
+
+The options with which tests of the plumbing (reports, a set's writing,
+prune, pools) tune: C<--size 4096 --levels 3,9 --methods
+samples,fastcover>, a choice among four candidates in a fraction of a full
+tuning's time; and the same as L<Cache::Memcached::RustXS::Dict::Tune>'s
+C<tune> takes them, for a test that computes what a command must find.
+The tuner's own tests (F<t/54-tuner-cost.t>, and F<t/42-cmrx-dict.t>'s
+C<train>) tune in full.
+
 =item C<train_whole_cache_set($tmp, \%half)>
 
 The set with a whole-cache entry that F<t/53-whole-cache.t> checks and
-F<t/56-whole-cache-report.t> reports on: C<train --all --sample 24> (with
+F<t/56-whole-cache-report.t> reports on: C<train --all --sample 24>
+C<@FIXED_TUNING> (with
 C<--json> when L<JSON::PP> loads) on a file, in C<$tmp>, of the training
 halves of C<gh>, C<npm> and C<compat> (C<%half> as C<corpus_halves>
 returns it) and 12 keys without the delimiter, into C<$tmp/set>. Returns

@@ -47,7 +47,7 @@ my %AFTER = (
     },
     'Cache::Memcached::RustXS::Dict::Measure' => q{
         $m->{values} == 200 && $m->{zstd_dict}{bytes} < $m->{zstd}{bytes} or die "measure_held_out\n";
-        $r->{gzip}{bytes} > 0 && $r->{zstd}{bytes} > 0 or die "measure\n";
+        $measured->{gzip}{bytes} > 0 && $measured->{zstd}{bytes} > 0 or die "measure\n";
     },
     'Cache::Memcached::RustXS::Dict::Report' => q{
         $report->{total}{values} == 150 && $report->{prefixes}[0]{prefix} eq 'user' or die "report_data\n";
@@ -60,9 +60,21 @@ my %AFTER = (
         $tuned->{choice} && $tuned->{choice}{memory} < $tuned->{baseline}{memGzip}{memory} or die "tune\n";
         $fallback->{method} =~ /\A(?:gzip|zstd)\z/ or die "tune_fallback\n";
     },
-    'Cache::Memcached::RustXS::Dict::Sets' => q{
+    'Cache::Memcached::RustXS::Dict::SetTrainer' => q{
         $trained->{set}->current('user:') or die "train_all\n";
-        $report->{prefixes}[0]{verdict} or die "report_set\n";
+        $report->{prefixes}[0]{verdict} eq 'current' or die "report_set\n";
+    },
+    'Cache::Memcached::RustXS::Dict::Sets' => q{
+        @$pool == 4 && $shares->{user} == 3 && $shares->{page} == 1 or die "whole_cache_samples\n";
+    },
+    'Cache::Memcached::RustXS::Dict::Pool' => q{
+        my @groups = values %{ $listing->{groups} };
+        !grep { "@{ $_->{keys_by_node} }" ne $_->{keys} || !defined $_->{fetched} } @groups or die "list_keys, fetch_values\n";
+        $memory->item_memory(30, 400, 2) or die "from_server\n";
+    },
+    'Cache::Memcached::RustXS::Dict::Files' => q{
+        "@$values" eq 'value 1 ! value 2 ! value 3 !' or die "read, fetched\n";
+        $read->{values}[0] eq '{"id":1}' && $read->{files} == 1 or die "read_sample_files\n";
     },
     'Cache::Memcached::RustXS::Dict::Prune' => q{
         "@{ $result->{removed} }" eq '1' && !-e "$dir/user-1.dict" && -e "$dir/user-2.dict" or die "prune_set\n";

@@ -136,7 +136,15 @@ What they share, and their exceptions.
 
 =item L<Cache::Memcached::RustXS::Dict::Server>
 
-One read-only connection to a memcached server.
+One read-only connection to a memcached server: a source of values.
+
+=item L<Cache::Memcached::RustXS::Dict::Pool>
+
+The nodes of a memcached pool as one source of values.
+
+=item L<Cache::Memcached::RustXS::Dict::Files>
+
+Values from files: memcached get responses as a source, and plain samples.
 
 =item L<Cache::Memcached::RustXS::Dict::Sample>
 
@@ -155,12 +163,16 @@ keeps.
 
 =item L<Cache::Memcached::RustXS::Dict::Report>
 
-Its reports, as text tables or JSON.
+Its output, every subcommand's, as text tables or JSON.
+
+=item L<Cache::Memcached::RustXS::Dict::SetTrainer>
+
+C<train --all> and C<report --dictionaries>: one decision per key prefix
+and for the whole cache, carried out on a dictionary set or reported.
 
 =item L<Cache::Memcached::RustXS::Dict::Sets>
 
-C<train --all> and C<report --dictionaries>: dictionary sets trained,
-extended and checked per key prefix.
+The old name of C<Dict::SetTrainer>, kept working.
 
 =item L<Cache::Memcached::RustXS::Dict::Prune>
 

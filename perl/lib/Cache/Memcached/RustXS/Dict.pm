@@ -69,24 +69,35 @@ its work, so that each can be used and tested alone:
 
 =over 4
 
-=item L<Cache::Memcached::RustXS::Dict::Server>
+=item L<Cache::Memcached::RustXS::Dict::Server>, L<Cache::Memcached::RustXS::Dict::Pool>, L<Cache::Memcached::RustXS::Dict::Files>
 
-One connection to a memcached server, reading only: the keys it lists,
-values, its settings and slab classes.
+The sources of values: one connection to a memcached server, reading
+only (the keys it lists, values, its settings and slab classes); the
+nodes of a pool as one source; files of get responses, and plain samples.
 
 =item L<Cache::Memcached::RustXS::Dict::Sample>
 
 Which values to look at: keys grouped by prefix and sampled evenly, their
-values fetched and decoded; samples from files and standard input.
+values fetched and decoded.
 
 =item L<Cache::Memcached::RustXS::Dict::Measure>
 
 What values take under each codec (gzip, zstd, zstd with a dictionary)
 and how long each takes; the held-out split; training.
 
+=item L<Cache::Memcached::RustXS::Dict::Memory>, L<Cache::Memcached::RustXS::Dict::Tune>
+
+The memory memcached gives an item; the dictionary, size and level that
+make a prefix's values take least of it.
+
+=item L<Cache::Memcached::RustXS::Dict::SetTrainer>, L<Cache::Memcached::RustXS::Dict::Prune>
+
+The dictionary sets: C<train --all> and C<report --dictionaries> (one
+decision per prefix), and C<prune>.
+
 =item L<Cache::Memcached::RustXS::Dict::Report>
 
-The data of a report or a training, as text tables or JSON.
+Every subcommand's output, as text tables or JSON.
 
 =item L<Cache::Memcached::RustXS::Dict::CLI>
 
@@ -139,7 +150,8 @@ stringifies to its message.
 
 =head1 SEE ALSO
 
-L<cmrx-dict>, L<Cache::Memcached::RustXS::Zstd>.
+L<cmrx-dict>, the command these modules make, and
+L<Cache::Memcached::RustXS::Zstd>, whose dictionaries they train.
 
 =head1 AUTHOR
 

@@ -3,6 +3,8 @@ package Cache::Memcached::RustXS::GetParser;
 use strict;
 use warnings;
 
+use Carp ();
+
 use Cache::Memcached::RustXS ();
 
 our $VERSION = '0.101';
@@ -17,6 +19,58 @@ our $InlineFinalize;
 # The XS asks Cache::Memcached::RustXS::ClientInternals::finalize_root which
 # closure is Cache::Memcached's own finalize (see "INLINE FINALIZE").
 use Cache::Memcached::RustXS::ClientInternals ();
+
+# ---- get responses as the server sent them ------------------------------------------
+
+my $STAND_IN = "\0" x 65536;    # what the parser is given of a value's data, a piece at a time
+
+# The items of a get response, read by the parser: ([[key, flags, data,
+# cas], ...], whether END ended it); croaks with the parser's reason on a
+# bad response. The parser reads every line and the framing of every
+# value; of each value's data it is given a stand-in of the same length,
+# so that it decodes nothing: the data returned is the server's.
+sub get_response_items {
+    my ($response) = @_;
+    my $parser = __PACKAGE__->new(\my %stored, 0);
+    my $size = length $response;
+    my ($at, @items) = (0);
+    for (;;) {
+        my $eol = index $response, "\n", $at;
+        my $line = substr $response, $at, ($eol < 0 ? $size : $eol + 1) - $at;
+        my $result = $parser->parse_from_string($line);
+        _bad_response($parser, $line) if $result < 0;
+        if ($result > 0) {
+            return (\@items, 1) if $at + length $line == $size;
+            # What follows END: the parser's verdict on it.
+            $parser = __PACKAGE__->new(\%stored, 0);
+            $parser->parse_from_string(substr $response, $at);
+            _bad_response($parser, substr $response, $at + length $line);
+        }
+        return (\@items, 0) if $eol < 0;
+        # A VALUE line the parser took: VALUE key flags bytes[ cas]\r\n.
+        my $key = $parser->current_key;
+        Carp::croak("get_response_items: the parser took '$line' for neither a value nor END") unless defined $key;
+        my (undef, undef, $flags, $length, $cas) = split / /, substr($line, 0, -2);
+        my $data_at = $eol + 1;
+        return (\@items, 0) if $data_at + $length + 2 > $size;
+        for (my $given = 0; $given < $length; $given += length $STAND_IN) {
+            my $piece = $length - $given < length $STAND_IN ? $length - $given : length $STAND_IN;
+            $parser->parse_from_string(substr $STAND_IN, 0, $piece);
+        }
+        my $after = substr $response, $data_at + $length, 2;
+        _bad_response($parser, "the two bytes after the value of $key") if $parser->parse_from_string($after) < 0;
+        delete $stored{$key};
+        push @items, [ $key, 0 + $flags, substr($response, $data_at, $length), $cas ];
+        $at = $data_at + $length + 2;
+    }
+}
+
+sub _bad_response {
+    my ($parser, $where) = @_;
+    $where =~ s/\r?\n\z//;
+    (my $shown = substr $where, 0, 80) =~ s/([\x00-\x1f\x7f])/sprintf '\\x%02X', ord $1/ge;
+    Carp::croak('not a memcached get response: ' . $parser->error . " ('$shown')");
+}
 
 1;
 __END__
@@ -111,6 +165,35 @@ its debug output and your own code may.
 
 True when this parser finishes plain values itself because C<$on_item> is
 Cache::Memcached's own finalize (see L</INLINE FINALIZE>).
+
+=back
+
+And a class function, for code that holds a whole get response (a file of
+them, a reply read from a socket) and wants what the server stores:
+
+=over 4
+
+=item get_response_items($response)
+
+    my ($items, $complete) = Cache::Memcached::RustXS::GetParser::get_response_items(
+        "VALUE user:1 2 4\r\n\x1f\x8b..\r\nVALUE user:2 0 5 77\r\nhello\r\nEND\r\n");
+    # $items: [ [ 'user:1', 2, "\x1f\x8b..", undef ], [ 'user:2', 0, 'hello', 77 ] ]
+    # $complete: 1 (END ended it)
+
+The items of the response, in its order, each C<[ $key, $flags, $data,
+$cas ]> (C<$cas> undef without a cas field), and whether C<END> ended it:
+false when C<$response> is only the start of one (read more, and call it
+again with the whole). It croaks, C<"not a memcached get response: WHY
+('WHERE')">, when the parser refuses the response: an error line
+(C<SERVER_ERROR> ...), a malformed line, a data block not followed by
+C<\r\n>, bytes after C<END>; WHY is the parser's L</error>. A parser reads
+every line and checks the framing of every value, as it does for
+Cache::Memcached; of the data it is given a stand-in of the same length,
+so that nothing is decoded: the data is the server's, compressed or not,
+and no value is dropped or warned about (a zstd frame naming a dictionary
+that is not loaded included). This is how the distribution's own tools
+read get responses (C<cmrx-dict>'s L<Cache::Memcached::RustXS::Dict::Server>
+and L<Cache::Memcached::RustXS::Dict::Files>).
 
 =back
 

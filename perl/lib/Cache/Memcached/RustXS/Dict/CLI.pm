@@ -10,27 +10,27 @@ use Pod::Usage ();
 
 use Cache::Memcached::RustXS::Dict qw(fail sum_length);
 use Cache::Memcached::RustXS::Dict::Server ();
-use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values read_sample_files);
+use Cache::Memcached::RustXS::Dict::Pool ();
+use Cache::Memcached::RustXS::Dict::Files qw(read_sample_files);
+use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values);
 use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out train load_dictionary_file);
-use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_report print_train
-                                             print_json skipped_note shown);
+use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_report print_train print_json
+                                             print_train_all print_report_set set_data print_prune prune_data
+                                             print_list list_data print_rollback rollback_data skipped_note shown);
 use Cache::Memcached::RustXS::Dict::Memory ();
 use Cache::Memcached::RustXS::Dict::Tune ();
 use Cache::Memcached::RustXS::Zstd ();
-use Cache::Memcached::RustXS::Dict::Sets qw(train_all report_set read_dump print_train_all
-                                           print_report_set json_data);
-use Cache::Memcached::RustXS::Dict::Prune qw(prune_set print_prune prune_json parse_duration);
-use Cache::Memcached::RustXS::Dict::Rollout qw(list_set print_list list_json rollback_set print_rollback
-                                              rollback_json);
+use Cache::Memcached::RustXS::Dict::SetTrainer qw(train_all report_set);
+use Cache::Memcached::RustXS::Dict::Prune qw(prune_set parse_duration);
+use Cache::Memcached::RustXS::Dict::Rollout qw(list_set rollback_set);
 
 our $VERSION = '0.101';
 
 my $MIN_DICT = 256;    # the smallest dictionary zstd makes
 my %DEFAULT = (delimiter => ':', sample => 1000, size => 16384, timeout => 10);
-# The options of the tuning that train --all and report --dictionaries share;
-# plain report and train take all but --if-better.
-my @SET_OPTIONS = qw(if-better=s max-size=s compress-time=s decompress-time=s);
-my @TUNE_OPTIONS = qw(max-size=s compress-time=s decompress-time=s);
+# The options of the tuning, which every subcommand but prune takes
+# (--if-better only with a set).
+my @SET_OPTIONS = qw(if-better=s max-size=s levels=s methods=s compress-time=s decompress-time=s);
 my %EXIT = (ok => 0, failure => 1, usage => 2, unusable => 2);
 my $PROGRESS_WIDTH = 78;
 my $SUBCOMMANDS = 'report, train, prune, list or rollback';
@@ -99,7 +99,7 @@ sub manual {
 
 sub cmd_report {
     my @args = @_;
-    my $opt = parse_options('report', \@args, qw(server=s delimiter=s sample=s size=s
+    my $opt = parse_options('report', \@args, qw(server=s@ delimiter=s sample=s size=s
                                                  prefix=s@ dictionary=s@ timeout=s json
                                                  dictionaries=s), @SET_OPTIONS);
     return show_help() if $opt->{help};
@@ -112,7 +112,7 @@ sub cmd_report {
     my %tuning = tuning_options($opt, $size_given);
     load_dictionary_file($_) for @{ $opt->{dictionary} || [] };
 
-    my $server = Cache::Memcached::RustXS::Dict::Server->connect($opt->{server}, timeout => $opt->{timeout});
+    my $server = connect_servers($opt);
     my $listing = list_keys($server, delimiter => $opt->{delimiter}, per_prefix => $opt->{sample},
                             prefixes => $opt->{prefix}, progress => listing_progress());
     $tuning{memory} = Cache::Memcached::RustXS::Dict::Memory->from_server($server);
@@ -130,7 +130,7 @@ sub cmd_report {
     $progress->clear;
     $server->close;
 
-    my $report = report_data(server => $opt->{server}{spec}, delimiter => $opt->{delimiter},
+    my $report = report_data(server => $server->spec, delimiter => $opt->{delimiter},
                              sample => $opt->{sample}, dictionary_size => $size_given ? $opt->{size} : undef,
                              memory => $tuning{memory}, listing => $listing, groups => \@groups);
     if ($opt->{json}) { print_json(\*STDOUT, $report) }
@@ -142,7 +142,7 @@ sub cmd_report {
 
 sub cmd_train {
     my @args = @_;
-    my $opt = parse_options('train', \@args, qw(server=s prefix=s@ out=s size=s delimiter=s
+    my $opt = parse_options('train', \@args, qw(server=s@ prefix=s@ out=s size=s delimiter=s
                                                 sample=s dictionary=s@ timeout=s null json force
                                                 all out-dir=s), @SET_OPTIONS);
     return show_help() if $opt->{help};
@@ -216,14 +216,24 @@ sub cmd_train {
     return;
 }
 
-# The tuning options of plain report and train: the speed limits, the
-# largest size, and --size, which fixes the size tried.
+# The tuning options as Dict::Tune's tune takes them: the speed limits, the
+# largest size, --size (which fixes the size tried), the levels and the
+# methods tried.
 sub tuning_options {
     my ($opt, $size_given) = @_;
     my %num = numeric_options($opt, qw(compress-time decompress-time));
     check_max_size($opt);
+    my %choices;
+    for my $name (qw(levels methods)) {
+        next unless defined $opt->{$name};
+        $choices{$name} = [ split /,/, $opt->{$name}, -1 ];
+        my $why = Cache::Memcached::RustXS::Dict::Tune::choices_error(%choices);
+        usage_error("--$name: $why (a list separated by commas: "
+                    . ($name eq 'levels' ? '3,9' : 'samples,fastcover') . ')') if $why;
+    }
     return (compress_time => $num{'compress-time'}, decompress_time => $num{'decompress-time'},
-            max_size => $opt->{'max-size'}, ($size_given ? (sizes => [ $opt->{size} ], max_size => $opt->{size}) : ()));
+            max_size => $opt->{'max-size'}, ($size_given ? (sizes => [ $opt->{size} ], max_size => $opt->{size}) : ()),
+            %choices);
 }
 
 sub numeric_options {
@@ -267,27 +277,26 @@ sub cmd_train_all {
     my ($opt, $args) = @_;
     usage_error('train --all: --out-dir DIR is needed') unless defined $opt->{'out-dir'} && length $opt->{'out-dir'};
     usage_error('train --all writes a set into --out-dir, not --out') if defined $opt->{out};
-    usage_error('train --all: --size is for single dictionaries (--max-size bounds the sizes tried)')
-        if defined $opt->{size};
     usage_error('train --all: --force is not needed: a set is added to, never overwritten') if $opt->{force};
-    my %common = set_command('train --all', $opt, $args);
-    my $result = train_all(%common, dir => $opt->{'out-dir'});
-    $progress->clear;
-    $common{source}->close;
-    if ($opt->{json}) { print_json(\*STDOUT, json_data($result)) }
-    else              { print_train_all(\*STDOUT, $result) }
-    return;
+    return run_set_command('train --all', $opt, $args, sub { train_all(@_, dir => $opt->{'out-dir'}) },
+                           \&print_train_all);
 }
 
 sub cmd_report_set {
     my ($opt, $args) = @_;
-    usage_error('report --dictionaries: --size is for reports without a set') if defined $opt->{size};
-    my %common = set_command('report --dictionaries', $opt, $args);
-    my $result = report_set(%common, dir => $opt->{dictionaries});
+    return run_set_command('report --dictionaries', $opt, $args, sub { report_set(@_, dir => $opt->{dictionaries}) },
+                           \&print_report_set);
+}
+
+# A set command run on its source, its result printed as text or JSON.
+sub run_set_command {
+    my ($what, $opt, $args, $run, $print_text) = @_;
+    my %common = set_command($what, $opt, $args);
+    my $result = $run->(%common);
     $progress->clear;
     $common{source}->close;
-    if ($opt->{json}) { print_json(\*STDOUT, json_data($result)) }
-    else              { print_report_set(\*STDOUT, $result) }
+    if ($opt->{json}) { print_json(\*STDOUT, set_data($result)) }
+    else              { $print_text->(\*STDOUT, $result) }
     return;
 }
 
@@ -303,39 +312,36 @@ sub set_command {
                     . 'standard input), are needed') unless @$args;
         usage_error("$what: standard input (-) can be given once") if 1 < grep { $_ eq '-' } @$args;
     }
-    my $size = $opt->{size};
+    my $size_given = defined $opt->{size};
     check_common($opt);
-    delete $opt->{size} unless defined $size;
-    my %num = numeric_options($opt, qw(if-better compress-time decompress-time));
-    check_max_size($opt);
+    my %tuning = tuning_options($opt, $size_given);
+    my %num = numeric_options($opt, qw(if-better));
     load_dictionary_file($_) for @{ $opt->{dictionary} || [] };
     my ($source, $memory);
     if (defined $opt->{server}) {
-        $source = Cache::Memcached::RustXS::Dict::Server->connect($opt->{server}, timeout => $opt->{timeout});
+        $source = connect_servers($opt);
         $memory = Cache::Memcached::RustXS::Dict::Memory->from_server($source);
     } else {
-        $source = read_dump($args);
+        $source = Cache::Memcached::RustXS::Dict::Files->read($args);
         $memory = Cache::Memcached::RustXS::Dict::Memory->new;
     }
-    return (source => $source, memory => $memory, delimiter => $opt->{delimiter}, sample => $opt->{sample},
-            prefixes => $opt->{prefix}, if_better => $num{'if-better'},
-            max_size => $opt->{'max-size'}, compress_time => $num{'compress-time'},
-            decompress_time => $num{'decompress-time'},
+    return (%tuning, source => $source, memory => $memory, delimiter => $opt->{delimiter},
+            sample => $opt->{sample}, prefixes => $opt->{prefix}, if_better => $num{'if-better'},
             progress => sub { $progress->show($_[0]) }, listing_progress => listing_progress());
 }
 
 sub server_samples {
     my ($opt) = @_;
-    my $server = Cache::Memcached::RustXS::Dict::Server->connect($opt->{server}, timeout => $opt->{timeout});
+    my $server = connect_servers($opt);
     my $listing = list_keys($server, delimiter => $opt->{delimiter}, per_prefix => $opt->{sample},
                             prefixes => [ $opt->{prefix} ], progress => listing_progress());
     my $g = $listing->{groups}{ $opt->{prefix} };
-    fail("no key of $opt->{server}{spec} has the prefix '$opt->{prefix}' (delimiter '$opt->{delimiter}'; "
+    fail("no key of @{[ $server->spec ]} has the prefix '$opt->{prefix}' (delimiter '$opt->{delimiter}'; "
          . "$listing->{keys} keys listed)") unless $g && @{ $g->{sample} };
     my $values = fetch_values($server, $g, progress => fetch_progress(shown($g->{prefix})));
     my $memory = Cache::Memcached::RustXS::Dict::Memory->from_server($server);
     $server->close;
-    return ({ server => $opt->{server}{spec}, prefix => $opt->{prefix},
+    return ({ server => $server->spec, prefix => $opt->{prefix},
               delimiter => $opt->{delimiter}, group => $g, memory => $memory }, $values);
 }
 
@@ -349,7 +355,7 @@ sub file_samples {
 
 sub cmd_prune {
     my @args = @_;
-    my $opt = parse_options('prune', \@args, qw(dictionaries=s server=s retired-for=s dry-run
+    my $opt = parse_options('prune', \@args, qw(dictionaries=s server=s@ retired-for=s dry-run
                                                 delimiter=s sample=s timeout=s json));
     return show_help() if $opt->{help};
     usage_error('prune: --dictionaries DIR is needed') unless defined $opt->{dictionaries} && length $opt->{dictionaries};
@@ -370,14 +376,14 @@ sub cmd_prune {
     # The set first: a folder that is not one fails before the server is asked.
     Cache::Memcached::RustXS::Dict::Prune::read_set($opt->{dictionaries});
     my $source = defined $opt->{server}
-        ? Cache::Memcached::RustXS::Dict::Server->connect($opt->{server}, timeout => $opt->{timeout})
-        : read_dump(\@args);
+        ? connect_servers($opt)
+        : Cache::Memcached::RustXS::Dict::Files->read(\@args);
     my $result = prune_set(dir => $opt->{dictionaries}, source => $source, delimiter => $opt->{delimiter},
                            sample => $opt->{sample}, retired_for => $retired_for, dry_run => $opt->{'dry-run'},
                            progress => sub { $progress->show($_[0]) }, listing_progress => listing_progress());
     $progress->clear;
     $source->close;
-    if ($opt->{json}) { print_json(\*STDOUT, prune_json($result)) }
+    if ($opt->{json}) { print_json(\*STDOUT, prune_data($result)) }
     else              { print_prune(\*STDOUT, $result) }
     return;
 }
@@ -391,7 +397,7 @@ sub cmd_list {
     usage_error('list: --dictionaries DIR is needed') unless defined $opt->{dictionaries} && length $opt->{dictionaries};
     usage_error("list: no arguments after the options ('$args[0]')") if @args;
     my $list = list_set(dir => $opt->{dictionaries});
-    if ($opt->{json}) { print_json(\*STDOUT, list_json($list)) }
+    if ($opt->{json}) { print_json(\*STDOUT, list_data($list)) }
     else              { print_list(\*STDOUT, $list) }
     return;
 }
@@ -409,7 +415,7 @@ sub cmd_rollback {
     my $stage = stage_option($opt);
     my $result = rollback_set(dir => $opt->{dictionaries}, prefix => $opt->{prefix}, to => $opt->{to},
                               stage => $stage, dry_run => $opt->{'dry-run'});
-    if ($opt->{json}) { print_json(\*STDOUT, rollback_json($result)) }
+    if ($opt->{json}) { print_json(\*STDOUT, rollback_data($result)) }
     else              { print_rollback(\*STDOUT, $result) }
     return;
 }
@@ -447,9 +453,13 @@ sub parse_options {
 sub check_common {
     my ($opt) = @_;
     if (defined $opt->{server}) {
-        my $spec = $opt->{server};
-        $opt->{server} = Cache::Memcached::RustXS::Dict::Server->parse_address($spec)
-            or usage_error("--server must be HOST:PORT, [IPv6]:PORT or the path of a unix socket, not '$spec'");
+        my %given;
+        $opt->{server} = [ map {
+            my $spec = $_;
+            usage_error("--server $spec is given twice (once per node of a pool)") if $given{$spec}++;
+            Cache::Memcached::RustXS::Dict::Server->parse_address($spec)
+                or usage_error("--server must be HOST:PORT, [IPv6]:PORT or the path of a unix socket, not '$spec'");
+        } @{ $opt->{server} } ];
     }
     for my $name (qw(delimiter sample size timeout)) {
         $opt->{$name} = $DEFAULT{$name} unless defined $opt->{$name};
@@ -468,6 +478,16 @@ sub check_common {
              . 'from 5.14; install it from CPAN on older perls)');
     }
     return;
+}
+
+# The source --server names: one server, or the pool of the nodes given
+# (--server once per node).
+sub connect_servers {
+    my ($opt) = @_;
+    my @addresses = @{ $opt->{server} };
+    return Cache::Memcached::RustXS::Dict::Server->connect($addresses[0], timeout => $opt->{timeout})
+        if @addresses == 1;
+    return Cache::Memcached::RustXS::Dict::Pool->connect(\@addresses, timeout => $opt->{timeout});
 }
 
 # ---- files --------------------------------------------------------------------------
@@ -588,9 +608,10 @@ the progress line says while keys are listed and values fetched.
 
 =item tuning_options(\%options, $size_given), numeric_options(\%options, @names), check_max_size(\%options)
 
-The tuning options of plain C<report> and C<train> as
+The tuning options of every subcommand but C<prune> as
 L<Cache::Memcached::RustXS::Dict::Tune/tune>'s arguments (C<--size>, when
-given, the one size tried), and their checks.
+given, the one size tried; C<--levels> and C<--methods> split at commas),
+and their checks.
 
 =item train_choice(\@values, $choice)
 
@@ -601,7 +622,12 @@ it (with a random ID, as zstd gives one).
 =item cmd_train_all(\%options, \@arguments), cmd_report_set(\%options, \@arguments)
 
 C<train --all> and C<report --dictionaries>, with their options parsed:
-through L<Cache::Memcached::RustXS::Dict::Sets>.
+through L<Cache::Memcached::RustXS::Dict::SetTrainer>.
+
+=item run_set_command($what, \%options, \@arguments, $run, $print_text)
+
+One of those two: C<set_command>'s arguments given to C<$run>, the source
+closed, the result printed as JSON or by C<$print_text>.
 
 =item set_command($what, \%options, \@arguments)
 
@@ -609,13 +635,18 @@ The checks of those two (a server, or files of get responses), their
 source (a L<Cache::Memcached::RustXS::Dict::Server>, or the files read),
 the memory model (the server's classes, or the standard ones) and the
 tuning options, as the arguments of
-L<Cache::Memcached::RustXS::Dict::Sets/train_all(dir =E<gt> $dir, source =E<gt> $source, delimiter =E<gt> ':', sample =E<gt> 1000, memory =E<gt> $model, if_better =E<gt> 5, max_size =E<gt> 112640, compress_time =E<gt> 1, decompress_time =E<gt> 1, prefixes =E<gt> \@prefixes, progress =E<gt> sub { }, listing_progress =E<gt> sub { })>.
+C<train_all> and C<report_set> (L<Cache::Memcached::RustXS::Dict::SetTrainer/FUNCTIONS>).
 
 =item parse_options($command, \@arguments, @getopt_specs), check_common(\%options), stage_option(\%options)
 
 The options of a subcommand (Getopt::Long, no abbreviations), and the
-checks and defaults of the options both share (C<--server> parsed into
-an address).
+checks and defaults of the options both share (each C<--server> parsed
+into an address).
+
+=item connect_servers(\%options)
+
+The source C<--server> names: a L<Cache::Memcached::RustXS::Dict::Server>,
+or, given once per node of a pool, a L<Cache::Memcached::RustXS::Dict::Pool>.
 
 =item show_help, manual
 
@@ -635,7 +666,8 @@ Dies with an error of kind C<usage>.
 
 =head1 SEE ALSO
 
-L<cmrx-dict>, L<Cache::Memcached::RustXS::Dict>.
+L<cmrx-dict>, the manual that C<--help> prints from; the modules the
+subcommands run, L<Cache::Memcached::RustXS::Dict>.
 
 =head1 AUTHOR
 

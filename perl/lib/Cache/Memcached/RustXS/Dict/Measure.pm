@@ -36,22 +36,22 @@ sub held_out_split {
 sub measure_held_out {
     my ($values, %opt) = @_;
     my ($train, $held) = held_out_split($values);
-    my %m = (values => scalar @$held, raw_bytes => sum_length($held),
+    my %measured = (values => scalar @$held, raw_bytes => sum_length($held),
              trained_on => scalar @$train, training_bytes => sum_length($train));
-    return \%m unless @$held;
+    return \%measured unless @$held;
     my $plain = codecs();
-    %m = (%m, %{ measure($held, { gzip => $plain->{gzip}, zstd => $plain->{zstd} }) });
-    return _tuned_held_out(\%m, $train, $held, %opt) if $opt{tune};
+    %measured = (%measured, %{ measure($held, { gzip => $plain->{gzip}, zstd => $plain->{zstd} }) });
+    return _tuned_held_out(\%measured, $train, $held, %opt) if $opt{tune};
     my ($dict, $why) = train($train, $opt{size});
     if (!defined $dict) {
-        $m{zstd_dict_error} = "no dictionary from $m{trained_on} value" . ($m{trained_on} == 1 ? '' : 's')
-                            . " ($m{training_bytes} bytes): $why (a few hundred values help)";
-        return \%m;
+        $measured{zstd_dict_error} = "no dictionary from $measured{trained_on} value" . ($measured{trained_on} == 1 ? '' : 's')
+                            . " ($measured{training_bytes} bytes): $why (a few hundred values help)";
+        return \%measured;
     }
     my $id = load_dictionary_bytes($dict);
-    $m{zstd_dict} = measure_codec($held, codecs(dictionary => $id)->{zstd_dict});
-    $m{zstd_dict}{dictionary_bytes} = length $dict;
-    return \%m;
+    $measured{zstd_dict} = measure_codec($held, codecs(dictionary => $id)->{zstd_dict});
+    $measured{zstd_dict}{dictionary_bytes} = length $dict;
+    return \%measured;
 }
 
 my $HELD_OUT_ID = 0x7e00_0000;
@@ -60,7 +60,7 @@ my $held_out_dictionaries = 0;
 # The dictionary that Dict::Tune chooses on the training half (its own
 # split inside it), measured at its level on the held-out half.
 sub _tuned_held_out {
-    my ($m, $train, $held, %opt) = @_;
+    my ($measured, $train, $held, %opt) = @_;
     require Cache::Memcached::RustXS::Dict::Tune;
     my @keys = map { defined $opt{keys} && defined $opt{keys}[ 2 * $_ ] ? $opt{keys}[ 2 * $_ ] : $SAMPLE_KEY }
                0 .. $#$train;
@@ -68,25 +68,25 @@ sub _tuned_held_out {
         %{ $opt{tune} }, samples => [ map { [ $keys[$_], $train->[$_] ] } 0 .. $#$train ]);
     my $c = $tuned->{choice};
     if (!$c) {
-        $m->{zstd_dict_error} = "no dictionary from $m->{trained_on} value" . ($m->{trained_on} == 1 ? '' : 's')
-                              . " ($m->{training_bytes} bytes): $tuned->{no_dictionary}";
-        return $m;
+        $measured->{zstd_dict_error} = "no dictionary from $measured->{trained_on} value" . ($measured->{trained_on} == 1 ? '' : 's')
+                              . " ($measured->{training_bytes} bytes): $tuned->{no_dictionary}";
+        return $measured;
     }
     # Loaded under an ID of its own (4 bytes in each frame, as a dictionary
     # that train writes names a random 32-bit one).
     my $id = load_dictionary_bytes(Cache::Memcached::RustXS::Zstd::dictionary_with_id(
         $tuned->{dictionary}, $HELD_OUT_ID + ++$held_out_dictionaries));
     my $level = $c->{level};
-    $m->{zstd_dict} = measure_codec($held, {
+    $measured->{zstd_dict} = measure_codec($held, {
         compress   => sub { Cache::Memcached::RustXS::Zstd::compress($_[0], level => $level, dictionary => $id) },
         decompress => \&Cache::Memcached::RustXS::Zstd::decompress });
-    $m->{zstd_dict}{dictionary_bytes} = length $tuned->{dictionary};
-    $m->{zstd_dict}{$_} = $c->{$_} for qw(method size level);
-    $m->{zstd_dict}{$_} = $c->{$_} for grep { defined $c->{$_} } qw(k d);
-    $m->{zstd_dict}{keys_counted} = $tuned->{keys} if defined $tuned->{keys};
+    $measured->{zstd_dict}{dictionary_bytes} = length $tuned->{dictionary};
+    $measured->{zstd_dict}{$_} = $c->{$_} for qw(method size level);
+    $measured->{zstd_dict}{$_} = $c->{$_} for grep { defined $c->{$_} } qw(k d);
+    $measured->{zstd_dict}{keys_counted} = $tuned->{keys} if defined $tuned->{keys};
     my ($worth, $why) = Cache::Memcached::RustXS::Dict::Tune::worth_a_dictionary($tuned);
-    $m->{zstd_dict_refused} = $why unless $worth;
-    return $m;
+    $measured->{zstd_dict_refused} = $why unless $worth;
+    return $measured;
 }
 
 # The codecs measured: { name => { compress => sub, decompress => sub } }.
@@ -208,8 +208,8 @@ Cache::Memcached::RustXS::Dict::Measure - what values take under gzip, zstd and 
         $m->{values}, $m->{raw_bytes}, $m->{gzip}{bytes}, $m->{zstd}{bytes}, $m->{zstd_dict}{bytes};
 
     # Any values, any codecs
-    my $r = measure([ @values[0 .. 99] ], codecs());
-    print "gzip: $r->{gzip}{us_compress} us a value\n";
+    my $measured = measure([ @values[0 .. 99] ], codecs());
+    print "gzip: $measured->{gzip}{us_compress} us a value\n";
 
 =head1 DESCRIPTION
 
@@ -305,7 +305,8 @@ ID; fails with the reason it does not load.
 
 =head1 SEE ALSO
 
-L<cmrx-dict>, L<Cache::Memcached::RustXS::Zstd>.
+L<cmrx-dict>'s "How values are measured"; the codecs measured,
+L<Cache::Memcached::RustXS::Zstd> and L<Compress::Zlib>.
 
 =head1 AUTHOR
 

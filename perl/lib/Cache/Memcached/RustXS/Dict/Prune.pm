@@ -8,12 +8,12 @@ use Time::Local ();
 
 use Cache::Memcached::RustXS::Zstd::DictionarySet ();
 use Cache::Memcached::RustXS::Dict qw(fail);
-use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values);
-use Cache::Memcached::RustXS::Dict::Report ();
+use Cache::Memcached::RustXS::Dict::Sample qw(sample_source);
+use Cache::Memcached::RustXS::Dict::Report qw(shown plural duration_text);
 
 our $VERSION = '0.101';
 
-our @EXPORT_OK = qw(prune_set read_set print_prune prune_json parse_duration duration_text);
+our @EXPORT_OK = qw(prune_set read_set parse_duration);
 
 our $DEFAULT_RETIRED_FOR = 7 * 86400;    # longer than any TTL a site would give a value
 
@@ -27,22 +27,6 @@ sub parse_duration {
     my ($text) = @_;
     return undef unless defined $text && $text =~ /\A([0-9]+(?:\.[0-9]+)?)([smhdw]?)\z/;
     return $1 * $UNIT{ length $2 ? $2 : 's' };
-}
-
-# A duration as people read it: "9d 2h", "36h" is "1d 12h", "5m 3s", "42s".
-sub duration_text {
-    my ($seconds) = @_;
-    my $s = int($seconds + 0.5);
-    $s = 0 if $s < 0;
-    my @parts = ([ d => 86400 ], [ h => 3600 ], [ m => 60 ], [ s => 1 ]);
-    for my $i (0 .. $#parts - 1) {
-        my ($unit, $size) = @{ $parts[$i] };
-        next if $s < $size;
-        my ($next, $next_size) = @{ $parts[ $i + 1 ] };
-        my $rest = int(($s % $size) / $next_size);
-        return int($s / $size) . $unit . ($rest ? " $rest$next" : '');
-    }
-    return "${s}s";
 }
 
 # Epoch seconds of a manifest date (YYYY-MM-DDTHH:MM:SSZ), or undef.
@@ -64,65 +48,58 @@ sub read_set {
 }
 
 sub prune_set {
-    my (%a) = @_;
-    my $dir = $a{dir};
-    my $retired_for = defined $a{retired_for} ? $a{retired_for} : $DEFAULT_RETIRED_FOR;
-    my $progress = $a{progress} || sub { };
+    my (%opt) = @_;
+    my $dir = $opt{dir};
+    my $retired_for = defined $opt{retired_for} ? $opt{retired_for} : $DEFAULT_RETIRED_FOR;
+    my $progress = $opt{progress} || sub { };
     my $before = read_set($dir);
 
     # How many sampled stored values name each dictionary ID, over every
     # prefix (a frame names its dictionary whatever key it is under).
-    my $listing = list_keys($a{source}, delimiter => $a{delimiter}, per_prefix => $a{sample},
-                            progress => $a{listing_progress});
-    my %named;
-    my ($fetched, $groups) = (0, 0);
-    for my $g (sort { $a->{prefix} cmp $b->{prefix} } values %{ $listing->{groups} }) {
-        my $tag = 'prefix ' . Cache::Memcached::RustXS::Dict::Report::shown($g->{prefix});
-        fetch_values($a{source}, $g, progress => sub { $progress->("$tag: fetching $_[0]/$_[1]") });
-        $named{$_} += $g->{dictionary_ids}{$_} for keys %{ $g->{dictionary_ids} };
-        $fetched += $g->{fetched};
-        $groups++;
-    }
+    my $sampled = sample_source($opt{source}, delimiter => $opt{delimiter}, per_prefix => $opt{sample},
+                                progress => $progress, listing_progress => $opt{listing_progress});
+    my $named = $sampled->{dictionary_ids};
+    my $fetched = 0;
+    $fetched += $_->{fetched} for @{ $sampled->{groups} };
 
     # Decide on the set as it is now (a writer may have added to it while
     # the values were sampled).
     my $set = read_set($dir);
     fail("$dir now holds another dictionary set (identity " . $set->identity . ', read before: '
          . $before->identity . '): not pruning it') if $set->identity ne $before->identity;
-    my $now = defined $a{now} ? $a{now} : time;
+    my $now = defined $opt{now} ? $opt{now} : time;
     my (@dictionaries, @remove, @record);
     # Each dictionary's state as writers see it now: a staged one stays.
     for my $row (grep { $_->{state} ne 'removed' } $set->schedule(at => $now)) {
         my $e = $row->{entry};
         my $retired = $row->{state} eq 'retired' ? $row->{since} : undef;
-        my %d = (id => 0 + $e->{id}, prefix => $e->{prefix}, state => $row->{state}, file => $e->{file},
-                 size => 0 + $e->{size}, named_by => $named{ $e->{id} } || 0, retired => $retired);
-        push @dictionaries, \%d;
+        my %dictionary = (id => 0 + $e->{id}, prefix => $e->{prefix}, state => $row->{state}, file => $e->{file},
+                          size => 0 + $e->{size}, named_by => $named->{ $e->{id} } || 0, retired => $retired);
+        push @dictionaries, \%dictionary;
         if ($row->{state} ne 'retired') {
-            @d{qw(action why)} = ('keep', ($row->{state} eq 'current' ? 'the current dictionary of prefix '
-                                           : "staged: current from $row->{since} for prefix ")
-                                          . "'" . Cache::Memcached::RustXS::Dict::Report::shown($e->{prefix}) . "'");
+            @dictionary{qw(action why)} = ('keep', ($row->{state} eq 'current' ? 'the current dictionary of prefix '
+                                                    : "staged: current from $row->{since} for prefix ")
+                                                   . "'" . shown($e->{prefix}) . "'");
             next;
         }
         my $at = _epoch($retired);
-        $d{retired_ago} = $now - $at if defined $at;
+        $dictionary{retired_ago} = $now - $at if defined $at;
         my @keep;
-        push @keep, 'still named by ' . Cache::Memcached::RustXS::Dict::Report::plural($d{named_by}, 'sampled value')
-            if $d{named_by};
+        push @keep, 'still named by ' . plural($dictionary{named_by}, 'sampled value') if $dictionary{named_by};
         if (!defined $at) {
             if ($retired_for > 0) {
                 push @keep, 'retired at an unknown time (the manifest has no date for it)';
-                $d{record} = 1;
+                $dictionary{record} = 1;
             }
-        } elsif ($d{retired_ago} < $retired_for) {
-            push @keep, 'retired only ' . duration_text($d{retired_ago}) . ' ago';
+        } elsif ($dictionary{retired_ago} < $retired_for) {
+            push @keep, 'retired only ' . duration_text($dictionary{retired_ago}) . ' ago';
         }
         if (@keep) {
-            @d{qw(action why)} = ('keep', join '; ', @keep);
-            push @record, $e->{id} if $d{record};
+            @dictionary{qw(action why)} = ('keep', join '; ', @keep);
+            push @record, $e->{id} if $dictionary{record};
             next;
         }
-        @d{qw(action why)} = ('remove', (defined $at ? 'retired ' . duration_text($d{retired_ago}) . ' ago'
+        @dictionary{qw(action why)} = ('remove', (defined $at ? 'retired ' . duration_text($dictionary{retired_ago}) . ' ago'
                                                       : 'retired at an unknown time')
                                         . ', and no sampled value names it');
         push @remove, $e->{id};
@@ -130,12 +107,12 @@ sub prune_set {
     delete $_->{record} for @dictionaries;
     my %in_set = map { ($_->{id} => 1) } @dictionaries;
     my %removed_at = map { ($_->{id} => $_->{removed}) } $set->removed;
-    my @others = map { +{ id => 0 + $_, named_by => $named{$_},
+    my @others = map { +{ id => 0 + $_, named_by => $named->{$_},
                           (exists $removed_at{$_} ? (removed => $removed_at{$_}) : ()) } }
-                 grep { !$in_set{$_} } sort { $a <=> $b } keys %named;
+                 grep { !$in_set{$_} } sort { $a <=> $b } keys %$named;
 
     my $written = 0;
-    if (!$a{dry_run} && (@remove || @record)) {
+    if (!$opt{dry_run} && (@remove || @record)) {
         # Retirements of unknown date are counted from now: the set holds
         # them at least --retired-for longer.
         $set->retire($_, retired => $now) for @record;
@@ -148,95 +125,12 @@ sub prune_set {
         };
         $written = 1;
     }
-    return { command => 'prune', dir => $dir, source => $a{source}->spec, dry_run => $a{dry_run} ? 1 : 0,
-             retired_for => $retired_for, now => $now, keys => $listing->{keys}, prefixes => $groups,
+    return { command => 'prune', dir => $dir, source => $opt{source}->spec, dry_run => $opt{dry_run} ? 1 : 0,
+             retired_for => $retired_for, now => $now, keys => $sampled->{listing}{keys},
+             prefixes => scalar @{ $sampled->{groups} },
              values => $fetched, dictionaries => \@dictionaries, other_ids => \@others,
              removed => [ map { 0 + $_ } @remove ], recorded => [ map { 0 + $_ } @record ],
              written => $written, set => $set };
-}
-
-# ---- output ------------------------------------------------------------------------
-
-sub _date_text {
-    my ($d) = @_;
-    return '-' if $d->{state} eq 'current';
-    return 'unknown' unless defined $d->{retired};
-    return $d->{retired} . (defined $d->{retired_ago} ? ' (' . duration_text($d->{retired_ago}) . ' ago)' : '');
-}
-
-# Columns aligned as $align says: l (left) or r (right) for each.
-sub _table {
-    my ($fh, $align, @rows) = @_;
-    my @width;
-    for my $row (@rows) {
-        for my $i (0 .. $#$row) {
-            my $l = length $row->[$i];
-            $width[$i] = $l if !defined $width[$i] || $l > $width[$i];
-        }
-    }
-    for my $row (@rows) {
-        my @cells = map { sprintf(substr($align, $_, 1) eq 'r' ? '%*s' : '%-*s', $width[$_], $row->[$_]) }
-                    0 .. $#$row;
-        (my $line = join '  ', @cells) =~ s/\s+\z//;
-        print {$fh} "  $line\n";
-    }
-    return;
-}
-
-sub print_prune {
-    my ($fh, $r) = @_;
-    my $plural = \&Cache::Memcached::RustXS::Dict::Report::plural;
-    printf {$fh} "cmrx-dict prune of the dictionary set in %s, against %s: %s listed, %s sampled (%s)\n",
-        $r->{dir}, $r->{source}, $plural->($r->{keys}, 'key'), $plural->($r->{values}, 'value'),
-        $r->{prefixes} == 1 ? '1 prefix' : "$r->{prefixes} prefixes";
-    printf {$fh} "A retired dictionary goes when no sampled value names it and it was retired at least %s ago.%s\n\n",
-        duration_text($r->{retired_for}), $r->{dry_run} ? ' Dry run: nothing is changed.' : '';
-    my %action = $r->{dry_run} ? (remove => 'would remove', keep => 'kept') : (remove => 'removed', keep => 'kept');
-    _table($fh, 'rlllrrlll', [ 'ID', 'prefix', 'state', 'file', 'bytes', 'named by', 'retired', 'action', 'why' ],
-        map { [ $_->{id}, Cache::Memcached::RustXS::Dict::Report::shown($_->{prefix}), $_->{state}, $_->{file},
-                $_->{size}, $_->{named_by}, _date_text($_), $action{ $_->{action} }, $_->{why} ] }
-            @{ $r->{dictionaries} });
-    my %by_id = map { ($_->{id} => $_) } @{ $r->{dictionaries} };
-    my @gone = map { $by_id{$_} } @{ $r->{removed} };
-    print {$fh} "\n";
-    if (@gone) {
-        my $bytes = 0;
-        $bytes += $_->{size} for @gone;
-        printf {$fh} "%s %s (%d bytes): %s. The manifest keeps %s, as removed, so that no other "
-                   . "dictionary is given %s.\n", ($r->{dry_run} ? 'Would remove' : 'Removed'),
-            $plural->(scalar @gone, 'dictionary'), $bytes, join(', ', map { "ID $_->{id} ($_->{file})" } @gone),
-            (@gone == 1 ? ('its ID', 'it') : ('their IDs', 'them'));
-    } else {
-        print {$fh} "No dictionary to remove.\n";
-    }
-    if (@{ $r->{recorded} }) {
-        printf {$fh} "%s now as the retirement date of %s, retired before dates were recorded: prune "
-                   . "removes %s from %s on, when no sampled value names %s.\n",
-            ($r->{dry_run} ? 'Would record' : 'Recorded'),
-            (@{ $r->{recorded} } == 1 ? 'ID ' : 'IDs ') . join(', ', @{ $r->{recorded} }),
-            (@{ $r->{recorded} } == 1 ? 'it' : 'them'), duration_text($r->{retired_for}),
-            (@{ $r->{recorded} } == 1 ? 'it' : 'them');
-    }
-    for my $o (@{ $r->{other_ids} }) {
-        printf {$fh} "ID %d, named by %s, is not in the set%s: readers of the set miss those values.\n",
-            $o->{id}, $plural->($o->{named_by}, 'sampled value'),
-            defined $o->{removed} ? " (removed $o->{removed})" : '';
-    }
-    print {$fh} "Dry run: the set was not changed.\n" if $r->{dry_run};
-    return;
-}
-
-sub prune_json {
-    my ($r) = @_;
-    my %d = map { ($_ => $r->{$_}) } qw(command dir source retired_for keys prefixes values removed recorded other_ids);
-    $d{dry_run} = $r->{dry_run} ? Cache::Memcached::RustXS::Dict::Report::json_true()
-                                : Cache::Memcached::RustXS::Dict::Report::json_false();
-    $d{changed} = $r->{written} ? Cache::Memcached::RustXS::Dict::Report::json_true()
-                                : Cache::Memcached::RustXS::Dict::Report::json_false();
-    $d{dictionaries} = [ map { my $x = $_; +{ map { defined $x->{$_} ? ($_ => $x->{$_}) : () } keys %$x } }
-                         @{ $r->{dictionaries} } ];
-    $_->{prefix} = Cache::Memcached::RustXS::Dict::Report::text($_->{prefix}) for @{ $d{dictionaries} };
-    return \%d;
 }
 
 1;
@@ -251,8 +145,9 @@ Cache::Memcached::RustXS::Dict::Prune - cmrx-dict prune: remove the retired dict
     use File::Temp ();
     use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
     use Cache::Memcached::RustXS::Zstd::DictionarySet;
-    use Cache::Memcached::RustXS::Dict::Sets qw(read_dump);
-    use Cache::Memcached::RustXS::Dict::Prune qw(prune_set print_prune parse_duration);
+    use Cache::Memcached::RustXS::Dict::Files;
+    use Cache::Memcached::RustXS::Dict::Prune qw(prune_set parse_duration);
+    use Cache::Memcached::RustXS::Dict::Report qw(print_prune);
 
     # A set whose prefix user: had two dictionaries: ID 1, retired 30 days
     # ago, and ID 2, current
@@ -271,16 +166,16 @@ Cache::Memcached::RustXS::Dict::Prune - cmrx-dict prune: remove the retired dict
     print {$dump} "VALUE user:1 0 " . length($users[0]) . "\r\n$users[0]\r\nEND\r\n";
     close $dump;
 
-    my $result = prune_set(dir => $dir, source => read_dump(["$dump"]), delimiter => ':',
-                           sample => 1000, retired_for => parse_duration('7d'));
+    my $result = prune_set(dir => $dir, source => Cache::Memcached::RustXS::Dict::Files->read(["$dump"]),
+                           delimiter => ':', sample => 1000, retired_for => parse_duration('7d'));
     print_prune(\*STDOUT, $result);     # ID 1 removed, ID 2 kept (current)
 
 =head1 DESCRIPTION
 
 C<cmrx-dict prune> (the manual, F<cmrx-dict.pod>, describes the command).
 It samples the values of a source (a L<Cache::Memcached::RustXS::Dict::Server>
-or the values of files, L<Cache::Memcached::RustXS::Dict::Sets/read_dump(\@files)>)
-as L<Cache::Memcached::RustXS::Dict::Sample> does, counts the stored zstd
+or the values of files, L<Cache::Memcached::RustXS::Dict::Files>) as
+L<Cache::Memcached::RustXS::Dict::Sample> does, counts the stored zstd
 frames that name each dictionary ID, and removes from the
 L<Cache::Memcached::RustXS::Zstd::DictionarySet> the retired dictionaries
 that no sampled value names and that were retired at least a given time
@@ -290,8 +185,9 @@ dictionary.
 
 =head1 FUNCTIONS
 
-Exported on request: C<prune_set>, C<read_set>, C<print_prune>,
-C<prune_json>, C<parse_duration>, C<duration_text>.
+Exported on request: C<prune_set>, C<read_set>, C<parse_duration>.
+L<Cache::Memcached::RustXS::Dict::Report> prints the result
+(C<print_prune>, C<prune_data>).
 
 =over 4
 
@@ -345,11 +241,6 @@ The set in C<$dir>
 (L<Cache::Memcached::RustXS::Zstd::DictionarySet/read($dir)>), or a failure
 saying why it is not one (no such folder, no manifest, a malformed one).
 
-=item print_prune($fh, $result), prune_json($result)
-
-The result as a table with a line of totals (what was removed or would be,
-what is kept and why), or as data for JSON.
-
 =item parse_duration($text)
 
 The seconds of a duration: a number (decimals allowed) followed by C<s>,
@@ -357,17 +248,13 @@ C<m>, C<h>, C<d> or C<w> (seconds, minutes, hours, days, weeks), or a number
 alone (seconds): C<7d>, C<36h>, C<3600s>, C<3600>, C<1.5d>. C<undef> for
 anything else.
 
-=item duration_text($seconds)
-
-Seconds as people read them, in the two largest units: C<9d 2h>, C<1d 12h>,
-C<5m 3s>, C<42s>.
-
 =back
 
 =head1 SEE ALSO
 
-L<cmrx-dict>, L<Cache::Memcached::RustXS::Dict::Sets>,
-L<Cache::Memcached::RustXS::Zstd::DictionarySet>.
+L<cmrx-dict>'s "prune"; what adds to a set and retires,
+L<Cache::Memcached::RustXS::Dict::SetTrainer>; the set, whose manifest
+keeps the removed IDs, L<Cache::Memcached::RustXS::Zstd::DictionarySet>.
 
 =head1 AUTHOR
 

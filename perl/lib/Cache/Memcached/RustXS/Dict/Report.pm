@@ -8,20 +8,24 @@ use Exporter 5.57 'import';
 use Cache::Memcached::RustXS::Dict qw(ratio);
 use Cache::Memcached::RustXS::Dict::Measure ();
 
+my $CANDIDATES_SHOWN = 8;    # a tuning's candidates printed, the choice always
+
 our $VERSION = '0.101';
 
 our @EXPORT_OK = qw(report_data train_data print_report print_train print_json
-                    skipped_note shown text);
+                    print_train_all print_report_set set_data print_prune prune_data
+                    print_list list_data print_rollback rollback_data
+                    skipped_note shown text plural duration_text prefix_text);
 
 # ---- the data -------------------------------------------------------------------
 
 sub report_data {
-    my (%a) = @_;
+    my (%opt) = @_;
     my @prefixes;
     my %total = map { ($_ => 0) } qw(values raw_bytes gzip zstd zstd_dict dict_raw dict_gzip);
-    for my $g (@{ $a{groups} }) {
+    for my $g (@{ $opt{groups} }) {
         my $h = $g->{held_out};
-        my %p = (
+        my %prefix = (
             prefix => text($g->{prefix}), delimited => $g->{delimited} ? json_true() : json_false(),
             keys => $g->{keys}, item_bytes => $g->{item_bytes}, unfetchable => $g->{unfetchable},
             sampled => scalar @{ $g->{sample} }, fetched => $g->{fetched}, gone => $g->{gone},
@@ -30,9 +34,9 @@ sub report_data {
             storable => $g->{storable}, undecodable => $g->{undecodable},
             skipped => { %{ $g->{skip_reasons} } },
             values => $g->{values}, raw_bytes => $g->{raw_bytes},
-            held_out => $h,
+            held_out => $h, _by_node($g),
         );
-        push @prefixes, \%p;
+        push @prefixes, \%prefix;
         next unless $h->{values};
         $total{values}    += $h->{values};
         $total{raw_bytes} += $h->{raw_bytes};
@@ -46,20 +50,20 @@ sub report_data {
     }
     return {
         command => 'report',
-        server => text($a{server}),
-        delimiter => text($a{delimiter}),
-        sample => $a{sample},
-        dictionary_size => $a{dictionary_size},
+        server => text($opt{server}),
+        delimiter => text($opt{delimiter}),
+        sample => $opt{sample},
+        dictionary_size => $opt{dictionary_size},
         dictionary => 'tuned per prefix as train --all tunes (method, size and zstd level that take least '
                     . 'memcached memory over the prefix\'s keys, the dictionary\'s bytes included), on the '
                     . 'values at even positions',
-        ($a{memory} ? (classes_from => $a{memory}->classes_from) : ()),
+        ($opt{memory} ? (classes_from => $opt{memory}->classes_from) : ()),
         zstd_level => $Cache::Memcached::RustXS::Dict::Measure::ZSTD_LEVEL,
         gzip => 'Compress::Zlib::memGzip (level 9)',
         held_out => 'each prefix\'s sample in key order: sizes and times on the values at odd '
                   . 'positions (2nd, 4th, ...); the dictionary is tuned and trained on those at even positions (1st, 3rd, ...)',
-        keys => $a{listing}{keys},
-        unfetchable => $a{listing}{unfetchable},
+        keys => $opt{listing}{keys},
+        unfetchable => $opt{listing}{unfetchable},
         prefixes => \@prefixes,
         total => {
             values => $total{values}, raw_bytes => $total{raw_bytes},
@@ -73,19 +77,19 @@ sub report_data {
 }
 
 sub train_data {
-    my (%a) = @_;
-    my $values = $a{values};
+    my (%opt) = @_;
+    my $values = $opt{values};
     return {
         command => 'train',
-        source  => source_data($a{source}),
+        source  => source_data($opt{source}),
         samples => scalar @$values,
-        sample_bytes => $a{sample_bytes},
-        dictionary_size => defined $a{dictionary_size} ? 0 + $a{dictionary_size} : undef,
+        sample_bytes => $opt{sample_bytes},
+        dictionary_size => defined $opt{dictionary_size} ? 0 + $opt{dictionary_size} : undef,
         zstd_level => $Cache::Memcached::RustXS::Dict::Measure::ZSTD_LEVEL,
-        held_out => $a{held_out},
-        dictionary => { file => text($a{file}), bytes => length $a{dictionary}, id => $a{id},
-                        trained_on => scalar @$values, training_bytes => $a{sample_bytes},
-                        %{ $a{choice} || {} } },
+        held_out => $opt{held_out},
+        dictionary => { file => text($opt{file}), bytes => length $opt{dictionary}, id => $opt{id},
+                        trained_on => scalar @$values, training_bytes => $opt{sample_bytes},
+                        %{ $opt{choice} || {} } },
     };
 }
 
@@ -98,18 +102,25 @@ sub source_data {
         keys => $g->{keys}, item_bytes => $g->{item_bytes}, sampled => scalar @{ $g->{sample} },
         fetched => $g->{fetched}, gone => $g->{gone}, unfetchable => $g->{unfetchable},
         stored_bytes => $g->{stored_bytes}, compressed => $g->{compressed}, storable => $g->{storable},
-        undecodable => $g->{undecodable}, skipped => { %{ $g->{skip_reasons} } },
+        undecodable => $g->{undecodable}, skipped => { %{ $g->{skip_reasons} } }, _by_node($g),
     };
+}
+
+# A pool's spread of a group: its keys and sampled keys on each node.
+sub _by_node {
+    my ($g) = @_;
+    return () unless $g && $g->{keys_by_node};
+    return (keys_by_node => [ @{ $g->{keys_by_node} } ], sampled_by_node => [ @{ $g->{sampled_by_node} } ]);
 }
 
 # ---- as text ----------------------------------------------------------------------
 
 sub print_report {
-    my ($fh, $r) = @_;
-    my @p = @{ $r->{prefixes} };
+    my ($fh, $report) = @_;
+    my @prefixes = @{ $report->{prefixes} };
     printf {$fh} "cmrx-dict report of %s: %d keys listed, %d prefix%s (delimiter '%s'), up to %d sampled each\n",
-        shown($r->{server}), $r->{keys}, scalar @p, (@p == 1 ? '' : 'es'), shown($r->{delimiter}), $r->{sample};
-    if (!@p) {
+        shown($report->{server}), $report->{keys}, scalar @prefixes, (@prefixes == 1 ? '' : 'es'), shown($report->{delimiter}), $report->{sample};
+    if (!@prefixes) {
         print {$fh} "\nNo keys to report on.\n";
         return;
     }
@@ -118,13 +129,13 @@ sub print_report {
     table($fh, [qw(prefix keys), 'item bytes', qw(sampled), 'stored bytes', qw(compressed storable skipped)],
           map { [ shown($_->{prefix}), $_->{keys}, $_->{item_bytes}, $_->{sampled}, $_->{stored_bytes},
                   percent($_->{compressed}, $_->{fetched}), percent($_->{storable}, $_->{fetched}),
-                  $_->{gone} + $_->{undecodable} ] } @p);
+                  $_->{gone} + $_->{undecodable} ] } @prefixes);
 
     print {$fh} "\nHeld-out half, bytes: each prefix's sample in key order, the values at odd positions\n",
           "(2nd, 4th, ...), each compressed alone; the dictionary is tuned (as train --all tunes) and\n",
           "trained on the values at even positions (1st, 3rd, ...)\n";
     my @rows;
-    for my $p (@p) {
+    for my $p (@prefixes) {
         my $h = $p->{held_out};
         if (!$h->{values}) {
             push @rows, [ shown($p->{prefix}), 0, ('-') x 7 ];
@@ -136,14 +147,14 @@ sub print_report {
                       ($d ? fixed(ratio($d->{bytes}, $h->{gzip}{bytes})) : '-'),
                       ($d ? fixed(ratio($d->{bytes}, $h->{raw_bytes})) : '-') ];
     }
-    my $t = $r->{total};
+    my $t = $report->{total};
     push @rows, [ 'total', $t->{values}, $t->{raw_bytes}, $t->{gzip_bytes}, $t->{zstd_bytes},
                   $t->{zstd_dict_bytes}, fixed($t->{zstd_ratio}), fixed($t->{zstd_dict_ratio}),
-                  fixed(ratio($t->{zstd_dict_bytes}, $t->{zstd_dict_raw_bytes})) ] if @p > 1;
+                  fixed(ratio($t->{zstd_dict_bytes}, $t->{zstd_dict_raw_bytes})) ] if @prefixes > 1;
     table($fh, [qw(prefix values raw), 'gzip -9', 'zstd -3', 'zstd+dict', 'zstd/gzip', 'dict/gzip', 'dict/raw'],
           @rows);
 
-    my @tuned = grep { $_->{held_out}{zstd_dict} } @p;
+    my @tuned = grep { $_->{held_out}{zstd_dict} } @prefixes;
     if (@tuned) {
         print {$fh} "\nDictionaries tuned on the even half (zstd+dict above): the method, size and level that take\n",
               "least memcached memory over the prefix's keys plus the dictionary's bytes\n";
@@ -158,10 +169,10 @@ sub print_report {
           map { my $h = $_->{held_out};
                 $h->{values}
                     ? [ shown($_->{prefix}), map { $h->{$_} ? us_pair($h->{$_}) : '-' } qw(gzip zstd zstd_dict) ]
-                    : [ shown($_->{prefix}), ('-') x 3 ] } @p);
+                    : [ shown($_->{prefix}), ('-') x 3 ] } @prefixes);
 
     my @notes;
-    for my $p (@p) {
+    for my $p (@prefixes) {
         my @what = skipped_reasons($p);
         push @what, $p->{held_out}{zstd_dict_error} if $p->{held_out}{zstd_dict_error};
         push @what, $p->{held_out}{zstd_dict_refused} if $p->{held_out}{zstd_dict_refused};
@@ -173,22 +184,22 @@ sub print_report {
 }
 
 sub print_train {
-    my ($fh, $r) = @_;
-    my $s = $r->{source};
+    my ($fh, $training) = @_;
+    my $s = $training->{source};
     if (defined $s->{server}) {
         my $n = 0;
         $n += $s->{$_} for qw(gone undecodable unfetchable);
         printf {$fh} "cmrx-dict train: prefix '%s' of %s: %d keys listed, %d sampled, %d values (%d bytes), %d skipped\n",
-            shown($s->{prefix}), shown($s->{server}), $s->{keys}, $s->{sampled}, $r->{samples}, $r->{sample_bytes}, $n;
+            shown($s->{prefix}), shown($s->{server}), $s->{keys}, $s->{sampled}, $training->{samples}, $training->{sample_bytes}, $n;
         my @why = skipped_reasons($s);
         print {$fh} "  skipped: ", join('; ', @why), "\n" if @why;
     } else {
-        printf {$fh} "cmrx-dict train: %d samples (%d bytes): %s%s\n", $r->{samples}, $r->{sample_bytes},
+        printf {$fh} "cmrx-dict train: %d samples (%d bytes): %s%s\n", $training->{samples}, $training->{sample_bytes},
             join(', ', ($s->{files} ? plural($s->{files}, 'file') : ()),
                        ($s->{stdin} ? plural($s->{stdin}, 'sample') . ' from standard input' : ())),
             ($s->{empty} ? ', ' . plural($s->{empty}, 'empty sample') . ' skipped' : '');
     }
-    my $h = $r->{held_out};
+    my $h = $training->{held_out};
     print {$fh} "\nHeld-out check: a dictionary tuned on the $h->{trained_on} values at even positions (1st, 3rd, ...),\n",
           "measured with gzip and zstd on the $h->{values} values at odd positions (2nd, 4th, ...), each\n",
           "compressed alone\n";
@@ -208,7 +219,7 @@ sub print_train {
         print {$fh} "  no held-out dictionary: $h->{zstd_dict_error}\n" if $h->{zstd_dict_error};
         print {$fh} "  note: $h->{zstd_dict_refused}\n" if $h->{zstd_dict_refused};
     }
-    my $d = $r->{dictionary};
+    my $d = $training->{dictionary};
     print {$fh} "\nWrote ", shown($d->{file}), ": a zstd dictionary of $d->{bytes} bytes, ID $d->{id}, trained on all ",
           "$d->{trained_on} values ($d->{training_bytes} bytes)\n";
     printf {$fh} "  tuned: %s, %d bytes asked, for zstd level %d (compress with that level)\n",
@@ -242,16 +253,22 @@ sub skipped_note {
 # Columns: the first left-aligned, the others right-aligned.
 sub table {
     my ($fh, $head, @rows) = @_;
+    return aligned_table($fh, 'l' . 'r' x $#$head, $head, @rows);
+}
+
+# Columns aligned as $align says, a letter each: l (left) or r (right).
+sub aligned_table {
+    my ($fh, $align, @rows) = @_;
     my @width;
-    for my $row ($head, @rows) {
+    for my $row (@rows) {
         for my $i (0 .. $#$row) {
             my $l = length $row->[$i];
             $width[$i] = $l if !defined $width[$i] || $l > $width[$i];
         }
     }
-    for my $row ($head, @rows) {
-        my @cells = map { $_ == 0 ? sprintf('%-*s', $width[0], $row->[0])
-                                  : sprintf('%*s', $width[$_], $row->[$_]) } 0 .. $#$row;
+    for my $row (@rows) {
+        my @cells = map { sprintf(substr($align, $_, 1) eq 'r' ? '%*s' : '%-*s', $width[$_], $row->[$_]) }
+                    0 .. $#$row;
         (my $line = join '  ', @cells) =~ s/\s+\z//;
         print {$fh} "  $line\n";
     }
@@ -286,8 +303,326 @@ sub us_pair { sprintf "%.1f / %.1f", $_[0]{us_compress}, $_[0]{us_decompress} }
 sub fixed { defined $_[0] ? sprintf('%.3f', $_[0]) : '-' }
 
 sub plural {
-    my ($n, $word) = @_;
-    return "$n $word" . ($n == 1 ? '' : 's');
+    my ($n, $word, $words) = @_;
+    return "$n " . ($n == 1 ? $word : defined $words ? $words : "${word}s");
+}
+
+# ---- dictionary sets: train --all and report --dictionaries ----------------------------
+
+sub print_train_all {
+    my ($fh, $result) = @_;
+    my @all = _print_decided($fh, "cmrx-dict train --all into $result->{dir}", $result);
+    my @rows;
+    for my $p (@all) {
+        my $e = $p->{entry};
+        push @rows, [ _decided_name($p), $p->{action},
+                      $e ? ($e->{id}, $e->{file}, $e->{level}, $e->{size}) : ('-') x 4,
+                      defined $p->{why} ? $p->{why} : '' ];
+    }
+    print {$fh} "\nThe set\n";
+    table($fh, [ 'prefix', 'action', 'ID', 'file', 'level', 'bytes', 'why' ], @rows);
+    my $f = $result->{fallback};
+    printf {$fh} "\nKeys without a dictionary get %s level %d (measured on %d values of %s: %d bytes of memory, "
+               . "memGzip's %d)\n", $f->{method}, $f->{level}, $f->{samples}, $f->{measured_on} || 'the sample',
+        $f->{memory} || 0, $f->{memGzip_memory} || 0;
+    if (my $w = $result->{whole_cache}) {
+        printf {$fh} "The whole-cache entry (prefix '', for writers that cannot see keys) was tuned on %d values "
+                   . "pooled by each prefix's keys (%s)%s\n", $w->{pairs} || 0, _shares($w->{shares}),
+            $w->{other_keys} ? sprintf('; keys of prefixes without a dictionary get %s (%d bytes of memory on %d %s, '
+                                       . "the fallback's %d)", ($w->{other_keys}{use} ? 'it' : 'the fallback'),
+                                       @{ $w->{other_keys} }{qw(memory values measured_on fallback_memory)}) : '';
+    }
+    return;
+}
+
+sub print_report_set {
+    my ($fh, $result) = @_;
+    my @all = _print_decided($fh, "cmrx-dict report on the dictionary set in $result->{dir}", $result);
+    my @rows;
+    for my $p (@all) {
+        my $c = $p->{current};
+        my $choice = $p->{tuned} && $p->{tuned}{choice};
+        push @rows, [ _decided_name($p),
+                      $c ? "ID $c->{id}, level $c->{level}" : '-',
+                      $c && defined $c->{memory} ? $c->{memory} : '-',
+                      $choice ? $choice->{memory} : '-',
+                      defined $p->{gain_over_current} ? "$p->{gain_over_current} %" : '-',
+                      $p->{verdict} . (defined $p->{why} ? ": $p->{why}" : '') ];
+    }
+    print {$fh} "\nPrefixes (memory of the held-out values; retrain when a fresh dictionary takes at least "
+              . "$result->{if_better} % less)\n";
+    table($fh, [ 'prefix', 'current', 'memory', 'fresh', 'fresh saves', 'verdict' ], @rows);
+    print {$fh} "\nDictionaries (how many sampled values name each)\n";
+    table($fh, [ 'ID', 'prefix', 'state', 'file', 'named by', '' ],
+          (map { [ $_->{id}, prefix_text($_->{prefix}), $_->{state},
+                   $_->{file}, $_->{named_by}, $_->{named_by} ? '' : 'no sampled value names it' ] }
+               @{ $result->{dictionaries} }),
+          (map { [ $_->{id}, '-', 'not in the set', '-', $_->{named_by}, 'load it to read these values' ] }
+               @{ $result->{other_ids} }));
+    my $f = $result->{fallback};
+    printf {$fh} "\nKeys without a dictionary get %s level %d\n", $f->{method}, $f->{level};
+    return;
+}
+
+# The head of a set command's text and each decided prefix's tuning;
+# returns the decided prefixes, the whole cache last.
+sub _print_decided {
+    my ($fh, $title, $result) = @_;
+    printf {$fh} "%s: %s sampled; memory as %s\n", $title,
+        plural(scalar @{ $result->{prefixes} }, 'prefix', 'prefixes'), _memory_note($result->{memory});
+    my @all = (@{ $result->{prefixes} }, $result->{whole_cache} ? $result->{whole_cache} : ());
+    _print_choices($fh, \@all);
+    return @all;
+}
+
+sub _memory_note {
+    my ($memory) = @_;
+    return sprintf "memcached's (%s: %s)", $memory->classes_from,
+        join(' ', ($memory->chunk_sizes)[0 .. 5]) . ' ... byte chunks';
+}
+
+# The name of a decided prefix, as printed.
+sub _decided_name {
+    my ($p) = @_;
+    return prefix_text('') if $p->{whole_cache};
+    return shown(defined $p->{set_prefix} ? $p->{set_prefix} : $p->{group}{prefix});
+}
+
+sub _shares {
+    my ($shares) = @_;
+    return join ', ', map { shown($_) . " $shares->{$_}" } sort { $shares->{$b} <=> $shares->{$a} || $a cmp $b }
+                      keys %$shares;
+}
+
+sub _ratio_text { my ($base, $x) = @_; $x ? sprintf('%.3fx', $base / $x) : '-' }
+sub _us_text    { defined $_[0] ? sprintf('%.1f', $_[0]) : '' }
+
+# Per decided prefix: the tuner's choice and the alternatives it beat.
+sub _print_choices {
+    my ($fh, $prefixes) = @_;
+    for my $p (@$prefixes) {
+        my $t = $p->{tuned} or next;
+        my $name = $p->{whole_cache} ? "prefix '' (the whole cache, every prefix pooled)"
+                                     : "prefix '" . _decided_name($p) . "'";
+        my $base = $t->{baseline};
+        printf {$fh} "\n%s: %d values sampled (of %d keys), %d trained on, %d held out (%d bytes)\n",
+            $name, $t->{samples}, $p->{group}{keys}, $t->{trained_on}, $t->{held_out}, $t->{held_out_bytes} || 0;
+        if (!$base) {
+            print {$fh} "  no dictionary: $t->{no_dictionary}\n";
+            next;
+        }
+        my $gzip_memory = $base->{memGzip}{memory};
+        my @rows = map { [ $_, $base->{$_}{memory}, $base->{$_}{bytes}, _ratio_text($gzip_memory, $base->{$_}{memory}),
+                           _us_text($base->{$_}{us_compress}), _us_text($base->{$_}{us_decompress}), '' ] }
+                   qw(raw memGzip gzip zstd);
+        $rows[2][0] = 'gzip (ours)';
+        $rows[3][0] = 'zstd -3';
+        if (my $c = $p->{current}) {
+            push @rows, [ "current ID $c->{id}, level $c->{level}", $c->{memory}, $c->{bytes},
+                          _ratio_text($gzip_memory, $c->{memory}), '', '', 'the set has it' ];
+        }
+        my $shown = 0;
+        for my $c (@{ $t->{candidates} || [] }) {
+            last if $shown++ >= $CANDIDATES_SHOWN && $c->{verdict} ne 'chosen';
+            push @rows, [ sprintf('%s %d (%d B), level %d', $c->{method}, $c->{size}, $c->{dictionary_bytes}, $c->{level}),
+                          $c->{memory}, $c->{bytes}, _ratio_text($gzip_memory, $c->{memory}),
+                          _us_text($c->{us_compress}), _us_text($c->{us_decompress}), $c->{verdict} ];
+        }
+        table($fh, [ 'held out, as', 'memory', 'bytes', 'vs memGzip', 'us compress', 'us decompress', '' ], @rows);
+        if (defined $t->{keys} && $t->{choice}) {
+            my $c = $t->{choice};
+            printf {$fh} "  ranked by memory over the prefix's %d keys plus the dictionary's bytes: the choice %d + %d "
+                       . "= %d bytes, without a dictionary %d\n", $t->{keys}, $c->{keys_memory}, $c->{cost_bytes},
+                $c->{cost}, $base->{cost};
+        }
+        print {$fh} "  no dictionary: $t->{no_dictionary}\n" if $t->{no_dictionary};
+    }
+    return;
+}
+
+sub set_data {
+    my ($result) = @_;
+    my @prefixes = map { _decided_data($_) } @{ $result->{prefixes} };
+    my %data = (command => $result->{command}, dir => $result->{dir}, prefixes => \@prefixes,
+                if_better => $result->{if_better}, fallback => { %{ $result->{fallback} } },
+                slab_chunk_sizes => [ $result->{memory}->chunk_sizes ],
+                classes_from => $result->{memory}->classes_from);
+    delete $data{fallback}{tried};
+    $data{fallback}{tried} = [ map { +{ %$_ } } @{ $result->{fallback}{tried} } ] if $result->{fallback}{tried};
+    $data{dictionaries} = $result->{dictionaries} if $result->{dictionaries};
+    $data{other_ids} = $result->{other_ids} if $result->{other_ids};
+    $data{set} = [ $result->{set}->entries ];
+    if (my $w = $result->{whole_cache}) {
+        $data{whole_cache} = _decided_data($w);
+        $data{whole_cache}{shares} = { %{ $w->{shares} || {} } };
+        $data{whole_cache}{pooled} = $w->{pairs} if defined $w->{pairs};
+        $data{whole_cache}{other_keys} = { %{ $w->{other_keys} } } if $w->{other_keys};
+    }
+    return \%data;
+}
+
+# A decided prefix as data: the decision, and the tuning behind it.
+sub _decided_data {
+    my ($p) = @_;
+    my $g = $p->{group};
+    my %data = (prefix => text(defined $p->{set_prefix} ? $p->{set_prefix} : $g->{prefix}));
+    $data{$_} = $p->{$_} for grep { defined $p->{$_} } qw(outcome action verdict why gain_over_current);
+    $data{keys} = $g->{keys} if $g;
+    %data = (%data, _by_node($g));
+    $data{entry} = $p->{entry} if $p->{entry};
+    if (my $c = $p->{current}) {
+        $data{current} = { map { ($_ => $c->{$_}) } grep { defined $c->{$_} } qw(id level file memory bytes savings) };
+    }
+    my $t = $p->{tuned} or return \%data;
+    $data{$_} = $t->{$_} for grep { defined $t->{$_} } qw(samples trained_on training_bytes held_out held_out_bytes
+                                                          no_dictionary cost_model);
+    $data{keys_counted} = $t->{keys} if defined $t->{keys};
+    if (my $base = $t->{baseline}) {
+        $data{baseline} = { map { my $x = $base->{$_}; ($_ => _defined_fields($x, qw(memory bytes us_compress us_decompress))) }
+                            qw(raw memGzip gzip zstd) };
+        $data{baseline}{cost} = $base->{cost} if defined $base->{cost};
+    }
+    $data{candidates} = [ map { _defined_fields($_, qw(method size dictionary_bytes k d level memory bytes cost
+                                                      keys_memory cost_bytes us_compress us_decompress
+                                                      memGzip_us_compress gzip_us_decompress verdict)) }
+                          @{ $t->{candidates} || [] } ];
+    ($data{choice}) = grep { $_->{verdict} eq 'chosen' } @{ $data{candidates} } if $t->{choice};
+    return \%data;
+}
+
+sub _defined_fields {
+    my ($hash, @names) = @_;
+    return { map { defined $hash->{$_} ? ($_ => $hash->{$_}) : () } @names };
+}
+
+# ---- prune -------------------------------------------------------------------------------
+
+sub print_prune {
+    my ($fh, $result) = @_;
+    printf {$fh} "cmrx-dict prune of the dictionary set in %s, against %s: %s listed, %s sampled (%s)\n",
+        $result->{dir}, $result->{source}, plural($result->{keys}, 'key'), plural($result->{values}, 'value'),
+        plural($result->{prefixes}, 'prefix', 'prefixes');
+    printf {$fh} "A retired dictionary goes when no sampled value names it and it was retired at least %s ago.%s\n\n",
+        duration_text($result->{retired_for}), $result->{dry_run} ? ' Dry run: nothing is changed.' : '';
+    my %action = $result->{dry_run} ? (remove => 'would remove', keep => 'kept') : (remove => 'removed', keep => 'kept');
+    aligned_table($fh, 'rlllrrlll', [ 'ID', 'prefix', 'state', 'file', 'bytes', 'named by', 'retired', 'action', 'why' ],
+        map { [ $_->{id}, shown($_->{prefix}), $_->{state}, $_->{file}, $_->{size}, $_->{named_by},
+                _retired_text($_), $action{ $_->{action} }, $_->{why} ] } @{ $result->{dictionaries} });
+    my %by_id = map { ($_->{id} => $_) } @{ $result->{dictionaries} };
+    my @gone = map { $by_id{$_} } @{ $result->{removed} };
+    print {$fh} "\n";
+    if (@gone) {
+        my $bytes = 0;
+        $bytes += $_->{size} for @gone;
+        printf {$fh} "%s %s (%d bytes): %s. The manifest keeps %s, as removed, so that no other "
+                   . "dictionary is given %s.\n", ($result->{dry_run} ? 'Would remove' : 'Removed'),
+            plural(scalar @gone, 'dictionary', 'dictionaries'), $bytes, join(', ', map { "ID $_->{id} ($_->{file})" } @gone),
+            (@gone == 1 ? ('its ID', 'it') : ('their IDs', 'them'));
+    } else {
+        print {$fh} "No dictionary to remove.\n";
+    }
+    my @recorded = @{ $result->{recorded} };
+    if (@recorded) {
+        my $them = @recorded == 1 ? 'it' : 'them';
+        printf {$fh} "%s now as the retirement date of %s, retired before dates were recorded: prune "
+                   . "removes %s from %s on, when no sampled value names %s.\n",
+            ($result->{dry_run} ? 'Would record' : 'Recorded'), (@recorded == 1 ? 'ID ' : 'IDs ') . join(', ', @recorded),
+            $them, duration_text($result->{retired_for}), $them;
+    }
+    for my $o (@{ $result->{other_ids} }) {
+        printf {$fh} "ID %d, named by %s, is not in the set%s: readers of the set miss those values.\n",
+            $o->{id}, plural($o->{named_by}, 'sampled value'), defined $o->{removed} ? " (removed $o->{removed})" : '';
+    }
+    print {$fh} "Dry run: the set was not changed.\n" if $result->{dry_run};
+    return;
+}
+
+sub _retired_text {
+    my ($d) = @_;
+    return '-' if $d->{state} ne 'retired';    # current, or staged
+    return 'unknown' unless defined $d->{retired};
+    return $d->{retired} . (defined $d->{retired_ago} ? ' (' . duration_text($d->{retired_ago}) . ' ago)' : '');
+}
+
+sub prune_data {
+    my ($result) = @_;
+    my %data = map { ($_ => $result->{$_}) } qw(command dir source retired_for keys prefixes values removed recorded
+                                              other_ids);
+    $data{dry_run} = $result->{dry_run} ? json_true() : json_false();
+    $data{changed} = $result->{written} ? json_true() : json_false();
+    $data{dictionaries} = [ map { my $d = $_; +{ (map { defined $d->{$_} ? ($_ => $d->{$_}) : () } keys %$d),
+                                                 prefix => text($d->{prefix}) } } @{ $result->{dictionaries} } ];
+    return \%data;
+}
+
+# ---- list and rollback ----------------------------------------------------------------
+
+sub print_list {
+    my ($fh, $list) = @_;
+    printf {$fh} "The dictionary set in %s (identity %s), at %s: %s\n", $list->{dir}, $list->{identity}, $list->{now},
+        plural(scalar(grep { $_->{state} ne 'removed' } @{ $list->{dictionaries} }), 'dictionary', 'dictionaries');
+    printf {$fh} "Keys without a dictionary get the fallback: %s level %d.\n", @{ $list->{fallback} }{qw(method level)};
+    printf {$fh} "Next change: %s.\n", $list->{next_change} if defined $list->{next_change};
+    print {$fh} "\n";
+    my @rows = map {
+        [ $_->{id}, prefix_text($_->{prefix}), $_->{state}, defined $_->{since} ? $_->{since} : 'unknown',
+          map { defined $_ ? $_ : '-' } @{$_}{qw(level size file)} ]
+    } @{ $list->{dictionaries} };
+    table($fh, [ 'ID', 'prefix', 'state', 'since', 'level', 'bytes', 'file' ], @rows);
+    return;
+}
+
+sub list_data {
+    my ($list) = @_;
+    return { %$list, dictionaries => [ map { +{ %$_, prefix => text($_->{prefix}) } } @{ $list->{dictionaries} } ] };
+}
+
+sub print_rollback {
+    my ($fh, $result) = @_;
+    my $prefix = prefix_text($result->{prefix});
+    my @cancelled = @{ $result->{cancelled} };
+    if (defined $result->{from} && $result->{from} == $result->{to}) {
+        printf {$fh} "Dictionary %d stays the current one of %s; %s %s cancelled.\n", $result->{to}, $prefix,
+            join(', ', @cancelled), @cancelled == 1 ? 'is' : 'are';
+    }
+    else {
+        printf {$fh} "Dictionary %d %s the current one of %s %s%s.\n", $result->{to},
+            ($result->{dry_run} ? 'would be' : 'is'), $prefix,
+            $result->{at_once} ? 'at once' : "from $result->{current_from}",
+            defined $result->{from} ? ", instead of $result->{from}" : '';
+        printf {$fh} "Cancelled: %s.\n", join ', ', @cancelled if @cancelled;
+    }
+    print {$fh} $result->{dry_run} ? "Dry run: the set is not changed.\n"
+                                   : "Ship the set to every host; writers follow it within their rescan interval.\n";
+    return;
+}
+
+sub rollback_data {
+    my ($result) = @_;
+    return { %$result, prefix => text($result->{prefix}) };
+}
+
+# A set's prefix as printed: its bytes, or '' (the whole cache).
+sub prefix_text {
+    my ($prefix) = @_;
+    return length $prefix ? shown($prefix) : "'' (the whole cache)";
+}
+
+# A duration as people read it, in its two largest units: "9d 2h", "36h"
+# is "1d 12h", "5m 3s", "42s".
+sub duration_text {
+    my ($seconds) = @_;
+    my $s = int($seconds + 0.5);
+    $s = 0 if $s < 0;
+    my @units = ([ d => 86400 ], [ h => 3600 ], [ m => 60 ], [ s => 1 ]);
+    for my $i (0 .. $#units - 1) {
+        my ($unit, $size) = @{ $units[$i] };
+        next if $s < $size;
+        my ($next, $next_size) = @{ $units[ $i + 1 ] };
+        my $rest = int(($s % $size) / $next_size);
+        return int($s / $size) . $unit . ($rest ? " $rest$next" : '');
+    }
+    return "${s}s";
 }
 
 # ---- as JSON --------------------------------------------------------------------------
@@ -307,7 +642,7 @@ __END__
 
 =head1 NAME
 
-Cache::Memcached::RustXS::Dict::Report - cmrx-dict's reports, as text tables or JSON
+Cache::Memcached::RustXS::Dict::Report - the output of cmrx-dict: every subcommand's result as text tables or as data for JSON
 
 =head1 SYNOPSIS
 
@@ -330,10 +665,16 @@ Cache::Memcached::RustXS::Dict::Report - cmrx-dict's reports, as text tables or 
 
 =head1 DESCRIPTION
 
-The output of L<cmrx-dict>: what C<report> and C<train> found, first as
-data (what C<--json> prints), then printed as the tables its manual
-describes. The groups come from L<Cache::Memcached::RustXS::Dict::Sample>
-(C<fetch_values> fills their counts), their C<held_out> measures from
+The output of L<cmrx-dict>, every subcommand's: what C<report> and
+C<train> found, first as data (what C<--json> prints), then printed as the
+tables its manual describes; and the results of C<train --all>, C<report
+--dictionaries> (L<Cache::Memcached::RustXS::Dict::SetTrainer>),
+C<prune> (L<Cache::Memcached::RustXS::Dict::Prune>), C<list> and
+C<rollback> (L<Cache::Memcached::RustXS::Dict::Rollout>), as text or as
+data.
+The groups of a plain report come from
+L<Cache::Memcached::RustXS::Dict::Sample> (C<fetch_values> fills their
+counts), their C<held_out> measures from
 L<Cache::Memcached::RustXS::Dict::Measure>.
 
 Strings in the data are as JSON wants them: prefixes and file names whose
@@ -343,7 +684,10 @@ code; the text output prints their bytes, control bytes escaped (C<\x0A>).
 =head1 FUNCTIONS
 
 Exported on request: C<report_data>, C<train_data>, C<print_report>,
-C<print_train>, C<print_json>, C<skipped_note>, C<shown>, C<text>.
+C<print_train>, C<print_json>, C<print_train_all>, C<print_report_set>,
+C<set_data>, C<print_prune>, C<prune_data>, C<print_list>, C<list_data>,
+C<print_rollback>, C<rollback_data>, C<skipped_note>, C<shown>, C<text>,
+C<plural>, C<duration_text>, C<prefix_text>.
 
 =over 4
 
@@ -363,7 +707,7 @@ The data of a training; C<choice> (the tuner's method, size asked and
 level, and cover's C<k> and C<d>) goes into C<dictionary>, and the text
 names it. C<%source> is either C<< { server => $spec,
 prefix, delimiter, group => $group } >> or C<< { files, stdin, empty } >>
-(as L<Cache::Memcached::RustXS::Dict::Sample/read_sample_files(\@args, null =E<gt> 0)>
+(as L<Cache::Memcached::RustXS::Dict::Files/read_sample_files(\@args, null =E<gt> 0)>
 counts them).
 
 =item print_report($fh, $report), print_train($fh, $training)
@@ -374,6 +718,29 @@ Prints the data as cmrx-dict's tables and notes to C<$fh>.
 
 Prints the data as canonical, pretty JSON (needs JSON::PP, part of perl
 from 5.14).
+
+=item print_train_all($fh, $result), print_report_set($fh, $result), set_data($result)
+
+The result of C<train_all> or C<report_set>
+(L<Cache::Memcached::RustXS::Dict::SetTrainer/FUNCTIONS>) as text (per prefix the held-out memory of the
+baselines, the tuner's choice and the alternatives it beat, then the set
+and what was done, or the verdicts and the IDs sampled values name), or
+as data for JSON (per prefix its C<outcome>, C<action> or C<verdict>,
+C<why>, the baselines and the candidates; C<whole_cache> with its
+C<shares>; the C<fallback>; the set's entries).
+
+=item print_prune($fh, $result), prune_data($result)
+
+The result of C<prune_set> (L<Cache::Memcached::RustXS::Dict::Prune/FUNCTIONS>)
+as a table of the set's dictionaries with a line of totals (what was
+removed or would be, what is kept and why), or as data for JSON.
+
+=item print_list($fh, $list), list_data($list), print_rollback($fh, $result), rollback_data($result)
+
+The results of C<list_set> and C<rollback_set>
+(L<Cache::Memcached::RustXS::Dict::Rollout/FUNCTIONS>): the set's
+dictionaries in a table with their state and since when, and what a
+rollback did; or as data for JSON.
 
 =item skipped_note($group)
 
@@ -401,17 +768,29 @@ The pieces of the tables, for reports of the same look:
 
 =over 4
 
-=item table($fh, \@head, @rows)
+=item table($fh, \@head, @rows), aligned_table($fh, $alignment, @rows)
 
 Prints rows of cells under a head, indented by two spaces, the first
 column left-aligned and the others right-aligned, each as wide as its
-widest cell.
+widest cell; or rows aligned as C<$alignment> says, a letter a column,
+C<l> (left) or C<r> (right): C<'rllr'>.
 
-=item percent($x, $of), fixed($ratio), us_pair($measure), plural($n, $word)
+=item percent($x, $of), fixed($ratio), us_pair($measure), plural($n, $word, $words)
 
 C<"33%"> (C<-> of nothing), C<"0.412"> (C<-> for C<undef>),
 C<"12.5 / 3.1"> (microseconds to compress / decompress), C<"1 value"> /
-C<"2 values">.
+C<"2 values"> (C<$words> the plural when it is not C<$word> and C<s>:
+C<plural(2, 'prefix', 'prefixes')>).
+
+=item prefix_text($prefix)
+
+A set's prefix as printed: its bytes (L</shown($string), text($bytes)>),
+or C<'' (the whole cache)> for the empty one.
+
+=item duration_text($seconds)
+
+Seconds as people read them, in the two largest units: C<9d 2h>, C<1d 12h>,
+C<5m 3s>, C<42s>.
 
 =item json_true, json_false
 

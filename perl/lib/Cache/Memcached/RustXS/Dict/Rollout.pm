@@ -7,12 +7,12 @@ use Exporter 5.57 'import';
 use POSIX ();
 
 use Cache::Memcached::RustXS::Dict qw(fail);
-use Cache::Memcached::RustXS::Dict::Report ();
-use Cache::Memcached::RustXS::Dict::Prune qw(read_set duration_text);
+use Cache::Memcached::RustXS::Dict::Report qw(prefix_text);
+use Cache::Memcached::RustXS::Dict::Prune qw(read_set);
 
 our $VERSION = '0.101';
 
-our @EXPORT_OK = qw(list_set print_list list_json rollback_set print_rollback rollback_json);
+our @EXPORT_OK = qw(list_set rollback_set);
 
 # How long after it is written a dictionary that train --all adds, or a
 # rollback, waits before writers use it: long enough for a set to reach
@@ -38,31 +38,6 @@ sub list_set {
 
 sub _date { defined $_[0] ? POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime $_[0]) : undef }
 
-sub _prefix_text {
-    my ($prefix) = @_;
-    return length $prefix ? Cache::Memcached::RustXS::Dict::Report::shown($prefix) : "'' (the whole cache)";
-}
-
-sub print_list {
-    my ($fh, $r) = @_;
-    my $plural = \&Cache::Memcached::RustXS::Dict::Report::plural;
-    printf {$fh} "The dictionary set in %s (identity %s), at %s: %s\n", $r->{dir}, $r->{identity}, $r->{now},
-        $plural->(scalar(grep { $_->{state} ne 'removed' } @{ $r->{dictionaries} }), 'dictionary');
-    printf {$fh} "Keys without a dictionary get the fallback: %s level %d.\n", @{ $r->{fallback} }{qw(method level)};
-    printf {$fh} "Next change: %s.\n", $r->{next_change} if defined $r->{next_change};
-    print {$fh} "\n";
-    my @rows = map {
-        [ $_->{id}, _prefix_text($_->{prefix}), $_->{state}, defined $_->{since} ? $_->{since} : 'unknown',
-          defined $_->{level} ? $_->{level} : '-', defined $_->{size} ? $_->{size} : '-',
-          defined $_->{file} ? $_->{file} : '-' ]
-    } @{ $r->{dictionaries} };
-    Cache::Memcached::RustXS::Dict::Report::table($fh, [ 'ID', 'prefix', 'state', 'since', 'level', 'bytes', 'file' ],
-                                                  @rows);
-    return;
-}
-
-sub list_json { return $_[0] }
-
 # ---- rollback ----------------------------------------------------------------
 
 sub rollback_set {
@@ -74,18 +49,18 @@ sub rollback_set {
     my $stage = defined $opt{stage} ? $opt{stage} : $DEFAULT_STAGE;
     my %state = map { ($_->{entry}{id} => $_) } $set->schedule(at => $now);
     my @mine = grep { $_->{entry}{prefix} eq $prefix && $_->{state} ne 'removed' } values %state;
-    fail('rollback: the set in ' . $opt{dir} . ' has no dictionary for the prefix ' . _prefix_text($prefix))
+    fail('rollback: the set in ' . $opt{dir} . ' has no dictionary for the prefix ' . prefix_text($prefix))
         unless @mine;
     my ($current) = grep { $_->{state} eq 'current' } @mine;
     my @staged = grep { $_->{state} eq 'staged' } @mine;
     my $to = defined $opt{to} ? $state{ $opt{to} } : @staged && $current ? $current : _retired_last(@mine);
     if (defined $opt{to}) {
         fail("rollback: the set has no dictionary with ID $opt{to}") unless $to;
-        fail("rollback: dictionary $opt{to} is for the prefix " . _prefix_text($to->{entry}{prefix})
-           . ', not ' . _prefix_text($prefix)) unless $to->{entry}{prefix} eq $prefix;
+        fail("rollback: dictionary $opt{to} is for the prefix " . prefix_text($to->{entry}{prefix})
+           . ', not ' . prefix_text($prefix)) unless $to->{entry}{prefix} eq $prefix;
         fail("rollback: dictionary $opt{to} was removed from the set: its file is gone") if $to->{state} eq 'removed';
     }
-    fail('rollback: the prefix ' . _prefix_text($prefix) . ' has no earlier dictionary to go back to') unless $to;
+    fail('rollback: the prefix ' . prefix_text($prefix) . ' has no earlier dictionary to go back to') unless $to;
     my $when = ($to == ($current || 0) || $stage <= 0) ? $now : $now + $stage;
     my $id = $to->{entry}{id};
     my $entry = eval { $set->make_current($id, current_from => $when) };
@@ -111,27 +86,6 @@ sub _reason {
     return $err;
 }
 
-sub print_rollback {
-    my ($fh, $r) = @_;
-    my $what = $r->{dry_run} ? 'would be' : 'is';
-    if (defined $r->{from} && $r->{from} == $r->{to}) {
-        printf {$fh} "Dictionary %d stays the current one of %s; %s %s cancelled.\n", $r->{to},
-            _prefix_text($r->{prefix}), join(', ', @{ $r->{cancelled} }), @{ $r->{cancelled} } == 1 ? 'is' : 'are';
-    }
-    else {
-        printf {$fh} "Dictionary %d %s the current one of %s %s%s.\n", $r->{to}, $what, _prefix_text($r->{prefix}),
-            $r->{at_once} ? 'at once' : "from $r->{current_from}",
-            defined $r->{from} ? ", instead of $r->{from}" : '';
-        printf {$fh} "Cancelled: %s.\n", join ', ', @{ $r->{cancelled} } if @{ $r->{cancelled} };
-    }
-    print {$fh} "Dry run: the set is not changed.\n" if $r->{dry_run};
-    print {$fh} "Ship the set to every host; writers follow it within their rescan interval.\n"
-        unless $r->{dry_run};
-    return;
-}
-
-sub rollback_json { return $_[0] }
-
 1;
 __END__
 
@@ -144,7 +98,8 @@ Cache::Memcached::RustXS::Dict::Rollout - cmrx-dict list and rollback: a diction
     use File::Temp ();
     use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
     use Cache::Memcached::RustXS::Zstd::DictionarySet;
-    use Cache::Memcached::RustXS::Dict::Rollout qw(list_set print_list rollback_set print_rollback);
+    use Cache::Memcached::RustXS::Dict::Rollout qw(list_set rollback_set);
+    use Cache::Memcached::RustXS::Dict::Report qw(print_list print_rollback);
 
     # A set whose prefix user: was retrained, the new dictionary staged
     my $tmp = File::Temp->newdir;
@@ -165,7 +120,9 @@ Cache::Memcached::RustXS::Dict::Rollout - cmrx-dict list and rollback: a diction
 =head1 DESCRIPTION
 
 The parts of L<cmrx-dict> that show and change what writers use:
-C<cmrx-dict list> and C<cmrx-dict rollback>. See
+C<cmrx-dict list> and C<cmrx-dict rollback>. Their output, as text and
+as the data C<--json> prints, is L<Cache::Memcached::RustXS::Dict::Report>'s
+(C<print_list>, C<list_data>, C<print_rollback>, C<rollback_data>). See
 L<Cache::Memcached::RustXS::Zstd::DictionarySet/Staging and rolling back>
 for what staging means.
 
@@ -183,10 +140,6 @@ C<dictionaries>, a list of C<< { id, prefix, state, since, level, size,
 file, trained, savings } >> (C<state>: C<current>, C<staged>, C<retired> or
 C<removed>). Fails (L<Cache::Memcached::RustXS::Dict/fail>) when the folder
 holds no readable set.
-
-=item print_list($fh, $list), list_json($list)
-
-The list as text (a table), and as the data C<--json> prints.
 
 =item rollback_set(dir => $dir, prefix => $prefix, to => $id, stage => 3600, dry_run => 0)
 
@@ -208,10 +161,6 @@ C<stage> defaults to C<$Cache::Memcached::RustXS::Dict::Rollout::DEFAULT_STAGE>
 dictionary is loaded by every reader already (retired dictionaries stay
 loaded), so a rollback at once is safe; staging it makes every host switch
 at one moment instead of as each receives the set.
-
-=item print_rollback($fh, $result), rollback_json($result)
-
-What was done, as text and as the data C<--json> prints.
 
 =back
 

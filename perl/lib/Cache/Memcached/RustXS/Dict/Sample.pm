@@ -7,11 +7,12 @@ use Exporter 5.57 'import';
 
 use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zstd ();
-use Cache::Memcached::RustXS::Dict qw(fail sum_length);
+use Cache::Memcached::RustXS::Dict qw(sum_length);
+use Cache::Memcached::RustXS::Dict::Report qw(shown);
 
 our $VERSION = '0.101';
 
-our @EXPORT_OK = qw(list_keys fetch_values decode_value read_sample_files);
+our @EXPORT_OK = qw(list_keys fetch_values decode_value sample_source);
 
 our $NONE = '(none)';    # the group of keys without the delimiter
 
@@ -28,15 +29,18 @@ sub new {
     my ($class, %opt) = @_;
     my $want = $opt{prefixes} ? { map { ($_ => 1) } @{ $opt{prefixes} } } : undef;
     return bless { delimiter => $opt{delimiter}, per_prefix => $opt{per_prefix}, want => $want,
-                   groups => {}, keys => 0, unfetchable => 0 }, $class;
+                   nodes => $opt{nodes}, groups => {}, keys => 0, unfetchable => 0 }, $class;
 }
 
-# One key of the listing, in listing order. Each group keeps every
-# stride-th key it sees, and doubles the stride (halving what it kept)
-# when it holds twice the sample: memory stays within 2 * per_prefix keys
-# a group, and what is kept stays spread over the whole listing.
+# One key of the listing, in listing order, and the index of the node of
+# a pool that listed it (undef for a single server). Each group keeps
+# every stride-th key it sees, and doubles the stride (halving what it
+# kept) when it holds twice the sample: memory stays within 2 * per_prefix
+# keys a group, and what is kept stays spread over the whole listing --
+# over every node's, listed one after the other, in proportion to the
+# group's keys on each.
 sub add_key {
-    my ($self, $key, $size) = @_;
+    my ($self, $key, $size, $node) = @_;
     my $at = index $key, $self->{delimiter};
     my $prefix = $at < 0 ? $NONE : substr $key, 0, $at;
     $self->{keys}++;
@@ -47,6 +51,7 @@ sub add_key {
         seen => 0, stride => 1, kept => [],
     };
     $g->{keys}++;
+    $g->{keys_by_node}[$node]++ if defined $node;
     $g->{item_bytes} += $size || 0;
     # A text-protocol get cannot name keys with spaces or control bytes
     # (binary-protocol clients can store them).
@@ -54,7 +59,7 @@ sub add_key {
         $g->{unfetchable}++;
         $self->{unfetchable}++;
     } elsif ($g->{seen}++ % $g->{stride} == 0) {
-        push @{ $g->{kept} }, $key;
+        push @{ $g->{kept} }, [ $key, $node ];
         if (@{ $g->{kept} } >= 2 * $self->{per_prefix}) {
             my $kept = $g->{kept};
             $g->{kept} = [ @$kept[ grep { $_ % 2 == 0 } 0 .. $#$kept ] ];
@@ -66,7 +71,8 @@ sub add_key {
 
 # What the listing gave: { keys, unfetchable, groups => { prefix => group } },
 # each group with its sample (at most per_prefix keys, evenly spaced over
-# what it kept, in key order).
+# what it kept, in key order) and, from a pool, the node of each sampled
+# key and how many of them each node gave.
 sub listing {
     my ($self) = @_;
     my $per = $self->{per_prefix};
@@ -75,7 +81,21 @@ sub listing {
         my $kept = delete $g->{kept};
         my $n = @$kept;
         my @pick = $n <= $per ? @$kept : @$kept[ map { int($_ * $n / $per) } 0 .. $per - 1 ];
-        $g->{sample} = [ sort @pick ];
+        # A key two nodes list (a stale copy) is sampled once.
+        my (%node_of, @sampled);
+        for my $kept_key (@pick) {
+            my ($key, $node) = @$kept_key;
+            next if exists $node_of{$key};
+            $node_of{$key} = $node;
+            push @sampled, $key;
+        }
+        $g->{sample} = [ sort @sampled ];
+        if ($self->{nodes}) {
+            $g->{node_of} = \%node_of;
+            $g->{sampled_by_node} = [ (0) x $self->{nodes} ];
+            $g->{keys_by_node}[$_] ||= 0 for 0 .. $self->{nodes} - 1;
+            $g->{sampled_by_node}[ $node_of{$_} ]++ for @sampled;
+        }
         delete @{$g}{qw(seen stride)};
     }
     return { keys => $self->{keys}, unfetchable => $self->{unfetchable}, groups => $self->{groups} };
@@ -84,7 +104,10 @@ sub listing {
 sub list_keys {
     my ($server, %opt) = @_;
     my $progress = $opt{progress} || sub { };
-    my $sample = __PACKAGE__->new(%opt);
+    # A pool's nodes, which its listing names by their index.
+    my $nodes;
+    $nodes = () = $server->nodes if $server->can('nodes');
+    my $sample = __PACKAGE__->new(%opt, nodes => $nodes);
     $progress->(0);
     $server->each_key(sub {
         $sample->add_key(@_);
@@ -113,7 +136,7 @@ sub fetch_values {
         my $end = $i + $GET_BATCH <= @$keys ? $i + $GET_BATCH : scalar @$keys;
         my @batch = @$keys[ $i .. $end - 1 ];
         $progress->($end, scalar @$keys);
-        my $got = $server->get_multi(\@batch);
+        my $got = $server->get_multi(\@batch, $g->{node_of});
         for my $key (@batch) {
             my $item = $got->{$key};
             if (!$item) { $g->{gone}++; next }
@@ -137,6 +160,28 @@ sub fetch_values {
     return \@values;
 }
 
+# Every group of the source's keys listed, sampled and fetched: the
+# listing, its groups largest (item bytes) first, each with its pairs
+# ([key, value] of its decoded values, in key order), and how many sampled
+# stored values name each zstd dictionary ID, over every group.
+sub sample_source {
+    my ($source, %opt) = @_;
+    my $progress = $opt{progress} || sub { };
+    my $listing = list_keys($source, delimiter => $opt{delimiter}, per_prefix => $opt{per_prefix},
+                            prefixes => $opt{prefixes}, progress => $opt{listing_progress});
+    my @groups = sort { $b->{item_bytes} <=> $a->{item_bytes} || $a->{prefix} cmp $b->{prefix} }
+                 values %{ $listing->{groups} };
+    my %named;
+    for my $g (@groups) {
+        my $tag = 'prefix ' . shown($g->{prefix});
+        my $values = fetch_values($source, $g, progress => sub { $progress->("$tag: fetching $_[0]/$_[1]") });
+        my $keys = $g->{value_keys};
+        $g->{pairs} = [ map { [ $keys->[$_], $values->[$_] ] } 0 .. $#$values ];
+        $named{$_} += $g->{dictionary_ids}{$_} for keys %{ $g->{dictionary_ids} };
+    }
+    return { listing => $listing, groups => \@groups, dictionary_ids => \%named };
+}
+
 # A stored value as the clients read it, before any thaw: one flagged
 # F_COMPRESS is decoded by the engine (gzip, zlib or zstd by its magic
 # number); Storable's frozen bytes stay as they are. (undef, why) when it
@@ -150,36 +195,6 @@ sub decode_value {
     return (undef, "zstd, with dictionary $missing, which is not loaded (--dictionary)") if defined $missing;
     return (undef, $format eq 'zstd' ? 'zstd that does not decompress (corrupt, or too large)'
                                      : "$format that does not decompress");
-}
-
-# ---- samples from files and standard input -------------------------------------------
-
-sub read_sample_files {
-    my ($args, %opt) = @_;
-    my (@values, $files, $stdin, $empty);
-    $files = $stdin = $empty = 0;
-    for my $arg (@$args) {
-        if ($arg eq '-') {
-            binmode STDIN;
-            my $all = do { local $/; <STDIN> };
-            fail("reading standard input: $!") unless defined $all;
-            for my $sample (split $opt{null} ? qr/\0/ : qr/\n/, $all) {
-                if (length $sample) { push @values, $sample; $stdin++ }
-                else                { $empty++ }
-            }
-            next;
-        }
-        fail("$arg is not a file") if -e $arg && !-f _;
-        open my $fh, '<', $arg or fail("cannot open $arg: $!");
-        binmode $fh;
-        my $sample = do { local $/; <$fh> };
-        fail("cannot read $arg: $!") unless defined $sample;
-        close $fh;
-        $files++;
-        if (length $sample) { push @values, $sample }
-        else                { $empty++ }
-    }
-    return { values => \@values, files => $files, stdin => $stdin, empty => $empty };
 }
 
 1;
@@ -213,28 +228,36 @@ Cache::Memcached::RustXS::Dict::Sample - which values cmrx-dict looks at: keys b
 =head1 DESCRIPTION
 
 The sampling of L<cmrx-dict> (its manual says how keys are sampled and
-values read): grouping a server's keys by prefix, an even sample of each
+values read): grouping a source's keys by prefix, an even sample of each
 group, fetching and decoding the sampled values, counting what was stored
-and what was skipped; and samples read from files and standard input.
-Measuring them is L<Cache::Memcached::RustXS::Dict::Measure>'s.
+and what was skipped. A source is a memcached server
+(L<Cache::Memcached::RustXS::Dict::Server>) or files of get responses
+(L<Cache::Memcached::RustXS::Dict::Files>): anything with C<each_key> and
+C<get_multi> as they have them. Measuring the values is
+L<Cache::Memcached::RustXS::Dict::Measure>'s business.
 
 =head1 FUNCTIONS
 
-Exported on request: C<list_keys>, C<fetch_values>, C<decode_value>,
-C<read_sample_files>.
+Exported on request: C<list_keys>, C<fetch_values>, C<sample_source>,
+C<decode_value>.
 
 =over 4
 
 =item list_keys($server, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, progress => sub { my ($keys_so_far) = @_ })
 
-Lists the keys of C<$server> (a L<Cache::Memcached::RustXS::Dict::Server>)
-through a sampler (below) and returns its C<listing>. C<prefixes>: keep
+Lists the keys of C<$server> (a L<Cache::Memcached::RustXS::Dict::Server>,
+a L<Cache::Memcached::RustXS::Dict::Pool> of them, or
+L<Cache::Memcached::RustXS::Dict::Files>) through a sampler (below) and
+returns its C<listing>. A pool's nodes are listed one after the other, so
+that a group's sample is spread over them in proportion to its keys on
+each. C<prefixes>: keep
 only these groups (all by default). C<progress> is called with 0 first
 and then every 10,000 keys.
 
 =item fetch_values($server, $group, progress => sub { my ($done, $total) = @_ })
 
-Fetches the keys of C<< $group->{sample} >> (100 to a C<get>) and returns
+Fetches the keys of C<< $group->{sample} >> (100 to a C<get>; from a pool,
+each from the node that listed it, C<< $group->{node_of} >>) and returns
 their values decoded by L</decode_value($flags, $data)>, in key order. It
 adds to the group: C<fetched>, C<gone> (listed, but not there any more),
 C<stored_bytes> (as stored), C<compressed> and C<storable> (values so
@@ -243,6 +266,18 @@ C<values> and C<raw_bytes> (the decoded values returned), C<value_keys>
 (the key of each value returned, in the same order) and C<dictionary_ids>
 (C<< { id => count } >>: how many of the stored values are zstd frames
 naming each dictionary ID, decodable or not).
+
+=item sample_source($source, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, progress => sub { my ($what) = @_ }, listing_progress => sub { })
+
+What the set commands (C<train --all>, C<report --dictionaries>,
+C<prune>) look at: the source listed by L</list_keys($server, ...)> and
+every group's sample fetched by L</fetch_values($server, $group, ...)>.
+Returns C<< { listing, groups => \@groups, dictionary_ids => { id =>
+count } } >>: the groups largest (item bytes) first, each with C<pairs>
+(C<[$key, $value]> of its decoded values, in key order) beside what
+C<fetch_values> counts, and how many sampled stored values are zstd frames
+naming each dictionary ID, over every group. C<progress> is called with
+what is being fetched.
 
 =item decode_value($flags, $data)
 
@@ -253,25 +288,18 @@ frame, told by its magic number, with any loaded dictionary); Storable's
 frozen bytes (C<F_STORABLE>, 1) stay as they are. Returns C<($value)>, or
 C<(undef, $why)>.
 
-=item read_sample_files(\@args, null => 0)
-
-Samples from files (each file one sample) and, for C<->, from standard
-input: one a line, or separated by NUL bytes with C<null>. Empty samples
-are skipped. Returns C<< { values => \@samples, files, stdin, empty } >>
-(counts of files read, samples from standard input, empty samples). A file
-that cannot be read fails.
-
 =back
 
 =head2 The sampler
 
 =over 4
 
-=item Cache::Memcached::RustXS::Dict::Sample->new(delimiter => ':', per_prefix => 1000, prefixes => \@prefixes)
+=item Cache::Memcached::RustXS::Dict::Sample->new(delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, nodes => $count)
 
-=item $sample->add_key($key, $item_size)
+=item $sample->add_key($key, $item_size, $node)
 
-One key of a listing, in the listing's order. The key's group is its
+One key of a listing, in the listing's order (C<$node>: the index of the
+node of a pool that listed it; undef for one server). The key's group is its
 prefix: what comes before the first C<delimiter>, or C<(none)>
 (C<$Cache::Memcached::RustXS::Dict::Sample::NONE>) without one. Keys a
 text-protocol C<get> cannot name (over 250 bytes, spaces, control bytes)
@@ -284,7 +312,11 @@ C<< { keys => $listed, unfetchable => $count, groups => { $prefix => $group } } 
 each group has C<prefix>, C<delimited>, C<keys>, C<item_bytes> (the sum
 of their item sizes), C<unfetchable>, and C<sample>: at most C<per_prefix>
 of its keys, evenly spaced over the listing, sorted. The same listing in
-the same order gives the same sample.
+the same order gives the same sample. Sampled with C<< nodes => $count >>
+(a pool's listing: C<list_keys> gives it), a group also has
+C<keys_by_node> and C<sampled_by_node> (its keys and sampled keys on each
+node, by index) and C<node_of> (C<< { sampled key => node } >>); a key
+that two nodes list is sampled once.
 
 =back
 

@@ -8,6 +8,7 @@ use IO::Socket::INET ();
 use Time::HiRes ();
 
 use Cache::Memcached::RustXS::Dict qw(fail unusable);
+use Cache::Memcached::RustXS::GetParser ();
 
 our $VERSION = '0.101';
 
@@ -16,6 +17,7 @@ my $READ_SIZE  = 262144;    # bytes asked of each read
 our $BUSY_TRIES = 40;       # lru_crawler metadump while the crawler is busy:
 our $BUSY_WAIT  = 0.25;     # ... 40 tries, 0.25 s apart
 my $DEFAULT_TIMEOUT = 10;
+my $FIRST_CHECK = 65536;        # bytes of a get response read before it is first parsed unfinished
 
 # HOST:PORT, [IPv6]:PORT or the path of a unix socket; undef for anything
 # else.
@@ -63,6 +65,10 @@ sub connect {
 sub spec    { $_[0]{spec} }
 sub timeout { $_[0]{timeout} }
 
+# A server holds the cache: its keys are counted (Dict::Files' are a
+# sample).
+sub counts_keys { 1 }
+
 sub close {
     my ($self) = @_;
     CORE::close($self->{sock}) if $self->{sock};
@@ -105,20 +111,32 @@ sub each_key {
 }
 
 # { key => [flags, data] } for the keys the server has of @$keys (at most a
-# request's worth: the caller batches).
+# request's worth: the caller batches), the response read by the
+# distribution's parser (GetParser's get_response_items).
 sub get_multi {
     my ($self, $keys) = @_;
     $self->send("get @$keys\r\n");
-    my %got;
-    while ((my $line = $self->read_line) ne 'END') {
-        my ($key, $flags, $bytes) = $line =~ /\AVALUE (\S+) ([0-9]+) ([0-9]+)(?: [0-9]+)?\z/
-            or fail("$self->{spec} answered a get with '" . substr($line, 0, 200) . "'");
-        my $data = $self->read_bytes($bytes + 2);
-        substr($data, -2, 2, '') eq "\r\n"
-            or fail("$self->{spec} sent a value of $key without the CRLF after it");
-        $got{$key} = [ $flags, $data ];
+    my $checked = 0;
+    for (;;) {
+        # The response is parsed when the server pauses after a line end
+        # (every response, whole or an error, ends with one), and when the
+        # buffer has doubled (a bad one shows by then).
+        my $paused = substr($self->{buf}, -1) eq "\n" && !$self->{sel}->can_read(0);
+        if ($paused || length $self->{buf} >= 2 * $checked + $FIRST_CHECK) {
+            my ($items, $complete) = eval { Cache::Memcached::RustXS::GetParser::get_response_items($self->{buf}) };
+            if (!$items) {
+                (my $why = $@) =~ s/ at \S+ line \d+\.?\n?\z//;
+                $why =~ s/\Anot a memcached get response: //;
+                fail("$self->{spec} answered a get with a bad response: $why");
+            }
+            if ($complete) {
+                $self->{buf} = '';
+                return { map { ($_->[0] => [ $_->[1], $_->[2] ]) } @$items };
+            }
+            $checked = length $self->{buf};
+        }
+        $self->_fill;
     }
-    return \%got;
 }
 
 # { name => value } of `stats` or `stats $group`.
@@ -196,12 +214,6 @@ sub read_line {
     return $line;
 }
 
-sub read_bytes {
-    my ($self, $n) = @_;
-    $self->_fill while length $self->{buf} < $n;
-    return substr $self->{buf}, 0, $n, '';
-}
-
 sub _fill {
     my ($self) = @_;
     $self->{sel}->can_read($self->{timeout})
@@ -244,7 +256,8 @@ Cache::Memcached::RustXS::Dict::Server - one read-only connection to a memcached
 The memcached client of L<cmrx-dict>: one connection, the text protocol,
 and only commands that read (C<lru_crawler metadump all>, C<get>,
 C<stats>). It never writes to the server. Every read waits at most the
-timeout; a reply line is at most 64 KiB; a value must end with its CRLF.
+timeout; a reply line is at most 64 KiB; get responses are read by the
+distribution's strict parser.
 Errors die with L<Cache::Memcached::RustXS::Dict/fail($message)>
 (C<unusable> for a server that cannot list its keys), one line saying
 which server and what went wrong.
@@ -270,6 +283,12 @@ every read too. IPv6 addresses need IO::Socket::IP (part of perl from
 
 The address as given, and the timeout.
 
+=item counts_keys
+
+True: the keys a server lists are the cache's, so the tuner weighs a
+dictionary's bytes against them (files of values,
+L<Cache::Memcached::RustXS::Dict::Files>, are a sample and do not).
+
 =item each_key(sub { my ($key, $size) = @_ })
 
 Sends C<lru_crawler metadump all> (memcached 1.4.31 or later, its LRU
@@ -285,7 +304,11 @@ server that answers anything else than a listing is C<unusable>.
 
 One C<get> of the keys (the caller keeps a request reasonably small:
 cmrx-dict sends 100 keys at a time): C<< { key => [ $flags, $data ] } >>
-for the keys the server has.
+for the keys the server has, the data as stored. The response is read by
+the distribution's strict parser
+(L<Cache::Memcached::RustXS::GetParser/get_response_items($response)>):
+an error line, a malformed line or value fails, naming the server and
+the parser's reason.
 
 =item stats($group)
 
@@ -312,10 +335,11 @@ chunk that holds it.
 
 Closes the connection.
 
-=item send($bytes), read_line, read_bytes($n)
+=item send($bytes), read_line
 
 The protocol underneath: send a request whole; read one reply line
-(without its line end); read exactly C<$n> bytes.
+(without its line end) of the replies that are not get responses
+(C<lru_crawler metadump>, C<stats>).
 
 =back
 

@@ -4,9 +4,11 @@ use strict;
 use warnings;
 
 use Exporter 5.57 'import';
+use Carp ();
 use Time::HiRes ();
 
 use Compress::Zlib ();
+use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict qw(sum_length round ratio);
@@ -14,7 +16,8 @@ use Cache::Memcached::RustXS::Dict::Memory ();
 
 our $VERSION = '0.101';
 
-our @EXPORT_OK = qw(tune tune_fallback split_samples stored_memory dictionary_memory worth_a_dictionary);
+our @EXPORT_OK = qw(tune tune_fallback split_samples stored_memory dictionary_memory worth_a_dictionary
+                    choices_error candidate_sizes);
 
 # What is tried. Dictionary sizes from 2 KiB (a prefix of a few hundred
 # keys pays for no more) up to zstd's own default (112640 bytes: past about
@@ -22,7 +25,7 @@ our @EXPORT_OK = qw(tune tune_fallback split_samples stored_memory dictionary_me
 # compressing gets slower than gzip -9.
 my @SIZES   = (2048, 4096, 8192, 16384, 32768, 65536, 112640);
 my @LEVELS  = (3, 6, 9, 12, 15, 19);
-my @METHODS = qw(samples fastcover);
+my @METHODS = qw(samples fastcover cover);
 my $TRAIN_LEVEL   = 9;     # candidates' tables are made for this level, the final one for its own
 my $COVER_SIZES   = 2;     # cover (slow) is tried at the best sizes of fastcover only
 # fastCover and cover search their segment size k; their d (the length of
@@ -40,6 +43,7 @@ my $MAX_TIMED     = 12;    # candidates timed at most, best first, until one is 
 my $F_COMPRESS    = { Cache::Memcached::RustXS::_constants() }->{F_COMPRESS};    # the clients' flag
 my $MIN_GAIN      = 5;     # percent less memory than without a dictionary, to be worth one
 our $COMPRESS_RATIO = 0.8; # the clients keep a compressed value at most 0.8 of the raw one
+my %ZSTD_LEVELS = Cache::Memcached::RustXS::_level_ranges();    # the engine's (cmrx.h)
 
 # Timing: interleaved rounds, each at least $ROUND_TIME seconds; the median
 # of each side counts, or, for a candidate against its baseline, the round
@@ -91,62 +95,59 @@ sub dictionary_memory {
 # ---- tuning one prefix -----------------------------------------------------------
 
 sub tune {
-    my (%a) = @_;
-    my $samples = $a{samples};
-    my $memory  = $a{memory} || Cache::Memcached::RustXS::Dict::Memory->new;
-    my $progress = $a{progress} || sub { };
-    my $max_size = $a{max_size} || $SIZES[-1];
-    my @levels = @{ $a{levels} || \@LEVELS };
-    my $id = $a{id} || $PLACEHOLDER_ID;
-    my $limits = _speed_limits(%a);
-    my $keys = $a{keys};
+    my (%opt) = @_;
+    if (my $why = choices_error(%opt)) { Carp::croak("tune: $why") }
+    my $samples = $opt{samples};
+    my $memory  = $opt{memory} || Cache::Memcached::RustXS::Dict::Memory->new;
+    my $progress = $opt{progress} || sub { };
+    my $max_size = $opt{max_size} || $SIZES[-1];
+    my @levels = @{ $opt{levels} || \@LEVELS };
+    my %method = map { ($_ => 1) } @{ $opt{methods} || \@METHODS };
+    my $id = $opt{id} || $PLACEHOLDER_ID;
+    my $limits = _speed_limits(%opt);
+    my $keys = $opt{keys};
 
     my ($train, $held) = split_samples($samples);
-    my %r = (samples => scalar @$samples, sample_bytes => sum_length([ map { $_->[1] } @$samples ]),
+    my %tuned = (samples => scalar @$samples, sample_bytes => sum_length([ map { $_->[1] } @$samples ]),
              trained_on => scalar @$train, held_out => scalar @$held,
              held_out_bytes => sum_length([ map { $_->[1] } @$held ]), limits => $limits,
              held => $held, keys => $keys, cost_model => defined $keys ? 'keys' : 'memory');
     if (@$train < $MIN_TRAIN || @$held < $MIN_HELD) {
-        $r{no_dictionary} = sprintf 'too few values (%d; a dictionary needs %d or more, a few hundred help)',
+        $tuned{no_dictionary} = sprintf 'too few values (%d; a dictionary needs %d or more, a few hundred help)',
                                     scalar @$samples, $MIN_TRAIN + $MIN_HELD + 1;
-        return \%r;
+        return \%tuned;
     }
     my @held_values  = map { $_->[1] } @$held;
     my @train_values = map { $_->[1] } @$train;
     my $train_bytes  = sum_length(\@train_values);
-    $r{training_bytes} = $train_bytes;
+    $tuned{training_bytes} = $train_bytes;
 
     $progress->('baselines');
-    $r{baseline} = _baselines($memory, $held, \@held_values);
-    my ($best_without) = sort { $a <=> $b } map { $r{baseline}{$_}{memory} } qw(memGzip gzip zstd raw);
-    $r{baseline}{best_memory} = $best_without;
-    $r{baseline}{cost} = _scaled($best_without, scalar @$held, $keys) if defined $keys;
+    $tuned{baseline} = _baselines($memory, $held, \@held_values);
+    my ($best_without) = sort { $a <=> $b } map { $tuned{baseline}{$_}{memory} } qw(memGzip gzip zstd raw);
+    $tuned{baseline}{best_memory} = $best_without;
+    $tuned{baseline}{cost} = _scaled($best_without, scalar @$held, $keys) if defined $keys;
 
-    # Sizes the samples can support: none larger than the training values
-    # themselves (the next size up for the samples method, which then holds
-    # them all).
-    my @sizes = grep { $_ <= $max_size } ($a{sizes} ? sort { $a <=> $b } @{ $a{sizes} } : @SIZES);
-    @sizes = ($max_size) unless @sizes;
-    my @fitting = grep { $_ <= $train_bytes } @sizes;
-    my ($all_fit) = grep { $_ > $train_bytes } @sizes;
+    my $size_of = candidate_sizes(sizes => $opt{sizes}, max_size => $max_size, training_bytes => $train_bytes);
     my @candidates;
-    for my $method (@METHODS) {
-        my @mine = $method eq 'samples' ? (@fitting, defined $all_fit ? $all_fit : ()) : @fitting;
-        @mine = ($sizes[0]) unless @mine;
-        for my $size (@mine) {
+    for my $method (grep { $method{$_} } qw(samples fastcover)) {
+        for my $size (@{ $size_of->{$method} }) {
             $progress->("training $method $size");
             push @candidates, _train_candidate(\@train_values, $held, $memory, \@levels,
                                               method => $method, size => $size, id => $id);
         }
     }
-    # cover at the sizes where fastcover did best.
+    # cover at the sizes where fastcover did best (without fastcover, at
+    # the sizes it would have been tried at).
     my %best_fc;
     for my $c (grep { $_->{method} eq 'fastcover' && !$_->{error} } @candidates) {
-        _cost($c, \%r);
+        _cost($c, \%tuned);
         $best_fc{ $c->{size} } = $c->{cost}
             if !defined $best_fc{ $c->{size} } || $c->{cost} < $best_fc{ $c->{size} };
     }
-    my @cover_sizes = (sort { $best_fc{$a} <=> $best_fc{$b} || $a <=> $b } keys %best_fc)[0 .. $COVER_SIZES - 1];
+    my @cover_sizes = !$method{cover} ? ()
+                    : $method{fastcover} ? (sort { $best_fc{$a} <=> $best_fc{$b} || $a <=> $b } keys %best_fc)[0 .. $COVER_SIZES - 1]
+                    : @{ $size_of->{fastcover} };
     for my $size (grep { defined } @cover_sizes) {
         $progress->("training cover $size");
         push @candidates, _train_candidate(\@train_values, $held, $memory, \@levels,
@@ -154,12 +155,12 @@ sub tune {
     }
     my @failed = grep { $_->{error} } @candidates;
     @candidates = grep { !$_->{error} } @candidates;
-    _cost($_, \%r) for @candidates;
-    $r{training_failures} = [ map { "$_->{method} $_->{size}: $_->{error}" } @failed ];
+    _cost($_, \%tuned) for @candidates;
+    $tuned{training_failures} = [ map { "$_->{method} $_->{size}: $_->{error}" } @failed ];
     if (!@candidates) {
-        $r{no_dictionary} = 'zstd could not train a dictionary on these values'
+        $tuned{no_dictionary} = 'zstd could not train a dictionary on these values'
                           . (@failed ? " ($failed[0]{error})" : '');
-        return \%r;
+        return \%tuned;
     }
 
     # Least cost first (the memory over the prefix's keys and the
@@ -179,28 +180,28 @@ sub tune {
     for my $c (@candidates) {
         last if $timed >= $MAX_TIMED;
         $progress->("timing $c->{method} $c->{size} level $c->{level}");
-        _time_candidate($c, \@held_values, $r{baseline});
+        _time_candidate($c, \@held_values, $tuned{baseline});
         $timed++;
-        my $why = _too_slow($c, $r{baseline}, $limits);
+        my $why = _too_slow($c, $tuned{baseline}, $limits);
         if ($why) { $c->{verdict} = $why; next }
         $c->{verdict} = 'chosen';
-        $r{choice} = $c;
+        $tuned{choice} = $c;
         last;
     }
     for my $c (@candidates) {
         next if $c->{verdict};
-        $c->{verdict} = $r{choice} ? 'more memory' : 'not timed';
+        $c->{verdict} = $tuned{choice} ? 'more memory' : 'not timed';
     }
-    $r{candidates} = \@candidates;
-    if (!$r{choice}) {
-        $r{no_dictionary} = "none of the $timed best candidates was fast enough ("
+    $tuned{candidates} = \@candidates;
+    if (!$tuned{choice}) {
+        $tuned{no_dictionary} = "none of the $timed best candidates was fast enough ("
                           . $candidates[0]{verdict} . ' for the best)';
-        return \%r;
+        return \%tuned;
     }
 
     # The dictionary written: the choice, trained on every sample, for its
     # own level, with the parameters the search found.
-    my $c = $r{choice};
+    my $c = $tuned{choice};
     $progress->("training the chosen $c->{method} $c->{size} on every value");
     my %how = (size => $c->{size}, method => $c->{method}, level => $c->{level}, id => $id);
     @how{qw(k d steps)} = ($c->{k}, $c->{d}, 0) if $c->{method} ne 'samples';
@@ -209,27 +210,65 @@ sub tune {
     };
     if (!defined $final) {
         (my $why = $@) =~ s/ at \S+ line \d+\.?\n?\z//;
-        $r{no_dictionary} = "training the chosen dictionary on every value failed: $why";
-        delete $r{choice};
-        return \%r;
+        $tuned{no_dictionary} = "training the chosen dictionary on every value failed: $why";
+        delete $tuned{choice};
+        return \%tuned;
     }
-    $r{dictionary} = $final;
-    $r{parameters} = $used;
-    return \%r;
+    $tuned{dictionary} = $final;
+    $tuned{parameters} = $used;
+    return \%tuned;
+}
+
+# Why the methods or levels asked for are not ones the tuner takes, or ''.
+sub choices_error {
+    my (%opt) = @_;
+    my %known = map { ($_ => 1) } @METHODS;
+    if (my $methods = $opt{methods}) {
+        return 'methods must name one at least' unless @$methods;
+        for my $method (@$methods) {
+            return "methods are @METHODS, not '" . (defined $method ? $method : 'undef') . "'"
+                unless defined $method && $known{$method};
+        }
+    }
+    if (my $levels = $opt{levels}) {
+        return 'levels must name one at least' unless @$levels;
+        my ($min, $max) = @ZSTD_LEVELS{qw(zstd_min zstd_max)};
+        for my $level (@$levels) {
+            return "levels are zstd levels, $min to $max but 0, not '" . (defined $level ? $level : 'undef') . "'"
+                unless defined $level && $level =~ /\A-?[0-9]+\z/ && $level && $level >= $min && $level <= $max;
+        }
+    }
+    return '';
+}
+
+# The sizes the samples can support: of the sizes tried (up to max_size),
+# none larger than the training values themselves (a dictionary asked of
+# too few samples comes out worse, not smaller) -- the samples method also
+# at the next size up, which then holds them all; the smallest size when
+# none fits. { samples => [...], fastcover => [...] } (cover: fastcover's).
+sub candidate_sizes {
+    my (%opt) = @_;
+    my $max_size = $opt{max_size} || $SIZES[-1];
+    my @sizes = grep { $_ <= $max_size } ($opt{sizes} ? sort { $a <=> $b } @{ $opt{sizes} } : @SIZES);
+    @sizes = ($max_size) unless @sizes;
+    my @fitting = grep { $_ <= $opt{training_bytes} } @sizes;
+    my ($all_fit) = grep { $_ > $opt{training_bytes} } @sizes;
+    my @samples = (@fitting, defined $all_fit ? $all_fit : ());
+    return { samples => @samples ? \@samples : [ $sizes[0] ], fastcover => @fitting ? \@fitting : [ $sizes[0] ] };
 }
 
 # The memory of a candidate over the prefix's keys: its held-out memory per
 # value times the keys; and its cost: that plus the bytes of the dictionary
 # it would write, held once (the keys unknown: its held-out memory alone).
 sub _cost {
-    my ($c, $r) = @_;
+    my ($c, $tuned) = @_;
     return if defined $c->{cost};
-    if (!defined $r->{keys}) {
+    if (!defined $tuned->{keys}) {
         $c->{cost} = $c->{memory};
         return;
     }
-    $c->{keys_memory} = _scaled($c->{memory}, $r->{held_out}, $r->{keys});
-    $c->{cost_bytes} = final_bytes($c, $r);
+    $c->{keys_memory} = _scaled($c->{memory}, $tuned->{held_out}, $tuned->{keys});
+    $c->{cost_bytes} = final_bytes($c, $tuned);
     $c->{cost} = $c->{keys_memory} + $c->{cost_bytes};
     return;
 }
@@ -243,9 +282,9 @@ sub _scaled {
 # sample: the size asked, or for the samples method as much of it as all
 # the samples fill (the candidate holds the training three quarters).
 sub final_bytes {
-    my ($c, $r) = @_;
-    my $grown = $r->{training_bytes}
-        ? int($c->{dictionary_bytes} * $r->{sample_bytes} / $r->{training_bytes} + 0.5) : $c->{dictionary_bytes};
+    my ($c, $tuned) = @_;
+    my $grown = $tuned->{training_bytes}
+        ? int($c->{dictionary_bytes} * $tuned->{sample_bytes} / $tuned->{training_bytes} + 0.5) : $c->{dictionary_bytes};
     my $bytes = $c->{dictionary_bytes} > $grown ? $c->{dictionary_bytes} : $grown;
     return $bytes < $c->{size} ? $bytes : $c->{size};
 }
@@ -291,10 +330,10 @@ sub _train_candidate {
         return { method => $how{method}, size => $how{size}, error => $why };
     }
     return map {
-        my $m = dictionary_memory($memory, $held, $dict, $_);
+        my $measured = dictionary_memory($memory, $held, $dict, $_);
         +{ method => $how{method}, size => $how{size}, k => $used->{k}, d => $used->{d},
            dictionary => $dict, dictionary_bytes => length $dict, level => $_,
-           memory => $m->{memory}, bytes => $m->{bytes} };
+           memory => $measured->{memory}, bytes => $measured->{bytes} };
     } @$levels;
 }
 
@@ -302,7 +341,7 @@ sub _train_candidate {
 # dictionary could use, on the held-out values: memory, bytes and times.
 sub _baselines {
     my ($memory, $held, $values) = @_;
-    my %b;
+    my %baseline;
     my %codec = (
         memGzip => [ sub { Compress::Zlib::memGzip($_[0]) },
                      sub { my $copy = $_[0]; Compress::Zlib::memGunzip($copy) } ],
@@ -313,21 +352,22 @@ sub _baselines {
     my %frames;
     for my $name (sort keys %codec) {
         $frames{$name} = [ map { $codec{$name}[0]->($_) } @$values ];
-        $b{$name} = stored_memory($memory, $held, [ map { length } @{ $frames{$name} } ]);
-        $b{$name}{codec} = $codec{$name};
+        $baseline{$name} = stored_memory($memory, $held, [ map { length } @{ $frames{$name} } ]);
+        $baseline{$name}{codec} = $codec{$name};
     }
-    $b{raw} = stored_memory($memory, $held, []);
+    $baseline{raw} = stored_memory($memory, $held, []);
     # The two the speed limits compare with, timed against each other in
     # the same rounds as each candidate later.
-    my ($c, $d) = _race([ map { my $f = $_; sub { $f->($_) for @$values } } $codec{memGzip}[0], $codec{gzip}[0] ]);
-    @{ $b{memGzip} }{qw(us_compress)} = ($c / @$values);
-    @{ $b{gzip} }{qw(us_compress)}    = ($d / @$values);
-    my ($e, $f) = _race([ sub { $codec{memGzip}[1]->($_) for @{ $frames{memGzip} } },
-                         sub { $codec{gzip}[1]->($_) for @{ $frames{gzip} } } ]);
-    $b{memGzip}{us_decompress} = $e / @$values;
-    $b{gzip}{us_decompress}    = $f / @$values;
-    $b{frames} = \%frames;
-    return \%b;
+    my ($memgzip_us, $gzip_us) = _race([ map { my $compress = $_; sub { $compress->($_) for @$values } }
+                                         $codec{memGzip}[0], $codec{gzip}[0] ]);
+    $baseline{memGzip}{us_compress} = $memgzip_us / @$values;
+    $baseline{gzip}{us_compress}    = $gzip_us / @$values;
+    my ($memgunzip_us, $gunzip_us) = _race([ sub { $codec{memGzip}[1]->($_) for @{ $frames{memGzip} } },
+                                             sub { $codec{gzip}[1]->($_) for @{ $frames{gzip} } } ]);
+    $baseline{memGzip}{us_decompress} = $memgunzip_us / @$values;
+    $baseline{gzip}{us_decompress}    = $gunzip_us / @$values;
+    $baseline{frames} = \%frames;
+    return \%baseline;
 }
 
 # Times a candidate's compression against memGzip and its decompression
@@ -359,10 +399,10 @@ sub _time_candidate {
 }
 
 sub _speed_limits {
-    my (%a) = @_;
+    my (%opt) = @_;
     return {
-        compress   => defined $a{compress_time}   ? $a{compress_time}   : 1,
-        decompress => defined $a{decompress_time} ? $a{decompress_time} : 1,
+        compress   => defined $opt{compress_time}   ? $opt{compress_time}   : 1,
+        decompress => defined $opt{decompress_time} ? $opt{decompress_time} : 1,
     };
 }
 
@@ -428,10 +468,10 @@ sub _race_rounds {
 # For keys whose prefix has no dictionary: zstd without one, or gzip, at the
 # level that takes least memory and is fast enough, measured on $samples.
 sub tune_fallback {
-    my (%a) = @_;
-    my $memory = $a{memory} || Cache::Memcached::RustXS::Dict::Memory->new;
-    my $samples = $a{samples};
-    my $limits = _speed_limits(%a);
+    my (%opt) = @_;
+    my $memory = $opt{memory} || Cache::Memcached::RustXS::Dict::Memory->new;
+    my $samples = $opt{samples};
+    my $limits = _speed_limits(%opt);
     return { method => 'gzip', level => 9, samples => 0, why => 'no values to measure' } unless @$samples;
     my @values = map { $_->[1] } @$samples;
     my $gzip_c = sub { Compress::Zlib::memGzip($_[0]) };
@@ -460,9 +500,10 @@ sub tune_fallback {
     my $choice;
     for my $t (@tried) {
         my @frames = map { $t->{compress}->($_) } @values;
-        my ($c, $d) = _race([ sub { $t->{compress}->($_) for @values }, sub { $t->{decompress}->($_) for @frames } ]);
-        $t->{us_compress} = $c / @values;
-        $t->{us_decompress} = $d / @values;
+        my ($compress_us, $decompress_us) = _race([ sub { $t->{compress}->($_) for @values },
+                                                    sub { $t->{decompress}->($_) for @frames } ]);
+        $t->{us_compress} = $compress_us / @values;
+        $t->{us_decompress} = $decompress_us / @values;
         my $slow = ($limits->{compress} && $t->{us_compress} > $limits->{compress} * $memgzip_us / @values)
                 || ($limits->{decompress} && $t->{method} eq 'zstd'
                     && $t->{us_decompress} >= $limits->{decompress} * $gunzip_us / @values);
@@ -586,12 +627,15 @@ Exported on request.
 
 =over 4
 
-=item tune(samples => \@pairs, memory => $model, keys => $count, max_size => 112640, sizes => [2048, 4096, ...], levels => [3, 6, 9, 12, 15, 19], id => 1, compress_time => 1, decompress_time => 1, progress => sub { my ($what) = @_ })
+=item tune(samples => \@pairs, memory => $model, keys => $count, max_size => 112640, sizes => [2048, 4096, ...], levels => [3, 6, 9, 12, 15, 19], methods => [qw(samples fastcover cover)], id => 1, compress_time => 1, decompress_time => 1, progress => sub { my ($what) = @_ })
 
 Tunes one prefix. C<keys> (optional) is how many keys the prefix holds:
 with it the dictionary's bytes are in the cost (above); without it the
 held-out memory alone ranks. C<sizes> (optional) replaces the sizes
-tried (C<cmrx-dict --size> gives one); C<max_size> bounds them. C<id> is
+tried (C<cmrx-dict --size> gives one); C<max_size> bounds them. C<levels>
+and C<methods> (optional) replace the levels and the methods tried
+(C<cover> without C<fastcover> is tried at every size); it croaks on
+others (L</choices_error(methods =E<gt> \@methods, levels =E<gt> \@levels)>). C<id> is
 the dictionary ID the frames are measured with
 (its size in each frame counts: 1 byte below 256). Returns a hash
 reference: C<samples>, C<sample_bytes>, C<trained_on>, C<training_bytes>, C<held_out>,
@@ -632,6 +676,20 @@ prefix that fails this is one that no size pays for, since the choice
 already costs least (C<"no dictionary size pays for itself over its N
 keys: ...">).
 
+=item choices_error(methods => \@methods, levels => \@levels)
+
+Why the methods or levels are not ones C<tune> takes (C<methods> of
+C<samples>, C<fastcover>, C<cover>; zstd levels other than 0, in the
+engine's range), or C<''>.
+
+=item candidate_sizes(sizes => \@sizes, max_size => 112640, training_bytes => $bytes)
+
+C<< { samples => \@sizes, fastcover => \@sizes } >>: the sizes each method
+is tried at (cover at two of fastcover's), of C<sizes> (the tuner's own by
+default) up to C<max_size>: none larger than the C<training_bytes>, but
+the samples method also at the next size up, which holds them all; the
+smallest when none fits.
+
 =item final_bytes($candidate, $tuned)
 
 The bytes a candidate's dictionary takes when trained on every sample, as
@@ -655,8 +713,9 @@ loaded) at that level.
 
 =head1 SEE ALSO
 
-L<cmrx-dict>, L<Cache::Memcached::RustXS::Dict::Memory>,
-L<Cache::Memcached::RustXS::Zstd>.
+L<cmrx-dict>'s "How prefixes are tuned"; the memory each candidate is
+ranked by, L<Cache::Memcached::RustXS::Dict::Memory>; the training,
+L<Cache::Memcached::RustXS::Zstd/train_dictionary_with_parameters(\@samples, %options)>.
 
 =head1 AUTHOR
 

@@ -1,0 +1,448 @@
+package Cache::Memcached::RustXS::Dict::SetTrainer;
+
+use strict;
+use warnings;
+
+use Exporter 5.57 'import';
+use File::Spec ();
+
+use Cache::Memcached::RustXS::Zstd ();
+use Cache::Memcached::RustXS::Zstd::DictionarySet ();
+use Cache::Memcached::RustXS::Zlib ();
+use Cache::Memcached::RustXS::Dict qw(round);
+use Cache::Memcached::RustXS::Dict::Sample qw(sample_source);
+use Cache::Memcached::RustXS::Dict::Report qw(shown);
+use Cache::Memcached::RustXS::Dict::Tune qw(tune tune_fallback dictionary_memory stored_memory worth_a_dictionary);
+
+our $VERSION = '0.101';
+
+our @EXPORT_OK = qw(train_all report_set decide decide_set whole_cache_samples);
+
+our $DEFAULT_IF_BETTER = 5;    # percent less memory a new dictionary must take
+
+# What train --all does with a prefix, and report --dictionaries names it.
+my %ACTION  = (add => 'added', replace => 'replaced', keep => 'kept', none => 'none');
+my %VERDICT = (add => 'train', replace => 'retrain', keep => 'current', none => 'the fallback');
+
+# ---- the decision -----------------------------------------------------------------
+
+# The one decision for a prefix of the set, or for the whole cache (the
+# empty prefix): a fresh dictionary tuned on the pairs, the set's current
+# one measured on the same held-out values, and the outcome: add (no
+# current one, and the fresh one is worth a dictionary), replace (worth
+# one, and at least if_better % less memory than the current one), keep
+# (the current one stays) or none (no dictionary).
+sub decide {
+    my (%opt) = @_;
+    my $set = $opt{set};
+    my $current = defined $opt{set_prefix} ? $set->current($opt{set_prefix}) : undef;
+    my %decision = (group => $opt{group}, set_prefix => $opt{set_prefix}, pairs => scalar @{ $opt{pairs} },
+                    ($current ? (current => { %$current }) : ()));
+    my $refuse = sub {
+        @decision{qw(outcome why)} = ($current ? 'keep' : 'none', $_[0]);
+        return \%decision;
+    };
+    return $refuse->($opt{no_dictionary}) if defined $opt{no_dictionary};
+    return $refuse->('no values sampled') unless @{ $opt{pairs} };
+    my $tuned = tune(%{ $opt{tuning} }, samples => $opt{pairs}, keys => $opt{keys}, id => $opt{id},
+                     progress => $opt{progress});
+    $decision{tuned} = $tuned;
+    if ($current && @{ $tuned->{held} }) {
+        my $measured = dictionary_memory($opt{tuning}{memory}, $tuned->{held}, $set->dictionary_bytes($current->{id}),
+                                         $current->{level});
+        $decision{current} = { %$current, %$measured };
+    }
+    my ($worth, $why) = worth_a_dictionary($tuned, $opt{keys});
+    return $refuse->($why) unless $worth;
+    if ($current && $decision{current}{memory}) {
+        my $gain = 100 * (1 - $tuned->{choice}{memory} / $decision{current}{memory});
+        $decision{gain_over_current} = round($gain, 1);
+        return $refuse->(sprintf 'a new dictionary would take %.1f %% %s memory than the current one (ID %d); '
+                                . '--if-better is %s %%', abs $gain, ($gain < 0 ? 'more' : 'less'), $current->{id},
+                                  $opt{if_better}) if $gain < $opt{if_better};
+    }
+    $decision{outcome} = $current ? 'replace' : 'add';
+    return \%decision;
+}
+
+# Samples the source and decides every prefix of it, then the whole cache
+# (unless some prefixes only were asked for: their pool would not be the
+# cache's). What train --all and report --dictionaries share.
+sub decide_set {
+    my ($set, %opt) = @_;
+    my $progress = $opt{progress} || sub { };
+    my $if_better = defined $opt{if_better} ? $opt{if_better} : $DEFAULT_IF_BETTER;
+    my %tuning = (memory => $opt{memory}, map { ($_ => $opt{$_}) } grep { defined $opt{$_} }
+                  qw(max_size sizes levels methods compress_time decompress_time));
+    my $sampled = sample_source($opt{source}, delimiter => $opt{delimiter}, per_prefix => $opt{sample},
+                                prefixes => $opt{prefixes}, progress => $progress,
+                                listing_progress => $opt{listing_progress});
+    # The keys a prefix holds, as the tuner counts them: a server's count;
+    # none for files, which are a sample, not the cache.
+    my $counts_keys = $opt{source}->counts_keys;
+    # Frames are measured naming the ID the set gives next (its size in
+    # each frame counts).
+    my $id = $set->unused_id;
+    my %common = (set => $set, tuning => \%tuning, id => $id, if_better => $if_better);
+    my @prefixes;
+    for my $g (@{ $sampled->{groups} }) {
+        my $tag = 'prefix ' . shown($g->{prefix});
+        push @prefixes, decide(
+            %common, group => $g, pairs => $g->{pairs}, keys => $counts_keys ? $g->{keys} : undef,
+            set_prefix => $g->{delimited} ? $g->{prefix} . $opt{delimiter} : undef,
+            no_dictionary => $g->{delimited} ? undef
+                           : "keys without the delimiter '$opt{delimiter}' have no prefix: they get the fallback",
+            progress => sub { $progress->("$tag: $_[0]") });
+    }
+    my $whole;
+    if (!($opt{prefixes} && @{ $opt{prefixes} })) {
+        my ($pool, $shares) = whole_cache_samples($sampled->{groups});
+        my $keys = 0;
+        $keys += $_->{keys} for @{ $sampled->{groups} };
+        $whole = decide(%common, set_prefix => '', group => { prefix => '', keys => $keys }, pairs => $pool,
+                        keys => $counts_keys ? $keys : undef,
+                        progress => sub { $progress->("the whole cache: $_[0]") });
+        @$whole{qw(whole_cache shares)} = (1, $shares);
+    }
+    return { sampled => $sampled, prefixes => \@prefixes, whole_cache => $whole, if_better => $if_better,
+             tuning => \%tuning };
+}
+
+# ---- train --all ------------------------------------------------------------------
+
+sub train_all {
+    my (%opt) = @_;
+    my $dir = $opt{dir};
+    my $progress = $opt{progress} || sub { };
+    my $set = -e File::Spec->catfile($dir, 'manifest')
+        ? Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)
+        : Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir);
+    my $plan = decide_set($set, %opt);
+    my (@fallback_pool, @all_pairs);
+    for my $d (@{ $plan->{prefixes} }) {
+        my $pairs = $d->{group}{pairs};
+        push @all_pairs, @$pairs;
+        push @fallback_pool, @$pairs if $d->{outcome} eq 'none';
+        $d->{action} = $ACTION{ $d->{outcome} };
+        $d->{entry} = _add_dictionary($set, $d) if $d->{outcome} eq 'add' || $d->{outcome} eq 'replace';
+    }
+    $progress->('the fallback');
+    my $measured = @fallback_pool ? \@fallback_pool : \@all_pairs;
+    my %limits = map { ($_ => $plan->{tuning}{$_}) } grep { defined $plan->{tuning}{$_} } qw(compress_time decompress_time);
+    my $fallback = tune_fallback(%limits, samples => $measured, memory => $opt{memory});
+    $fallback->{measured_on} = @fallback_pool ? 'keys without a dictionary' : 'every sampled key';
+    $set->set_fallback(method => $fallback->{method}, level => $fallback->{level},
+                       savings => $fallback->{savings}, samples => $fallback->{samples});
+    if (my $w = $plan->{whole_cache}) {
+        $w->{action} = $ACTION{ $w->{outcome} };
+        if ($w->{outcome} eq 'add' || $w->{outcome} eq 'replace') {
+            $w->{other_keys} = _other_keys($opt{memory}, $w->{tuned}, $fallback, $measured);
+            $w->{entry} = _add_dictionary($set, $w, other_keys => $w->{other_keys}{use} ? 1 : 0);
+        }
+    }
+    $set->set_delimiter($opt{delimiter}) if defined $opt{delimiter} && length $opt{delimiter};
+    $set->write;
+    return { command => 'train --all', dir => $dir, set => $set, listing => $plan->{sampled}{listing},
+             prefixes => $plan->{prefixes}, fallback => $fallback, if_better => $plan->{if_better},
+             memory => $opt{memory}, whole_cache => $plan->{whole_cache},
+             dictionary_ids => $plan->{sampled}{dictionary_ids} };
+}
+
+# The one place where train --all gives a dictionary its ID and adds it to
+# the set: the tuner's choice for the decided prefix. (The IDs that
+# sampled stored values name are in the result's dictionary_ids.)
+sub _add_dictionary {
+    my ($set, $decision, %extra) = @_;
+    my $tuned = $decision->{tuned};
+    my $c = $tuned->{choice};
+    return $set->add(
+        prefix => $decision->{set_prefix}, dictionary => $tuned->{dictionary}, level => $c->{level},
+        id => $set->unused_id,
+        savings => round(100 * (1 - $c->{bytes} / $tuned->{held_out_bytes}), 1),
+        samples => $tuned->{samples},
+        memory_savings => round(100 * (1 - $c->{memory} / $tuned->{baseline}{memGzip}{memory}), 1),
+        method => $c->{method}, size_asked => $c->{size},
+        ($c->{method} eq 'samples' ? () : (k => $c->{k}, d => $c->{d})),
+        %extra,
+    );
+}
+
+# ---- the whole-cache entry ---------------------------------------------------------
+
+# The samples of every prefix pooled as memcached holds them: each prefix's
+# share of the pool in proportion to its keys (each pooled value stands for
+# as many keys as any other), taken evenly from its samples, interleaved in
+# key order. Exact proportions take the largest pool that every prefix's
+# samples can fill; when that is smaller than the largest prefix's samples,
+# the pool is made that large and prefixes that run short give all they
+# have. Returns the pool ([key, value] pairs) and each prefix's count.
+sub whole_cache_samples {
+    my ($groups) = @_;
+    my @sampled = grep { $_->{keys} && @{ $_->{pairs} } } @$groups;
+    return ([], {}) unless @sampled;
+    my $total = 0;
+    $total += $_->{keys} for @sampled;
+    my ($exact) = sort { $a <=> $b } map { @{ $_->{pairs} } / $_->{keys} } @sampled;
+    my ($most) = sort { $b <=> $a } map { scalar @{ $_->{pairs} } } @sampled;
+    my $scale = $exact * $total >= $most ? $exact : $most / $total;
+    my (@placed, %count);
+    my $order = 0;
+    for my $g (@sampled) {
+        my $pairs = $g->{pairs};
+        my $n = int($scale * $g->{keys} + 0.5);
+        $n = @$pairs if $n > @$pairs;
+        $count{ $g->{prefix} } = $n;
+        push @placed, map { [ ($_ + 0.5) / $n, $order, $pairs->[ int(($_ + 0.5) * @$pairs / $n) ] ] } 0 .. $n - 1;
+        $order++;
+    }
+    my @pool = map { $_->[2] } sort { $a->[0] <=> $b->[0] || $a->[1] <=> $b->[1] } @placed;
+    return (\@pool, \%count);
+}
+
+# Whether the whole-cache choice stores the keys the fallback is for in
+# less memory than the fallback: measured on the held-out pooled values of
+# those keys (all the fallback's values when none was held out), with the
+# candidate dictionary trained without them.
+sub _other_keys {
+    my ($memory, $tuned, $fallback, $fallback_pool) = @_;
+    my %theirs = map { ($_->[0] => 1) } @$fallback_pool;
+    my @held = grep { $theirs{ $_->[0] } } @{ $tuned->{held} };
+    my $of = $fallback->{measured_on} || 'the sample';
+    my $on = @held ? "held-out values of $of" : "every value of $of";
+    @held = @$fallback_pool unless @held;
+    my $c = $tuned->{choice};
+    my $with_dictionary = dictionary_memory($memory, \@held, $c->{dictionary}, $c->{level});
+    my @values = map { $_->[1] } @held;
+    my $sizes = $fallback->{method} eq 'zstd'
+        ? Cache::Memcached::RustXS::Zstd::frame_sizes(\@values, level => $fallback->{level})
+        : do { local $Cache::Memcached::RustXS::Zlib::Level = $fallback->{level};
+               [ map { length Cache::Memcached::RustXS::Zlib::memGzip($_) } @values ] };
+    my $with_fallback = stored_memory($memory, \@held, $sizes);
+    return { use => ($with_dictionary->{memory} < $with_fallback->{memory} ? 1 : 0), values => scalar @held,
+             measured_on => $on, memory => $with_dictionary->{memory}, fallback_memory => $with_fallback->{memory} };
+}
+
+# ---- report --dictionaries ---------------------------------------------------------
+
+sub report_set {
+    my (%opt) = @_;
+    my $dir = $opt{dir};
+    my $set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
+    # Stored values made with the set's dictionaries decode.
+    Cache::Memcached::RustXS::Zstd::load_dictionaries($dir);
+    my $plan = decide_set($set, %opt);
+    my %sampled_prefix;
+    for my $d (@{ $plan->{prefixes} }, $plan->{whole_cache} || ()) {
+        $d->{verdict} = $d->{pairs} || !defined $d->{set_prefix} ? $VERDICT{ $d->{outcome} } : 'no values sampled';
+        $sampled_prefix{ $d->{set_prefix} } = 1 if defined $d->{set_prefix};
+    }
+    # Prefixes the set has and the sample has not.
+    my @unsampled = map { +{ set_prefix => $_, verdict => 'no keys sampled', current => $set->current($_) } }
+                    grep { length && !$sampled_prefix{$_} } $set->prefixes;
+    my $named = $plan->{sampled}{dictionary_ids};
+    my @dictionaries = map { +{ %$_, named_by => $named->{ $_->{id} } || 0 } } $set->entries;
+    my %in_set = map { ($_->{id} => 1) } @dictionaries;
+    my @strangers = map { +{ id => 0 + $_, named_by => $named->{$_} } }
+                    grep { !$in_set{$_} } sort { $a <=> $b } keys %$named;
+    return { command => 'report --dictionaries', dir => $dir, set => $set, listing => $plan->{sampled}{listing},
+             prefixes => [ @{ $plan->{prefixes} }, @unsampled ], dictionaries => \@dictionaries,
+             other_ids => \@strangers, if_better => $plan->{if_better}, memory => $opt{memory},
+             fallback => $set->fallback, whole_cache => $plan->{whole_cache} };
+}
+
+1;
+__END__
+
+=head1 NAME
+
+Cache::Memcached::RustXS::Dict::SetTrainer - cmrx-dict's dictionary sets: train every prefix worth a dictionary into a set, or say what that would do
+
+=head1 SYNOPSIS
+
+    use File::Temp ();
+    use Cache::Memcached::RustXS::Dict::Memory;
+    use Cache::Memcached::RustXS::Dict::Files;
+    use Cache::Memcached::RustXS::Dict::SetTrainer qw(train_all report_set);
+    use Cache::Memcached::RustXS::Dict::Report qw(print_train_all);
+
+    # Values as a memcached get response (a file of them, or a live server:
+    # Cache::Memcached::RustXS::Dict::Server->connect('127.0.0.1:11211'))
+    my $dump = File::Temp->new;
+    for my $i (1 .. 300) {
+        my $v = qq({"id":$i,"name":"user$i","plan":"free","tags":["a","b"],"visits":) . ($i * 7) . '}';
+        print {$dump} "VALUE user:$i 0 " . length($v) . "\r\n$v\r\n";
+    }
+    print {$dump} "END\r\n";
+    close $dump;
+
+    my $tmp = File::Temp->newdir;
+    my $dir = "$tmp/dictionaries";
+    my %common = (source => Cache::Memcached::RustXS::Dict::Files->read(["$dump"]),
+                  delimiter => ':', sample => 1000,
+                  memory => Cache::Memcached::RustXS::Dict::Memory->new);
+    # Without speed limits (0), so that tiny values like these get a
+    # dictionary on any machine; the defaults keep each dictionary's
+    # compression no slower than memGzip and its decompression faster than
+    # our gzip, as measured in the run.
+    my $trained = train_all(%common, dir => $dir, compress_time => 0, decompress_time => 0);
+    print_train_all(\*STDOUT, $trained);
+
+    my $report = report_set(%common, dir => $dir, compress_time => 0, decompress_time => 0);
+    print "$_->{set_prefix}: $_->{verdict}\n" for @{ $report->{prefixes} };
+
+=head1 DESCRIPTION
+
+C<cmrx-dict train --all> and C<cmrx-dict report --dictionaries> (the
+manual, F<cmrx-dict.pod>, describes both): one decision, made the same way
+for every prefix of a source and for the whole cache, which C<train --all>
+carries out on the set and C<report --dictionaries> reports. Values come
+from a source: a L<Cache::Memcached::RustXS::Dict::Server> or the values of
+files, L<Cache::Memcached::RustXS::Dict::Files>. Keys are grouped by prefix
+and sampled as L<Cache::Memcached::RustXS::Dict::Sample> does; each prefix
+is tuned by L<Cache::Memcached::RustXS::Dict::Tune>, in the memory terms of
+a L<Cache::Memcached::RustXS::Dict::Memory>; the set is a
+L<Cache::Memcached::RustXS::Zstd::DictionarySet>. Printing the results is
+L<Cache::Memcached::RustXS::Dict::Report>'s.
+
+(It was called Cache::Memcached::RustXS::Dict::Sets, a name that sat
+confusingly beside Zstd::DictionarySet; that name still loads, as
+L<Cache::Memcached::RustXS::Dict::Sets>.)
+
+=head1 THE DECISION
+
+Per prefix (the group of keys before the delimiter, which the set holds
+with the delimiter: C<user:>), and for the whole cache (the empty prefix,
+its samples the pool of every group's, L</whole_cache_samples(\@groups)>):
+a fresh dictionary is tuned on the sampled values
+(L<Cache::Memcached::RustXS::Dict::Tune/tune>, with the keys the source
+counts: a server's, none for files), the set's current dictionary is
+measured on the same held-out values, and the outcome is
+
+=over 4
+
+=item add
+
+no current dictionary, and the fresh one is worth one
+(L<Cache::Memcached::RustXS::Dict::Tune/worth_a_dictionary($tuned, $keys)>:
+at least 5 % less memory than the best codec without one and, with the
+keys counted, more memcached memory saved over them than its own bytes);
+
+=item replace
+
+the fresh one is worth one and takes at least C<if_better> % (5 by
+default) less memory than the current one;
+
+=item keep
+
+the current one stays: the fresh one is not worth one, or not that much
+better, or no value was sampled;
+
+=item none
+
+no dictionary: not worth one, no value sampled, or keys without the
+delimiter (which get the fallback, and are not tuned).
+
+=back
+
+C<train --all> adds the fresh dictionary for C<add> and C<replace> (the
+one before is retired, never removed) and reports C<added>, C<replaced>,
+C<kept> or C<none>; C<report --dictionaries> says C<train>, C<retrain>,
+C<current> or C<the fallback> (C<no values sampled> when the sample had
+none, C<no keys sampled> for a prefix of the set that no sampled key has).
+
+=head1 FUNCTIONS
+
+Exported on request.
+
+=over 4
+
+=item train_all(dir => $dir, source => $source, delimiter => ':', sample => 1000, memory => $model, if_better => 5, max_size => 112640, sizes => \@sizes, levels => \@levels, methods => \@methods, compress_time => 1, decompress_time => 1, prefixes => \@prefixes, progress => sub { }, listing_progress => sub { })
+
+Reads the set in C<$dir> (or makes a new one), decides every prefix of the
+source and the whole cache (L</decide_set($set, %options)>), and adds the
+chosen dictionary of each prefix that gets one, with the smallest unused
+ID of the set (one byte in each frame below 256). The fallback (what keys
+without a dictionary get) is measured on the values of the prefixes left
+without one (on every value when all have one). The whole-cache entry is
+added with C<other_keys> 1 when its dictionary takes less memory than the
+fallback on the held-out pooled values of the keys the fallback was
+measured on (all the fallback's values when none was held out), else 0.
+The delimiter is recorded on the set line, and the set is written. The
+tuning options (C<max_size>, C<sizes>, C<levels>, C<methods>,
+C<compress_time>, C<decompress_time>) are
+L<Cache::Memcached::RustXS::Dict::Tune/tune>'s.
+
+Returns a hash reference: C<dir>, C<set>, C<listing>, C<prefixes> (per
+prefix the decision, below, with C<action>: C<added>, C<replaced>,
+C<kept>, C<none>; and C<entry>, the set's new entry), C<fallback>,
+C<whole_cache> (the same for the whole-cache entry, with C<other_keys>
+(C<use>, C<memory>, C<fallback_memory>, C<values>, C<measured_on>) when
+it was added; undef with C<prefixes>) and C<dictionary_ids> (C<< { id =>
+count } >>: how many sampled stored values name each dictionary ID).
+
+=item report_set(dir => $dir, ...)
+
+The same options; nothing is written. Loads the set's dictionaries (so
+values made with them decode), decides as C<train_all> would, and gives
+each decision a C<verdict> (L</THE DECISION>). Returns C<dir>, C<set>,
+C<listing>, C<prefixes> (the decisions, then the set's prefixes that no
+sampled key has: C<set_prefix>, C<current>, C<verdict> C<no keys
+sampled>), C<whole_cache> (undef with C<prefixes>), C<fallback> (the
+set's), C<dictionaries> (per entry of the set, C<named_by>: how many
+sampled stored values are frames naming its ID) and C<other_ids> (IDs
+that sampled values name and the set does not have).
+
+=item decide_set($set, %options)
+
+What both share: the source sampled
+(L<Cache::Memcached::RustXS::Dict::Sample/sample_source($source, delimiter =E<gt> ':', per_prefix =E<gt> 1000, prefixes =E<gt> \@prefixes, progress =E<gt> sub { my ($what) = @_ }, listing_progress =E<gt> sub { })>),
+every group decided, then the whole cache unless C<prefixes> is given.
+Frames are measured naming the ID the set gives next. Returns C<<
+{ sampled, prefixes => \@decisions, whole_cache => $decision, if_better,
+tuning } >>.
+
+=item decide(set => $set, set_prefix => 'user:', group => $group, pairs => \@pairs, keys => $count, tuning => \%tune_options, id => $id, if_better => 5, no_dictionary => $why, progress => sub { })
+
+One decision (L</THE DECISION>): C<< { outcome, why, group, set_prefix,
+pairs (how many), tuned (tune's result), current (the set's entry, with
+its C<memory> and C<bytes> on the held-out values), gain_over_current } >>.
+C<set_prefix> undef (a group without the delimiter) or C<no_dictionary>
+(why) decides C<none> without tuning.
+
+=item whole_cache_samples(\@groups)
+
+The pool the whole-cache entry is tuned on, and each prefix's share:
+C<(\@pairs, { prefix =E<gt> count })>, from groups C<{ prefix, keys,
+pairs =E<gt> [ [$key, $value], ... ] }> (C<keys>: the prefix's keys on the
+server, or its values in the files). Each prefix gives values in proportion
+to its keys, so that each pooled value stands for as many keys as any
+other, taken evenly from its pairs and interleaved with the others' in
+order. The pool is the largest for which every prefix has enough values
+for its exact share; when that is smaller than the largest prefix's pairs,
+it is made that large and a prefix short of values gives all it has.
+
+=back
+
+=head1 SEE ALSO
+
+L<cmrx-dict>'s "train --all" and "report --dictionaries"; the tuning of
+one prefix, L<Cache::Memcached::RustXS::Dict::Tune>; the set itself,
+L<Cache::Memcached::RustXS::Zstd::DictionarySet>.
+
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 BUGS AND SUPPORT
+
+Please report bugs at
+L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
+
+=head1 COPYRIGHT AND LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
+
+=cut
