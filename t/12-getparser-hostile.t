@@ -17,7 +17,7 @@ use Time::HiRes qw(time);
 use Test::More;
 
 use Cache::Memcached::RustXS::GetParser;
-use CMRXTest::Clients qw(cache_memcached_missing);
+use CMRXTest::Clients qw(cache_memcached_missing cache_memcached);
 use CMRXTest::FakeServer;
 use CMRXTest::Keys qw(keys_for);
 use CMRXTest::Memcached;
@@ -25,21 +25,11 @@ use CMRXTest::Timing qw(timing_ok timing_tests timing_skip);
 
 plan skip_all => cache_memcached_missing() if cache_memcached_missing();
 
-my $RUST    = 'Cache::Memcached::RustXS::GetParser';
 my $NS      = 'h:';
 my $TIMEOUT = 5;      # select_timeout: a parser that waits for it is slow
 my $FAST    = 0.5;    # generous bound for "failed at once" (xt/ only)
 
 my $good;    # the good server, set below
-
-sub client {
-    my ($fake, %opt) = @_;
-    return Cache::Memcached->new({
-        servers => [ $good->address, $fake->address ], namespace => $NS,
-        parser_class => $RUST, select_timeout => $TIMEOUT, connect_timeout => 2,
-        %opt,
-    });
-}
 
 sub item {    # one VALUE item as a server sends it
     my ($key, $flags, $data) = @_;
@@ -93,7 +83,8 @@ note 'good server: ' . ($good->isa('CMRXTest::Memcached') ? 'memcached' : 'a fak
 sub run_case {
     my ($script, %opt) = @_;
     my $fake = CMRXTest::FakeServer->start(script => $script);
-    my $memd = client($fake, %opt);
+    my $memd = cache_memcached(servers => [ $good->address, $fake->address ], namespace => $NS,
+                               select_timeout => $TIMEOUT, %opt);
     my $t0 = time;
     my $r  = $memd->get_multi(@gk, @fk);
     return ($r, time - $t0, $fake);

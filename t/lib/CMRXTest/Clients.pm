@@ -1,7 +1,8 @@
 package CMRXTest::Clients;
 
 # Test helper: can the memcached clients the tests compare with be used
-# here? See the POD at the end of the file.
+# here, and a Cache::Memcached made as the tests make it. See the POD at
+# the end of the file.
 
 use strict;
 use warnings;
@@ -9,7 +10,8 @@ use warnings;
 use Exporter 'import';
 
 our $VERSION   = '0.01';
-our @EXPORT_OK = qw(fast_missing cache_memcached_missing fast_needs_threshold default_parser);
+our @EXPORT_OK = qw(fast_missing cache_memcached_missing fast_needs_threshold default_parser
+                    cache_memcached);
 
 my ($fast_missing, $cache_memcached_missing);
 
@@ -46,6 +48,17 @@ sub why_missing {
     return $err =~ /\ACan't locate \Q$file\E /
         ? $absent
         : "$module does not load: $err";
+}
+
+# A Cache::Memcached reading with our parser, failing within seconds on a
+# server that does not answer; %args are new()'s, and override these.
+sub cache_memcached {
+    my (%args) = @_;
+    require Cache::Memcached;
+    return Cache::Memcached->new({
+        parser_class => 'Cache::Memcached::RustXS::GetParser',
+        connect_timeout => 2, select_timeout => 3, %args,
+    });
 }
 
 my @default;
@@ -92,7 +105,7 @@ __END__
 
 =head1 NAME
 
-CMRXTest::Clients - whether the clients the tests compare with can be used
+CMRXTest::Clients - whether the clients the tests compare with can be used, and the tests' Cache::Memcached
 
 =head1 SYNOPSIS
 
@@ -106,6 +119,9 @@ CMRXTest::Clients - whether the clients the tests compare with can be used
     my ($parser, $note) = default_parser();
     note $note if $note;
     my $memd = Cache::Memcached->new({ ..., parser_class => $parser });
+
+    use CMRXTest::Clients qw(cache_memcached);
+    my $ours = cache_memcached(servers => [$addr], namespace => 'ns:');
 
 =head1 DESCRIPTION
 
@@ -139,5 +155,11 @@ lazily anyway, and the first parse kills the process ("symbol lookup
 error"). C<default_parser> tries one parse in a child perl; if that fails
 it returns the pure-Perl parser, which Cache::Memcached would use without
 GetParserXS, and a note saying why.
+
+C<cache_memcached(%args)> makes a L<Cache::Memcached> as the tests make
+one: C<parser_class> L<Cache::Memcached::RustXS::GetParser>,
+C<connect_timeout> 2 and C<select_timeout> 3 seconds (a server that does
+not answer costs seconds, not minutes), and C<%args>, which are C<new>'s
+and override these. Ask C<cache_memcached_missing> first.
 
 =cut
