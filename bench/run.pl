@@ -373,9 +373,8 @@ push @ROWS, {
 my ($CORPUS, %HELD_OUT, %DICT_ID, $ALL_DICT_FILE, $ALL_DICT_ID);
 my $DICT_SIZE = 16 << 10;
 sub corpus_setup {
-    return if $CORPUS;
+    return if $CORPUS || $MISSING{$OUR_ZSTD};    # (read by our parser)
     $CORPUS = corpus_values("$ROOT/bench/data/values");
-    return if $MISSING{$OUR_ZSTD};
     my @all_train;
     for my $fam (sort keys %$CORPUS) {
         my @v = map { $_->[1] } @{ $CORPUS->{$fam} };
