@@ -23,6 +23,7 @@ use Cache::Memcached::RustXS::Zlib ();
 use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Peers qw(slurp spew run_filter);
 use CMRXTest::Child qw(in_child status_kb);
+use CMRXTest::LeakOps qw(no_leaks leaktrace_missing);
 
 my $TMP   = File::Temp->newdir;    # removed at exit
 my $MAGIC = "\x28\xb5\x2f\xfd";
@@ -775,7 +776,7 @@ SKIP: {
 # ---- leaks ---------------------------------------------------------------------------
 
 SKIP: {
-    skip 'Test::LeakTrace not installed', 1 unless eval { require Test::LeakTrace; 1 };
+    skip leaktrace_missing(), 1 if leaktrace_missing();
     my $frame = compress($NPM[8], dictionary => $NPM_ID);
     my $next_id = 0x7E570000;
     my $bad_file = file_of('leak-bad.dict', 'not a dictionary');
@@ -810,13 +811,14 @@ SKIP: {
         load_missing       => sub { eval { load_dictionary("$TMP/none") } },
         load_bad           => sub { eval { load_dictionary($bad_file) } },
         methods_new        => sub { compress_methods(level => 5) },
-        methods_call       => sub { my ($o, $b) = ('', ''); $mc->(\$NPM[8], \$o); $md->(\$o, \$b) },
+        methods_call       => sub {
+            my ($compressed, $back) = ('', '');
+            $mc->(\$NPM[8], \$compressed);
+            $md->(\$compressed, \$back);
+        },
     );
-    for my $name (sort keys %ops) {
-        my $op = $ops{$name};
-        $op->() for 1 .. 2;    # warm caches (Carp, the dictionary's tables)
-        is Test::LeakTrace::leaked_count(sub { $op->() for 1 .. 3 }), 0, "$name: no SV leaked";
-    }
+    # (no_leaks warms caches first: Carp, the dictionary's tables.)
+    no_leaks("$_: no SV leaked", $ops{$_}) for sort keys %ops;
 }
 
 is "@WARNINGS", '', 'no other warning in the whole test';

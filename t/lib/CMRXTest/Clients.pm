@@ -11,7 +11,7 @@ use Exporter 'import';
 
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(fast_missing cache_memcached_missing fast_needs_threshold default_parser
-                    cache_memcached);
+                    cache_memcached why_missing);
 
 my ($fast_missing, $cache_memcached_missing);
 
@@ -137,6 +137,11 @@ hosts with Fast alone are common: code that needs Cache::Memcached (and
 C<Cache::Memcached::RustXS::Memcached>, its subclass) loads it at run time,
 after asking. Both load the module when it is there, so a test that asked
 can call it at once.
+
+C<why_missing($module, $absent)> loads C<$module> and returns the empty
+string when that worked, C<$absent> when it is not installed, and perl's
+error (its first line) when it is there and fails to load: the reason to
+skip with, for any module.
 
 C<fast_needs_threshold> is true when the Cache::Memcached::Fast loaded is
 older than 0.28: those versions install their default decompressor only
