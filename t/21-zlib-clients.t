@@ -17,11 +17,10 @@ use warnings;
 use lib 't/lib';
 use Test::More;
 use Compress::Zlib ();
-use Storable ();
 use Cache::Memcached::RustXS::GetParser ();
 use Cache::Memcached::RustXS::Zlib ();
 
-use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold default_parser);
+use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold default_parser same_value);
 use CMRXTest::Memcached;
 use CMRXTest::Raw qw(raw_get raw_set);
 
@@ -60,13 +59,6 @@ note $DEFAULT_NOTE if $DEFAULT_NOTE;
 sub cm {
     Cache::Memcached->new({ servers => [$ADDR],
         ($DEFAULT_NOTE ? (parser_class => $DEFAULT_PARSER) : ()), @_ });
-}
-
-sub same {    # equal, comparing references by canonical Storable image
-    my ($got, $want) = @_;
-    return 0 unless defined $got && ref $got eq ref $want;
-    local $Storable::canonical = 1;
-    return ref $want ? Storable::nfreeze($got) eq Storable::nfreeze($want) : $got eq $want;
 }
 
 # ---- data ------------------------------------------------------------------------
@@ -191,8 +183,8 @@ SKIP: {
         my $multi = $clients{$r}->get_multi(@keys);
         for my $w (@writers) {
             for my $v (sort keys %values) {
-                push @bad, "$w:$v" unless same($clients{$r}->get("m:$w:$v"), $values{$v});
-                next if same($multi->{"m:$w:$v"}, $values{$v});
+                push @bad, "$w:$v" unless same_value($clients{$r}->get("m:$w:$v"), $values{$v});
+                next if same_value($multi->{"m:$w:$v"}, $values{$v});
                 push @{ $xs && $v eq 'empty' ? \@xs_empty : \@bad_multi }, "$w:$v";
             }
         }

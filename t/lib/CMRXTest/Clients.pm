@@ -8,10 +8,11 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use Storable ();
 
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(fast_missing cache_memcached_missing fast_needs_threshold default_parser
-                    cache_memcached why_missing);
+                    cache_memcached same_value why_missing);
 
 my ($fast_missing, $cache_memcached_missing);
 
@@ -59,6 +60,15 @@ sub cache_memcached {
         parser_class => 'Cache::Memcached::RustXS::GetParser',
         connect_timeout => 2, select_timeout => 3, %args,
     });
+}
+
+# Whether a client gave back $want: the same string, or for a reference
+# one of the same kind with the same canonical Storable image.
+sub same_value {
+    my ($got, $want) = @_;
+    return 0 unless defined $got && ref $got eq ref $want;
+    local $Storable::canonical = 1;
+    return ref $want ? Storable::nfreeze($got) eq Storable::nfreeze($want) : $got eq $want;
 }
 
 my @default;
@@ -120,8 +130,9 @@ CMRXTest::Clients - whether the clients the tests compare with can be used, and 
     note $note if $note;
     my $memd = Cache::Memcached->new({ ..., parser_class => $parser });
 
-    use CMRXTest::Clients qw(cache_memcached);
+    use CMRXTest::Clients qw(cache_memcached same_value);
     my $ours = cache_memcached(servers => [$addr], namespace => 'ns:');
+    ok same_value($ours->get('user'), { id => 7 }), 'read back';
 
 =head1 DESCRIPTION
 
@@ -137,6 +148,10 @@ hosts with Fast alone are common: code that needs Cache::Memcached (and
 C<Cache::Memcached::RustXS::Memcached>, its subclass) loads it at run time,
 after asking. Both load the module when it is there, so a test that asked
 can call it at once.
+
+C<same_value($got, $want)> is true when a client gave back C<$want>: the
+same string, or for a reference one of the same kind whose canonical
+L<Storable> image is the same (C<undef> is never the same).
 
 C<why_missing($module, $absent)> loads C<$module> and returns the empty
 string when that worked, C<$absent> when it is not installed, and perl's

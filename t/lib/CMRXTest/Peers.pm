@@ -25,6 +25,7 @@ sub spew {
     open my $fh, '>:raw', $file or die "$file: $!";
     print {$fh} $data;
     close $fh or die "$file: $!";
+    return $file;
 }
 
 # Run @cmd with $input on stdin (CMRXTest::Child's run_command: through
@@ -74,6 +75,7 @@ CMRXTest::Peers - run gzip(1) and python3 as peers
 C<run_filter> feeds bytes to a command's stdin and returns its exit status
 and stdout, through temporary files. C<python> runs one of four zlib/gzip
 operations in python3. To run code in a forked child and measure its
-memory, see L<CMRXTest::Child>.
+memory, see L<CMRXTest::Child>. C<slurp($file)> reads a file's bytes;
+C<spew($file, $data)> writes them and returns C<$file>.
 
 =cut
