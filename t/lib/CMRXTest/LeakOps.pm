@@ -17,7 +17,7 @@ use Test::More ();
 use Cache::Memcached::RustXS::GetParser;
 use Cache::Memcached::RustXS::Zlib ();
 use CMRXTest::Clients qw(why_missing);
-use CMRXTest::Protocol qw(value_item pair);
+use CMRXTest::Protocol qw(value_item pair finalizer);
 
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(no_leaks leaked_svs leaktrace_missing leak_ops);
@@ -104,18 +104,6 @@ my $JPEG    = "\xFF\xD8\xFF\xE0\0\x10JFIF\0" . ('jpegdata' x 50);
 # writer so that sock_big never blocks. Made by leak_ops, for its callers
 # alone.
 my ($RD, $WR);
-
-# Cache::Memcached's finalize, reduced: chop the CRLF, remember the flags.
-sub finalizer {
-    my ($dest, $seen) = @_;
-    return sub {
-        my $map = $_[0];
-        while (my ($k, $f) = each %$map) {
-            chop $dest->{$k}; chop $dest->{$k};
-            $seen->{$k} = $f;
-        }
-    };
-}
 
 # ---- the operations (each returns true when the result is right) ------------------
 
