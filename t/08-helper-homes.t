@@ -44,7 +44,7 @@ my @HOMES = (
     [ 't/lib/CMRXTest/LeakOps.pm',      \@TEST_FILES, qw(no_leaks leaked_svs leaktrace_missing) ],
     [ 't/lib/CMRXTest/Raw.pm',          \@TEST_FILES, qw(raw_request raw_set raw_get) ],
     [ 't/lib/CMRXTest/Stored.pm',       \@TEST_FILES, qw(frame_dictionary stored_as) ],
-    [ 't/lib/CMRXTest/Peers.pm',        \@TEST_FILES, qw(spew) ],
+    [ 't/lib/CMRXTest/Peers.pm',        \@TEST_FILES, qw(slurp spew) ],
     [ 't/lib/CMRXTest/Protocol.pm',     \@TEST_FILES, qw(value_item finalizer) ],
 );
 for my $home (@HOMES) {
