@@ -55,11 +55,6 @@ for my $home (@HOMES) {
         is_deeply \@others, [], "no other file defines $helper";
     }
 }
-# The subs these replaced, each once defined in several tests.
-for my $retired (qw(client same raw_flags)) {
-    my @files = grep { $defines{$_}{$retired} } @TEST_FILES;
-    is_deeply \@files, [], "no test defines $retired (see CMRXTest::Clients, ::Raw)";
-}
 
 # Only CMRXTest::LeakOps calls Test::LeakTrace; the tests call its no_leaks.
 my $SELF = 't/08-helper-homes.t';    # names what it looks for
