@@ -260,10 +260,10 @@ for my $fn (qw(memGzip memGunzip compress uncompress)) {
             },
             notes => $sizes && sub {
                 my ($row) = @_;
-                my ($b, $o) = map { $_->{info} && $_->{info}{size} } @{ $row->{impls} };
-                return '' unless defined $b;
-                return "$b B" unless defined $o;
-                sprintf '%d B vs %d B = %.3f×', $b, $o, $row->{size_ratio};
+                my ($baseline, $ours) = map { $_->{info} && $_->{info}{size} } @{ $row->{impls} };
+                return '' unless defined $baseline;
+                return "$baseline B" unless defined $ours;
+                sprintf '%d B vs %d B = %.3f×', $baseline, $ours, $row->{size_ratio};
             },
         };
     }

@@ -34,9 +34,9 @@ my $CLASS = 'Cache::Memcached::RustXS::GetParser';
 {   # on_item dies: its values are not handed over again
     my (%dest, @batches);
     my $p = $CLASS->new(\%dest, 0, sub {
-        my $b = shift;
-        push @batches, join ',', sort keys %$b;
-        for my $k (keys %$b) { chop $dest{$k}; chop $dest{$k} }    # as finalize does
+        my ($batch) = @_;
+        push @batches, join ',', sort keys %$batch;
+        for my $k (keys %$batch) { chop $dest{$k}; chop $dest{$k} }    # as finalize does
         die "boom\n" if @batches == 1;
     });
     ok !eval { $p->parse_from_string("VALUE a 0 5\r\nhello\r\n"); 1 }, 'on_item dies: the call dies';

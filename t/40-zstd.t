@@ -446,7 +446,7 @@ SKIP: {
     is $h{dict}{dictionary}, $NPM_ID, '-D: our dictionary ID in the header';
     is $h{zstd_dict}{dictionary}, $ZSTD_ID, "-D: zstd's dictionary ID in the header";
     ok !defined $h{pipe}{size}, 'from a pipe: no content size';
-    my @bad = grep { my $b = decompress($frames{$_}); !defined $b || $b ne $v } sort keys %frames;
+    my @bad = grep { my $back = decompress($frames{$_}); !defined $back || $back ne $v } sort keys %frames;
     is "@bad", '', "decompress reads all of zstd's frames (" . join(', ', sort keys %frames) . ')';
 
     # A frame with no content size that grows to 3 MB, and 163 KB of HTML.

@@ -165,11 +165,11 @@ SKIP: {
 
 # Two writers of one folder: the second is told.
 {
-    my ($a, $b) = ($Set->read($dir), $Set->read($dir));
-    $a->add(prefix => 'news:', dictionary => $dict{news}, level => 3, id => 77);
-    $a->write;
-    $b->add(prefix => 'gh:', dictionary => $dict{gh}, level => 3, id => 78);
-    like error_of(sub { $b->write }), qr/changed since this set was read \(another writer\?\): read it again/,
+    my ($first, $second) = ($Set->read($dir), $Set->read($dir));
+    $first->add(prefix => 'news:', dictionary => $dict{news}, level => 3, id => 77);
+    $first->write;
+    $second->add(prefix => 'gh:', dictionary => $dict{gh}, level => 3, id => 78);
+    like error_of(sub { $second->write }), qr/changed since this set was read \(another writer\?\): read it again/,
         'a writer whose manifest is stale is refused';
     ok !$Set->read($dir)->entry(78), 'and writes nothing into it';
     like error_of(sub { $Set->create($dir) }), qr/holds a dictionary set already/,

@@ -110,58 +110,58 @@ my ($RD, $WR);
 my %OPS;
 $OPS{parse_good} = sub {
     my (%dest, %seen);
-    my $p = $CLASS->new(\%dest, 3, sub { @seen{ keys %{ $_[0] } } = values %{ $_[0] } });
-    return $p->parse_from_string($GOOD) == 1
+    my $parser = $CLASS->new(\%dest, 3, sub { @seen{ keys %{ $_[0] } } = values %{ $_[0] } });
+    return $parser->parse_from_string($GOOD) == 1
         && keys(%dest) == 3
         && $dest{a} eq $GOOD_WANT{a} && $dest{b} eq $GOOD_WANT{b}
         && $dest{c} eq $GOOD_WANT{c}
         && $seen{a} == 0 && $seen{b} == 0 && $seen{c} == 4
-        && !defined $p->current_key;
+        && !defined $parser->current_key;
 };
 $OPS{parse_good_finalized} = sub {    # with a finalize that edits dest
     my (%dest, %seen);
-    my $p = $CLASS->new(\%dest, 3, finalizer(\%dest, \%seen));
-    return $p->parse_from_string(substr $GOOD, 0, 40) == 0
-        && $p->parse_from_string(substr $GOOD, 40) == 1
+    my $parser = $CLASS->new(\%dest, 3, finalizer(\%dest, \%seen));
+    return $parser->parse_from_string(substr $GOOD, 0, 40) == 0
+        && $parser->parse_from_string(substr $GOOD, 40) == 1
         && $dest{b} eq $plain_b && $dest{a} eq $plain_a;
 };
 for my $bad (@BAD) {
     my ($name, $resp, $want) = @$bad;
     $OPS{"parse_bad: $name"} = sub {
         my (%dest, %seen);
-        my $p = $CLASS->new(\%dest, 3, finalizer(\%dest, \%seen));
-        my $rv = $p->parse_from_string($resp);
+        my $parser = $CLASS->new(\%dest, 3, finalizer(\%dest, \%seen));
+        my $rv = $parser->parse_from_string($resp);
         return 0 unless $rv == $want;
-        return $rv == 0 ? $p->current_key eq 'p' && !exists $dest{p}
+        return $rv == 0 ? $parser->current_key eq 'p' && !exists $dest{p}
              : $name eq 'truncated gzip'
                  ? $dest{z} eq $TRUNC_GZ && $seen{z} == 2
              : $name eq 'SERVER_ERROR'
-                 ? $dest{a} eq 'x' && $p->parse_from_string("END\r\n") == -1
-             : $p->parse_from_string("END\r\n") == -1;    # stays failed
+                 ? $dest{a} eq 'x' && $parser->parse_from_string("END\r\n") == -1
+             : $parser->parse_from_string("END\r\n") == -1;    # stays failed
     };
 }
 $OPS{sock_good} = sub {
     my %dest;
-    my $p = $CLASS->new(\%dest, 3, sub { });
+    my $parser = $CLASS->new(\%dest, 3, sub { });
     syswrite($WR, $GOOD) == length $GOOD or die "syswrite: $!";
-    return $p->parse_from_sock($RD) == 1 && $dest{b} eq $GOOD_WANT{b}
+    return $parser->parse_from_sock($RD) == 1 && $dest{b} eq $GOOD_WANT{b}
         && keys(%dest) == 3;
 };
 $OPS{sock_eagain} = sub {
     my %dest;
-    my $p = $CLASS->new(\%dest, 0, sub { });
-    return $p->parse_from_sock($RD) == 0 && !%dest;
+    my $parser = $CLASS->new(\%dest, 0, sub { });
+    return $parser->parse_from_sock($RD) == 0 && !%dest;
 };
 $OPS{sock_partial_dropped} = sub {    # parser freed with a value in progress
     my %dest;
-    my $p = $CLASS->new(\%dest, 0);
+    my $parser = $CLASS->new(\%dest, 0);
     syswrite($WR, "VALUE q 0 50\r\n0123456789") or die "syswrite: $!";
-    my $ok = $p->parse_from_sock($RD) == 0 && $p->current_key eq 'q';
+    my $ok = $parser->parse_from_sock($RD) == 0 && $parser->current_key eq 'q';
     return $ok && !%dest;
 };
 $OPS{sock_big} = sub {    # 100 KB value: read straight into its scalar
     my %dest;
-    my $p = $CLASS->new(\%dest, 0, sub { });
+    my $parser = $CLASS->new(\%dest, 0, sub { });
     my $off = 0;
     my $rv = 0;
     while ($rv == 0) {
@@ -169,7 +169,7 @@ $OPS{sock_big} = sub {    # 100 KB value: read straight into its scalar
             my $put = syswrite($WR, $BIG_RESP, 65536, $off);
             $off += $put if $put;
         }
-        $rv = $p->parse_from_sock($RD);
+        $rv = $parser->parse_from_sock($RD);
     }
     return $rv == 1 && $dest{big} eq "$BIG\r\n";
 };
@@ -202,19 +202,19 @@ $OPS{wide_character_croak} = sub {
 };
 my $METHODS = Cache::Memcached::RustXS::Zlib::compress_methods(level => 6);
 $OPS{fast_methods} = sub {
-    my ($c, $d) = @$METHODS;
+    my ($compress, $decompress) = @$METHODS;
     my ($gz, $back, $junk, $raw);
-    my $ok = $c->(\$JSON, \$gz) && $d->(\$gz, \$back) && $back eq $JSON;
-    $ok &&= !$d->(\$CORRUPT_GZ, \$junk) && !defined $junk;
-    $ok &&= !$c->(\$JPEG, \$raw) && !defined $raw;    # sniffed: stored raw
+    my $ok = $compress->(\$JSON, \$gz) && $decompress->(\$gz, \$back) && $back eq $JSON;
+    $ok &&= !$decompress->(\$CORRUPT_GZ, \$junk) && !defined $junk;
+    $ok &&= !$compress->(\$JPEG, \$raw) && !defined $raw;    # sniffed: stored raw
     return $ok;
 };
 $OPS{fast_methods_made} = sub {    # the anonymous XSUBs are freed too
-    my $m = Cache::Memcached::RustXS::Zlib::compress_methods(level => 1,
-                                                            max_output => 100);
+    my $methods = Cache::Memcached::RustXS::Zlib::compress_methods(level => 1,
+                                                                  max_output => 100);
     my ($gz, $back);
-    return $m->[0]->(\$plain_a, \$gz) && !$m->[1]->(\$JSON_GZ, \$back)
-        && $m->[1]->(\$gz, \$back) && $back eq $plain_a;
+    return $methods->[0]->(\$plain_a, \$gz) && !$methods->[1]->(\$JSON_GZ, \$back)
+        && $methods->[1]->(\$gz, \$back) && $back eq $plain_a;
 };
 $OPS{override_restore} = sub {
     Cache::Memcached::RustXS::Zlib::override_compress_zlib();
