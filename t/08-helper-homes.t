@@ -6,7 +6,7 @@
 # the benchmark's never the tests', and dev/lib's neither. A helper that
 # several tests use is defined in its module alone; get responses are read
 # by CMRXDev::GetResponse alone, and Test::LeakTrace is called by
-# CMRXTest::LeakOps alone.
+# CMRXTest::LeakCheck alone.
 use strict;
 use warnings;
 use lib 't/lib';
@@ -41,7 +41,7 @@ my @HOMES = (
     [ 'dev/lib/CMRXDev/GetResponse.pm', \@ALL_FILES,  qw(response_values stored_items) ],
     [ 'dev/lib/CMRXDev/Corpus.pm',      \@ALL_FILES,  qw(corpus_values) ],
     [ 't/lib/CMRXTest/Clients.pm',      \@TEST_FILES, qw(cache_memcached same_value why_missing) ],
-    [ 't/lib/CMRXTest/LeakOps.pm',      \@TEST_FILES, qw(no_leaks leaked_svs leaktrace_missing) ],
+    [ 't/lib/CMRXTest/LeakCheck.pm',    \@TEST_FILES, qw(no_leaks leaked_svs leaktrace_missing) ],
     [ 't/lib/CMRXTest/Raw.pm',          \@TEST_FILES, qw(raw_request raw_set raw_get) ],
     [ 't/lib/CMRXTest/Stored.pm',       \@TEST_FILES, qw(frame_dictionary stored_as) ],
     [ 't/lib/CMRXTest/Peers.pm',        \@TEST_FILES, qw(slurp spew) ],
@@ -56,11 +56,11 @@ for my $home (@HOMES) {
     }
 }
 
-# Only CMRXTest::LeakOps calls Test::LeakTrace; the tests call its no_leaks.
+# Only CMRXTest::LeakCheck calls Test::LeakTrace; the tests call its no_leaks.
 my $SELF = 't/08-helper-homes.t';    # names what it looks for
 my $LEAKTRACE = qr/\bTest::LeakTrace::\w|\b(?:use|require)\s+Test::LeakTrace\b/;
 my @leak_checkers = grep { $_ ne $SELF && code_of($_) =~ $LEAKTRACE } perl_files(qw(t xt));
-is_deeply \@leak_checkers, ['t/lib/CMRXTest/LeakOps.pm'], 'Test::LeakTrace is called by CMRXTest::LeakOps alone';
+is_deeply \@leak_checkers, ['t/lib/CMRXTest/LeakCheck.pm'], 'Test::LeakTrace is called by CMRXTest::LeakCheck alone';
 
 # A VALUE line read by hand: a pattern with VALUE and a capture or a class
 # after it, as every reader before CMRXDev::GetResponse had.

@@ -7,7 +7,7 @@ use warnings;
 use lib 't/lib';
 use Test::More;
 use Cache::Memcached::RustXS::GetParser;
-use CMRXTest::LeakOps qw(no_leaks);
+use CMRXTest::LeakCheck qw(no_leaks);
 
 my $CLASS = 'Cache::Memcached::RustXS::GetParser';
 

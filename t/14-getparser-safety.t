@@ -14,7 +14,7 @@ use Hash::Util ();
 use Test::More;
 
 use Cache::Memcached::RustXS::GetParser;
-use CMRXTest::LeakOps qw(no_leaks);
+use CMRXTest::LeakCheck qw(no_leaks);
 
 my $CLASS = 'Cache::Memcached::RustXS::GetParser';
 

@@ -12,7 +12,7 @@ use Compress::Zlib ();
 use Test::More;
 
 use Cache::Memcached::RustXS::Zlib qw(memGzip memGunzip compress uncompress);
-use CMRXTest::LeakOps qw(no_leaks);
+use CMRXTest::LeakCheck qw(no_leaks);
 
 my $Z = 'Cache::Memcached::RustXS::Zlib';
 my $TEXT = join ' ', map { "word$_" } 1 .. 2000;

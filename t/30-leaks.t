@@ -14,7 +14,8 @@ use warnings;
 use lib 't/lib';
 use Test::More;
 
-use CMRXTest::LeakOps qw(leak_ops no_leaks);
+use CMRXTest::LeakCheck qw(no_leaks);
+use CMRXTest::LeakOps qw(leak_ops);
 
 my %OPS   = %{ leak_ops() };
 my @NAMES = sort keys %OPS;

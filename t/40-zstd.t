@@ -23,7 +23,7 @@ use Cache::Memcached::RustXS::Zlib ();
 use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Peers qw(slurp spew run_filter);
 use CMRXTest::Child qw(in_child status_kb);
-use CMRXTest::LeakOps qw(no_leaks leaktrace_missing);
+use CMRXTest::LeakCheck qw(no_leaks leaktrace_missing);
 
 my $TMP   = File::Temp->newdir;    # removed at exit
 my $MAGIC = "\x28\xb5\x2f\xfd";

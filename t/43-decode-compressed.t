@@ -18,7 +18,7 @@ use IO::Compress::Gzip ();
 use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zstd qw(compress train_dictionary load_dictionary frame_dictionary_id);
 use CMRXTest::Peers qw(slurp run_filter have_gzip);
-use CMRXTest::LeakOps qw(no_leaks);
+use CMRXTest::LeakCheck qw(no_leaks);
 
 my @WARNINGS;
 $SIG{__WARN__} = sub { push @WARNINGS, $_[0] };

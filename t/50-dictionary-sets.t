@@ -27,7 +27,7 @@ use Cache::Memcached::RustXS::Zstd qw(:all);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Child qw(in_child);
-use CMRXTest::LeakOps qw(leaked_svs leaktrace_missing);
+use CMRXTest::LeakCheck qw(leaked_svs leaktrace_missing);
 use CMRXTest::Peers qw(slurp spew run_filter);
 
 my $Set = 'Cache::Memcached::RustXS::Zstd::DictionarySet';

@@ -8,7 +8,6 @@ use strict;
 use warnings;
 
 use Exporter 'import';
-use Storable ();
 
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(fast_missing cache_memcached_missing fast_needs_threshold default_parser
@@ -67,6 +66,7 @@ sub cache_memcached {
 sub same_value {
     my ($got, $want) = @_;
     return 0 unless defined $got && ref $got eq ref $want;
+    require Storable;
     local $Storable::canonical = 1;
     return ref $want ? Storable::nfreeze($got) eq Storable::nfreeze($want) : $got eq $want;
 }

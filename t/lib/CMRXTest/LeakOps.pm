@@ -1,66 +1,22 @@
 package CMRXTest::LeakOps;
 
-# Test helper: the leak tests' check -- no Perl SV leaked by an operation,
-# with Test::LeakTrace, used by every test that asserts it -- and the
-# operations t/30-leaks.t (with that check) and xt/leak-soak.t (RSS over
-# many cycles) repeat: every entry point of the XS layer and the Rust
-# engine, on good and on bad input, each checking its own result. See the
-# POD at the end.
+# Test helper: the operations the leak tests repeat -- every entry point of
+# the XS layer and the Rust engine, on good and on bad input, each checking
+# its own result. Shared by t/30-leaks.t (CMRXTest::LeakCheck's no_leaks)
+# and xt/leak-soak.t (RSS over many cycles). See the POD at the end.
 
 use strict;
 use warnings;
 
 use Compress::Zlib ();
 use Exporter 'import';
-use Test::More ();
 
 use Cache::Memcached::RustXS::GetParser;
 use Cache::Memcached::RustXS::Zlib ();
-use CMRXTest::Clients qw(why_missing);
 use CMRXTest::Protocol qw(value_item pair finalizer);
 
 our $VERSION   = '0.01';
-our @EXPORT_OK = qw(no_leaks leaked_svs leaktrace_missing leak_ops);
-
-# ---- the check ---------------------------------------------------------------------
-
-my $WARM_RUNS   = 2;    # before counting: caches filled, once-only warnings given
-my $TRACED_RUNS = 3;    # counted: an SV leaked per run shows three times over
-
-my $leaktrace_missing;
-
-# '' when Test::LeakTrace loads, else why not (the reason to skip with).
-sub leaktrace_missing {
-    return $leaktrace_missing //= why_missing('Test::LeakTrace', 'Test::LeakTrace is not installed');
-}
-
-# The SVs that $code leaves behind over $TRACED_RUNS runs, after
-# $WARM_RUNS: how many more there are than before, or 0 when there are
-# fewer (what a warm-up run left, freed), as Test::LeakTrace's no_leaks_ok
-# counts. Needs Test::LeakTrace (ask leaktrace_missing first).
-sub leaked_svs {
-    my ($code) = @_;
-    die 'leaked_svs: ' . leaktrace_missing() . "\n" if leaktrace_missing();
-    $code->() for 1 .. $WARM_RUNS;
-    my $more = Test::LeakTrace::leaked_count(sub { $code->() for 1 .. $TRACED_RUNS });
-    return $more > 0 ? $more : 0;
-}
-
-# One test, $name: $code leaks no SV (leaked_svs is 0). Skipped, with the
-# reason, without Test::LeakTrace. On a leak, what leaked is shown.
-sub no_leaks {
-    my ($name, $code) = @_;
-  SKIP: {
-        Test::More::skip(leaktrace_missing(), 1) if leaktrace_missing();
-        my $leaked = leaked_svs($code);
-        local $Test::Builder::Level = $Test::Builder::Level + 1;
-        Test::More::is($leaked, 0, $name)
-            or Test::LeakTrace::leaktrace(sub { $code->() }, -verbose);
-    }
-    return;
-}
-
-# ---- the operations ----------------------------------------------------------------
+our @EXPORT_OK = qw(leak_ops);
 
 my $CLASS = 'Cache::Memcached::RustXS::GetParser';
 my $Z     = 'Cache::Memcached::RustXS::Zlib';
@@ -101,9 +57,8 @@ my $CORRUPT_Z  = substr($JSON_Z, 0, 4) . ("\x55" x 30);
 my $JPEG    = "\xFF\xD8\xFF\xE0\0\x10JFIF\0" . ('jpegdata' x 50);
 
 # Both ends non-blocking: the reader as Cache::Memcached's sockets are, the
-# writer so that sock_big never blocks. Made by leak_ops, for its callers
-# alone.
-my ($RD, $WR);
+# writer so that sock_big never blocks.
+my ($RD, $WR) = pair(nonblocking_writer => 1);
 
 # ---- the operations (each returns true when the result is right) ------------------
 
@@ -227,10 +182,7 @@ $OPS{override_restore} = sub {
 };
 
 # name => code returning true when its result is right.
-sub leak_ops {
-    ($RD, $WR) = pair(nonblocking_writer => 1) unless $RD;
-    return \%OPS;
-}
+sub leak_ops { return \%OPS }
 
 1;
 
@@ -238,61 +190,28 @@ __END__
 
 =head1 NAME
 
-CMRXTest::LeakOps - the leak tests' check, and the operations they repeat
+CMRXTest::LeakOps - the operations the leak tests repeat
 
 =head1 SYNOPSIS
 
-    use CMRXTest::LeakOps qw(no_leaks leaked_svs leaktrace_missing leak_ops);
-
-    no_leaks('parse a response: no SV leaked', sub { $parser_run->() });
-
-    SKIP: {    # a check made elsewhere (in a child process, ...)
-        skip leaktrace_missing(), 1 if leaktrace_missing();
-        is leaked_svs($code), 0, 'nothing leaks';
-    }
+    use CMRXTest::LeakOps qw(leak_ops);
+    use CMRXTest::LeakCheck qw(no_leaks);
 
     my $ops = leak_ops();
     for my $name (sort keys %$ops) {
         ok $ops->{$name}->(), "$name: correct result";
+        no_leaks("$name: no SV leaked", $ops->{$name});
     }
 
 =head1 DESCRIPTION
 
-=over 4
-
-=item C<no_leaks($name, $code)>
-
-One test named C<$name>: C<$code> leaks no Perl SV. It runs C<$code> twice
-(caches filled, a warning given once is given), then counts with
-L<Test::LeakTrace> the SVs that three more runs leave behind: the test
-passes when there are none, and shows what leaked when there are. Without
-Test::LeakTrace the test is skipped with the reason. Every test that
-asserts "no SV leaked" uses it (F<t/08-helper-homes.t> checks that no other
-file calls Test::LeakTrace).
-
-=item C<leaked_svs($code)>
-
-That count itself, for a check made where a test cannot be (in a child
-process): the SVs there are after the three runs beyond those there were
-before, or 0 when there are fewer (a warm-up run left something that a
-later run freed), as Test::LeakTrace's C<no_leaks_ok> counts. Dies without
-Test::LeakTrace.
-
-=item C<leaktrace_missing()>
-
-The empty string when Test::LeakTrace loads, else the reason to skip
-with, for a block of such checks.
-
-=item C<leak_ops()>
-
-A hash of name => operation. Each operation uses one entry point
-(GetParser on strings and on a socket pair, including a value read
-straight into its scalar, errors and a parser freed mid-value; the Zlib
-functions on good, corrupt and refused input; compress_methods; the
+C<leak_ops> returns a hash of name => operation. Each operation uses one
+entry point (GetParser on strings and on a socket pair, including a value
+read straight into its scalar, errors and a parser freed mid-value; the
+Zlib functions on good, corrupt and refused input; compress_methods; the
 Compress::Zlib override) and returns true when what it got is right, so a
 repeated run checks results as well as memory. The operations share one
-socket pair, made by the first call.
-
-=back
+socket pair, made when the module is loaded. The check itself is
+L<CMRXTest::LeakCheck>'s.
 
 =cut
