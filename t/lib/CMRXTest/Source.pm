@@ -13,19 +13,23 @@ use File::Find ();
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(code_of perl_files subs_defined);
 
+my %code;    # file => its code, read once per process
+
 # The code of a Perl file: without its POD, comments and __END__ part.
 sub code_of {
     my ($file) = @_;
+    return $code{$file} //= _read_code($file);
+}
+
+sub _read_code {
+    my ($file) = @_;
     open my $fh, '<', $file or die "$file: $!";
-    my ($code, $in_pod) = ('', 0);
-    while (my $line = <$fh>) {
-        last if $line =~ /^__(?:END|DATA)__\b/;
-        if ($line =~ /^=(\w+)/) { $in_pod = $1 ne 'cut'; next }
-        next if $in_pod;
-        $line =~ s/(?:^|\s)#.*//;
-        $code .= $line;
-    }
-    return $code;
+    my $text = do { local $/; <$fh> } // '';
+    $text =~ s/^__(?:END|DATA)__\b.*//ms;
+    $text =~ s/^=(?!cut\b)\w.*?(?:^=cut\b[^\n]*(?:\n|\z)|\z)//msg;    # POD
+    $text =~ s/^=cut\b[^\n]*\n?//mg;
+    $text =~ s/(?:^|[ \t\r\f])#[^\n]*//mg;    # comments: a # first or after white space
+    return $text;
 }
 
 # The names of the named subs the file's code defines (the last part of a
@@ -83,7 +87,8 @@ files, and files whose first line is a perl C<#!> line; sorted.
 
 The file's code: its POD, its comments (a C<#> at the start of a line or
 after white space) and everything from C<__END__> or C<__DATA__> on are
-left out. Dies when the file cannot be read.
+left out. Dies when the file cannot be read. Each file is read once per
+process.
 
 =item C<subs_defined($file)>
 
