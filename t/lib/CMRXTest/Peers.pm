@@ -7,7 +7,6 @@ use strict;
 use warnings;
 
 use Exporter 'import';
-use CMRXTest::Child qw(run_command);
 
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(slurp spew run_filter have_gzip have_python python);
@@ -30,10 +29,12 @@ sub spew {
 
 # Run @cmd with $input on stdin (CMRXTest::Child's run_command: through
 # temporary files, so no pipe can deadlock on big data). Returns ($?,
-# $stdout_bytes).
+# $stdout_bytes). (CMRXTest::Child is loaded here, not by the files that
+# only slurp and spew.)
 sub run_filter {
     my ($input, @cmd) = @_;
-    my ($status, $data) = run_command(\@cmd, stdin => $input);
+    require CMRXTest::Child;
+    my ($status, $data) = CMRXTest::Child::run_command(\@cmd, stdin => $input);
     return ($status, $data);
 }
 
