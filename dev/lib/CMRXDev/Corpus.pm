@@ -28,7 +28,8 @@ sub corpus_values {
         my @flagged = grep { $_->[1] != 0 } @$values;
         die "$path: the value of $flagged[0][0] has flags $flagged[0][1], not 0\n" if @flagged;
         (my $family_name = $name) =~ s/\.values\z//;
-        $family{$family_name} = [ map { [ $_->[0], $_->[2] ] } @$values ];
+        splice @$_, 1, 1 for @$values;    # [key, flags, value] -> [key, value]
+        $family{$family_name} = $values;
     }
     return \%family;
 }

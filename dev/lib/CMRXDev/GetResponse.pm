@@ -39,15 +39,15 @@ sub response_values {
     my $result = $parser->parse_from_string($response);
     die "not a get response: " . $parser->error . "\n" if $result < 0;
     die "a get response cut short: no END line\n" if $result == 0;
-    my @values = @{ tied(%in_order)->stored };
+    my $values = tied(%in_order)->stored;
     die "a key twice in one get response: its flags cannot be told apart\n"
-        if keys %flags != @values;
-    for my $value (@values) {
+        if keys(%flags) != @$values;
+    for my $value (@$values) {
+        $value->[1] = $flags{ $value->[0] };
         # With an on_item of its own, every value keeps its CRLF.
-        substr($value->[1], -$CRLF_LENGTH, $CRLF_LENGTH, '');
-        splice @$value, 1, 0, $flags{ $value->[0] };
+        substr($value->[2], -$CRLF_LENGTH, $CRLF_LENGTH, '');
     }
-    return \@values;
+    return $values;
 }
 
 # [[key, flags, bytes], ...] in the order of the response, as the server
@@ -84,10 +84,12 @@ sub stored_items {
 # each value as it finishes it.
 package CMRXDev::GetResponse::InOrder;
 
-sub TIEHASH { my ($class) = @_; return bless { stored => [] }, $class }
-sub STORE   { my ($self, $key, $value) = @_; push @{ $self->{stored} }, [ $key, $value ]; return }
+# [key, flags (undef: not known yet), value] of each store. (STORE runs
+# once a value: it copies nothing but the value it keeps.)
+sub TIEHASH { my ($class) = @_; return bless [], $class }
+sub STORE   { push @{ $_[0] }, [ $_[1], undef, $_[2] ]; return }
 sub FETCH   { return undef }
-sub stored  { my ($self) = @_; return $self->{stored} }
+sub stored  { my ($self) = @_; return [@$self] }
 
 1;
 
