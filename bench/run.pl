@@ -260,10 +260,10 @@ for my $fn (qw(memGzip memGunzip compress uncompress)) {
             },
             notes => $sizes && sub {
                 my ($row) = @_;
-                my ($b, $o) = map { $_->{info} && $_->{info}{size} } @{ $row->{impls} };
-                return '' unless defined $b;
-                return "$b B" unless defined $o;
-                sprintf '%d B vs %d B = %.3f×', $b, $o, $row->{size_ratio};
+                my ($baseline, $ours) = map { $_->{info} && $_->{info}{size} } @{ $row->{impls} };
+                return '' unless defined $baseline;
+                return "$baseline B" unless defined $ours;
+                sprintf '%d B vs %d B = %.3f×', $baseline, $ours, $row->{size_ratio};
             },
         };
     }
@@ -373,9 +373,8 @@ push @ROWS, {
 my ($CORPUS, %HELD_OUT, %DICT_ID, $ALL_DICT_FILE, $ALL_DICT_ID);
 my $DICT_SIZE = 16 << 10;
 sub corpus_setup {
-    return if $CORPUS;
+    return if $CORPUS || $MISSING{$OUR_ZSTD};    # (read by our parser)
     $CORPUS = corpus_values("$ROOT/bench/data/values");
-    return if $MISSING{$OUR_ZSTD};
     my @all_train;
     for my $fam (sort keys %$CORPUS) {
         my @v = map { $_->[1] } @{ $CORPUS->{$fam} };

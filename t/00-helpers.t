@@ -1,19 +1,23 @@
 #!/usr/bin/perl
 # Tests of the test helpers themselves: CMRXTest::Memcached starts and stops
 # real memcached servers; CMRXTest::FakeServer plays scripted responses;
-# CMRXTest::DictSets splits and writes values and runs cmrx-dict.
+# CMRXTest::DictSets splits and writes values and runs cmrx-dict;
+# CMRXDev::GetResponse reads get responses as the distribution's parser does.
 # The lower bounds on the fake's pauses are wall-clock assertions, made only
 # with CMRX_TIMING_TESTS=1 (xt/timing-helpers.t).
 use strict;
 use warnings;
 
 use lib 't/lib';
+use Compress::Zlib ();
 use IO::Select ();
 use IO::Socket::INET ();
 use File::Temp ();
 use Time::HiRes qw(time);
 use Test::More;
 
+use CMRXTest::DevLib;
+use CMRXDev::GetResponse qw(response_values stored_items);
 use CMRXTest::DictSets qw(halves corpus_halves run_dict read_file dump_of write_dump json_of by_prefix named_by
                           @NO_LIMITS);
 use CMRXTest::FakeServer;
@@ -272,6 +276,57 @@ ok !eval { CMRXTest::FakeServer->start(script => [ [bogus => 1] ]); 1 },
     ($status, $out, $err) = run_dict([ 'prune', '--dictionaries', "$dir/none", $file ]);
     is $status, 1, '... and run_dict gives it none, though it names --dictionaries (exit 1, not 2)';
     like $err, qr/\Q$dir\E\/none is not a dictionary set/, '... the set is what it finds wrong';
+}
+
+# ---- CMRXDev::GetResponse --------------------------------------------------
+
+{   # stored_items reads what the parser reads, and refuses what it refuses.
+    my $key250 = 'k' x 250;
+    my %good = (
+        'no value'          => "END\r\n",
+        'values'            => "VALUE a 0 5\r\nhello\r\nVALUE b 7 0\r\n\r\nEND\r\n",
+        'protocol in data'  => "VALUE a 1 12\r\n\r\nEND\r\nVALUE\r\nEND\r\n",
+        'a cas field'       => "VALUE a 0 1 987654321\r\nx\r\nEND\r\n",
+        'flags 2^32-1'      => "VALUE a 4294967295 3\r\nabc\r\nEND\r\n",    # not gzip: kept
+        'odd key bytes'     => "VALUE a\rb\x01\xff\r 0 1\r\nx\r\nEND\r\n",
+        'a 250-byte key'    => "VALUE $key250 0 1\r\nx\r\nEND\r\n",
+    );
+    my %bad = (
+        SERVER_ERROR        => "VALUE a 0 1\r\nx\r\nSERVER_ERROR out of memory\r\n",
+        CLIENT_ERROR        => "CLIENT_ERROR bad data chunk\r\n",
+        ERROR               => "ERROR\r\n",
+        'an unknown line'   => "STORED\r\n",
+        'no END'            => "VALUE a 0 1\r\nx\r\n",
+        'cut in the data'   => "VALUE a 0 10\r\nxyz",
+        'no CRLF after data' => "VALUE a 0 1\r\nxyEND\r\n",
+        'bytes after END'   => "END\r\nVALUE",
+        'flags 2^32'        => "VALUE a 4294967296 1\r\nx\r\nEND\r\n",
+        'a 251-byte key'    => "VALUE ${key250}k 0 1\r\nx\r\nEND\r\n",
+        'an empty key'      => "VALUE  0 1\r\nx\r\nEND\r\n",
+        'a NUL in the key'  => "VALUE a\0b 0 1\r\nx\r\nEND\r\n",
+        'LF without CR'     => "VALUE a 0 1\nx\r\nEND\r\n",
+        'over 1 GiB'        => "VALUE a 0 1073741825\r\nEND\r\n",
+        'five fields'       => "VALUE a 0 1 2 3\r\nx\r\nEND\r\n",
+        'a letter in flags' => "VALUE a 0x 1\r\nx\r\nEND\r\n",
+        'a 3000-byte line'  => 'VALUE ' . ('b' x 3000),
+    );
+    for my $name (sort keys %good) {
+        my $parsed = eval { response_values($good{$name}) } || "died: $@";
+        my $stored = eval { stored_items($good{$name}) } || "died: $@";
+        is_deeply $stored, $parsed, "stored_items reads as the parser: $name";
+    }
+    for my $name (sort keys %bad) {
+        ok !eval { response_values($bad{$name}); 1 }, "the parser refuses $name";
+        ok !eval { stored_items($bad{$name}); 1 }, '... and so does stored_items';
+    }
+    my $gzip = Compress::Zlib::memGzip('hello ' x 10);
+    my $compressed = "VALUE z 3 " . length($gzip) . "\r\n$gzip\r\nEND\r\n";
+    is_deeply response_values($compressed), [ [ z => 1, 'hello ' x 10 ] ],
+        'response_values: a compressed value decoded, flag 2 cleared';
+    is_deeply stored_items($compressed), [ [ z => 3, $gzip ] ], 'stored_items: as stored';
+    ok !eval { response_values("VALUE a 0 1\r\nx\r\nVALUE a 4 1\r\ny\r\nEND\r\n"); 1 },
+        'response_values refuses a key that comes twice';
+    like $@, qr/flags cannot be told apart/, '... saying why';
 }
 
 done_testing;

@@ -12,13 +12,7 @@ use Test::More;
 use ExtUtils::Manifest ();
 use File::Find ();
 use CMRXTest::Modules qw(modules module_file);
-
-sub slurp {
-    my ($file) = @_;
-    open my $fh, '<', $file or die "$file: $!";
-    local $/;
-    return scalar <$fh>;
-}
+use CMRXTest::Peers qw(slurp);
 
 # The names a file lists as Cache::Memcached::RustXS and ::Name
 # abbreviations, as the README does ("Cache::Memcached::RustXS, ::Zlib").

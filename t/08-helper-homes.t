@@ -1,14 +1,17 @@
 #!/usr/bin/perl
 # Each helper has one home: the tests' own in t/lib (CMRXTest::), the
 # benchmark's own in bench/lib (CMRXBench::), and what both use in dev/lib
-# (CMRXDev::: the memcached servers, the corpus reader). The code of the
-# tests never loads the benchmark's helpers, the benchmark's never the
-# tests', and dev/lib's neither.
+# (CMRXDev::: the memcached servers, the corpus reader, the reader of get
+# responses). The code of the tests never loads the benchmark's helpers,
+# the benchmark's never the tests', and dev/lib's neither. A helper that
+# several tests use is defined in its module alone; get responses are read
+# by CMRXDev::GetResponse alone, and Test::LeakTrace is called by
+# CMRXTest::LeakCheck alone.
 use strict;
 use warnings;
 use lib 't/lib';
 use Test::More;
-use CMRXTest::Source qw(code_of perl_files);
+use CMRXTest::Source qw(code_of perl_files subs_defined);
 
 my %rules = (
     tests     => [ [qw(t xt)],  qr{\bCMRXBench::|\bbench/lib\b} ],
@@ -24,7 +27,63 @@ for my $who (sort keys %rules) {
 }
 
 # The shared helpers are where both sides find them.
-ok -f "dev/lib/CMRXDev/$_.pm", "dev/lib has CMRXDev::$_" for qw(Memcached ChildProcess Corpus);
+ok -f "dev/lib/CMRXDev/$_.pm", "dev/lib has CMRXDev::$_" for qw(Memcached ChildProcess Corpus GetResponse);
 like code_of('bench/run.pl'), qr{use lib .*dev/lib}, 'bench/run.pl takes dev/lib';
+
+# ---- one home for each shared helper -------------------------------------------
+
+my @TEST_FILES = perl_files(qw(t xt dev/lib));
+my @ALL_FILES  = perl_files(qw(t xt dev bench));
+my %defines = map { my $file = $_; ($file => { map { ($_ => 1) } subs_defined($file) }) } @ALL_FILES;
+
+# home => the helpers it alone defines, and where no other may define them.
+my @HOMES = (
+    [ 'dev/lib/CMRXDev/GetResponse.pm', \@ALL_FILES,  qw(response_values stored_items) ],
+    [ 'dev/lib/CMRXDev/Corpus.pm',      \@ALL_FILES,  qw(corpus_values) ],
+    [ 't/lib/CMRXTest/Clients.pm',      \@TEST_FILES, qw(cache_memcached same_value why_missing) ],
+    [ 't/lib/CMRXTest/LeakCheck.pm',    \@TEST_FILES, qw(no_leaks leaked_svs leaktrace_missing) ],
+    [ 't/lib/CMRXTest/Raw.pm',          \@TEST_FILES, qw(raw_request raw_set raw_get) ],
+    [ 't/lib/CMRXTest/Stored.pm',       \@TEST_FILES, qw(frame_dictionary stored_as) ],
+    [ 't/lib/CMRXTest/Peers.pm',        \@TEST_FILES, qw(slurp spew) ],
+    [ 't/lib/CMRXTest/Protocol.pm',     \@TEST_FILES, qw(value_item finalizer) ],
+);
+for my $home (@HOMES) {
+    my ($file, $where, @helpers) = @$home;
+    for my $helper (@helpers) {
+        ok $defines{$file}{$helper}, "$file defines $helper";
+        my @others = grep { $_ ne $file && $defines{$_}{$helper} } @$where;
+        is_deeply \@others, [], "no other file defines $helper";
+    }
+}
+
+# Only CMRXTest::LeakCheck calls Test::LeakTrace; the tests call its no_leaks.
+my $SELF = 't/08-helper-homes.t';    # names what it looks for
+my $LEAKTRACE = qr/\bTest::LeakTrace::\w|\b(?:use|require)\s+Test::LeakTrace\b/;
+my @leak_checkers = grep {
+    my $code = code_of($_);
+    # (index first: the pattern alone tries every word of every file)
+    $_ ne $SELF && index($code, 'Test::LeakTrace') >= 0 && $code =~ $LEAKTRACE;
+} perl_files(qw(t xt));
+is_deeply \@leak_checkers, ['t/lib/CMRXTest/LeakCheck.pm'], 'Test::LeakTrace is called by CMRXTest::LeakCheck alone';
+
+# A VALUE line read by hand: a pattern with VALUE and a capture or a class
+# after it, as every reader before CMRXDev::GetResponse had.
+my $HAND_READ = qr/VALUE (?:\(|\\S|\\Q|\[)/;
+like 'm/\AVALUE (\S+) (\d+)/', $HAND_READ, 'a VALUE line read by hand is found';
+unlike 'print "VALUE $key 0 ", length($value)', $HAND_READ, '... and a response written is not';
+my %MAY_READ = (
+    'dev/lib/CMRXDev/GetResponse.pm' => 'the reader itself',
+    $SELF                            => 'the check',
+    't/lib/CMRXTest/FaultProxy.pm'   => 'follows the bytes a server sends, to cut the stream at chosen offsets',
+);
+my %NOT_YET = map { ($_ => 1) }    # read by cmrx-dict's own code, converted apart
+    't/44-cmrx-dict-modules.t', map { "perl/lib/Cache/Memcached/RustXS/Dict/$_.pm" } qw(Server Sets);
+my @readers = grep { !$MAY_READ{$_} && code_of($_) =~ $HAND_READ } perl_files(qw(t xt dev bench perl/lib bin));
+is_deeply [ grep { !$NOT_YET{$_} } @readers ], [],
+    'get responses are read by CMRXDev::GetResponse (or the parser) alone';
+{
+    local $TODO = "cmrx-dict's code still reads get responses itself";
+    is_deeply [ grep { $NOT_YET{$_} } @readers ], [], '... in cmrx-dict\'s code too';
+}
 
 done_testing;

@@ -20,6 +20,7 @@ use File::Spec ();
 use Test::More;
 use CMRXTest::Clients qw(fast_missing);
 use CMRXTest::Memcached;
+use CMRXTest::Peers qw(slurp);
 use CMRXTest::Synopsis qw(missing_client run_in_scratch users_dict_scratch);
 
 # The Fast objects the examples of each file make: [with our methods, without].
@@ -42,13 +43,6 @@ my $VALUE = '[' . join(',', map { qq({"id":$_,"name":"user$_","plan":"free","tag
 my $FAST_NEW = qr/Cache::Memcached::Fast->new/;
 my $F_COMPRESS = 2;
 my %MAGIC = (Zlib => "\x1f\x8b", Zstd => "\x28\xb5\x2f\xfd");
-
-sub slurp {
-    my ($file) = @_;
-    open my $fh, '<', $file or die "$file: $!";
-    local $/;
-    return scalar <$fh>;
-}
 
 # The code examples of README.md: its ```perl blocks.
 sub readme_examples {

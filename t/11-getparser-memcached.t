@@ -15,9 +15,10 @@ use IO::Socket::INET ();
 use Test::More;
 
 use Cache::Memcached::RustXS::GetParser;
-use CMRXTest::Clients qw(cache_memcached_missing);
+use CMRXTest::Clients qw(cache_memcached_missing cache_memcached);
 use CMRXTest::Keys qw(server_for);
 use CMRXTest::Memcached;
+use CMRXTest::Raw qw(raw_set raw_get);
 
 plan skip_all => cache_memcached_missing() if cache_memcached_missing();
 
@@ -30,16 +31,9 @@ my @servers = CMRXTest::Memcached->start_or_skip(count => 3);
 my $big_server = CMRXTest::Memcached->start_or_skip(args => [qw(-I 32m -m 256)]);
 my @addrs = map { $_->address } @servers;
 
-sub client {
-    my ($parser, %opt) = @_;
-    return Cache::Memcached->new({
-        servers => $opt{servers} // \@addrs, namespace => $NS,
-        parser_class => $parser, select_timeout => 5, connect_timeout => 2,
-        map { ($_ => $opt{$_}) } grep { exists $opt{$_} } qw(compress_threshold),
-    });
-}
-my $rust = client($RUST);
-my $perl = client($PERL);
+my %CLIENT = (servers => \@addrs, namespace => $NS, select_timeout => 5);
+my $rust = cache_memcached(%CLIENT);
+my $perl = cache_memcached(%CLIENT, parser_class => $PERL);
 
 # Keys whose values differ between two result hashes (missing counts).
 sub mismatches {
@@ -52,30 +46,14 @@ sub mismatches {
     } keys %all ];
 }
 
-# A raw request to one server; returns the reply once it ends with $end.
-sub raw {
-    my ($address, $request, $end) = @_;
-    my $sock = IO::Socket::INET->new(PeerAddr => $address, Timeout => 5)
-        or die "connect $address: $@";
-    binmode $sock;
-    syswrite $sock, $request;
-    my ($buf, $sel) = ('', IO::Select->new($sock));
-    while ($buf !~ $end && $sel->can_read(5)) {
-        sysread($sock, $buf, 65536, length $buf) or last;
-    }
-    return $buf;
-}
 sub raw_set_everywhere {    # same item on all three servers: no mapping needed
     my ($key, $flags, $data) = @_;
-    my $ok = 0;
-    $ok += raw($_, "set $NS$key $flags 0 " . length($data) . "\r\n$data\r\n",
-               qr/\r\n\z/) eq "STORED\r\n" for @addrs;
-    return $ok == @addrs;
+    return @addrs == grep { raw_set($_, "$NS$key", $flags, $data) } @addrs;
 }
-sub raw_flags {    # flags and stored length of a key, as the server has them
+sub stored_flags_and_length {    # of a key, as the server holds it
     my ($key) = @_;
-    my $reply = raw(server_for($rust, $key), "get $NS$key\r\n", qr/END\r\n\z/);
-    return $reply =~ /\AVALUE \S+ (\d+) (\d+)\r\n/ ? ($1, $2) : ();
+    my ($flags, $data) = raw_get(server_for($rust, $key), "$NS$key");
+    return defined $flags ? ($flags, length $data) : ();
 }
 
 # ---- ~400 binary values over 3 servers -----------------------------------------
@@ -125,15 +103,15 @@ ok !exists $rust->get_multi('nothere')->{nothere}, 'a miss does not exist';
         is $char_get, 'char key', 'get with a character-string key';
     }
     is $rust->get($bytes), 'byte key', 'get with a UTF-8 byte key';
-    my $m = $rust->get_multi($chars, $bytes);
-    is $m->{$bytes}, 'byte key', 'get_multi: keyed by the UTF-8 bytes';
-    is $m->{ Encode::encode_utf8($chars) }, 'char key', 'character key comes back as bytes';
-    is_deeply $m, $perl->get_multi($chars, $bytes), 'same as pure-Perl';
+    my $multi = $rust->get_multi($chars, $bytes);
+    is $multi->{$bytes}, 'byte key', 'get_multi: keyed by the UTF-8 bytes';
+    is $multi->{ Encode::encode_utf8($chars) }, 'char key', 'character key comes back as bytes';
+    is_deeply $multi, $perl->get_multi($chars, $bytes), 'same as pure-Perl';
 }
 
 # ---- Storable values and compressed values ---------------------------------
 
-my $czip = client($RUST, compress_threshold => 100);
+my $czip = cache_memcached(%CLIENT, compress_threshold => 100);
 {
     my $text  = join ' ', map { "line $_ of some compressible text" } 1 .. 300;
     my $ref   = { list => [ 1 .. 5, "\0\r\nEND\r\n" ], name => "n\x{e9}" };
@@ -141,10 +119,10 @@ my $czip = client($RUST, compress_threshold => 100);
     my %item = (st => $ref, cz => $text, both => $bigref, small => 'tiny');
     ok $czip->set($_, $item{$_}), "set $_" for sort keys %item;
 
-    my %flags = map { $_ => (raw_flags($_))[0] } keys %item;
+    my %flags = map { $_ => (stored_flags_and_length($_))[0] } keys %item;
     is_deeply \%flags, { st => 1, cz => 2, both => 3, small => 0 },
         'stored with F_STORABLE / F_COMPRESS / both / none';
-    ok +(raw_flags('cz'))[1] < length($text) / 2, 'cz really stored compressed';
+    ok +(stored_flags_and_length('cz'))[1] < length($text) / 2, 'cz really stored compressed';
 
     for my $c ([ 'RustXS' => $rust ], [ 'pure-Perl' => $perl ], [ 'RustXS, compressing client' => $czip ]) {
         my ($name, $memd) = @$c;
@@ -162,9 +140,9 @@ ok raw_set_everywhere('flaghi', 4294967292, 'xyz'), 'raw set with flags 42949672
     $sock->blocking(0);
     syswrite $sock, "get ${NS}flagmax ${NS}flaghi\r\n";
     my (%dest, %seen);
-    my $p = $RUST->new(\%dest, length $NS, sub { %seen = (%seen, %{ $_[0] }) });
+    my $parser = $RUST->new(\%dest, length $NS, sub { %seen = (%seen, %{ $_[0] }) });
     my ($rv, $sel) = (0, IO::Select->new($sock));
-    $rv = $p->parse_from_sock($sock) while $rv == 0 && $sel->can_read(5);
+    $rv = $parser->parse_from_sock($sock) while $rv == 0 && $sel->can_read(5);
     is $rv, 1, 'raw get parsed';
     is_deeply \%seen, { flagmax => 4294967295, flaghi => 4294967292 },
         'flags up to 2^32-1 reach on_item (flag 2 kept: "abc" is not gzip)';
@@ -172,11 +150,11 @@ ok raw_set_everywhere('flaghi', 4294967292, 'xyz'), 'raw set with flags 42949672
 }
 is $rust->get('flaghi'), 'xyz', 'Cache::Memcached: high flags without bits 1|2';
 {
-    my ($r, $p) = map { $_->get_multi('flagmax', 'flaghi') } $rust, $perl;
-    is_deeply [ exists $r->{flagmax}, defined $r->{flagmax} ],
-              [ exists $p->{flagmax}, defined $p->{flagmax} ],
+    my ($from_rust, $from_perl) = map { $_->get_multi('flagmax', 'flaghi') } $rust, $perl;
+    is_deeply [ exists $from_rust->{flagmax}, defined $from_rust->{flagmax} ],
+              [ exists $from_perl->{flagmax}, defined $from_perl->{flagmax} ],
         'flags 2^32-1 (bad gzip + Storable bits): same outcome as pure-Perl';
-    is_deeply $r, $p, 'same result hash as pure-Perl';
+    is_deeply $from_rust, $from_perl, 'same result hash as pure-Perl';
 }
 
 # ---- a corrupt compressed value next to good ones ---------------------------
@@ -187,16 +165,16 @@ is $rust->get('flaghi'), 'xyz', 'Cache::Memcached: high flags without bits 1|2';
     ok raw_set_everywhere('rawgood', 2, $gz), 'raw set good gzip, flag 2';
     ok $czip->set('cgood', 'fine ' x 100) && $czip->set('pgood', 'plain'), 'set good neighbours';
     my @k = qw(corrupt rawgood cgood pgood);
-    my ($r, $p) = map { $_->get_multi(@k) } $rust, $perl;
-    is_deeply [ exists $p->{corrupt}, defined $p->{corrupt} ], [ 1, '' ],
+    my ($from_rust, $from_perl) = map { $_->get_multi(@k) } $rust, $perl;
+    is_deeply [ exists $from_perl->{corrupt}, defined $from_perl->{corrupt} ], [ 1, '' ],
         'pure-Perl: corrupt value present as undef';
-    is_deeply [ exists $r->{corrupt}, defined $r->{corrupt} ],
-              [ exists $p->{corrupt}, defined $p->{corrupt} ],
+    is_deeply [ exists $from_rust->{corrupt}, defined $from_rust->{corrupt} ],
+              [ exists $from_perl->{corrupt}, defined $from_perl->{corrupt} ],
         'RustXS: the same (present, undef)';
-    is_deeply $r, { corrupt => undef, rawgood => 'good ' x 100,
-                    cgood => 'fine ' x 100, pgood => 'plain' },
+    is_deeply $from_rust, { corrupt => undef, rawgood => 'good ' x 100,
+                            cgood => 'fine ' x 100, pgood => 'plain' },
         'good neighbours intact';
-    is_deeply $r, $p, 'same result hash as pure-Perl';
+    is_deeply $from_rust, $from_perl, 'same result hash as pure-Perl';
     ok !defined $rust->get('corrupt'), 'get of the corrupt value: undef';
 }
 
@@ -207,16 +185,16 @@ my $block = join '', map { chr int rand 256 } 1 .. 1_000_000;
 my $big = join '', map { "[$_]\r\nEND\r\n" . $block } 1 .. 20;
 my $big_md5 = md5_hex($big);
 {
-    my $b = client($RUST, servers => [$big_addr]);
-    ok $b->set('big', $big), 'set a ' . length($big) . '-byte value';
-    ok $b->set('small', 'warm'), 'and a small one';
-    my $got = $b->get('big');
+    my $big_client = cache_memcached(%CLIENT, servers => [$big_addr]);
+    ok $big_client->set('big', $big), 'set a ' . length($big) . '-byte value';
+    ok $big_client->set('small', 'warm'), 'and a small one';
+    my $got = $big_client->get('big');
     ok defined $got && length($got) == length($big) && md5_hex($got) eq $big_md5,
         'get returns the 20 MB value intact';
-    my $m = $b->get_multi('big', 'small');
-    ok md5_hex($m->{big}) eq $big_md5 && $m->{small} eq 'warm',
+    my $multi = $big_client->get_multi('big', 'small');
+    ok md5_hex($multi->{big}) eq $big_md5 && $multi->{small} eq 'warm',
         'get_multi of the 20 MB value and a small one';
-    is md5_hex(client($PERL, servers => [$big_addr])->get('big')), $big_md5,
+    is md5_hex(cache_memcached(%CLIENT, parser_class => $PERL, servers => [$big_addr])->get('big')), $big_md5,
         'pure-Perl parser reads the same';
 }
 
@@ -230,14 +208,14 @@ use Cache::Memcached; use Cache::Memcached::RustXS::GetParser; use Digest::MD5 q
 my ($addr, $parser, $how) = @ARGV;
 sub hwm_kb { open my $f, '<', '/proc/self/status' or die $!;
              while (<$f>) { return $1 if /^VmHWM:\s+(\d+)\s+kB/ } die "no VmHWM" }
-my $m = Cache::Memcached->new({ servers => [$addr], namespace => 'cmrx11:',
-                                parser_class => $parser, select_timeout => 5 });
-$m->get('small') eq 'warm' or die "warm-up get failed";
+my $memd = Cache::Memcached->new({ servers => [$addr], namespace => 'cmrx11:',
+                                   parser_class => $parser, select_timeout => 5 });
+$memd->get('small') eq 'warm' or die "warm-up get failed";
 my $before = hwm_kb();
-my $r = $how eq 'get' ? { big => $m->get('big') } : $m->get_multi('big');
+my $result = $how eq 'get' ? { big => $memd->get('big') } : $memd->get_multi('big');
 my $after = hwm_kb();    # (get_multi: the hash is kept, its value not copied)
 printf "delta_kb=%d md5=%s\n", $after - $before,
-    defined $r->{big} ? md5_hex($r->{big}) : 'undef';
+    defined $result->{big} ? md5_hex($result->{big}) : 'undef';
 CHILD
 close $child;
 sub growth_mb {    # (parser, 'get' | 'get_multi') -> VmHWM growth in MB

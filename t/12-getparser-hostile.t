@@ -17,7 +17,7 @@ use Time::HiRes qw(time);
 use Test::More;
 
 use Cache::Memcached::RustXS::GetParser;
-use CMRXTest::Clients qw(cache_memcached_missing);
+use CMRXTest::Clients qw(cache_memcached_missing cache_memcached);
 use CMRXTest::FakeServer;
 use CMRXTest::Keys qw(keys_for);
 use CMRXTest::Memcached;
@@ -25,21 +25,11 @@ use CMRXTest::Timing qw(timing_ok timing_tests timing_skip);
 
 plan skip_all => cache_memcached_missing() if cache_memcached_missing();
 
-my $RUST    = 'Cache::Memcached::RustXS::GetParser';
 my $NS      = 'h:';
 my $TIMEOUT = 5;      # select_timeout: a parser that waits for it is slow
 my $FAST    = 0.5;    # generous bound for "failed at once" (xt/ only)
 
 my $good;    # the good server, set below
-
-sub client {
-    my ($fake, %opt) = @_;
-    return Cache::Memcached->new({
-        servers => [ $good->address, $fake->address ], namespace => $NS,
-        parser_class => $RUST, select_timeout => $TIMEOUT, connect_timeout => 2,
-        %opt,
-    });
-}
 
 sub item {    # one VALUE item as a server sends it
     my ($key, $flags, $data) = @_;
@@ -93,10 +83,11 @@ note 'good server: ' . ($good->isa('CMRXTest::Memcached') ? 'memcached' : 'a fak
 sub run_case {
     my ($script, %opt) = @_;
     my $fake = CMRXTest::FakeServer->start(script => $script);
-    my $memd = client($fake, %opt);
+    my $memd = cache_memcached(servers => [ $good->address, $fake->address ], namespace => $NS,
+                               select_timeout => $TIMEOUT, %opt);
     my $t0 = time;
-    my $r  = $memd->get_multi(@gk, @fk);
-    return ($r, time - $t0, $fake);
+    my $got = $memd->get_multi(@gk, @fk);
+    return ($got, time - $t0, $fake);
 }
 
 sub finished_items {    # the fake's three finished values (keys $fk[0..2])
@@ -121,16 +112,16 @@ for my $case (@cases) {
     my ($name, $bad, $end) = @$case;
     # The connection stays open after the bad bytes (hold), so only the
     # parser's strictness can end the read early; or it closes / resets.
-    my ($r, $elapsed, $fake) = run_case([ finished_items(), $bad->(),
+    my ($got, $elapsed, $fake) = run_case([ finished_items(), $bad->(),
         $end ? [ $end => 1 ] : [ hold => 2 * $TIMEOUT ] ]);
     like +($fake->requests)[0] // '', qr/\Aget .*\Q$NS$fk[0]\E/, "$name: the fake was asked";
     timing_ok $elapsed, '<', $FAST, "$name: get_multi returns at once (select_timeout $TIMEOUT s)";
-    ok !exists $r->{ $fk[3] }, "$name: nothing partial for the failed value";
-    is_deeply [ @$r{ @fk[0 .. 2] } ], \@fake_want,
+    ok !exists $got->{ $fk[3] }, "$name: nothing partial for the failed value";
+    is_deeply [ @$got{ @fk[0 .. 2] } ], \@fake_want,
         "$name: values finished before the failure are finalized (no CRLF, gunzipped, thawed)";
-    is_deeply { map { $_ => $r->{$_} } grep { exists $r->{$_} } @gk }, \%good_want,
+    is_deeply { map { $_ => $got->{$_} } grep { exists $got->{$_} } @gk }, \%good_want,
         "$name: the good server's values intact";
-    is scalar keys %$r, 7, "$name: nothing else in the result";
+    is scalar keys %$got, 7, "$name: nothing else in the result";
 }
 
 # Control: the pure-Perl parser waits for select_timeout on SERVER_ERROR (so
@@ -139,7 +130,7 @@ for my $case (@cases) {
 SKIP: {
     my $name = 'control: the pure-Perl parser waits for select_timeout';
     skip timing_skip($name), 1 unless timing_tests();
-    my ($r, $elapsed) = run_case(
+    my ($got, $elapsed) = run_case(
         [ finished_items(), "SERVER_ERROR oops\r\n", [ hold => 5 ] ],
         parser_class => 'Cache::Memcached::GetParser', select_timeout => 0.6);
     cmp_ok $elapsed, '>=', 0.55, $name;
@@ -150,8 +141,8 @@ SKIP: {
 my %all_want = (%good_want, map { $fk[$_] => $fake_want[$_] } 0 .. 2);
 {
     my $resp = finished_items() . item($fk[3], 0, "last\r\nEND\r\n") . "END\r\n";
-    my ($r, $elapsed) = run_case([ [ dribble => $resp, 0.0005 ] ]);
-    is_deeply $r, { %all_want, $fk[3] => "last\r\nEND\r\n" },
+    my ($got, $elapsed) = run_case([ [ dribble => $resp, 0.0005 ] ]);
+    is_deeply $got, { %all_want, $fk[3] => "last\r\nEND\r\n" },
         'one byte per write: every value, finalized, and the real server\'s';
     timing_ok $elapsed, '<', $TIMEOUT, 'and it completed without a select timeout';
 }
@@ -159,10 +150,10 @@ my %all_want = (%good_want, map { $fk[$_] => $fake_want[$_] } 0 .. 2);
     # Split inside a VALUE line, inside data, between data and its CRLF, in
     # the CRLF, and inside END.
     my $pause = [ sleep => 0.05 ];
-    my ($r, $elapsed) = run_case([ finished_items(), "VALUE $NS$fk[3] 0", $pause,
+    my ($got, $elapsed) = run_case([ finished_items(), "VALUE $NS$fk[3] 0", $pause,
         " 6\r\nsp", $pause, "lit!", $pause, "\r", $pause, "\nEN", $pause, "D\r",
         $pause, "\n" ]);
-    is_deeply $r, { %all_want, $fk[3] => 'split!' },
+    is_deeply $got, { %all_want, $fk[3] => 'split!' },
         'split across writes (VALUE line, data, CRLF, END): every value, finalized';
     timing_ok $elapsed, '<', 2, 'and it did not wait for the select_timeout';
 }

@@ -14,9 +14,9 @@ use Hash::Util ();
 use Test::More;
 
 use Cache::Memcached::RustXS::GetParser;
+use CMRXTest::LeakCheck qw(no_leaks);
 
 my $CLASS = 'Cache::Memcached::RustXS::GetParser';
-my $HAVE_LEAKTRACE = eval { require Test::LeakTrace; 1 };
 
 sub response { join('', map { "VALUE $_->[0] 0 " . length($_->[1]) . "\r\n$_->[1]\r\n" } @_) . "END\r\n" }
 
@@ -99,11 +99,7 @@ sub response { join('', map { "VALUE $_->[0] 0 " . length($_->[1]) . "\r\n$_->[1
         return $@;
     };
     is $run->(), "no store\n", 'a dying STORE: its error comes out';
-  SKIP: {
-        skip 'Test::LeakTrace is not installed', 1 unless $HAVE_LEAKTRACE;
-        $run->() for 1 .. 3;
-        is Test::LeakTrace::leaked_count($run), 0, '... and nothing leaks';
-    }
+    no_leaks('... and nothing leaks', $run);
 }
 
 {   # A restricted destination refusing a key: a clean croak, nothing leaked.
@@ -118,11 +114,7 @@ sub response { join('', map { "VALUE $_->[0] 0 " . length($_->[1]) . "\r\n$_->[1
     ok !$ok, 'restricted hash refusing a key: the parse dies';
     like $err, qr/disallowed key/, '... with perl\'s message';
     is $allowed, "yes\r\n", '... after storing the allowed key';
-  SKIP: {
-        skip 'Test::LeakTrace is not installed', 1 unless $HAVE_LEAKTRACE;
-        $run->() for 1 .. 3;
-        is Test::LeakTrace::leaked_count(sub { $run->() }), 0, '... and nothing leaks';
-    }
+    no_leaks('... and nothing leaks', sub { $run->() });
 }
 
 {   # The DESTROY of a value a store replaces parses again with the same parser.
@@ -145,16 +137,11 @@ sub response { join('', map { "VALUE $_->[0] 0 " . length($_->[1]) . "\r\n$_->[1
 }
 
 {   # on_item dies: the batch hash and its entries are not leaked.
-  SKIP: {
-        skip 'Test::LeakTrace is not installed', 1 unless $HAVE_LEAKTRACE;
-        my $run = sub {
-            my %d;
-            my $p = $CLASS->new(\%d, 0, sub { die "on_item died\n" });
-            eval { $p->parse_from_string(response(map { [ "k$_", 'v' ] } 1 .. 10)) };
-        };
-        $run->() for 1 .. 3;
-        is Test::LeakTrace::leaked_count($run), 0, 'on_item dies: nothing leaks';
-    }
+    no_leaks('on_item dies: nothing leaks', sub {
+        my %d;
+        my $p = $CLASS->new(\%d, 0, sub { die "on_item died\n" });
+        eval { $p->parse_from_string(response(map { [ "k$_", 'v' ] } 1 .. 10)) };
+    });
 }
 
 {   # new croaks: nothing allocated is leaked, not even a reference to $dest.
@@ -163,17 +150,14 @@ sub response { join('', map { "VALUE $_->[0] 0 " . length($_->[1]) . "\r\n$_->[1
     ok !eval { $CLASS->new(\%big, 0); 1 }, 'new with a negative MaxOutput croaks';
     like $@, qr/MaxOutput must be a size/, '... saying why';
     is Internals::SvREFCNT(%big), 1, '... and keeps no reference to the destination';
-  SKIP: {
-        skip 'Test::LeakTrace is not installed', 2 unless $HAVE_LEAKTRACE;
-        is Test::LeakTrace::leaked_count(sub { eval { $CLASS->new({}, 0) } }), 0,
-            '... and leaks nothing';
+    no_leaks('... and leaks nothing', sub { eval { $CLASS->new({}, 0) } });
+    {
         package DyingFetch;
         sub TIESCALAR { bless [], shift }
         sub FETCH { die "no fetch\n" }
         package main;
         tie local $Cache::Memcached::RustXS::Zlib::MaxOutput, 'DyingFetch';
-        is Test::LeakTrace::leaked_count(sub { eval { $CLASS->new({}, 0) } }), 0,
-            'new with a $MaxOutput whose FETCH dies leaks nothing';
+        no_leaks('new with a $MaxOutput whose FETCH dies leaks nothing', sub { eval { $CLASS->new({}, 0) } });
     }
 }
 

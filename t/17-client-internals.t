@@ -21,7 +21,7 @@ require Cache::Memcached;
 require Cache::Memcached::RustXS::ClientInternals;
 require Cache::Memcached::RustXS::Memcached;
 require CMRXTest::Memcached;
-require CMRXTest::Raw;
+require CMRXTest::Stored;
 
 my $INTERNALS = 'Cache::Memcached::RustXS::ClientInternals';
 my $version   = $Cache::Memcached::VERSION;
@@ -89,14 +89,6 @@ my $server = CMRXTest::Memcached->start_or_skip_rest;    # after tests of its ow
 my $ADDR   = $server->address;
 my $VALUE  = join ',', map { qq({"id":$_,"name":"user $_","plan":"free"}) } 1 .. 40;
 
-sub stored_magic {
-    my ($key) = @_;
-    my ($flags, $data) = CMRXTest::Raw::raw_get($ADDR, $key);
-    return 'missing' unless defined $flags;
-    return 'raw' unless $flags & 2;
-    return substr($data, 0, 4) eq "\x28\xb5\x2f\xfd" ? 'zstd' : substr($data, 0, 2) eq "\x1f\x8b" ? 'gzip' : 'other';
-}
-
 {
     package CMRXTest::Subclass;    # adds a frame between set and _set's caller
     our @ISA = ('Cache::Memcached::RustXS::Memcached');
@@ -108,19 +100,19 @@ my $ours  = Cache::Memcached::RustXS::Memcached->new({ %common, zstd => { level 
 my $sub   = CMRXTest::Subclass->new({ %common, zstd => { level => 3 } });
 my $stock = Cache::Memcached->new({ %common });
 ok $ours->set('id:ours', $VALUE), 'our object sets';
-is stored_magic('id:ours'), 'zstd', '... zstd';
+is CMRXTest::Stored::stored_as($ADDR, 'id:ours'), 'zstd', '... zstd';
 ok $sub->set('id:sub', $VALUE), 'a subclass whose set adds a frame sets';
-is stored_magic('id:sub'), 'zstd', '... zstd all the same';
+is CMRXTest::Stored::stored_as($ADDR, 'id:sub'), 'zstd', '... zstd all the same';
 ok $stock->set('id:stock', $VALUE), 'a stock Cache::Memcached sets';
-is stored_magic('id:stock'), 'gzip', '... gzip';
+is CMRXTest::Stored::stored_as($ADDR, 'id:stock'), 'gzip', '... gzip';
 is $ours->get('id:sub'), $VALUE, 'our reader reads the zstd value back';
 
 {   # A stock object's set called inside ours (from our stat_callback).
     my $nesting = Cache::Memcached::RustXS::Memcached->new({ %common, zstd => {},
         stat_callback => sub { $stock->set('id:inner', $VALUE) if $_[3] eq 'set' } });
     ok $nesting->set('id:outer', $VALUE), 'our set whose stat_callback sets with a stock object';
-    is stored_magic('id:outer'), 'zstd', '... ours wrote zstd';
-    is stored_magic('id:inner'), 'gzip', '... the stock one inside it gzip';
+    is CMRXTest::Stored::stored_as($ADDR, 'id:outer'), 'zstd', '... ours wrote zstd';
+    is CMRXTest::Stored::stored_as($ADDR, 'id:inner'), 'gzip', '... the stock one inside it gzip';
 }
 
 SKIP: {   # A client whose set reaches _set through one more frame (an eval
@@ -133,7 +125,7 @@ SKIP: {   # A client whose set reaches _set through one more frame (an eval
         $ADDR, $VALUE);
     skip "this Cache::Memcached's set is not the one-line call of _set to change", 2 unless length $said;
     is $said, 'stored', 'a client whose set calls _set inside an eval block: our object sets';
-    is stored_magic('id:eval'), 'zstd', '... and writes zstd';
+    is CMRXTest::Stored::stored_as($ADDR, 'id:eval'), 'zstd', '... and writes zstd';
 }
 
 done_testing;

@@ -16,16 +16,13 @@ use warnings;
 
 use lib 't/lib';
 use Test::More;
-use IO::Select ();
-use IO::Socket::INET ();
-use Time::HiRes qw(time);
 use Compress::Zlib ();
-use Storable ();
 use Cache::Memcached::RustXS::GetParser ();
 use Cache::Memcached::RustXS::Zlib ();
 
-use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold default_parser);
+use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold default_parser same_value);
 use CMRXTest::Memcached;
+use CMRXTest::Raw qw(raw_get raw_set);
 
 my $server = CMRXTest::Memcached->start_optional;    # before any test
 my $ADDR   = $server && $server->address;
@@ -50,36 +47,6 @@ my %ORIG = map { ($_ => \&{"Compress::Zlib::$_"}) } @FUNCS;
 
 # ---- helpers ---------------------------------------------------------------
 
-# What memcached holds for $key, read with a raw socket: ($flags, $data),
-# or () when the key is missing.
-sub raw_get {
-    my ($key) = @_;
-    my $sock = IO::Socket::INET->new(PeerAddr => $ADDR, Proto => 'tcp', Timeout => 5)
-        or die "connect $ADDR: $@";
-    binmode $sock;
-    print {$sock} "get $key\r\n";
-    my ($buf, $sel, $deadline) = ('', IO::Select->new($sock), time + 5);
-    until ($buf =~ /(?:\A|\r\n)END\r\n\z/) {
-        my $left = $deadline - time;
-        last if $left <= 0 || !$sel->can_read($left);
-        sysread($sock, $buf, 65536, length $buf) or last;
-    }
-    return unless $buf =~ /\AVALUE \Q$key\E (\d+) (\d+)\r\n/;
-    my ($flags, $len) = ($1, $2);
-    return ($flags, substr($buf, $+[0], $len));
-}
-
-# Store raw bytes with the given flags, bypassing every client.
-sub raw_set {
-    my ($key, $flags, $data) = @_;
-    my $sock = IO::Socket::INET->new(PeerAddr => $ADDR, Proto => 'tcp', Timeout => 5)
-        or die "connect $ADDR: $@";
-    binmode $sock;
-    print {$sock} "set $key $flags 0 " . length($data) . "\r\n$data\r\n";
-    my $reply = <$sock> // '';
-    return $reply eq "STORED\r\n";
-}
-
 sub fast { Cache::Memcached::Fast->new({ servers => [$ADDR], @_ }) }
 # A stock Fast with compression off, as its version needs it to read
 # compressed values: before 0.28 with compress_threshold 0 (a decompressor,
@@ -92,13 +59,6 @@ note $DEFAULT_NOTE if $DEFAULT_NOTE;
 sub cm {
     Cache::Memcached->new({ servers => [$ADDR],
         ($DEFAULT_NOTE ? (parser_class => $DEFAULT_PARSER) : ()), @_ });
-}
-
-sub same {    # equal, comparing references by canonical Storable image
-    my ($got, $want) = @_;
-    return 0 unless defined $got && ref $got eq ref $want;
-    local $Storable::canonical = 1;
-    return ref $want ? Storable::nfreeze($got) eq Storable::nfreeze($want) : $got eq $want;
 }
 
 # ---- data ------------------------------------------------------------------------
@@ -131,24 +91,24 @@ SKIP: {
     is_deeply $multi, { map { ("ours:$_" => $values{$_}) } keys %values }, 'Fast+ours: get_multi';
 
     for my $k (qw(json text tricky)) {
-        my ($flags, $stored) = raw_get("ours:$k");
+        my ($flags, $stored) = raw_get($ADDR, "ours:$k");
         ok defined $flags && $flags & 2, "ours:$k is stored with F_COMPRESS";
         ok length $stored < length $values{$k}, '... and smaller';
         is substr($stored, 0, 3), "\x1f\x8b\x08", '... as gzip';
         is $ORIG{memGunzip}->($stored), $values{$k}, '... that Compress::Zlib::memGunzip reads';
     }
-    my ($flags) = raw_get('ours:short');
+    my ($flags) = raw_get($ADDR, 'ours:short');
     is $flags, 0, 'a value under the threshold is stored raw';
-    ($flags) = raw_get('ours:random');
+    ($flags) = raw_get($ADDR, 'ours:random');
     is $flags, 0, 'incompressible data is stored raw (compress_ratio)';
 
     ok $f->set('ours:ref', { json => $json, list => [1 .. 50] }), 'set a reference';
     is_deeply $f->get('ours:ref'), { json => $json, list => [1 .. 50] }, '... get it back';
-    ($flags) = raw_get('ours:ref');
+    ($flags) = raw_get($ADDR, 'ours:ref');
     is $flags, 3, '... stored with F_STORABLE | F_COMPRESS';
 
     # A value flagged compressed that is not gzip: a miss, as with the defaults.
-    ok raw_set('bad:gz', 2, 'this is not gzip'), 'store a corrupt compressed value';
+    ok raw_set($ADDR, 'bad:gz', 2, 'this is not gzip'), 'store a corrupt compressed value';
     is $f->get('bad:gz'), undef, 'Fast+ours: a corrupt compressed value is a miss';
     is fast_plain()->get('bad:gz'), undef, 'Fast+defaults: the same';
 
@@ -165,7 +125,7 @@ SKIP: {
     }
     else {
         is fast()->get('ours:json'), $json, "Fast $version made without compress_threshold reads gzip";
-        ok fast()->set('ours:bare', $json) && (raw_get('ours:bare'))[0] == 0, '... and writes raw';
+        ok fast()->set('ours:bare', $json) && (raw_get($ADDR, 'ours:bare'))[0] == 0, '... and writes raw';
     }
 }
 
@@ -207,7 +167,7 @@ SKIP: {
         for my $v (sort keys %values) {
             ok $clients{$w}->set("m:$w:$v", $values{$v}), "$w sets $v";
         }
-        my ($flags) = raw_get("m:$w:json");
+        my ($flags) = raw_get($ADDR, "m:$w:json");
         is !!($flags & 2), !!$compresses{$w},
             "$w stores json " . ($compresses{$w} ? 'compressed' : 'raw');
     }
@@ -223,8 +183,8 @@ SKIP: {
         my $multi = $clients{$r}->get_multi(@keys);
         for my $w (@writers) {
             for my $v (sort keys %values) {
-                push @bad, "$w:$v" unless same($clients{$r}->get("m:$w:$v"), $values{$v});
-                next if same($multi->{"m:$w:$v"}, $values{$v});
+                push @bad, "$w:$v" unless same_value($clients{$r}->get("m:$w:$v"), $values{$v});
+                next if same_value($multi->{"m:$w:$v"}, $values{$v});
                 push @{ $xs && $v eq 'empty' ? \@xs_empty : \@bad_multi }, "$w:$v";
             }
         }
@@ -260,7 +220,7 @@ SKIP: {
         for my $kind (sort keys %images) {
             my $img = $images{$kind};
             ok $f->set("img:$kind", $img), "Fast+ours sets a $kind";
-            my ($flags, $stored) = raw_get("img:$kind");
+            my ($flags, $stored) = raw_get($ADDR, "img:$kind");
             is $flags, 0, "... stored without F_COMPRESS";
             ok defined $stored && $stored eq $img, '... byte for byte';
             is $f->get("img:$kind"), $img, '... and read back';
@@ -286,7 +246,7 @@ SKIP: {
         skip missing(qw(server fast)), 3 if missing(qw(server fast));
         my $f = fast(compress_threshold => 100, compress_methods => $methods);
         ok $f->set('random256', $random), 'Fast+ours sets the random bytes';
-        my ($flags) = raw_get('random256');
+        my ($flags) = raw_get($ADDR, 'random256');
         is $flags, 0, '... stored without F_COMPRESS';
         is $f->get('random256'), $random, '... and read back';
     }
@@ -359,7 +319,7 @@ SKIP: {
   SKIP: {
         skip missing(qw(server cm)), 5 if missing(qw(server cm));
         ok $cm->set('ov:cm', $json), 'Cache::Memcached sets under the override';
-        my ($flags, $stored) = raw_get('ov:cm');
+        my ($flags, $stored) = raw_get($ADDR, 'ov:cm');
         ok $flags & 2, '... compressed';
         is $stored, Cache::Memcached::RustXS::Zlib::memGzip($json), '... by our memGzip';
         is $ORIG{memGunzip}->(my $copy = $stored), $json, "... readable by Compress::Zlib's own memGunzip";
@@ -371,7 +331,7 @@ SKIP: {
   SKIP: {
         skip missing(qw(server fast)), 7 if missing(qw(server fast));
         ok $fd->set('ov:fast', $text), 'Fast with default methods sets under the override';
-        my ($flags, $stored) = raw_get('ov:fast');
+        my ($flags, $stored) = raw_get($ADDR, 'ov:fast');
         ok $flags & 2, '... compressed';
         is $stored, Cache::Memcached::RustXS::Zlib::memGzip($text), '... by our memGzip';
         is $fd->get('ov:fast'), $text, '... and reads it back';
@@ -379,7 +339,7 @@ SKIP: {
             skip missing('cm'), 1 if missing('cm');
             is $fd->get('ov:cm'), $json, "... and reads Cache::Memcached's value";
         }
-        ok raw_set('ov:orig', 2, $ORIG{memGzip}->($json)), "store Compress::Zlib's own gzip";
+        ok raw_set($ADDR, 'ov:orig', 2, $ORIG{memGzip}->($json)), "store Compress::Zlib's own gzip";
         is $fd->get('ov:orig'), $json, '... which Fast reads under the override';
     }
 
@@ -392,7 +352,7 @@ SKIP: {
   SKIP: {
         skip missing(qw(server cm)), 3 if missing(qw(server cm));
         ok $cm->set('ov:after', $json), 'Cache::Memcached sets after restore';
-        my (undef, $stored) = raw_get('ov:after');
+        my (undef, $stored) = raw_get($ADDR, 'ov:after');
         is $stored, $ORIG{memGzip}->($json), "... with Compress::Zlib's own memGzip again";
         skip missing('fast'), 1 if missing('fast');
         is $fd->get('ov:after'), $json, '... which Fast reads';

@@ -7,23 +7,15 @@
 use strict;
 use warnings;
 
+use lib 't/lib';
 use Compress::Zlib ();
 use Test::More;
 
 use Cache::Memcached::RustXS::Zlib qw(memGzip memGunzip compress uncompress);
+use CMRXTest::LeakCheck qw(no_leaks);
 
 my $Z = 'Cache::Memcached::RustXS::Zlib';
-my $HAVE_LEAKTRACE = eval { require Test::LeakTrace; 1 };
 my $TEXT = join ' ', map { "word$_" } 1 .. 2000;
-
-sub no_leaks {
-    my ($name, $code) = @_;
-  SKIP: {
-        skip 'Test::LeakTrace is not installed', 1 unless $HAVE_LEAKTRACE;
-        $code->() for 1 .. 3;
-        is Test::LeakTrace::leaked_count($code), 0, "$name: nothing leaks";
-    }
-}
 
 {
     package DyingStore;
@@ -41,13 +33,13 @@ sub no_leaks {
     my $gz = memGzip($TEXT);
     ok !eval { $c->(\$TEXT, \"read-only"); 1 }, 'compress into a read-only target croaks';
     like $@, qr/read-only/, '... as perl says';
-    no_leaks('compress into a read-only target', sub { eval { $c->(\$TEXT, \"read-only") } });
-    no_leaks('decompress into a read-only target', sub { eval { $d->(\$gz, \"read-only") } });
+    no_leaks('compress into a read-only target: nothing leaks', sub { eval { $c->(\$TEXT, \"read-only") } });
+    no_leaks('decompress into a read-only target: nothing leaks', sub { eval { $d->(\$gz, \"read-only") } });
     tie my $dying, 'DyingStore';
     ok !eval { $d->(\$gz, \$dying); 1 }, 'decompress into a target whose STORE dies: dies';
     is $@, "no store\n", '... with its error';
-    no_leaks('compress into a dying STORE', sub { eval { $c->(\$TEXT, \$dying) } });
-    no_leaks('decompress into a dying STORE', sub { eval { $d->(\$gz, \$dying) } });
+    no_leaks('compress into a dying STORE: nothing leaks', sub { eval { $c->(\$TEXT, \$dying) } });
+    no_leaks('decompress into a dying STORE: nothing leaks', sub { eval { $d->(\$gz, \$dying) } });
 }
 
 {   # $gzerrno refusing to be set after a gunzip.
@@ -58,7 +50,7 @@ sub no_leaks {
         return $@;
     };
     is $run->(), "no store\n", 'memGunzip with a $gzerrno whose STORE dies: dies';
-    no_leaks('memGunzip with a dying $gzerrno', $run);
+    no_leaks('memGunzip with a dying $gzerrno: nothing leaks', $run);
 }
 
 {   # Get-magic before the reference test: a tied argument holding \$data.

@@ -14,6 +14,7 @@ use warnings;
 use lib 't/lib';
 use Test::More;
 
+use CMRXTest::LeakCheck qw(no_leaks);
 use CMRXTest::LeakOps qw(leak_ops);
 
 my %OPS   = %{ leak_ops() };
@@ -27,15 +28,8 @@ for my $name (@NAMES) {
 
 # ---- Test::LeakTrace: no SV leaked by any operation --------------------------------
 
-SKIP: {
-    skip 'Test::LeakTrace not installed', scalar @NAMES
-        unless eval { require Test::LeakTrace; Test::LeakTrace->import; 1 };
-    for my $name (@NAMES) {
-        my $op = $OPS{$name};
-        # The block runs a few times: once to warm caches, then traced.
-        Test::LeakTrace::no_leaks_ok(sub { $op->() for 1 .. 3 },
-                                     "$name: no SV leaked (Test::LeakTrace)");
-    }
+for my $name (@NAMES) {
+    no_leaks("$name: no SV leaked (Test::LeakTrace)", $OPS{$name});
 }
 
 done_testing;

@@ -36,7 +36,7 @@ use Test::More;
 use Cache::Memcached::RustXS::GetParser;
 use Cache::Memcached::RustXS::Zlib ();
 use CMRXTest::Clients qw(cache_memcached_missing);
-use CMRXTest::Protocol qw(value_item);
+use CMRXTest::Protocol qw(value_item finalizer);
 
 my $CLASS = 'Cache::Memcached::RustXS::GetParser';
 
@@ -44,20 +44,6 @@ my $CLASS = 'Cache::Memcached::RustXS::GetParser';
 
 # Socket pairs non-blocking at both ends: pump writes while a parser reads.
 sub pair { CMRXTest::Protocol::pair(nonblocking_writer => 1) }
-
-# Cache::Memcached's finalize, reduced: chop the CRLF, gunzip flag 2 with
-# Compress::Zlib (as it would), remember the flags.
-sub finalizer {
-    my ($dest, $seen) = @_;
-    return sub {
-        my $map = $_[0];
-        while (my ($k, $f) = each %$map) {
-            chop $dest->{$k}; chop $dest->{$k};
-            $dest->{$k} = Compress::Zlib::memGunzip($dest->{$k}) if $f & 2;
-            $seen->{$k} = $f;
-        }
-    };
-}
 
 # Write all of $data to a non-blocking writer while a parser drains the
 # reader; returns the parser's last result.
@@ -152,7 +138,7 @@ if ($THREAD_CHILD) {
 {
     my ($r, $w) = pair();
     my (%dest, %seen);
-    my $p = $CLASS->new(\%dest, 3, finalizer(\%dest, \%seen));
+    my $p = $CLASS->new(\%dest, 3, finalizer(\%dest, \%seen, gunzip => 1));
     my $gz   = Compress::Zlib::memGzip($WORDS);
     my $resp = value_item('ns:first', 0, 'one') . value_item('ns:gz', 2, $gz)
              . value_item('ns:last', 0, 'zzz') . "END\r\n";
@@ -237,11 +223,11 @@ sub thread_child {
     # ---- parsers with pending state survive 20 thread create/join rounds ------
 
     my (%d1, %s1, %d2, %s2, %d3, %s3, %d4, %s4, %d5, %s5);
-    my $p1 = $CLASS->new(\%d1, 0, finalizer(\%d1, \%s1));
-    my $p2 = $CLASS->new(\%d2, 0, finalizer(\%d2, \%s2));
-    my $p3 = $CLASS->new(\%d3, 0, finalizer(\%d3, \%s3));
-    my $p4 = $CLASS->new(\%d4, 0, finalizer(\%d4, \%s4));
-    my $p5 = $CLASS->new(\%d5, 0, finalizer(\%d5, \%s5));
+    my $p1 = $CLASS->new(\%d1, 0, finalizer(\%d1, \%s1, gunzip => 1));
+    my $p2 = $CLASS->new(\%d2, 0, finalizer(\%d2, \%s2, gunzip => 1));
+    my $p3 = $CLASS->new(\%d3, 0, finalizer(\%d3, \%s3, gunzip => 1));
+    my $p4 = $CLASS->new(\%d4, 0, finalizer(\%d4, \%s4, gunzip => 1));
+    my $p5 = $CLASS->new(\%d5, 0, finalizer(\%d5, \%s5, gunzip => 1));
     my $big = join '', map { sprintf '%09d\n', $_ } 1 .. 20_000;    # 220 000 B
     my $big_resp = value_item('big', 0, $big) . "END\r\n";
     my $big_cut  = 120_000;

@@ -22,7 +22,7 @@ use Test::More;
 
 use Cache::Memcached::RustXS::GetParser;
 use Cache::Memcached::RustXS::Zlib ();
-use CMRXTest::Clients qw(cache_memcached_missing);
+use CMRXTest::Clients qw(cache_memcached_missing cache_memcached);
 use CMRXTest::FakeServer;
 use CMRXTest::Child qw(in_child);
 use CMRXTest::Keys qw(keys_for);
@@ -31,18 +31,9 @@ use CMRXTest::Timing qw(timing_ok timing_tests timing_skip);
 
 plan skip_all => cache_memcached_missing() if cache_memcached_missing();
 
-my $CLASS = 'Cache::Memcached::RustXS::GetParser';
 my $MB    = 1024;    # /proc/self/status counts kB
 
 # ---- helpers ---------------------------------------------------------------------
-
-sub client {
-    my ($servers, %opt) = @_;
-    return Cache::Memcached->new({
-        servers => $servers, parser_class => $CLASS, connect_timeout => 2,
-        select_timeout => 3, %opt,
-    });
-}
 
 sub nreq { my @r = $_[0]->requests; return scalar @r }    # requests served
 
@@ -74,7 +65,7 @@ sub in_child_hash {
 sub measured_get_multi {
     my ($memd_args, @keys) = @_;
     return in_child_hash(sub {
-        my $memd   = client(@$memd_args);
+        my $memd   = cache_memcached(@$memd_args);
         my $before = vm();
         my ($got, $secs) = timed_get_multi($memd, @keys);
         my $after  = vm();
@@ -104,29 +95,29 @@ SKIP: {
     # 1 GiB exactly is allowed (memcached -I 1g); no data follows.
     my $fake = CMRXTest::FakeServer->start(
         script => [ "VALUE k 0 1073741824\r\n", [hold => 10] ]);
-    my ($r, $status) = measured_get_multi(
-        [ [ $fake->address ], select_timeout => 0.5 ], 'k');
+    my ($seen, $status) = measured_get_multi(
+        [ servers => [ $fake->address ], select_timeout => 0.5 ], 'k');
     is $status, 0, '1 GiB declared, no data: the client process survives';
-    is_deeply $r->{got}, {}, '1 GiB declared, no data: key absent';
-    timing_ok $r->{secs} // 99, '>=', 0.45, '... get_multi waited for select_timeout';
-    timing_ok $r->{secs} // 99, '<', 2.5, '... and ended after it (0.5 s)';
-    cmp_ok $r->{hwm} // 1e9, '<', 50 * $MB,
-        "... resident peak grew by @{[ $r->{hwm} // '?' ]} kB (< 50 MB): size not allocated";
-    cmp_ok $r->{peak} // 1e9, '<', 50 * $MB,
-        "... virtual peak grew by @{[ $r->{peak} // '?' ]} kB (< 50 MB): not even reserved";
+    is_deeply $seen->{got}, {}, '1 GiB declared, no data: key absent';
+    timing_ok $seen->{secs} // 99, '>=', 0.45, '... get_multi waited for select_timeout';
+    timing_ok $seen->{secs} // 99, '<', 2.5, '... and ended after it (0.5 s)';
+    cmp_ok $seen->{hwm} // 1e9, '<', 50 * $MB,
+        "... resident peak grew by @{[ $seen->{hwm} // '?' ]} kB (< 50 MB): size not allocated";
+    cmp_ok $seen->{peak} // 1e9, '<', 50 * $MB,
+        "... virtual peak grew by @{[ $seen->{peak} // '?' ]} kB (< 50 MB): not even reserved";
 
     # The same claim with 8 MB of data behind it: memory follows the data.
     my $data = 'd' x (8 << 20);
     $fake = CMRXTest::FakeServer->start(
         script => [ "VALUE k 0 1073741824\r\n", $data, [hold => 10] ]);
-    ($r, $status) = measured_get_multi(
-        [ [ $fake->address ], select_timeout => 0.5 ], 'k');
+    ($seen, $status) = measured_get_multi(
+        [ servers => [ $fake->address ], select_timeout => 0.5 ], 'k');
     is $status, 0, '1 GiB declared, 8 MB sent: client survives';
-    is_deeply $r->{got}, {}, '... key absent (nothing partial)';
-    cmp_ok $r->{hwm} // 1e9, '<', 50 * $MB,
-        "... resident peak grew by @{[ $r->{hwm} // '?' ]} kB (< 50 MB)";
-    cmp_ok $r->{peak} // 1e9, '<', 50 * $MB,
-        "... virtual peak grew by @{[ $r->{peak} // '?' ]} kB (< 50 MB)";
+    is_deeply $seen->{got}, {}, '... key absent (nothing partial)';
+    cmp_ok $seen->{hwm} // 1e9, '<', 50 * $MB,
+        "... resident peak grew by @{[ $seen->{hwm} // '?' ]} kB (< 50 MB)";
+    cmp_ok $seen->{peak} // 1e9, '<', 50 * $MB,
+        "... virtual peak grew by @{[ $seen->{peak} // '?' ]} kB (< 50 MB)";
 }
 
 # Over the 1 GiB limit, or absurd: rejected as soon as the line is read.
@@ -142,16 +133,16 @@ for my $case (
 ) {
     my ($name, $resp) = @$case;
     my $fake = CMRXTest::FakeServer->start(script => [ $resp, [hold => 10] ]);
-    my ($r, $status) = in_child_hash(sub {
-        my ($got, $secs) = timed_get_multi(client([ $fake->address ]),
+    my ($seen, $status) = in_child_hash(sub {
+        my ($got, $secs) = timed_get_multi(cache_memcached(servers => [ $fake->address ]),
                                            'k', keys %GOOD_WANT);
         return { got => $got, secs => $secs };
     });
     is $status, 0, "size $name: client survives";
-    ok !exists $r->{got}{k}, "size $name: key absent";
-    timing_ok $r->{secs} // 99, '<', 0.3, "size $name: fails fast ("
-        . sprintf('%.3f s', $r->{secs} // 99) . ', select_timeout 3 s)';
-    is_deeply $r->{got}, $resp =~ /good1/ ? \%GOOD_WANT : {},
+    ok !exists $seen->{got}{k}, "size $name: key absent";
+    timing_ok $seen->{secs} // 99, '<', 0.3, "size $name: fails fast ("
+        . sprintf('%.3f s', $seen->{secs} // 99) . ', select_timeout 3 s)';
+    is_deeply $seen->{got}, $resp =~ /good1/ ? \%GOOD_WANT : {},
         "size $name: exactly the complete values before it, finalized";
     is nreq($fake), 1, "size $name: one request reached the server";
 }
@@ -164,9 +155,9 @@ for my $case (
         ($n => CMRXTest::FakeServer->start(script => [
             join('', map { "VALUE k$_ 0 1\r\nx\r\n" } 0 .. $n - 1) . "END\r\n" ]))
     } 10_000, 100_000;
-    my ($r, $status) = in_child_hash(sub {
+    my ($seen, $status) = in_child_hash(sub {
         my %res;
-        my %memd = map { ($_ => client([ $fake{$_}->address ], select_timeout => 5)) }
+        my %memd = map { ($_ => cache_memcached(servers => [ $fake{$_}->address ], select_timeout => 5)) }
                    keys %fake;
         for my $n (100_000, 10_000) {    # correctness, and memory of the big one
             my $before = vm();
@@ -202,9 +193,9 @@ for my $case (
     });
     is $status, 0, '100 000 values: client survives';
     for my $n (10_000, 100_000) {
-        is $r->{$n}{keys}, $n, "$n values in one response: all $n keys returned";
-        is $r->{$n}{not_x}, 0, "$n values: every value is 'x' (finalized)";
-        is $r->{$n}{last}, 'x', "$n values: the last one too";
+        is $seen->{$n}{keys}, $n, "$n values in one response: all $n keys returned";
+        is $seen->{$n}{not_x}, 0, "$n values: every value is 'x' (finalized)";
+        is $seen->{$n}{last}, 'x', "$n values: the last one too";
     }
     # Linear would be 10. More than that comes from caches: 10 000 values
     # fit in them, 100 000 do not. Perl's own hash of 100 000 keys costs
@@ -216,19 +207,19 @@ for my $case (
   SKIP: {
         skip timing_skip('100k values: time is linear, and at most 5 times '
             . 'what Perl spends building that hash'), 2 unless timing_tests();
-        my ($t10, $t100) = map { $r->{$_}{secs} // 99 } 10_000, 100_000;
+        my ($t10, $t100) = map { $seen->{$_}{secs} // 99 } 10_000, 100_000;
         my $ratio = $t100 / ($t10 || 1e-6);
         cmp_ok $ratio, '<', 30, sprintf('time is linear: 100k values %.3f s, 10k '
             . '%.3f s, ratio %.1f (< 30; linear is 10)', $t100, $t10, $ratio);
-        my $vs_perl = $t100 / ($r->{100_000}{base} || 1e-6);
+        my $vs_perl = $t100 / ($seen->{100_000}{base} || 1e-6);
         cmp_ok $vs_perl, '<', 5, sprintf('100k values cost %.1f times what Perl '
             . 'spends building that hash (%.3f s; < 5)', $vs_perl,
-            $r->{100_000}{base} // -1);
+            $seen->{100_000}{base} // -1);
     }
     SKIP: {
         skip 'no /proc/self/status', 1 unless $HAVE_PROC;
-        cmp_ok $r->{100_000}{hwm} // 1e9, '<', 100 * $MB,
-            "100 000 values: resident peak grew by @{[ $r->{100_000}{hwm} // '?' ]} kB (< 100 MB)";
+        cmp_ok $seen->{100_000}{hwm} // 1e9, '<', 100 * $MB,
+            "100 000 values: resident peak grew by @{[ $seen->{100_000}{hwm} // '?' ]} kB (< 100 MB)";
     }
 }
 
@@ -245,7 +236,7 @@ for my $case (
         $GOOD_ITEMS, "VALUE slow 0 100\r\n", [dribble => '01234', 0.3],
         [hold => 10],
     ]);
-    my $memd = client([ $fake->address ], select_timeout => 0.5);
+    my $memd = cache_memcached(servers => [ $fake->address ], select_timeout => 0.5);
     my ($got, $secs) = timed_get_multi($memd, 'slow', keys %GOOD_WANT);
     timing_ok $secs, '>=', 1.2, sprintf('dribble 0.3 s/byte: the client read '
         . 'the bytes as they came (%.2f s)', $secs);
@@ -257,7 +248,7 @@ for my $case (
     # arrives, one read at a time, and comes out right.
     my $resp = value_item('d1', 0, "xy\r\nz") . value_item('d2', 0, '') . "END\r\n";
     my $fake = CMRXTest::FakeServer->start(script => [ [dribble => $resp, 0.03] ]);
-    my $memd = client([ $fake->address ], select_timeout => 0.5);
+    my $memd = cache_memcached(servers => [ $fake->address ], select_timeout => 0.5);
     my ($got, $secs) = timed_get_multi($memd, 'd1', 'd2');
     is_deeply $got, { d1 => "xy\r\nz", d2 => '' },
         sprintf('a response dribbled byte by byte parses right (%.1f s)', $secs);
@@ -283,7 +274,7 @@ for my $case (
         my ($name, $bad) = @$case;
         my $fake = CMRXTest::FakeServer->start(
             script => [ $items, $bad, [hold => 10] ]);
-        my $memd = client([ $fake->address ], select_timeout => 3);
+        my $memd = cache_memcached(servers => [ $fake->address ], select_timeout => 3);
         my ($got, $secs) = timed_get_multi($memd, @keys, 'bad', 'later');
         is_deeply $got, \%want, "corrupt item ($name) after 300 good ones: "
             . 'the 300 present and finalized, nothing else';
@@ -318,7 +309,7 @@ for my $case (
         my $bad = CMRXTest::FakeServer->start(script => [
             $bdone, [sleep => 0.05], $bcut, [sleep => 0.05], $how,
         ]);
-        my $memd = client([ $good->address, $bad->address ], select_timeout => 3);
+        my $memd = cache_memcached(servers => [ $good->address, $bad->address ], select_timeout => 3);
         my ($got, $secs) = timed_get_multi($memd, @gkeys, @bkeys);
         my %both = (%gwant, %bwant);
         my @wrong = grep { ($got->{$_} // "\0undef") ne $both{$_} } sort keys %both;
@@ -352,7 +343,7 @@ SKIP: {
         my ($override) = @_;
         return in_child_hash(sub {
             Cache::Memcached::RustXS::Zlib::override_compress_zlib() if $override;
-            my $memd   = client([ $fake->address ]);
+            my $memd   = cache_memcached(servers => [ $fake->address ]);
             my $before = vm();
             my ($got, $secs) = timed_get_multi($memd, 'ok', 'bomb');
             my $after  = vm();
@@ -367,23 +358,23 @@ SKIP: {
     # The parser finds the value would inflate past MaxOutput and drops it
     # (a miss): with or without override_compress_zlib, finalize never sees
     # it, so the uncapped Compress::Zlib::memGunzip never inflates it.
-    my ($r, $status) = $run->(1);
+    my ($seen, $status) = $run->(1);
     is $status, 0, 'gzip bomb (Compress::Zlib overridden): client survives';
-    ok !$r->{exists} && ($r->{ok} // '') eq 'fine',
+    ok !$seen->{exists} && ($seen->{ok} // '') eq 'fine',
         'gzip bomb (overridden): the over-cap value is a miss, the other one fine';
-    cmp_ok $r->{hwm} // 1e9, '<', 100 * $MB,
-        "gzip bomb (overridden): resident peak grew by @{[ $r->{hwm} // '?' ]} kB (< 100 MB)";
+    cmp_ok $seen->{hwm} // 1e9, '<', 100 * $MB,
+        "gzip bomb (overridden): resident peak grew by @{[ $seen->{hwm} // '?' ]} kB (< 100 MB)";
 
     # Plain Cache::Memcached: were the value left compressed, finalize would
     # call the real Compress::Zlib::memGunzip, which has no cap, and inflate
     # all 96 MiB.
-    ($r, $status) = $run->(0);
+    ($seen, $status) = $run->(0);
     is $status, 0, 'gzip bomb (plain Compress::Zlib): client survives';
-    ok !$r->{exists},
+    ok !$seen->{exists},
         'gzip bomb (plain): the over-cap value is dropped, a miss (got '
-        . ($r->{exists} ? (defined $r->{length} ? "$r->{length} bytes" : 'undef') : 'absent') . ')';
-    cmp_ok $r->{hwm} // 1e9, '<', 100 * $MB,
-        "gzip bomb (plain): resident peak grew by @{[ $r->{hwm} // '?' ]} kB (< 100 MB)";
+        . ($seen->{exists} ? (defined $seen->{length} ? "$seen->{length} bytes" : 'undef') : 'absent') . ')';
+    cmp_ok $seen->{hwm} // 1e9, '<', 100 * $MB,
+        "gzip bomb (plain): resident peak grew by @{[ $seen->{hwm} // '?' ]} kB (< 100 MB)";
 }
 
 done_testing;

@@ -23,6 +23,7 @@ use Cache::Memcached::RustXS::Zlib ();
 use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Peers qw(slurp spew run_filter);
 use CMRXTest::Child qw(in_child status_kb);
+use CMRXTest::LeakCheck qw(no_leaks leaktrace_missing);
 
 my $TMP   = File::Temp->newdir;    # removed at exit
 my $MAGIC = "\x28\xb5\x2f\xfd";
@@ -43,11 +44,11 @@ sub quietly {
     my ($code) = @_;
     open my $saved, '>&', \*STDERR or die "dup STDERR: $!";
     open STDERR, '>', File::Spec->devnull or die "STDERR: $!";
-    my @r = eval { $code->() };
+    my @returned = eval { $code->() };
     my $err = $@;
     open STDERR, '>&', $saved or die "restore STDERR: $!";
     die $err if $err;
-    return wantarray ? @r : $r[0];
+    return wantarray ? @returned : $returned[0];
 }
 
 # The zstd command on $input (through files: no pipe can deadlock);
@@ -239,7 +240,7 @@ dies_like sub { train_dictionary(['x', "\x{263a}" x 5, ('y') x 10]) }, qr/Wide c
     my $wide_sizes = frame_sizes(\@held, level => 9, dictionary => $wide);
     is_deeply [ map { $wide_sizes->[$_] - length $frames[$_] } 0 .. $#held ], [ (3) x @held ],
         'an ID below 256 takes 3 bytes less in every frame than a 4-byte one';
-    my @back = grep { my $b = decompress($frames[$_]); !defined $b || $b ne $held[$_] } 0 .. $#held;
+    my @back = grep { my $back = decompress($frames[$_]); !defined $back || $back ne $held[$_] } 0 .. $#held;
     is "@back", '', '... and every frame decompresses';
     SKIP: {
         skip $NO_ZSTD, 1 unless $HAVE_ZSTD;
@@ -445,7 +446,7 @@ SKIP: {
     is $h{dict}{dictionary}, $NPM_ID, '-D: our dictionary ID in the header';
     is $h{zstd_dict}{dictionary}, $ZSTD_ID, "-D: zstd's dictionary ID in the header";
     ok !defined $h{pipe}{size}, 'from a pipe: no content size';
-    my @bad = grep { my $b = decompress($frames{$_}); !defined $b || $b ne $v } sort keys %frames;
+    my @bad = grep { my $back = decompress($frames{$_}); !defined $back || $back ne $v } sort keys %frames;
     is "@bad", '', "decompress reads all of zstd's frames (" . join(', ', sort keys %frames) . ')';
 
     # A frame with no content size that grows to 3 MB, and 163 KB of HTML.
@@ -490,8 +491,8 @@ SKIP: {
 
     my @bad;
     for my $len (0 .. length($frame) - 1) {
-        my $r = eval { decompress(substr $frame, 0, $len) };
-        push @bad, $len if $@ || defined $r;
+        my $decoded = eval { decompress(substr $frame, 0, $len) };
+        push @bad, $len if $@ || defined $decoded;
     }
     is "@bad", '', 'every truncation of a frame (' . length($frame) . ' lengths): undef';
 
@@ -505,11 +506,11 @@ SKIP: {
             for my $mask (0x01, 0x80, 0xFF) {
                 my $c = $plain;
                 substr($c, $pos, 1) = chr(ord(substr $c, $pos, 1) ^ $mask);
-                my $r = eval { decompress($c) };
-                if ($@)                          { $died++ }
-                elsif (!defined $r)              { $undef++ }
-                elsif (length $r != length $NPM[5]) { $wrong_len++ }
-                elsif ($r ne $NPM[5])            { $other++ }
+                my $decoded = eval { decompress($c) };
+                if ($@)                                   { $died++ }
+                elsif (!defined $decoded)                 { $undef++ }
+                elsif (length $decoded != length $NPM[5]) { $wrong_len++ }
+                elsif ($decoded ne $NPM[5])               { $other++ }
             }
         }
     });
@@ -532,10 +533,10 @@ SKIP: {
             for my $mask (0x01, 0x10, 0x80, 0xFF) {
                 my $c = $frame;
                 substr($c, $pos, 1) = chr(ord(substr $c, $pos, 1) ^ $mask);
-                my $r = eval { decompress($c) };
-                if ($@)              { push @garbage, "$pos/$mask died: $@" }
-                elsif (!defined $r)  { $undef++ }
-                elsif ($r eq $v)     { $same++ }    # e.g. a larger window descriptor
+                my $decoded = eval { decompress($c) };
+                if ($@)                   { push @garbage, "$pos/$mask died: $@" }
+                elsif (!defined $decoded) { $undef++ }
+                elsif ($decoded eq $v)    { $same++ }    # e.g. a larger window descriptor
                 else                 { push @garbage, "$pos/$mask" }
             }
         }
@@ -704,8 +705,8 @@ SKIP: {
         my ($res, $child) = in_child(sub {
             local $Cache::Memcached::RustXS::Zlib::MaxOutput = 1 << 20;
             my $rss = status_kb('VmRSS');
-            my $r = decompress($frame);
-            return join ',', defined $r ? 'defined' : 'undef', $rss;
+            my $decoded = decompress($frame);
+            return join ',', defined $decoded ? 'defined' : 'undef', $rss;
         }, fresh_peak => 1);
         my $hwm = $child->{vm_hwm_kb};
         my ($got, $rss) = split /,/, $res // '';
@@ -713,9 +714,9 @@ SKIP: {
         cmp_ok $hwm - $rss, '<', 8 * 1024, "... peak RSS grew by " . ($hwm - $rss) . " kB, under 8 MB";
     }
     my ($res, $child) = in_child(sub {
-        my @r = map { decompress(craft(size => $_, blocks => [[raw => 'hello world']])) }
+        my @decoded = map { decompress(craft(size => $_, blocks => [[raw => 'hello world']])) }
             2**40, 60_000_000, 2**63;
-        return join ',', map { defined $_ ? 'defined' : 'undef' } @r;
+        return join ',', map { defined $_ ? 'defined' : 'undef' } @decoded;
     }, fresh_peak => 1);
     my $vgrowth = $child->{vm_peak_growth_kb};
     is $res, 'undef,undef,undef', 'lying sizes 2**40, 60 MB, 2**63 (MaxOutput 64 MiB): undef';
@@ -775,7 +776,7 @@ SKIP: {
 # ---- leaks ---------------------------------------------------------------------------
 
 SKIP: {
-    skip 'Test::LeakTrace not installed', 1 unless eval { require Test::LeakTrace; 1 };
+    skip leaktrace_missing(), 1 if leaktrace_missing();
     my $frame = compress($NPM[8], dictionary => $NPM_ID);
     my $next_id = 0x7E570000;
     my $bad_file = file_of('leak-bad.dict', 'not a dictionary');
@@ -810,13 +811,14 @@ SKIP: {
         load_missing       => sub { eval { load_dictionary("$TMP/none") } },
         load_bad           => sub { eval { load_dictionary($bad_file) } },
         methods_new        => sub { compress_methods(level => 5) },
-        methods_call       => sub { my ($o, $b) = ('', ''); $mc->(\$NPM[8], \$o); $md->(\$o, \$b) },
+        methods_call       => sub {
+            my ($compressed, $back) = ('', '');
+            $mc->(\$NPM[8], \$compressed);
+            $md->(\$compressed, \$back);
+        },
     );
-    for my $name (sort keys %ops) {
-        my $op = $ops{$name};
-        $op->() for 1 .. 2;    # warm caches (Carp, the dictionary's tables)
-        is Test::LeakTrace::leaked_count(sub { $op->() for 1 .. 3 }), 0, "$name: no SV leaked";
-    }
+    # (no_leaks warms caches first: Carp, the dictionary's tables.)
+    no_leaks("$_: no SV leaked", $ops{$_}) for sort keys %ops;
 }
 
 is "@WARNINGS", '', 'no other warning in the whole test';

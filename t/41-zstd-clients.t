@@ -36,9 +36,10 @@ use Cache::Memcached::RustXS::GetParser ();
 use Cache::Memcached::RustXS::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
 use CMRXDev::Corpus qw(corpus_values);
-use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold);
+use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold same_value);
 use CMRXTest::Memcached;
-use CMRXTest::Raw qw(raw_get);
+use CMRXTest::Peers qw(spew);
+use CMRXTest::Stored qw(stored_as);
 
 plan skip_all => 'needs Cache::Memcached or Cache::Memcached::Fast: '
     . join('; ', cache_memcached_missing(), fast_missing())
@@ -55,54 +56,15 @@ my $ADDR   = $server->address;
 my $FAST   = fast_missing() ? 0 : 1;
 my $TMP    = File::Temp->newdir;                   # removed at exit
 my $Zstd   = 'Cache::Memcached::RustXS::Zstd';
-my $MAGIC  = "\x28\xb5\x2f\xfd";
 my $THRESHOLD = 100;
 
 # ---- helpers ---------------------------------------------------------------
-
-sub spew {
-    my ($path, $data) = @_;
-    open my $fh, '>:raw', $path or die "$path: $!";
-    print {$fh} $data;
-    close $fh or die "$path: $!";
-    return $path;
-}
-
-# The dictionary ID in a zstd frame's header (0: none); undef if not zstd.
-sub frame_dictionary {
-    my ($f) = @_;
-    return undef unless length $f >= 6 && substr($f, 0, 4) eq $MAGIC;
-    my $fhd = ord substr $f, 4, 1;
-    my $len = (0, 1, 2, 4)[$fhd & 3] or return 0;
-    my $at  = 5 + (($fhd >> 5) & 1 ? 0 : 1);    # a window byte unless single-segment
-    return unpack 'V', substr($f, $at, $len) . ("\0" x (4 - $len));
-}
-
-# What memcached holds for $key: 'raw', 'gzip', 'zstd' or 'zstd+ID', with
-# flags, e.g. 'zstd+123/3'; 'missing' for a miss.
-sub stored_as {
-    my ($key) = @_;
-    my ($flags, $data) = raw_get($ADDR, $key);
-    return 'missing' unless defined $flags;
-    my $fmt = !($flags & 2)                  ? 'raw'
-            : substr($data, 0, 2) eq "\x1f\x8b" ? 'gzip'
-            : defined frame_dictionary($data)  ? 'zstd' . (frame_dictionary($data) ? '+' . frame_dictionary($data) : '')
-            : 'other';
-    return "$fmt/$flags";
-}
-
-sub same {    # equal, comparing references by canonical Storable image
-    my ($got, $want) = @_;
-    return 0 unless defined $got && ref $got eq ref $want;
-    local $Storable::canonical = 1;
-    return ref $want ? Storable::nfreeze($got) eq Storable::nfreeze($want) : $got eq $want;
-}
 
 # 'ok' (the value), 'miss' (undef or absent), 'GARBAGE' or 'DIED'.
 sub outcome {
     my ($got, $want) = @_;
     return $got->[1] if $got->[0] eq 'died';
-    return same($got->[1], $want) ? 'ok' : defined $got->[1] ? 'GARBAGE' : 'miss';
+    return same_value($got->[1], $want) ? 'ok' : defined $got->[1] ? 'GARBAGE' : 'miss';
 }
 
 # A deterministic pseudo-random string of $n bytes (incompressible).
@@ -261,7 +223,7 @@ for my $w (@WNAMES) {
     my $want = join ' ', map {
         $_ eq 'short' ? "$_:raw/0" : $_ eq 'ref' ? "$_:$fmt/3" : "$_:$fmt/2"
     } @VNAMES;
-    my $got = join ' ', map { "$_:" . stored_as("zm:$w:$_") } @VNAMES;
+    my $got = join ' ', map { "$_:" . stored_as($ADDR, "zm:$w:$_", with_flags => 1) } @VNAMES;
     is $got, $want, "$w stores $fmt";
 }
 
@@ -349,20 +311,20 @@ SKIP: {
     for my $round (1 .. 2) {
         ok $rx->set("iso:rx$round", $json), "round $round: our object sets";
         ok $cm->set("iso:cm$round", $json), '... then a stock Cache::Memcached in the same process';
-        is stored_as("iso:rx$round"), "zstd+$ID_A/2", '... ours wrote zstd';
-        is stored_as("iso:cm$round"), 'gzip/2', '... the stock one gzip';
+        is stored_as($ADDR, "iso:rx$round", with_flags => 1), "zstd+$ID_A/2", '... ours wrote zstd';
+        is stored_as($ADDR, "iso:cm$round", with_flags => 1), 'gzip/2', '... the stock one gzip';
         ok \&Compress::Zlib::memGzip == $memgzip, '... memGzip is the same function';
         is substr(Compress::Zlib::memGzip($json), 0, 2), "\x1f\x8b", '... and still writes gzip';
     }
     ok $rx->add('iso:add', $json), 'add';
-    is stored_as('iso:add'), "zstd+$ID_A/2", '... compresses with zstd';
+    is stored_as($ADDR, 'iso:add', with_flags => 1), "zstd+$ID_A/2", '... compresses with zstd';
     ok $rx->replace('iso:add', $VALUES{compat}), 'replace';
-    is stored_as('iso:add'), "zstd+$ID_A/2", '... too';
+    is stored_as($ADDR, 'iso:add', with_flags => 1), "zstd+$ID_A/2", '... too';
     SKIP: {
         skip "Cache::Memcached $Cache::Memcached::VERSION has no append (1.27 on)", 2
             unless Cache::Memcached->can('append');
         ok $rx->append('iso:add', 'x' x 200), 'append (Cache::Memcached never compresses it)';
-        is stored_as('iso:add'), "zstd+$ID_A/2", '... leaves the flags';
+        is stored_as($ADDR, 'iso:add', with_flags => 1), "zstd+$ID_A/2", '... leaves the flags';
     }
 
     # Code that runs during our set (here its stat_callback; a signal
@@ -377,25 +339,25 @@ SKIP: {
             $other->set('iso:nested-rx', $json);
         } });
     ok $nesting->set('iso:outer', $json), 'our set whose stat_callback sets with two other objects';
-    is stored_as('iso:outer'), "zstd+$ID_A/2", '... writes zstd with its dictionary';
-    is stored_as('iso:nested-stock'), 'gzip/2', '... the stock object inside it writes gzip';
-    is stored_as('iso:nested-rx'), 'zstd/2', '... and our other object its zstd without dictionary';
+    is stored_as($ADDR, 'iso:outer', with_flags => 1), "zstd+$ID_A/2", '... writes zstd with its dictionary';
+    is stored_as($ADDR, 'iso:nested-stock', with_flags => 1), 'gzip/2', '... the stock object inside it writes gzip';
+    is stored_as($ADDR, 'iso:nested-rx', with_flags => 1), 'zstd/2', '... and our other object its zstd without dictionary';
     ok \&Compress::Zlib::memGzip == $memgzip, '... memGzip is the same function after all that';
 
     # A set that dies (a wide character) leaves memGzip as it was.
     ok !eval { $rx->set('iso:wide', "\x{263a}" x 100); 1 }, 'our set of a wide character dies';
     like $@, qr/Wide character/, '... as Compress::Zlib would';
     ok \&Compress::Zlib::memGzip == $memgzip, '... and memGzip is Compress::Zlib\'s again';
-    ok $cm->set('iso:after', $json) && stored_as('iso:after') eq 'gzip/2', '... the stock object still writes gzip';
+    ok $cm->set('iso:after', $json) && stored_as($ADDR, 'iso:after', with_flags => 1) eq 'gzip/2', '... the stock object still writes gzip';
 
     my $off = Cache::Memcached::RustXS::Memcached->new({ servers => [$ADDR],
         compress_threshold => $THRESHOLD, zstd => { dictionary => $DICT_A } });
     $off->enable_compress(0);
     ok $off->set('iso:off', $json), 'compress_enable off';
-    is stored_as('iso:off'), 'raw/0', '... stores raw';
+    is stored_as($ADDR, 'iso:off', with_flags => 1), 'raw/0', '... stores raw';
     my $plain = Cache::Memcached::RustXS::Memcached->new({ servers => [$ADDR], compress_threshold => $THRESHOLD });
     ok $plain->set('iso:plain', $json), 'ours without the zstd option';
-    is stored_as('iso:plain'), 'gzip/2', '... writes gzip';
+    is stored_as($ADDR, 'iso:plain', with_flags => 1), 'gzip/2', '... writes gzip';
     is $plain->get('iso:rx1'), $json, '... and reads zstd';
 }
 
@@ -416,8 +378,8 @@ SKIP: {
         my %want = (random => 'raw/0', tenth => 'raw/0', third => "$WRITERS{$w}[0]/2");
         for my $k (sort keys %set) {
             ok $c->set("ratio:$w:$k", $set{$k}), "$w sets $k";
-            is stored_as("ratio:$w:$k"), $want{$k}, "... stored $want{$k} (Cache::Memcached's 20 % rule)";
-            ok same($c->get("ratio:$w:$k"), $set{$k}), '... read back';
+            is stored_as($ADDR, "ratio:$w:$k", with_flags => 1), $want{$k}, "... stored $want{$k} (Cache::Memcached's 20 % rule)";
+            ok same_value($c->get("ratio:$w:$k"), $set{$k}), '... read back';
         }
     }
   SKIP: {
@@ -428,13 +390,13 @@ SKIP: {
                 compress_ratio => $ratio_opt,
                 compress_methods => $Zstd->can('compress_methods')->(dictionary => $DICT_B) });
             ok $f->set("ratio:fast$ratio_opt:random", $random), "Fast, compress_ratio $ratio_opt: random bytes";
-            is stored_as("ratio:fast$ratio_opt:random"), 'raw/0', '... stored raw';
+            is stored_as($ADDR, "ratio:fast$ratio_opt:random", with_flags => 1), 'raw/0', '... stored raw';
             ok $f->set("ratio:fast$ratio_opt:tenth", $tenth), "Fast, compress_ratio $ratio_opt: the 10 % value";
-            is stored_as("ratio:fast$ratio_opt:tenth"), $want, "... stored $want";
-            ok same($f->get("ratio:fast$ratio_opt:tenth"), $tenth), '... read back';
+            is stored_as($ADDR, "ratio:fast$ratio_opt:tenth", with_flags => 1), $want, "... stored $want";
+            ok same_value($f->get("ratio:fast$ratio_opt:tenth"), $tenth), '... read back';
           SKIP: {
                 skip cache_memcached_missing(), 1 unless $CM;
-                ok same($writer{rx_zstd}->get("ratio:fast$ratio_opt:tenth"), $tenth),
+                ok same_value($writer{rx_zstd}->get("ratio:fast$ratio_opt:tenth"), $tenth),
                     '... by Cache::Memcached::RustXS::Memcached too';
             }
         }

@@ -18,6 +18,7 @@ use IO::Compress::Gzip ();
 use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zstd qw(compress train_dictionary load_dictionary frame_dictionary_id);
 use CMRXTest::Peers qw(slurp run_filter have_gzip);
+use CMRXTest::LeakCheck qw(no_leaks);
 
 my @WARNINGS;
 $SIG{__WARN__} = sub { push @WARNINGS, $_[0] };
@@ -178,19 +179,15 @@ is "@misnamed", '', '... each with the format its magic number names, or undef f
     is decode($utf8), $JSON, 'a UTF-8-flagged string of bytes is downgraded';
 }
 
-SKIP: {
-    skip 'Test::LeakTrace not installed', 5 unless eval { require Test::LeakTrace; 1 };
+{
     my %ops = (
-        gzip    => sub { my @r = decode($gz) },
-        zstd    => sub { my $r = decode($zs) },
-        garbage => sub { my @r = decode("\x1f\x8b garbage") },
-        none    => sub { my @r = decode('plain') },
+        gzip    => sub { my @decoded = decode($gz) },
+        zstd    => sub { my $decoded = decode($zs) },
+        garbage => sub { my @decoded = decode("\x1f\x8b garbage") },
+        none    => sub { my @decoded = decode('plain') },
         wide    => sub { eval { decode("\x{263a}") } },
     );
-    for my $name (sort keys %ops) {
-        $ops{$name}->() for 1 .. 2;
-        is Test::LeakTrace::leaked_count(sub { $ops{$name}->() for 1 .. 3 }), 0, "$name: no SV leaked";
-    }
+    no_leaks("$_: no SV leaked", $ops{$_}) for sort keys %ops;
 }
 
 is "@WARNINGS", '', 'no warning in the whole test';

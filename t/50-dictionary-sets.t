@@ -27,6 +27,7 @@ use Cache::Memcached::RustXS::Zstd qw(:all);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Child qw(in_child);
+use CMRXTest::LeakCheck qw(leaked_svs leaktrace_missing);
 use CMRXTest::Peers qw(slurp spew run_filter);
 
 my $Set = 'Cache::Memcached::RustXS::Zstd::DictionarySet';
@@ -164,11 +165,11 @@ SKIP: {
 
 # Two writers of one folder: the second is told.
 {
-    my ($a, $b) = ($Set->read($dir), $Set->read($dir));
-    $a->add(prefix => 'news:', dictionary => $dict{news}, level => 3, id => 77);
-    $a->write;
-    $b->add(prefix => 'gh:', dictionary => $dict{gh}, level => 3, id => 78);
-    like error_of(sub { $b->write }), qr/changed since this set was read \(another writer\?\): read it again/,
+    my ($first, $second) = ($Set->read($dir), $Set->read($dir));
+    $first->add(prefix => 'news:', dictionary => $dict{news}, level => 3, id => 77);
+    $first->write;
+    $second->add(prefix => 'gh:', dictionary => $dict{gh}, level => 3, id => 78);
+    like error_of(sub { $second->write }), qr/changed since this set was read \(another writer\?\): read it again/,
         'a writer whose manifest is stale is refused';
     ok !$Set->read($dir)->entry(78), 'and writes nothing into it';
     like error_of(sub { $Set->create($dir) }), qr/holds a dictionary set already/,
@@ -273,14 +274,14 @@ sub mangled_copy {
     $other->add(prefix => 'npm:', dictionary => $dict{gh}, level => 3, id => 1);
     $other->write;
     my %cases = (
-        'a truncated dictionary file' => [ sub { my $p = "$_[0]/$file"; spew($p, substr slurp($p), 0, 1000) },
+        'a truncated dictionary file' => [ sub { my $path = "$_[0]/$file"; spew($path, substr slurp($path), 0, 1000) },
                                            qr/1000 bytes, the manifest says \d+: not the file of dictionary 1/ ],
-        'a replaced dictionary file'  => [ sub { my $p = "$_[0]/$file"; my $b = slurp($p); substr($b, -1, 1) ^= "\x01"; spew($p, $b) },
+        'a replaced dictionary file'  => [ sub { my $path = "$_[0]/$file"; my $bytes = slurp($path); substr($bytes, -1, 1) ^= "\x01"; spew($path, $bytes) },
                                            qr/its SHA-256 differs from the manifest's: not the file of dictionary 1/ ],
         'another set\'s file'         => [ sub { spew("$_[0]/$file", slurp($other->path_of(1))) },
                                            qr/not the file of dictionary 1 \(prefix 'npm:'\) that the manifest lists \(truncated, replaced, or of another set\)/ ],
         'a missing file'              => [ sub { unlink "$_[0]/$file" or die $! }, qr/cannot read dictionary 1/ ],
-        'a truncated manifest'        => [ sub { my $p = "$_[0]/manifest"; my $m = slurp($p); spew($p, substr $m, 0, length($m) - 30) },
+        'a truncated manifest'        => [ sub { my $path = "$_[0]/manifest"; my $text = slurp($path); spew($path, substr $text, 0, length($text) - 30) },
                                            qr/manifest: truncated|line \d+: .*truncated/ ],
     );
     for my $name (sort keys %cases) {
@@ -326,9 +327,9 @@ sub mangled_copy {
     # A frame of a dictionary the set does not have yet, made elsewhere.
     my $later = dictionary_with_id($dict{npm}, 11);
     my $frame = in_fresh_process(sub {
-        my $p = "$TMP/later.dict";
-        spew($p, $later);
-        load_dictionary($p);
+        my $path = "$TMP/later.dict";
+        spew($path, $later);
+        load_dictionary($path);
         return compress($values{npm}[3], level => 3, dictionary => 11);
     });
     my $out = in_fresh_process(sub {
@@ -365,8 +366,8 @@ sub mangled_copy {
         load_dictionaries($live, rescan_interval => 0);
         my $bad = $frame;
         substr($bad, 5, 1) = chr 99;    # names dictionary 99
-        my @r = map { defined(decompress($bad)) ? 'hit' : 'miss' } 1 .. 3;
-        return join ',', @r, scalar(@$warnings), map { /dictionary (\d+) is not loaded/ ? $1 : '?' } @$warnings;
+        my @outcomes = map { defined(decompress($bad)) ? 'hit' : 'miss' } 1 .. 3;
+        return join ',', @outcomes, scalar(@$warnings), map { /dictionary (\d+) is not loaded/ ? $1 : '?' } @$warnings;
     });
     is $out, 'miss,miss,miss,1,99', 'an ID still unknown after a scan: a miss and one warning';
 
@@ -382,10 +383,10 @@ sub mangled_copy {
         spew("$live/manifest.new", slurp($other->dir . '/manifest'));
         rename "$live/manifest", "$live/manifest.saved" or die $!;
         rename "$live/manifest.new", "$live/manifest" or die $!;
-        my @r = map { defined(decompress($gh_frame)) ? 'hit' : 'miss' } 1 .. 3;
+        my @outcomes = map { defined(decompress($gh_frame)) ? 'hit' : 'miss' } 1 .. 3;
         my $again = error_of(sub { load_dictionaries($live) });
         rename "$live/manifest.saved", "$live/manifest" or die $!;
-        return join "\n", join(',', @r), $again, @$warnings;
+        return join "\n", join(',', @outcomes), $again, @$warnings;
     });
     my ($hits, $again, @w) = split /\n/, $out;
     is $hits, 'miss,miss,miss', 'the values of another set put in the folder stay misses' or diag $out;
@@ -399,9 +400,9 @@ sub mangled_copy {
 sub compress_elsewhere {
     my ($bytes, $value) = @_;
     return in_fresh_process(sub {
-        my $p = "$TMP/elsewhere-" . $$ . '.dict';
-        spew($p, $bytes);
-        load_dictionary($p);
+        my $path = "$TMP/elsewhere-" . $$ . '.dict';
+        spew($path, $bytes);
+        load_dictionary($path);
         return compress($value, level => 3, dictionary => dictionary_id($bytes));
     });
 }
@@ -417,16 +418,16 @@ sub compress_elsewhere {
     my $out = in_fresh_process(sub {
         my ($warnings) = @_;
         load_dictionaries($live, rescan_interval => 0);
-        my @r;
+        my @outcomes;
         no warnings 'redefine';
         my $real = \&Cache::Memcached::RustXS::Zstd::_rescan_for;
         # It dies: a miss, $@ as it was.
         local *Cache::Memcached::RustXS::Zstd::_rescan_for = sub { die "rescan died\n" };
         $@ = 'kept';
-        push @r, defined(decompress($frame)) ? 'hit' : 'miss', $@;
+        push @outcomes, defined(decompress($frame)) ? 'hit' : 'miss', $@;
         # It decodes a value itself (re-entering the reader), then says found.
         local *Cache::Memcached::RustXS::Zstd::_rescan_for = sub { my $x = decompress($frame); 1 };
-        push @r, defined(decompress($frame)) ? 'hit' : 'miss';
+        push @outcomes, defined(decompress($frame)) ? 'hit' : 'miss';
         # It changes the reader's input: the reader decodes what it was given.
         my $input = $frame;
         local *Cache::Memcached::RustXS::Zstd::_rescan_for = sub {
@@ -435,17 +436,17 @@ sub compress_elsewhere {
             $s->write;
             $real->(@_);
         };
-        my $m = compress_methods(level => 3);
+        my $methods = compress_methods(level => 3);
         my $plain;
-        push @r, $m->[1]->(\$input, \$plain) ? ($plain eq $values{gh}[1] ? 'hit' : 'wrong') : 'miss';
-        return join ',', @r, scalar @$warnings;
+        push @outcomes, $methods->[1]->(\$input, \$plain) ? ($plain eq $values{gh}[1] ? 'hit' : 'wrong') : 'miss';
+        return join ',', @outcomes, scalar @$warnings;
     });
     is $out, 'miss,kept,miss,hit,1',
         'a rescan that dies or re-enters is a miss (one warning), leaves $@ alone; one that changes the input does not change what is decoded';
 }
 
 SKIP: {
-    skip 'Test::LeakTrace is not installed', 1 unless eval { require Test::LeakTrace; 1 };
+    skip leaktrace_missing(), 1 if leaktrace_missing();
     my $live = fresh_dir();
     my $s = $Set->create($live);
     $s->add(prefix => 'api:', dictionary => $dict{api}, level => 3, id => 30);
@@ -453,18 +454,17 @@ SKIP: {
     my $frame = compress_elsewhere(dictionary_with_id($dict{gh}, 31), $values{gh}[2]);
     my $out = in_fresh_process(sub {
         load_dictionaries($live, rescan_interval => 0);
-        my $m = compress_methods(level => 3);
+        my $methods = compress_methods(level => 3);
         my $round = sub {
             for (1 .. 20) {
                 no warnings 'redefine';
                 local *Cache::Memcached::RustXS::Zstd::_rescan_for = sub { die "x\n" } if $_ % 2;
-                my $p;
+                my $plain;
                 decompress($frame);
-                $m->[1]->(\$frame, \$p);
+                $methods->[1]->(\$frame, \$plain);
             }
         };
-        $round->();    # the one warning of the ID, the caches filled
-        return Test::LeakTrace::leaked_count($round);
+        return leaked_svs($round);    # (after the one warning of the ID, the caches filled)
     });
     is $out, 0, 'a reader whose rescan dies or finds nothing leaks nothing';
 }

@@ -32,6 +32,7 @@ use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_thresho
 use CMRXTest::Memcached;
 use CMRXTest::Peers qw(run_filter);
 use CMRXTest::Raw qw(raw_get);
+use CMRXTest::Stored qw(frame_dictionary stored_as);
 
 plan skip_all => cache_memcached_missing() if cache_memcached_missing();
 require Cache::Memcached::RustXS::Memcached;
@@ -43,34 +44,12 @@ my $ADDR = $server->address;
 my $FAST = fast_missing() ? 0 : 1;
 my $TMP  = File::Temp->newdir;
 my $Set  = 'Cache::Memcached::RustXS::Zstd::DictionarySet';
-my $MAGIC = "\x28\xb5\x2f\xfd";
 my $THRESHOLD = 100;
 my $HAVE_ZSTD = !system('sh', '-c', 'zstd --version >/dev/null 2>&1');
 
 my $corpus = corpus_values('bench/data/values');
 my %V = map { my $f = $_; ($f => [ grep { length >= 4 * $THRESHOLD } map { $_->[1] } @{ $corpus->{$f} } ]) }
         qw(api npm gh news compat);
-
-# The dictionary ID a zstd frame's header names (0: none); undef if not zstd.
-sub frame_dictionary {
-    my ($f) = @_;
-    return undef unless defined $f && length $f >= 6 && substr($f, 0, 4) eq $MAGIC;
-    my $fhd = ord substr $f, 4, 1;
-    my $len = (0, 1, 2, 4)[$fhd & 3] or return 0;
-    my $at  = 5 + (($fhd >> 5) & 1 ? 0 : 1);
-    return unpack 'V', substr($f, $at, $len) . ("\0" x (4 - $len));
-}
-
-# How memcached holds $key: 'zstd+ID', 'zstd', 'gzip', 'raw' or 'missing'.
-sub stored_as {
-    my ($key) = @_;
-    my ($flags, $data) = raw_get($ADDR, $key);
-    return 'missing' unless defined $flags;
-    return 'raw' unless $flags & 2;
-    return 'gzip' if substr($data, 0, 2) eq "\x1f\x8b";
-    my $id = frame_dictionary($data);
-    return defined $id ? ($id ? "zstd+$id" : 'zstd') : 'other';
-}
 
 # ---- the set ---------------------------------------------------------------
 
@@ -154,22 +133,22 @@ for my $fam (qw(api npm gh news)) {
         $written{$key} = $V{$fam}[$i];
     }
 }
-is stored_as('app:api:cm0'), 'zstd+1', 'app:api: is stored with its dictionary, ID 1';
-is stored_as('app:npm:cm0'), 'zstd+2', 'app:npm: with ID 2';
-is stored_as('app:gh:cm0'), 'zstd+300', 'app:gh: with ID 300';
-is stored_as('app:news:cm0'), 'zstd', 'a prefix the set does not have: the fallback, zstd without a dictionary';
+is stored_as($ADDR, 'app:api:cm0'), 'zstd+1', 'app:api: is stored with its dictionary, ID 1';
+is stored_as($ADDR, 'app:npm:cm0'), 'zstd+2', 'app:npm: with ID 2';
+is stored_as($ADDR, 'app:gh:cm0'), 'zstd+300', 'app:gh: with ID 300';
+is stored_as($ADDR, 'app:news:cm0'), 'zstd', 'a prefix the set does not have: the fallback, zstd without a dictionary';
 {
-    my ($flags, $frame) = raw_get($ADDR, 'app:api:cm1');
-    is ord(substr $frame, 4, 1) & 3, 1, 'a 1-byte dictionary ID in each frame of ID 1';
-    my ($f2) = (raw_get($ADDR, 'app:gh:cm1'))[1];
-    is ord(substr $f2, 4, 1) & 3, 2, 'a 2-byte one for ID 300';
+    my (undef, $api_frame) = raw_get($ADDR, 'app:api:cm1');
+    is ord(substr $api_frame, 4, 1) & 3, 1, 'a 1-byte dictionary ID in each frame of ID 1';
+    my (undef, $gh_frame) = raw_get($ADDR, 'app:gh:cm1');
+    is ord(substr $gh_frame, 4, 1) & 3, 2, 'a 2-byte one for ID 300';
 }
 {
     my $gz = Cache::Memcached::RustXS::Memcached->new({
         servers => [$ADDR], compress_threshold => $THRESHOLD, zstd => { dictionaries => $GZ_DIR } });
     ok $gz->set('gz:api:1', $V{api}[1]) && $gz->set('gz:other:1', $V{npm}[1]), 'a set with a gzip fallback';
-    is stored_as('gz:api:1'), 'zstd+70000', 'its prefix: its dictionary';
-    is stored_as('gz:other:1'), 'gzip', 'any other key: gzip';
+    is stored_as($ADDR, 'gz:api:1'), 'zstd+70000', 'its prefix: its dictionary';
+    is stored_as($ADDR, 'gz:other:1'), 'gzip', 'any other key: gzip';
     my $cm = Cache::Memcached->new({ servers => [$ADDR], parser_class => (default_parser())[0] });
     is $cm->get('gz:other:1'), $V{npm}[1], 'which stock readers read';
 }
@@ -183,7 +162,7 @@ SKIP: {
         });
         ok $fast->set("fast$_", $V{$fam}[5 + $_]), "Fast (namespace app:$fam:) set fast$_" for 0 .. 1;
         $written{"$fam:fast$_"} = $V{$fam}[5 + $_] for 0 .. 1;
-        is stored_as("app:$fam:fast0"), stored_as("app:$fam:cm0"),
+        is stored_as($ADDR, "app:$fam:fast0"), stored_as($ADDR, "app:$fam:cm0"),
             "Fast writes app:$fam: as Cache::Memcached::RustXS::Memcached does";
     }
 }
@@ -217,7 +196,7 @@ SKIP: {
 }
 
 # Stock readers: a miss for every zstd value, never garbage.
-my @zstd_keys = grep { stored_as("app:$_") =~ /\Azstd/ } @keys;
+my @zstd_keys = grep { stored_as($ADDR, "app:$_") =~ /\Azstd/ } @keys;
 cmp_ok scalar @zstd_keys, '==', scalar @keys, 'every value of the set\'s writers is zstd';
 {
     my ($class) = default_parser();
@@ -266,8 +245,8 @@ SKIP: {
         $w->set("news:late$i", $V{news}[$i]) or next;
         $news{"news:late$i"} = length $V{news}[$i];
     }
-    is stored_as('app:news:late10'), 'zstd+3', 'a writer made after the dictionary was added uses it';
-    is stored_as('app:news:cm0'), 'zstd', 'values written before stay as they were';
+    is stored_as($ADDR, 'app:news:late10'), 'zstd+3', 'a writer made after the dictionary was added uses it';
+    is stored_as($ADDR, 'app:news:cm0'), 'zstd', 'values written before stay as they were';
     print {$go_w} join(' ', map { "$_=$news{$_}" } sort keys %news), "\n";
     close $go_w;
     my $result = <$res_r>;

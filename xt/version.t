@@ -6,11 +6,13 @@
 use strict;
 use warnings;
 
+use lib 't/lib';
 use ExtUtils::MakeMaker ();
 use File::Find ();
 use Test::More;
 
 use Cache::Memcached::RustXS ();
+use CMRXTest::Peers qw(slurp);
 
 my ($semver) = slurp('Cargo.toml') =~ /^\[package\].*?^version\s*=\s*"([^"]+)"/ms;
 ok $semver, "Cargo.toml states version $semver";
@@ -57,10 +59,3 @@ isnt $?, 0, 'a .pm of another version cannot load the object';
 like $stale, qr/version.*(?:does not match|mismatch)/i, '... with a message saying so';
 
 done_testing;
-
-sub slurp {
-    my ($file) = @_;
-    open my $fh, '<', $file or die "$file: $!";
-    local $/;
-    return <$fh>;
-}

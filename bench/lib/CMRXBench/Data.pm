@@ -2,13 +2,15 @@ package CMRXBench::Data;
 
 # Inputs of the benchmark: the two sample files, deterministic values cut
 # from the document, a synthetic JPEG, and raw memcached look-ups. (The
-# corpus of real values is read by dev/lib's CMRXDev::Corpus, which the
-# tests use too.)
+# corpus of real values is read by dev/lib's CMRXDev::Corpus, and get
+# responses by its CMRXDev::GetResponse, which the tests use too.)
 
 use strict;
 use warnings;
 use IO::Socket::INET ();
 use Exporter 'import';
+
+use CMRXDev::GetResponse qw(stored_items);
 
 our @EXPORT_OK = qw(data_files slurp text_value fake_jpeg raw_get_flags server_version);
 
@@ -73,12 +75,14 @@ sub _talk {
     return $buf;
 }
 
-# Flags of a stored item, looked up on each server in turn (undef: miss).
+# Flags of a stored item as the server holds them, looked up on each server
+# in turn (undef: miss). Dies on a reply that is not a get response.
 sub raw_get_flags {
     my ($servers, $key) = @_;
     for my $addr (@$servers) {
-        my $r = _talk($addr, "get $key\r\n", qr/(?:^|\n)END\r\n\z|ERROR/) // next;
-        return $1 if $r =~ /^VALUE \S+ (\d+) \d+/;
+        my $reply = _talk($addr, "get $key\r\n", qr/(?:^|\n)END\r\n\z|ERROR/) // next;
+        my $items = eval { stored_items($reply) } or die "get $key from $addr: $@";
+        return $items->[0][1] if @$items;
     }
     return undef;
 }

@@ -8,12 +8,14 @@ use warnings;
 
 use Exporter 'import';
 
+use CMRXDev::GetResponse qw(response_values);
+
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(corpus_values);
 
 # Family name => [[key, value], ...] in file order, for each FAMILY.values
 # file in $dir: a memcached get response (VALUE <key> 0 <bytes>, the bytes,
-# CRLF; END).
+# CRLF; END), read by the distribution's parser (CMRXDev::GetResponse).
 sub corpus_values {
     my ($dir) = @_;
     my %family;
@@ -21,20 +23,13 @@ sub corpus_values {
     for my $name (sort grep { /\.values\z/ } readdir $dh) {
         my $path = "$dir/$name";
         open my $fh, '<:raw', $path or die "$path: $!\n";
-        my @values;
-        my $end;
-        while (defined(my $line = <$fh>)) {
-            if ($line eq "END\r\n") { $end = 1; last }
-            my ($key, $len) = $line =~ /\AVALUE (\S+) 0 (\d+)\r\n\z/
-                or die "$path: bad line after value " . scalar(@values) . "\n";
-            my $got = read $fh, my $data, $len + 2;
-            defined $got && $got == $len + 2 && substr($data, -2, 2, '') eq "\r\n"
-                or die "$path: value $key is cut short\n";
-            push @values, [$key, $data];
-        }
-        $end && eof $fh or die "$path: no END line at the end\n";
-        (my $fam = $name) =~ s/\.values\z//;
-        $family{$fam} = \@values;
+        my $response = do { local $/; <$fh> };
+        my $values = eval { response_values($response) } or die "$path: $@";
+        my @flagged = grep { $_->[1] != 0 } @$values;
+        die "$path: the value of $flagged[0][0] has flags $flagged[0][1], not 0\n" if @flagged;
+        (my $family_name = $name) =~ s/\.values\z//;
+        splice @$_, 1, 1 for @$values;    # [key, flags, value] -> [key, value]
+        $family{$family_name} = $values;
     }
     return \%family;
 }
@@ -73,8 +68,12 @@ The zstd tests train and measure on them, as the benchmark does.
 =item C<corpus_values($dir)>
 
 A hash reference: family name (the file name without C<.values>) =>
-C<[[key, value], ...]> in file order. Dies naming the file on a line that is
-not a C<VALUE> line, a value cut short, or a missing C<END>.
+C<[[key, value], ...]> in file order. Each file is read by the
+distribution's own parser (L<CMRXDev::GetResponse>'s C<response_values>),
+so the distribution must be built and in C<@INC> (C<prove -b>, C<perl
+-Mblib>). Dies naming the file on anything that parser refuses (a line
+that is not a C<VALUE> line, a value cut short, a missing C<END>, ...) and
+on flags other than 0.
 
 =back
 

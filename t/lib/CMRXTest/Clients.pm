@@ -1,7 +1,8 @@
 package CMRXTest::Clients;
 
 # Test helper: can the memcached clients the tests compare with be used
-# here? See the POD at the end of the file.
+# here, and a Cache::Memcached made as the tests make it. See the POD at
+# the end of the file.
 
 use strict;
 use warnings;
@@ -9,7 +10,8 @@ use warnings;
 use Exporter 'import';
 
 our $VERSION   = '0.01';
-our @EXPORT_OK = qw(fast_missing cache_memcached_missing fast_needs_threshold default_parser);
+our @EXPORT_OK = qw(fast_missing cache_memcached_missing fast_needs_threshold default_parser
+                    cache_memcached same_value why_missing);
 
 my ($fast_missing, $cache_memcached_missing);
 
@@ -46,6 +48,27 @@ sub why_missing {
     return $err =~ /\ACan't locate \Q$file\E /
         ? $absent
         : "$module does not load: $err";
+}
+
+# A Cache::Memcached reading with our parser, failing within seconds on a
+# server that does not answer; %args are new()'s, and override these.
+sub cache_memcached {
+    my (%args) = @_;
+    require Cache::Memcached;
+    return Cache::Memcached->new({
+        parser_class => 'Cache::Memcached::RustXS::GetParser',
+        connect_timeout => 2, select_timeout => 3, %args,
+    });
+}
+
+# Whether a client gave back $want: the same string, or for a reference
+# one of the same kind with the same canonical Storable image.
+sub same_value {
+    my ($got, $want) = @_;
+    return 0 unless defined $got && ref $got eq ref $want;
+    require Storable;
+    local $Storable::canonical = 1;
+    return ref $want ? Storable::nfreeze($got) eq Storable::nfreeze($want) : $got eq $want;
 }
 
 my @default;
@@ -92,7 +115,7 @@ __END__
 
 =head1 NAME
 
-CMRXTest::Clients - whether the clients the tests compare with can be used
+CMRXTest::Clients - whether the clients the tests compare with can be used, and the tests' Cache::Memcached
 
 =head1 SYNOPSIS
 
@@ -106,6 +129,10 @@ CMRXTest::Clients - whether the clients the tests compare with can be used
     my ($parser, $note) = default_parser();
     note $note if $note;
     my $memd = Cache::Memcached->new({ ..., parser_class => $parser });
+
+    use CMRXTest::Clients qw(cache_memcached same_value);
+    my $ours = cache_memcached(servers => [$addr], namespace => 'ns:');
+    ok same_value($ours->get('user'), { id => 7 }), 'read back';
 
 =head1 DESCRIPTION
 
@@ -121,6 +148,15 @@ hosts with Fast alone are common: code that needs Cache::Memcached (and
 C<Cache::Memcached::RustXS::Memcached>, its subclass) loads it at run time,
 after asking. Both load the module when it is there, so a test that asked
 can call it at once.
+
+C<same_value($got, $want)> is true when a client gave back C<$want>: the
+same string, or for a reference one of the same kind whose canonical
+L<Storable> image is the same (C<undef> is never the same).
+
+C<why_missing($module, $absent)> loads C<$module> and returns the empty
+string when that worked, C<$absent> when it is not installed, and perl's
+error (its first line) when it is there and fails to load: the reason to
+skip with, for any module.
 
 C<fast_needs_threshold> is true when the Cache::Memcached::Fast loaded is
 older than 0.28: those versions install their default decompressor only
@@ -139,5 +175,11 @@ lazily anyway, and the first parse kills the process ("symbol lookup
 error"). C<default_parser> tries one parse in a child perl; if that fails
 it returns the pure-Perl parser, which Cache::Memcached would use without
 GetParserXS, and a note saying why.
+
+C<cache_memcached(%args)> makes a L<Cache::Memcached> as the tests make
+one: C<parser_class> L<Cache::Memcached::RustXS::GetParser>,
+C<connect_timeout> 2 and C<select_timeout> 3 seconds (a server that does
+not answer costs seconds, not minutes), and C<%args>, which are C<new>'s
+and override these. Ask C<cache_memcached_missing> first.
 
 =cut

@@ -2,8 +2,8 @@ package CMRXTest::LeakOps;
 
 # Test helper: the operations the leak tests repeat -- every entry point of
 # the XS layer and the Rust engine, on good and on bad input, each checking
-# its own result. Shared by t/30-leaks.t (Test::LeakTrace) and
-# xt/leak-soak.t (RSS over many cycles). See the POD at the end.
+# its own result. Shared by t/30-leaks.t (CMRXTest::LeakCheck's no_leaks)
+# and xt/leak-soak.t (RSS over many cycles). See the POD at the end.
 
 use strict;
 use warnings;
@@ -13,7 +13,7 @@ use Exporter 'import';
 
 use Cache::Memcached::RustXS::GetParser;
 use Cache::Memcached::RustXS::Zlib ();
-use CMRXTest::Protocol qw(value_item pair);
+use CMRXTest::Protocol qw(value_item pair finalizer);
 
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(leak_ops);
@@ -60,75 +60,63 @@ my $JPEG    = "\xFF\xD8\xFF\xE0\0\x10JFIF\0" . ('jpegdata' x 50);
 # writer so that sock_big never blocks.
 my ($RD, $WR) = pair(nonblocking_writer => 1);
 
-# Cache::Memcached's finalize, reduced: chop the CRLF, remember the flags.
-sub finalizer {
-    my ($dest, $seen) = @_;
-    return sub {
-        my $map = $_[0];
-        while (my ($k, $f) = each %$map) {
-            chop $dest->{$k}; chop $dest->{$k};
-            $seen->{$k} = $f;
-        }
-    };
-}
-
 # ---- the operations (each returns true when the result is right) ------------------
 
 my %OPS;
 $OPS{parse_good} = sub {
     my (%dest, %seen);
-    my $p = $CLASS->new(\%dest, 3, sub { @seen{ keys %{ $_[0] } } = values %{ $_[0] } });
-    return $p->parse_from_string($GOOD) == 1
+    my $parser = $CLASS->new(\%dest, 3, sub { @seen{ keys %{ $_[0] } } = values %{ $_[0] } });
+    return $parser->parse_from_string($GOOD) == 1
         && keys(%dest) == 3
         && $dest{a} eq $GOOD_WANT{a} && $dest{b} eq $GOOD_WANT{b}
         && $dest{c} eq $GOOD_WANT{c}
         && $seen{a} == 0 && $seen{b} == 0 && $seen{c} == 4
-        && !defined $p->current_key;
+        && !defined $parser->current_key;
 };
 $OPS{parse_good_finalized} = sub {    # with a finalize that edits dest
     my (%dest, %seen);
-    my $p = $CLASS->new(\%dest, 3, finalizer(\%dest, \%seen));
-    return $p->parse_from_string(substr $GOOD, 0, 40) == 0
-        && $p->parse_from_string(substr $GOOD, 40) == 1
+    my $parser = $CLASS->new(\%dest, 3, finalizer(\%dest, \%seen));
+    return $parser->parse_from_string(substr $GOOD, 0, 40) == 0
+        && $parser->parse_from_string(substr $GOOD, 40) == 1
         && $dest{b} eq $plain_b && $dest{a} eq $plain_a;
 };
 for my $bad (@BAD) {
     my ($name, $resp, $want) = @$bad;
     $OPS{"parse_bad: $name"} = sub {
         my (%dest, %seen);
-        my $p = $CLASS->new(\%dest, 3, finalizer(\%dest, \%seen));
-        my $rv = $p->parse_from_string($resp);
+        my $parser = $CLASS->new(\%dest, 3, finalizer(\%dest, \%seen));
+        my $rv = $parser->parse_from_string($resp);
         return 0 unless $rv == $want;
-        return $rv == 0 ? $p->current_key eq 'p' && !exists $dest{p}
+        return $rv == 0 ? $parser->current_key eq 'p' && !exists $dest{p}
              : $name eq 'truncated gzip'
                  ? $dest{z} eq $TRUNC_GZ && $seen{z} == 2
              : $name eq 'SERVER_ERROR'
-                 ? $dest{a} eq 'x' && $p->parse_from_string("END\r\n") == -1
-             : $p->parse_from_string("END\r\n") == -1;    # stays failed
+                 ? $dest{a} eq 'x' && $parser->parse_from_string("END\r\n") == -1
+             : $parser->parse_from_string("END\r\n") == -1;    # stays failed
     };
 }
 $OPS{sock_good} = sub {
     my %dest;
-    my $p = $CLASS->new(\%dest, 3, sub { });
+    my $parser = $CLASS->new(\%dest, 3, sub { });
     syswrite($WR, $GOOD) == length $GOOD or die "syswrite: $!";
-    return $p->parse_from_sock($RD) == 1 && $dest{b} eq $GOOD_WANT{b}
+    return $parser->parse_from_sock($RD) == 1 && $dest{b} eq $GOOD_WANT{b}
         && keys(%dest) == 3;
 };
 $OPS{sock_eagain} = sub {
     my %dest;
-    my $p = $CLASS->new(\%dest, 0, sub { });
-    return $p->parse_from_sock($RD) == 0 && !%dest;
+    my $parser = $CLASS->new(\%dest, 0, sub { });
+    return $parser->parse_from_sock($RD) == 0 && !%dest;
 };
 $OPS{sock_partial_dropped} = sub {    # parser freed with a value in progress
     my %dest;
-    my $p = $CLASS->new(\%dest, 0);
+    my $parser = $CLASS->new(\%dest, 0);
     syswrite($WR, "VALUE q 0 50\r\n0123456789") or die "syswrite: $!";
-    my $ok = $p->parse_from_sock($RD) == 0 && $p->current_key eq 'q';
+    my $ok = $parser->parse_from_sock($RD) == 0 && $parser->current_key eq 'q';
     return $ok && !%dest;
 };
 $OPS{sock_big} = sub {    # 100 KB value: read straight into its scalar
     my %dest;
-    my $p = $CLASS->new(\%dest, 0, sub { });
+    my $parser = $CLASS->new(\%dest, 0, sub { });
     my $off = 0;
     my $rv = 0;
     while ($rv == 0) {
@@ -136,7 +124,7 @@ $OPS{sock_big} = sub {    # 100 KB value: read straight into its scalar
             my $put = syswrite($WR, $BIG_RESP, 65536, $off);
             $off += $put if $put;
         }
-        $rv = $p->parse_from_sock($RD);
+        $rv = $parser->parse_from_sock($RD);
     }
     return $rv == 1 && $dest{big} eq "$BIG\r\n";
 };
@@ -150,10 +138,10 @@ $OPS{memGunzip_good} = sub {
     return defined $out && $out eq $JSON && $Compress::Zlib::gzerrno == 0;
 };
 $OPS{memGunzip_corrupt} = sub {
-    my $a = Cache::Memcached::RustXS::Zlib::memGunzip($CORRUPT_GZ);
-    my $b = Cache::Memcached::RustXS::Zlib::memGunzip(\$TRUNC_GZ);
-    my $c = Cache::Memcached::RustXS::Zlib::memGunzip('not gzip at all');
-    return !defined $a && !defined $b && !defined $c
+    my $corrupt   = Cache::Memcached::RustXS::Zlib::memGunzip($CORRUPT_GZ);
+    my $truncated = Cache::Memcached::RustXS::Zlib::memGunzip(\$TRUNC_GZ);
+    my $not_gzip  = Cache::Memcached::RustXS::Zlib::memGunzip('not gzip at all');
+    return !defined $corrupt && !defined $truncated && !defined $not_gzip
         && $Compress::Zlib::gzerrno == -3;
 };
 $OPS{compress_uncompress} = sub {
@@ -169,19 +157,19 @@ $OPS{wide_character_croak} = sub {
 };
 my $METHODS = Cache::Memcached::RustXS::Zlib::compress_methods(level => 6);
 $OPS{fast_methods} = sub {
-    my ($c, $d) = @$METHODS;
+    my ($compress, $decompress) = @$METHODS;
     my ($gz, $back, $junk, $raw);
-    my $ok = $c->(\$JSON, \$gz) && $d->(\$gz, \$back) && $back eq $JSON;
-    $ok &&= !$d->(\$CORRUPT_GZ, \$junk) && !defined $junk;
-    $ok &&= !$c->(\$JPEG, \$raw) && !defined $raw;    # sniffed: stored raw
+    my $ok = $compress->(\$JSON, \$gz) && $decompress->(\$gz, \$back) && $back eq $JSON;
+    $ok &&= !$decompress->(\$CORRUPT_GZ, \$junk) && !defined $junk;
+    $ok &&= !$compress->(\$JPEG, \$raw) && !defined $raw;    # sniffed: stored raw
     return $ok;
 };
 $OPS{fast_methods_made} = sub {    # the anonymous XSUBs are freed too
-    my $m = Cache::Memcached::RustXS::Zlib::compress_methods(level => 1,
-                                                            max_output => 100);
+    my $methods = Cache::Memcached::RustXS::Zlib::compress_methods(level => 1,
+                                                                  max_output => 100);
     my ($gz, $back);
-    return $m->[0]->(\$plain_a, \$gz) && !$m->[1]->(\$JSON_GZ, \$back)
-        && $m->[1]->(\$gz, \$back) && $back eq $plain_a;
+    return $methods->[0]->(\$plain_a, \$gz) && !$methods->[1]->(\$JSON_GZ, \$back)
+        && $methods->[1]->(\$gz, \$back) && $back eq $plain_a;
 };
 $OPS{override_restore} = sub {
     Cache::Memcached::RustXS::Zlib::override_compress_zlib();
@@ -207,9 +195,12 @@ CMRXTest::LeakOps - the operations the leak tests repeat
 =head1 SYNOPSIS
 
     use CMRXTest::LeakOps qw(leak_ops);
+    use CMRXTest::LeakCheck qw(no_leaks);
+
     my $ops = leak_ops();
     for my $name (sort keys %$ops) {
         ok $ops->{$name}->(), "$name: correct result";
+        no_leaks("$name: no SV leaked", $ops->{$name});
     }
 
 =head1 DESCRIPTION
@@ -220,6 +211,7 @@ read straight into its scalar, errors and a parser freed mid-value; the
 Zlib functions on good, corrupt and refused input; compress_methods; the
 Compress::Zlib override) and returns true when what it got is right, so a
 repeated run checks results as well as memory. The operations share one
-socket pair, made when the module is loaded.
+socket pair, made when the module is loaded. The check itself is
+L<CMRXTest::LeakCheck>'s.
 
 =cut

@@ -7,7 +7,6 @@ use strict;
 use warnings;
 
 use Exporter 'import';
-use CMRXTest::Child qw(run_command);
 
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(slurp spew run_filter have_gzip have_python python);
@@ -25,14 +24,17 @@ sub spew {
     open my $fh, '>:raw', $file or die "$file: $!";
     print {$fh} $data;
     close $fh or die "$file: $!";
+    return $file;
 }
 
 # Run @cmd with $input on stdin (CMRXTest::Child's run_command: through
 # temporary files, so no pipe can deadlock on big data). Returns ($?,
-# $stdout_bytes).
+# $stdout_bytes). (CMRXTest::Child is loaded here, not by the files that
+# only slurp and spew.)
 sub run_filter {
     my ($input, @cmd) = @_;
-    my ($status, $data) = run_command(\@cmd, stdin => $input);
+    require CMRXTest::Child;
+    my ($status, $data) = CMRXTest::Child::run_command(\@cmd, stdin => $input);
     return ($status, $data);
 }
 
@@ -74,6 +76,7 @@ CMRXTest::Peers - run gzip(1) and python3 as peers
 C<run_filter> feeds bytes to a command's stdin and returns its exit status
 and stdout, through temporary files. C<python> runs one of four zlib/gzip
 operations in python3. To run code in a forked child and measure its
-memory, see L<CMRXTest::Child>.
+memory, see L<CMRXTest::Child>. C<slurp($file)> reads a file's bytes;
+C<spew($file, $data)> writes them and returns C<$file>.
 
 =cut

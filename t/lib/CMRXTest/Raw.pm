@@ -11,6 +11,9 @@ use Exporter 'import';
 use IO::Select ();
 use IO::Socket::INET ();
 
+use CMRXTest::DevLib;
+use CMRXDev::GetResponse qw(stored_items);
+
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(raw_request raw_set raw_get);
 
@@ -43,12 +46,17 @@ sub raw_set {
     return $reply eq "STORED\r\n";
 }
 
-# ($flags, $data) the server holds for $key, or () for a miss.
+# ($flags, $data) the server holds for $key, or () for a miss; dies on a
+# reply that is not a get response for $key alone.
 sub raw_get {
     my ($addr, $key) = @_;
     my $reply = raw_request($addr, "get $key\r\n", qr/(?:^|\n)END\r\n\z/);
-    return () unless $reply =~ /\AVALUE \S+ (\d+) (\d+)\r\n/;
-    return ($1, substr($reply, $+[0], $2));
+    my $items = eval { stored_items($reply) } or die "raw_get $key from $addr: $@";
+    return () unless @$items;
+    my ($item, @more) = @$items;
+    die "raw_get $key from $addr: the reply holds " . join(', ', map { $_->[0] } @$items) . "\n"
+        if @more || $item->[0] ne $key;
+    return @$item[1, 2];
 }
 
 1;
@@ -80,7 +88,10 @@ C<set> with exptime 0; true on C<STORED>.
 
 =item raw_get($addr, $key)
 
-C<($flags, $data)> of a hit, C<()> for a miss.
+C<($flags, $data)> of a hit, as the server holds them (compressed data
+stays compressed, flag 2 stays set), C<()> for a miss. The reply is read
+by L<CMRXDev::GetResponse>'s C<stored_items>; it dies when that refuses
+the reply, or when the reply holds another key than C<$key>.
 
 =back
 

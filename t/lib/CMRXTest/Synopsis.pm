@@ -196,8 +196,8 @@ sub users_dict_scratch {
 # Runs the SYNOPSIS of every module whose loads_client is $clients (1 or
 # 0), with 127.0.0.1:11211 replaced by $addr, as tests.
 sub check_synopses {
-    my (%a) = @_;
-    my ($addr, $clients) = @a{qw(addr clients)};
+    my (%args) = @_;
+    my ($addr, $clients) = @args{qw(addr clients)};
     my %synopsis = map { ($_ => synopsis_of($_)) } modules();
     my @modules = grep { !defined $synopsis{$_} || loads_client($synopsis{$_}) == $clients } sort keys %synopsis;
     Test::More::ok(scalar @modules, 'SYNOPSES that ' . ($clients ? 'load' : 'load no') . ' client: '
