@@ -11,7 +11,7 @@
 #   perl -Mblib bench/app.pl [--quick] [--scales memory,hit] [--configs ID,ID]
 #        [--workers N] [--connections N] [--keys N] [--per-request M]
 #        [--zipf S] [--fetch-ms MS] [--memory MB] [--hit-memory MB]
-#        [--duration S] [--rounds N] [--warmup S] [--set DIR]
+#        [--duration S] [--rounds N] [--warmup S] [--set DIR] [--report FILE]
 #
 # See bench/README.md ("Application").
 use strict;
@@ -36,14 +36,18 @@ use CMRXDev::Memcached ();
 binmode STDOUT, ':encoding(UTF-8)';
 STDOUT->autoflush(1);
 STDERR->autoflush(1);
-$SIG{INT} = $SIG{TERM} = sub { print STDERR "\ninterrupted\n"; exit 130 };
+$SIG{INT} = $SIG{TERM} = sub {
+    print STDERR "\ninterrupted\n";
+    kill 'TERM', $CMRXBench::Starman::WRK_PID if $CMRXBench::Starman::WRK_PID;
+    exit 130;    # END blocks stop the servers
+};
 
-my %opt = (quick => $ENV{BENCH_QUICK} ? 1 : 0, workers => 4, connections => 16, threads => 2,
+my %opt = (quick => 0, workers => 4, connections => 16, threads => 2,
            keys => 30_000, 'per-request' => 20, zipf => 0.99, 'fetch-ms' => 0.5, memory => 8,
            'hit-memory' => 64, seed => 25, scales => 'memory,hit');
 Getopt::Long::GetOptions(\%opt, 'quick!', 'scales=s', 'configs=s', 'workers=i', 'connections=i', 'threads=i',
                          'keys=i', 'per-request=i', 'zipf=f', 'fetch-ms=f', 'memory=i', 'hit-memory=i',
-                         'duration=f', 'rounds=i', 'warmup=f', 'seed=i', 'set=s', 'report=s', 'help|h')
+                         'duration=i', 'rounds=i', 'warmup=i', 'seed=i', 'set=s', 'report=s', 'help|h')
     && !$opt{help}
     or die "usage: perl -Mblib bench/app.pl [--quick] [--scales memory,hit] [--configs ID,ID] [--workers N] "
          . "[--connections N] [--threads N] [--keys N] [--per-request M] [--zipf S] [--fetch-ms MS] [--memory MB] "
@@ -234,8 +238,8 @@ sub run_scale {
                 round => $round, (map { ($_ => $w->{$_}) } grep { $_ ne 'output' } keys %$w), wrk_requests => $w->{requests}, %d,
                 items => $st->{curr_items}, evictions => $st->{evictions} - $st0->{evictions},
                 worker_cpu => $cpu, memcached_cpu => $mc_cpu, load => load_average(),
-                workers => [ map { CMRXBench::Starman->memory_of($_) } @workers ],
-                master => CMRXBench::Starman->memory_of($s->pid),
+                workers => [ map { memory_kib($_) } @workers ],
+                master => memory_kib($s->pid),
             };
             my $x = $samples{ $c->{id} }[-1];
             printf STDERR "    %-18s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms  CPU %5.2f ms/req  hits %5.1f %%  wrong %d\n",
@@ -261,6 +265,12 @@ sub load_average {
     return $one;
 }
 
+# A process's RSS, PSS and Private_Dirty, in KiB.
+sub memory_kib {
+    my $m = CMRXBench::Starman->memory_of($_[0]);
+    return { map { ($_ => $m->{$_}) } qw(rss pss private_dirty) };
+}
+
 # The CPU seconds the processes have used.
 sub cpu_of { my $t = 0; $t += CMRXBench::Starman->cpu_seconds_of($_) for @_; return $t }
 
@@ -272,7 +282,8 @@ sub write_psgi {
                 zipf => $opt{zipf}, fetch_ms => $opt{'fetch-ms'}, seed => $opt{seed}, stats_dir => $stats_dir);
     require Data::Dumper;
     my $dump = Data::Dumper->new([ \%args ])->Terse(1)->Indent(1)->Sortkeys(1)->Dump;
-    my $file = "$tmp/app-$c->{id}-" . $address =~ s/\W/-/gr . '.psgi';
+    (my $where = $address) =~ s/\W/-/g;
+    my $file = "$tmp/app-$c->{id}-$where.psgi";
     open my $fh, '>', $file or die "$file: $!\n";
     print {$fh} "use strict;\nuse warnings;\nuse CMRXBench::App;\nCMRXBench::App->new(%{ $dump })->to_app;\n";
     close $fh or die "$file: $!\n";

@@ -82,7 +82,7 @@ sub _cells {
     return (commas(sprintf '%.0f', $r->{rps}) . ($r->{rounds} > 1 ? sprintf(' (%s-%s)', commas(sprintf '%.0f', $r->{rps_min}), commas(sprintf '%.0f', $r->{rps_max})) : ''),
             defined $r->{vs} ? sprintf('%.2fx', $r->{vs}) : '-', _ms($r->{p50}), _ms($r->{p99}),
             defined $r->{cpu_ms} ? sprintf('%.2f ms', $r->{cpu_ms}) : '-', _pct($r->{hit_rate}),
-            defined $r->{fetches_per_1000} ? sprintf('%.0f', $r->{fetches_per_1000}) : '-',
+            defined $r->{fetches_per_1000} ? commas(sprintf '%.0f', $r->{fetches_per_1000}) : '-',
             defined $r->{items} ? commas(sprintf '%.0f', $r->{items}) : '-', _mb($r->{rss_kib}), _mb($r->{pd_kib}),
             $r->{wrong} + $r->{non2xx});
 }
@@ -246,7 +246,9 @@ sub write_svg {
     my $x2 = $lw + $pw1 + $gap;
     my $y = $top;
     for my $scale (@$scales) {
-        push @body, sprintf('<text x="8" y="%d" class="g">%s</text>', $y + 14, _esc($meta->{scales}{$scale}{title}));
+        my $load = load_during($s, $scale);
+        push @body, sprintf('<text x="8" y="%d" class="g">%s</text>', $y + 14,
+                            _esc($meta->{scales}{$scale}{title} . ($load ? "; the machine's load average $load" : '')));
         $y += $rh + 2;
         my $y0 = $y;
         for my $c (grep { $s->{$scale}{ $_->{id} } } @$configs) {

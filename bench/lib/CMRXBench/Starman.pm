@@ -165,13 +165,16 @@ sub _tail {
 
 # ---- wrk ----------------------------------------------------------------------
 
+# The wrk running now, for an interrupted run to stop it at once.
+our $WRK_PID;
+
 # Runs wrk against $url (threads, connections, seconds) and returns
 # { rps, requests, p50, p75, p90, p99 (seconds), non2xx, socket_errors, output }.
 sub wrk {
     my ($class, %o) = @_;
     my $wrk = which('wrk') or die "wrk not found in PATH\n";
     my @cmd = ($wrk, "-t$o{threads}", "-c$o{connections}", "-d$o{seconds}s", '--latency', '--timeout', '10s', $o{url});
-    open my $fh, '-|', @cmd or die "wrk: $!\n";
+    local $WRK_PID = open my $fh, '-|', @cmd or die "wrk: $!\n";
     my $out = do { local $/; <$fh> };
     close $fh;
     die "wrk failed (exit status $?):\n$out" if $?;
