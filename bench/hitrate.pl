@@ -20,8 +20,8 @@ use Getopt::Long ();
 use POSIX ();
 
 use CMRXBench::Runner qw(now);
-use CMRXBench::Memory qw(corpus_halves train_set gzip_methods set_methods one_object_methods
-                         stats commas table);
+use CMRXBench::Memory qw(corpus_halves train_set shuffled_ids zipf_cdf zipf_rank
+                         gzip_methods set_methods one_object_methods stats commas table);
 use CMRXDev::Memcached ();
 
 binmode STDOUT, ':encoding(UTF-8)';
@@ -63,29 +63,17 @@ my $set_dir = train_set(dir => "$tmp/set", log => "$out/hitrate-train.txt",
 
 # Key $id: a family in turn, a value of its fill half chosen by the id, and
 # the value's key with the id after it (as bench/memory.pl writes them).
-sub key_of {
-    my ($id) = @_;
-    my $vals = $fill->{ $FAMILIES[ $id % @FAMILIES ] };
-    my $item = $vals->[ (int($id / @FAMILIES) * 7919 + ($id >> 5)) % @$vals ];
-    return (sprintf('%s:%07d', $item->[0], $id), $item->[1], $FAMILIES[ $id % @FAMILIES ]);
-}
+sub key_of { CMRXBench::Memory::key_of($fill, \@FAMILIES, $_[0]) }
 
 # The requests: key ids drawn from Zipf($s) over $KEYS keys (rank r with
 # weight 1 / r**s; ranks given to ids in a shuffled order), packed 32-bit.
 sub requests {
     my ($s) = @_;
     srand($opt{seed});
-    my @id = (0 .. $KEYS - 1);
-    for (my $i = $#id; $i > 0; $i--) { my $j = int rand($i + 1); @id[ $i, $j ] = @id[ $j, $i ] }
-    my ($sum, @cdf) = (0);
-    push @cdf, $sum += 1 / $_**$s for 1 .. $KEYS;
+    my $id = shuffled_ids($KEYS);
+    my $cdf = zipf_cdf($KEYS, $s);
     my $seq = '';
-    for (1 .. $WARMUP + $GETS) {
-        my $u = rand($sum);
-        my ($lo, $hi) = (0, $KEYS - 1);
-        while ($lo < $hi) { my $mid = ($lo + $hi) >> 1; if ($cdf[$mid] < $u) { $lo = $mid + 1 } else { $hi = $mid } }
-        $seq .= pack 'N', $id[$lo];
-    }
+    $seq .= pack 'N', $id->[ zipf_rank($cdf, rand $cdf->[-1]) ] for 1 .. $WARMUP + $GETS;
     return \$seq;
 }
 

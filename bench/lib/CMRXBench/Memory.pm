@@ -1,22 +1,26 @@
 package CMRXBench::Memory;
 
-# What bench/memory.pl and bench/hitrate.pl share: the corpus split in a
-# training half and a fill half, the dictionary set `cmrx-dict train --all`
-# makes of the training half, the ways of writing through
-# Cache::Memcached::Fast, a memcached's stats, and the text tables.
+# What bench/memory.pl, bench/hitrate.pl and bench/app.pl share: the corpus
+# split in a training half and a fill half, the dictionary set `cmrx-dict
+# train --all` makes of the training half, the key population spread over
+# the fill half and the Zipf distribution over it, the ways of writing
+# through Cache::Memcached::Fast, a memcached's stats, and the text tables.
 
 use strict;
 use warnings;
 use Exporter 'import';
-use FindBin ();
+use File::Basename ();
+use File::Spec ();
 use Compress::Zlib ();
 use IO::Socket::INET ();
 use CMRXDev::Corpus qw(corpus_values);
 
-our @EXPORT_OK = qw(corpus_halves train_set gzip_methods set_methods one_object_methods
-                    stats commas table);
+our @EXPORT_OK = qw(corpus_halves train_set key_of shuffled_ids zipf_cdf zipf_rank
+                    gzip_methods set_methods one_object_methods stats commas table);
 
-my $ROOT = "$FindBin::Bin/..";
+# The distribution's folder, from this file's place in it (bench/lib/CMRXBench):
+# the same for the scripts and for an app that Starman loads.
+my $ROOT = File::Spec->rel2abs(File::Basename::dirname(__FILE__) . '/../../..');
 
 # (\%train, \%fill): family => [[key, value], ...], the even-numbered values
 # of bench/data/values to train on and the odd-numbered ones to write.
@@ -47,6 +51,46 @@ sub train_set {
     my $cmd = join ' ', map { "'$_'" } $^X, @inc, "$ROOT/bin/cmrx-dict", 'train', '--all', '--out-dir', $dir, $dump;
     system("$cmd > '$log' 2>&1") == 0 or die "cmrx-dict train --all failed; see $log\n";
     return $dir;
+}
+
+# Key $id of the population spread over the fill half (\%fill of
+# corpus_halves) of @$families: a family in turn, a value of its fill half
+# chosen by the id, and the value's key with the id after it. Returns (key,
+# value, family). Many keys share a value: what counts is how many items fit.
+sub key_of {
+    my ($fill, $families, $id) = @_;
+    my $family = $families->[ $id % @$families ];
+    my $vals = $fill->{$family};
+    my $item = $vals->[ (int($id / @$families) * 7919 + ($id >> 5)) % @$vals ];
+    return (sprintf('%s:%07d', $item->[0], $id), $item->[1], $family);
+}
+
+# The ids 0 .. $n - 1 in a shuffled order (Fisher-Yates with perl's rand:
+# seed it with srand first for the same order every time): rank r of a
+# Zipf draw is the key $ids->[r].
+sub shuffled_ids {
+    my ($n) = @_;
+    my @id = (0 .. $n - 1);
+    for (my $i = $#id; $i > 0; $i--) { my $j = int rand($i + 1); @id[ $i, $j ] = @id[ $j, $i ] }
+    return \@id;
+}
+
+# The cumulative weights of Zipf($s) over $n ranks (rank r, from 1, has
+# weight 1 / r**s): a reference to the array of partial sums.
+sub zipf_cdf {
+    my ($n, $s) = @_;
+    my ($sum, @cdf) = (0);
+    push @cdf, $sum += 1 / $_**$s for 1 .. $n;
+    return \@cdf;
+}
+
+# The rank (from 0) whose weight holds $u, a number in [0, the last partial
+# sum): rand($cdf->[-1]) gives a rank drawn from the distribution.
+sub zipf_rank {
+    my ($cdf, $u) = @_;
+    my ($lo, $hi) = (0, $#$cdf);
+    while ($lo < $hi) { my $mid = ($lo + $hi) >> 1; if ($cdf->[$mid] < $u) { $lo = $mid + 1 } else { $hi = $mid } }
+    return $lo;
 }
 
 # Fast's default compress_methods: Compress::Zlib's memGzip and memGunzip.
