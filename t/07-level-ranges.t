@@ -126,7 +126,7 @@ for my $module (modules()) {
         (my $flat = $para) =~ s/\s+/ /g;
         for my $sentence (split /(?<=[.;])\s+(?=[A-Z])/, $flat) {
             next unless $sentence =~ /\blevels?\b/i;
-            while ($sentence =~ /(?<![\d.])(-?\d+) to (-?\d+)(?![\d.])/g) {
+            while ($sentence =~ /(?<![\d.])(-?\d+) to (-?\d+)(?![\d.])(?!\s?%)/g) {    # not percentages
                 $ranges_seen++;
                 ok $ranges{"$1 to $2"}, "$module: \"$1 to $2\" is a range of levels the engine has";
             }
