@@ -160,7 +160,7 @@ for my $module (sort keys %DEFAULT) {
                  [compress_ratio => 1.5], [compress_ratio => 'most'], [compress_ratio => undef], [threshold => 100]) {
         my $line = __LINE__ + 1;
         ok !eval { $fast_options->(@$bad); 1 }, "$module: fast_options refuses $bad->[0] => " . (defined $bad->[1] ? $bad->[1] : 'undef');
-        like $@, qr/\Afast_options: .* at \Q$0\E line $line\.$/, '... saying so, at the line that called it';
+        like $@, qr/\Afast_options: .* at \Q$0\E line $line\.?$/, '... saying so, at the line that called it';
     }
 }
 
