@@ -20,6 +20,11 @@ our @EXPORT_OK = qw(train_all report_set decide decide_set whole_cache_samples);
 
 our $DEFAULT_IF_BETTER = 5;    # percent less memory a new dictionary must take
 
+# The ID candidates' frames name while they are measured: the smallest that
+# DictionarySet's new_id draws, which takes as many bytes in a frame (4) as
+# any it draws.
+my $MEASURED_ID = 65536;
+
 # What train --all does with a prefix, and report --dictionaries names it.
 my %ACTION  = (add => 'added', replace => 'replaced', keep => 'kept', none => 'none');
 my %VERDICT = (add => 'train', replace => 'retrain', keep => 'current', none => 'the fallback');
@@ -80,10 +85,9 @@ sub decide_set {
     # The keys a prefix holds, as the tuner counts them: a server's count;
     # none for files, which are a sample, not the cache.
     my $counts_keys = $opt{source}->counts_keys;
-    # Frames are measured naming the ID the set gives next (its size in
-    # each frame counts).
-    my $id = $set->unused_id;
-    my %common = (set => $set, tuning => \%tuning, id => $id, if_better => $if_better);
+    # Frames are measured naming an ID of the size the set's new ones take
+    # in each frame (the 4 bytes of a random ID, new_id's).
+    my %common = (set => $set, tuning => \%tuning, id => $MEASURED_ID, if_better => $if_better);
     my @prefixes;
     for my $g (@{ $sampled->{groups} }) {
         my $tag = 'prefix ' . shown($g->{prefix});
@@ -397,7 +401,8 @@ that sampled values name and the set does not have).
 What both share: the source sampled
 (L<Cache::Memcached::RustXS::Dict::Sample/sample_source($source, delimiter =E<gt> ':', per_prefix =E<gt> 1000, prefixes =E<gt> \@prefixes, progress =E<gt> sub { my ($what) = @_ }, listing_progress =E<gt> sub { })>),
 every group decided, then the whole cache unless C<prefixes> is given.
-Frames are measured naming the ID the set gives next. Returns C<<
+Frames are measured naming a 4-byte ID (65536), as the IDs the set's new
+dictionaries get take in each frame. Returns C<<
 { sampled, prefixes => \@decisions, whole_cache => $decision, if_better,
 tuning } >>.
 
