@@ -72,14 +72,16 @@ SKIP: {
 my $set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($set_dir);
 my %entry = map { ($_->{prefix} => $_) } grep { length $_->{prefix} } $set->entries;    # t/53: the whole cache
 is join(' ', sort keys %entry), 'compat: gh: npm:', 'the set: a dictionary for each of the three JSON prefixes';
-is join(' ', sort { $a <=> $b } map { $_->{id} } values %entry), '1 2 3', '... with IDs 1, 2, 3 (1 byte in each frame)';
+my @ids = map { $_->{id} } values %entry;
+ok !(grep { $_ < 65536 || $_ > 4294967295 } @ids), "... with random 32-bit IDs from 65536 up (@ids)";
+is scalar(keys %{ { map { ($_ => 1) } @ids } }), 3, '... three of them';
 ok !(grep { $_->{level} < 3 || $_->{level} > 19 } values %entry), '... at levels 3 to 19';
 ok $set->verify, '... every file as the manifest says';
 ok !(grep { !defined $_->{savings} || !defined $_->{memory_savings} || !$_->{samples} } values %entry),
     '... with the savings measured and the samples counted';
 is $set->fallback->{method} =~ /\A(?:gzip|zstd)\z/ ? 1 : 0, 1, 'the fallback is in the manifest';
 
-# Frames the set's writers make name the 1-byte ID, decode here and with
+# Frames the set's writers make name the set's ID, decode here and with
 # zstd -d -D, and a stock gunzip refuses them.
 {
     my $m = Cache::Memcached::RustXS::Zstd::compress_methods(dictionaries => $set_dir, prefix => 'gh:');
@@ -149,7 +151,7 @@ my @files_before = sort glob "$set_dir/*.dict";
     is $s->entry($first->{id})->{state}, 'retired', '... the old one is retired';
     ok -f $s->path_of($first->{id}), '... and its file is still there';
     ok $s->current('method:'), '... and the new prefix method: got one';
-    cmp_ok $s->current('method:')->{id}, '<', 256, '... with a small ID';
+    cmp_ok $s->current('method:')->{id}, '>=', 65536, '... with a random ID';
     like $out, qr/^\s+npm:\s+replaced\b/m, '... the report says replaced';
 }
 is_deeply [ grep { !-f $_ } @files_before ], [], 'no dictionary file was removed by a rerun';

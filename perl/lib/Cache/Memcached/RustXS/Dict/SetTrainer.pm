@@ -122,13 +122,15 @@ sub train_all {
         ? Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)
         : Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir);
     my $plan = decide_set($set, %opt);
+    # Each dictionary gets a random ID, none that a sampled stored value names.
+    my %adding = (avoid => [ sort { $a <=> $b } keys %{ $plan->{sampled}{dictionary_ids} } ]);
     my (@fallback_pool, @all_pairs);
     for my $d (@{ $plan->{prefixes} }) {
         my $pairs = $d->{group}{pairs};
         push @all_pairs, @$pairs;
         push @fallback_pool, @$pairs if $d->{outcome} eq 'none';
         $d->{action} = $ACTION{ $d->{outcome} };
-        $d->{entry} = _add_dictionary($set, $d) if $d->{outcome} eq 'add' || $d->{outcome} eq 'replace';
+        $d->{entry} = _add_dictionary($set, $d, %adding) if $d->{outcome} eq 'add' || $d->{outcome} eq 'replace';
     }
     $progress->('the fallback');
     my $measured = @fallback_pool ? \@fallback_pool : \@all_pairs;
@@ -141,7 +143,7 @@ sub train_all {
         $w->{action} = $ACTION{ $w->{outcome} };
         if ($w->{outcome} eq 'add' || $w->{outcome} eq 'replace') {
             $w->{other_keys} = _other_keys($opt{memory}, $w->{tuned}, $fallback, $measured);
-            $w->{entry} = _add_dictionary($set, $w, other_keys => $w->{other_keys}{use} ? 1 : 0);
+            $w->{entry} = _add_dictionary($set, $w, %adding, other_keys => $w->{other_keys}{use} ? 1 : 0);
         }
     }
     $set->set_delimiter($opt{delimiter}) if defined $opt{delimiter} && length $opt{delimiter};
@@ -153,21 +155,22 @@ sub train_all {
 }
 
 # The one place where train --all gives a dictionary its ID and adds it to
-# the set: the tuner's choice for the decided prefix. (The IDs that
-# sampled stored values name are in the result's dictionary_ids.)
+# the set: the tuner's choice for the decided prefix, under a random ID
+# that is not among the IDs of avoid (those sampled stored values name).
 sub _add_dictionary {
-    my ($set, $decision, %extra) = @_;
+    my ($set, $decision, %opt) = @_;
+    my $avoid = delete $opt{avoid};
     my $tuned = $decision->{tuned};
     my $c = $tuned->{choice};
     return $set->add(
         prefix => $decision->{set_prefix}, dictionary => $tuned->{dictionary}, level => $c->{level},
-        id => $set->unused_id,
+        id => $set->new_id(avoid => $avoid),
         savings => round(100 * (1 - $c->{bytes} / $tuned->{held_out_bytes}), 1),
         samples => $tuned->{samples},
         memory_savings => round(100 * (1 - $c->{memory} / $tuned->{baseline}{memGzip}{memory}), 1),
         method => $c->{method}, size_asked => $c->{size},
         ($c->{method} eq 'samples' ? () : (k => $c->{k}, d => $c->{d})),
-        %extra,
+        %opt,
     );
 }
 
@@ -364,8 +367,12 @@ Exported on request.
 
 Reads the set in C<$dir> (or makes a new one), decides every prefix of the
 source and the whole cache (L</decide_set($set, %options)>), and adds the
-chosen dictionary of each prefix that gets one, with the smallest unused
-ID of the set (one byte in each frame below 256). The fallback (what keys
+chosen dictionary of each prefix that gets one. Each dictionary gets a
+random ID
+(L<Cache::Memcached::RustXS::Zstd::DictionarySet/new_id(avoid =E<gt> \@ids)>,
+4 bytes in each frame) that no sampled stored value names, so that a set
+made again from scratch never gives an ID that values in the cache name.
+The fallback (what keys
 without a dictionary get) is measured on the values of the prefixes left
 without one (on every value when all have one). The whole-cache entry is
 added with C<other_keys> 1 when its dictionary takes less memory than the
@@ -382,7 +389,8 @@ C<kept>, C<none>; and C<entry>, the set's new entry), C<fallback>,
 C<whole_cache> (the same for the whole-cache entry, with C<other_keys>
 (C<use>, C<memory>, C<fallback_memory>, C<values>, C<measured_on>) when
 it was added; undef with C<prefixes>) and C<dictionary_ids> (C<< { id =>
-count } >>: how many sampled stored values name each dictionary ID).
+count } >>: how many sampled stored values name each dictionary ID, none
+of which an added dictionary has).
 
 =item report_set(dir => $dir, ...)
 
