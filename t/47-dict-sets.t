@@ -21,7 +21,7 @@ use Compress::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use CMRXTest::DictSets qw(corpus_halves run_dict write_file dump_of write_dump json_of by_prefix named_by
-                           @FIXED_TUNING);
+                           @FIXED_TUNING @AT_ONCE);
 use CMRXTest::Memcached;
 
 my $HAVE_JSON = eval { require JSON::PP; 1 };
@@ -43,7 +43,7 @@ my $set_dir = File::Spec->catfile($TMP, 'set');
 
 SKIP: {
     skip 'JSON::PP is needed for --json', 1 unless $HAVE_JSON;
-    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $set_dir, @FIXED_TUNING, '--json', $train_file ]);
+    my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $set_dir, @FIXED_TUNING, '--json', $train_file ]);
     is $st, 0, 'train --all from a file: exit 0' or diag $err;
     my $r = json_of($out);
     my $p = by_prefix($r);
@@ -106,7 +106,7 @@ SKIP: {
     skip 'JSON::PP is needed for --json', 1 unless $HAVE_JSON;
     my $dir = File::Spec->catfile($TMP, 'limits');
     my $file = dump_file('compat.values', @{ $half{compat}[0] });
-    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $dir, @FIXED_TUNING, '--json', '--compress-time', '1',
+    my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $dir, @FIXED_TUNING, '--json', '--compress-time', '1',
                                       '--decompress-time', '1', $file ]);
     is $st, 0, 'train --all with the default limits given' or diag $err;
     my $p = by_prefix(json_of($out))->{'compat:'};
@@ -127,7 +127,7 @@ SKIP: {
 
 my @files_before = sort glob "$set_dir/*.dict";
 {
-    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $set_dir, @FIXED_TUNING, $train_file ]);
+    my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $set_dir, @FIXED_TUNING, $train_file ]);
     is $st, 0, 'train --all again on the same values: exit 0' or diag $err;
     like $out, qr/^\s+gh:\s+kept\b/m, '... gh: is kept (a new one is not 5 % better)';
     my $again = Cache::Memcached::RustXS::Zstd::DictionarySet->read($set_dir);
@@ -138,12 +138,12 @@ my @files_before = sort glob "$set_dir/*.dict";
     # A first set of few npm values, then the whole half: replaced.
     my $small_dir = File::Spec->catfile($TMP, 'small');
     my $few_npm = dump_file('few-npm.values', @{ $half{npm}[0] }[0 .. 15]);
-    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $small_dir, @FIXED_TUNING, $few_npm ]);
+    my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $small_dir, @FIXED_TUNING, $few_npm ]);
     is $st, 0, 'train --all on 16 npm values' or diag $err;
     my $first = Cache::Memcached::RustXS::Zstd::DictionarySet->read($small_dir)->current('npm:');
     ok $first, '... gives npm: a dictionary';
     my $more = dump_file('more.values', @{ $half{npm}[0] }, @{ $half{method}[0] });
-    ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $small_dir, @FIXED_TUNING, '--if-better', '1', $more ]);
+    ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $small_dir, @FIXED_TUNING, '--if-better', '1', $more ]);
     is $st, 0, 'train --all on all of them, --if-better 1' or diag $err;
     my $s = Cache::Memcached::RustXS::Zstd::DictionarySet->read($small_dir);
     my $now = $s->current('npm:');
@@ -160,7 +160,7 @@ is_deeply [ grep { !-f $_ } @files_before ], [], 'no dictionary file was removed
 
 {
     my $dir = File::Spec->catfile($TMP, 'stdin-set');
-    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $dir, @FIXED_TUNING, '-' ], stdin => dump_of(@{ $half{compat}[0] }));
+    my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $dir, @FIXED_TUNING, '-' ], stdin => dump_of(@{ $half{compat}[0] }));
     is $st, 0, 'train --all from standard input' or diag $err;
     ok(Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)->current('compat:'), '... writes compat:');
 }
@@ -200,7 +200,7 @@ is_deeply [ grep { !-f $_ } @files_before ], [], 'no dictionary file was removed
 {
     my $dir = File::Spec->catfile($TMP, 'weak');
     my $weak = dump_file('weak.values', @{ $half{npm}[0] }[0 .. 9]);
-    my ($st) = run_dict([ 'train', '--all', '--out-dir', $dir, @FIXED_TUNING, $weak ]);
+    my ($st) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $dir, @FIXED_TUNING, $weak ]);
     is $st, 0, 'a set trained on 10 npm values';
     my $today = dump_file('npm-today.values', @{ $half{npm}[0] }, @{ $half{npm}[1] });
     (my $st2, my $out) = run_dict([ 'report', '--dictionaries', $dir, @FIXED_TUNING, $today ]);

@@ -26,7 +26,7 @@ use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use Cache::Memcached::RustXS::Dict::Pool;
 use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values);
-use CMRXTest::DictSets qw(corpus_halves run_dict json_of by_prefix named_by @NO_LIMITS @FIXED_TUNING);
+use CMRXTest::DictSets qw(corpus_halves run_dict json_of by_prefix named_by @NO_LIMITS @FIXED_TUNING @AT_ONCE);
 use CMRXTest::Memcached;
 use CMRXTest::Raw qw(raw_set);
 
@@ -92,7 +92,7 @@ my %set;
 for my $case ([ pool => @POOL ], [ whole => '--server', $whole->address ]) {
     my ($name, @server) = @$case;
     my $dir = $set{$name} = File::Spec->catfile($TMP, "$name-set");
-    my ($st, $out, $err) = run_dict([ 'train', '--all', @server, '--out-dir', $dir, @FIXED_TUNING, '--json' ]);
+    my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, @server, '--out-dir', $dir, @FIXED_TUNING, '--json' ]);
     is $st, 0, "train --all on the $name: exit 0" or diag $err;
     $set{"$name-json"} = json_of($out);
 }

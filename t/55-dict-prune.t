@@ -24,7 +24,7 @@ use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Child qw(run_command);
-use CMRXTest::DictSets qw(run_dict read_file write_file write_dump json_of @FIXED_TUNING @NO_LIMITS);
+use CMRXTest::DictSets qw(run_dict read_file write_file write_dump json_of @FIXED_TUNING @NO_LIMITS @AT_ONCE);
 use CMRXTest::Raw qw(raw_set raw_get);
 use CMRXTest::Memcached;
 
@@ -343,7 +343,7 @@ SKIP: {
         qr/dictionary ID 2 is in the set already \(prefix 'a:', removed: values may still name it\)/,
         'add refuses a removed ID';
     raw_set($addr, "d:$_", 0, $V{news}[$_]) or die for 0 .. $#{ $V{news} };
-    ($st, $out, $err) = run_dict([ 'train', '--all', '--server', $addr, '--out-dir', $dir, '--prefix', 'd',
+    ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--server', $addr, '--out-dir', $dir, '--prefix', 'd',
                                    @FIXED_TUNING, @NO_LIMITS ]);
     is $st, 0, 'train --all adds a prefix to the pruned set: exit 0' or diag $err;
     $now = $Set->read($dir);

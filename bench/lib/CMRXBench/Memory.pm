@@ -36,9 +36,11 @@ sub corpus_halves {
     return (\%train, \%fill);
 }
 
-# Runs `cmrx-dict train --all --out-dir $dir FILE`, no other option, on a
-# get response holding @$items ([key, bytes] each: the bytes as memcached
-# would store them), its report going to $log. Returns $dir.
+# Runs `cmrx-dict train --all --stage 0 --out-dir $dir FILE`, no other
+# option (--stage 0: what it adds is current at once, for the writers that
+# fill right after; by default it is staged an hour), on a get response
+# holding @$items ([key, bytes] each: the bytes as memcached would store
+# them), its report going to $log. Returns $dir.
 sub train_set {
     my (%o) = @_;
     my ($dir, $log, $items) = @o{qw(dir log items)};
@@ -48,7 +50,8 @@ sub train_set {
     print {$fh} "END\r\n";
     close $fh or die "$dump: $!\n";
     my @inc = map { ('-I', $_) } grep { !ref } @INC;
-    my $cmd = join ' ', map { "'$_'" } $^X, @inc, "$ROOT/bin/cmrx-dict", 'train', '--all', '--out-dir', $dir, $dump;
+    my $cmd = join ' ', map { "'$_'" } $^X, @inc, "$ROOT/bin/cmrx-dict", 'train', '--all', '--stage', '0', '--out-dir', $dir,
+                           $dump;
     system("$cmd > '$log' 2>&1") == 0 or die "cmrx-dict train --all failed; see $log\n";
     return $dir;
 }
