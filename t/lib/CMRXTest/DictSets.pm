@@ -165,7 +165,8 @@ CMRXTest::DictSets - the corpus halves, get-response files, cmrx-dict runs and -
 
 The tests of the C<cmrx-dict> command (F<t/42-cmrx-dict.t>,
 F<t/47-dict-sets.t>, F<t/48-dict-sets-server.t>, F<t/53-whole-cache.t>,
-F<t/54-tuner-cost.t>, F<t/55-dict-prune.t>, F<t/56-whole-cache-report.t>) train on one half of
+F<t/54-tuner-cost.t>, F<t/55-dict-prune.t>, F<t/56-whole-cache-report.t>,
+F<t/60-train-all-stage-ids.t>, F<t/61-sets-made-apart.t>) train on one half of
 values and measure on the other, write values as memcached C<get>
 responses, run F<bin/cmrx-dict> from the build (C<-Mblib>) and read what
 it prints. The functions are exported on request.
