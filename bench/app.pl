@@ -132,7 +132,7 @@ sub prepare_set {
     $set_dir = $opt{set};
     ($train) = corpus_halves(@FAMILIES);
     if (!$set_dir && grep { $_->{set} } @RUN) {
-        print STDERR "training the set: cmrx-dict train --all --out-dir DIR (the training half of @FAMILIES)\n";
+        print STDERR "training the set: cmrx-dict train --all --stage 0 --out-dir DIR (the training half of @FAMILIES)\n";
         $set_dir = train_set(dir => "$tmp/set", log => "$out/app-train.txt",
                              items => [ map { @{ $train->{$_} } } @FAMILIES ]);
     }

@@ -57,7 +57,7 @@ my ($train, $fill) = corpus_halves(@FAMILIES);
 my $out = "$FindBin::Bin/results";
 File::Path::make_path($out);
 my $tmp = File::Temp->newdir;
-print STDERR "training the set: cmrx-dict train --all --out-dir DIR (half of the values)\n";
+print STDERR "training the set: cmrx-dict train --all --stage 0 --out-dir DIR (half of the values)\n";
 my $set_dir = train_set(dir => "$tmp/set", log => "$out/hitrate-train.txt",
                         items => [ map { @{ $train->{$_} } } @FAMILIES ]);
 

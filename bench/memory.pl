@@ -20,7 +20,7 @@ use POSIX ();
 use Storable ();
 
 use CMRXBench::Runner qw(now median);
-use CMRXBench::Memory qw(corpus_halves train_set gzip_methods set_methods one_object_methods
+use CMRXBench::Memory qw(corpus_halves train_set small_id_copy gzip_methods set_methods one_object_methods
                          stats commas table);
 
 binmode STDOUT, ':encoding(UTF-8)';
@@ -58,15 +58,19 @@ File::Path::make_path($out);
 my $tmp = File::Temp->newdir;
 my $memory = Cache::Memcached::RustXS::Dict::Memory->new(memory_limit => $MEMORY_MB << 20);
 
-# The Storable section runs in a child process (this script again): its set
-# has the same IDs as the JSON one (1, 2, 3), and a process loads one
-# dictionary per ID.
+# The Storable section runs in a child process (this script again), which
+# loads its own set only: a process loads one dictionary per ID, and the
+# 1-byte copies of both sets number theirs from 1.
 exit storable_child() if $ENV{CMRX_BENCH_STORABLE_CHILD};
 
-# cmrx-dict train --all, no option but where to read and write.
-print STDERR "training the set: cmrx-dict train --all --out-dir DIR (half of the values)\n";
+# cmrx-dict train --all, no option but where to read and write and --stage
+# 0 (current at once: the fills write with it right after).
+print STDERR "training the set: cmrx-dict train --all --stage 0 --out-dir DIR (half of the values)\n";
 my $set_dir = train_set(dir => "$tmp/set", log => "$out/memory-train.txt",
                         items => [ map { @{ $train->{$_} } } @FAMILIES ]);
+# The same set with 1-byte IDs (1, 2, ...) instead of its random ones (4
+# bytes in each frame): what those IDs cost in items.
+my $small_dir = small_id_copy($set_dir, "$tmp/set-1-byte-ids");
 
 my $storable = $opt{storable} ? storable_section() : undef;
 
@@ -87,6 +91,7 @@ sub fast_way {
 }
 
 my ($one, $one_why) = one_object_methods($set_dir);
+my ($one_small, $one_small_why) = one_object_methods($small_dir);
 my @WAYS = (
     fast_way('Fast default (gzip)', sub { gzip_methods() }),
     fast_way('our gzip', sub { Cache::Memcached::RustXS::Zlib::compress_methods() }),
@@ -94,9 +99,12 @@ my @WAYS = (
     fast_way('the set, a Fast object per prefix', sub { set_methods($set_dir, "$_[0]:") }),
     $one ? fast_way('the set, one Fast object', sub { $one }, one => 1)
          : { name => 'the set, one Fast object', unavailable => $one_why },
+    fast_way('the set with 1-byte IDs, a Fast object per prefix', sub { set_methods($small_dir, "$_[0]:") }),
+    $one_small ? fast_way('the set with 1-byte IDs, one Fast object', sub { $one_small }, one => 1)
+               : { name => 'the set with 1-byte IDs, one Fast object', unavailable => $one_small_why },
 );
 my @NAMES = map { $_->{name} } @WAYS;
-my ($BASE, $SET, $ONE) = @NAMES[0, 3, 4];
+my ($BASE, $SET, $ONE, $SET_SMALL, $ONE_SMALL) = @NAMES[0, 3, 4, 5, 6];
 
 # The writers of a way on $addr: family => client (one object for all of
 # them with one => 1, or without compression).
@@ -256,7 +264,8 @@ for my $dir (qw(compress decompress)) {
 
 printf "Items resident in a %d MB memcached (-m %d, filled past its memory through Cache::Memcached::Fast, "
      . "its own curr_items), %s values of bench/data/values: the set trained by `cmrx-dict train --all` "
-     . "(no other option) on half of them, every writer filled with the other half\n\n",
+     . "(--stage 0, no other option) on half of them, with its random IDs (4 bytes in each frame) and "
+     . "rewritten to 1-byte ones; every writer filled with the other half\n\n",
     $MEMORY_MB, $MEMORY_MB, join('/', @FAMILIES);
 table([ 'values', @NAMES ],
       (map { my $r = $items{ $_->[0] }; [ $_->[0], map { items_cell($r->{$_}, $_ eq $BASE ? undef : $r->{$BASE}) } @NAMES ] } @ROWS),
@@ -276,9 +285,21 @@ my @bars = (
 );
 print "\nBars\n\n";
 printf "  %s %s (bar %s)\n", ($_->[1] ? '✓' : '✗'), $_->[0], $_->[2] for @bars;
+print "\nWhat the random IDs cost (4 bytes in each frame, against 1), all three\n\n";
+table([ 'writers', 'random IDs', '1-byte IDs', 'random / 1-byte', 'bytes per value, random / 1-byte',
+        'random IDs / Fast default gzip' ],
+      map { my ($random, $small) = @{ $all }{ @$_[1, 2] };
+            $random->{unavailable} || $small->{unavailable} ? [ $_->[0], ('not available') x 2, ('-') x 3 ]
+            : [ $_->[0], commas($random->{items}), commas($small->{items}),
+                sprintf('%.4f', $random->{items} / $small->{items}),
+                sprintf('%.0f / %.0f', $random->{bytes_per_value}, $small->{bytes_per_value}),
+                sprintf('%.2fx', $random->{items} / $all->{$BASE}{items}) ] }
+      [ 'a Fast object per prefix', $SET, $SET_SMALL ], [ 'one Fast object', $ONE, $ONE_SMALL ]);
 print "\nThe set\n\n";
-table([ 'prefix', 'ID', 'level', 'dictionary bytes', 'method', 'held-out memory saved vs memGzip' ],
-      map { my $e = $set->current($_); [ "'$_'", $e->{id}, $e->{level}, $e->{size}, $e->{method} || '-', ($e->{memory_savings} // '-') . ' %' ] }
+my $small_set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($small_dir);
+table([ 'prefix', 'ID', '1-byte ID', 'level', 'dictionary bytes', 'method', 'held-out memory saved vs memGzip' ],
+      map { my $e = $set->current($_); [ "'$_'", $e->{id}, $small_set->current($_)->{id}, $e->{level}, $e->{size},
+                                         $e->{method} || '-', ($e->{memory_savings} // '-') . ' %' ] }
       $set->prefixes);
 my $fb = $set->fallback;
 print "  (keys of other prefixes: $fb->{method} level $fb->{level})\n";
@@ -296,7 +317,7 @@ if (eval { require JSON::PP; 1 }) {
         memory_mb => $MEMORY_MB, families => \@FAMILIES, rounds => $ROUNDS, items => \%items,
         us_per_value => { map { my $d = $_; ($d => { map { ($_->{name} => 1e6 * $timing{$d}{ $_->{name} }) } @TIMED }) } keys %timing },
         bars => [ map { { what => $_->[0], met => $_->[1] ? JSON::PP::true() : JSON::PP::false(), bar => $_->[2] } } @bars ],
-        set => [ $set->entries ], fallback => $fb, storable => $storable,
+        set => [ $set->entries ], set_1_byte_ids => [ $small_set->entries ], fallback => $fb, storable => $storable,
     });
     close $j;
     print "results: bench/results/memory.json\n";

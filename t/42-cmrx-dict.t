@@ -272,6 +272,9 @@ my ($said_id) = $out =~ /, ID (\d+),/;
 my $id = eval { load_dictionary($dict_file) };
 ok $id, 'train: load_dictionary accepts it' or diag $@;
 is $id, $said_id, 'train: with the ID it printed';
+# zstd's trainer derives the ID from the dictionary's content (32768 up):
+# not a small ID that another dictionary, trained elsewhere, would have too.
+cmp_ok $id, '>=', 32768, "train: the ID zstd derives from the content ($id), not a small fixed one";
 my ($trained_on_all) = Cache::Memcached::RustXS::Dict::CLI::train_choice(
     [ map { $decoded{compat}{$_} } @compat_keys ], $e->{choice});
 is read_file($dict_file), $trained_on_all, "train: the tuner's choice, trained on all the values, in key order";
@@ -294,6 +297,11 @@ like $err, qr/\Acmrx-dict: \Q$dict_file\E exists .*--force replaces it\)\n\z/, '
 ($status, $out, $err) = run_dict([ 'train', '--server', $ADDR, '--prefix', 'compat', '--out', $dict_file, '--force',
                                    @FIXED_TUNING, @NO_LIMITS ]);
 is $status, 0, 'train --force: replaces it' or diag $err;
+{
+    my $replaced = read_file($dict_file);
+    isnt $replaced, $trained_on_all, '... with another dictionary (one size, fewer candidates)';
+    isnt Cache::Memcached::RustXS::Zstd::dictionary_id($replaced), $id, '... which has another ID';
+}
 
 # The same samples from files, standard input (lines, and NUL-separated):
 # the same dictionary (of one size and few candidates, @FIXED_TUNING: the

@@ -21,7 +21,7 @@ use Compress::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use CMRXTest::DictSets qw(corpus_halves run_dict write_file dump_of write_dump json_of by_prefix named_by
-                           @FIXED_TUNING);
+                           @FIXED_TUNING @AT_ONCE);
 use CMRXTest::Memcached;
 
 my $HAVE_JSON = eval { require JSON::PP; 1 };
@@ -43,7 +43,7 @@ my $set_dir = File::Spec->catfile($TMP, 'set');
 
 SKIP: {
     skip 'JSON::PP is needed for --json', 1 unless $HAVE_JSON;
-    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $set_dir, @FIXED_TUNING, '--json', $train_file ]);
+    my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $set_dir, @FIXED_TUNING, '--json', $train_file ]);
     is $st, 0, 'train --all from a file: exit 0' or diag $err;
     my $r = json_of($out);
     my $p = by_prefix($r);
@@ -72,14 +72,16 @@ SKIP: {
 my $set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($set_dir);
 my %entry = map { ($_->{prefix} => $_) } grep { length $_->{prefix} } $set->entries;    # t/53: the whole cache
 is join(' ', sort keys %entry), 'compat: gh: npm:', 'the set: a dictionary for each of the three JSON prefixes';
-is join(' ', sort { $a <=> $b } map { $_->{id} } values %entry), '1 2 3', '... with IDs 1, 2, 3 (1 byte in each frame)';
+my @ids = map { $_->{id} } values %entry;
+ok !(grep { $_ < 65536 || $_ > 4294967295 } @ids), "... with random 32-bit IDs from 65536 up (@ids)";
+is scalar(keys %{ { map { ($_ => 1) } @ids } }), 3, '... three of them';
 ok !(grep { $_->{level} < 3 || $_->{level} > 19 } values %entry), '... at levels 3 to 19';
 ok $set->verify, '... every file as the manifest says';
 ok !(grep { !defined $_->{savings} || !defined $_->{memory_savings} || !$_->{samples} } values %entry),
     '... with the savings measured and the samples counted';
 is $set->fallback->{method} =~ /\A(?:gzip|zstd)\z/ ? 1 : 0, 1, 'the fallback is in the manifest';
 
-# Frames the set's writers make name the 1-byte ID, decode here and with
+# Frames the set's writers make name the set's ID, decode here and with
 # zstd -d -D, and a stock gunzip refuses them.
 {
     my $m = Cache::Memcached::RustXS::Zstd::compress_methods(dictionaries => $set_dir, prefix => 'gh:');
@@ -104,7 +106,7 @@ SKIP: {
     skip 'JSON::PP is needed for --json', 1 unless $HAVE_JSON;
     my $dir = File::Spec->catfile($TMP, 'limits');
     my $file = dump_file('compat.values', @{ $half{compat}[0] });
-    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $dir, @FIXED_TUNING, '--json', '--compress-time', '1',
+    my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $dir, @FIXED_TUNING, '--json', '--compress-time', '1',
                                       '--decompress-time', '1', $file ]);
     is $st, 0, 'train --all with the default limits given' or diag $err;
     my $p = by_prefix(json_of($out))->{'compat:'};
@@ -125,7 +127,7 @@ SKIP: {
 
 my @files_before = sort glob "$set_dir/*.dict";
 {
-    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $set_dir, @FIXED_TUNING, $train_file ]);
+    my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $set_dir, @FIXED_TUNING, $train_file ]);
     is $st, 0, 'train --all again on the same values: exit 0' or diag $err;
     like $out, qr/^\s+gh:\s+kept\b/m, '... gh: is kept (a new one is not 5 % better)';
     my $again = Cache::Memcached::RustXS::Zstd::DictionarySet->read($set_dir);
@@ -136,12 +138,12 @@ my @files_before = sort glob "$set_dir/*.dict";
     # A first set of few npm values, then the whole half: replaced.
     my $small_dir = File::Spec->catfile($TMP, 'small');
     my $few_npm = dump_file('few-npm.values', @{ $half{npm}[0] }[0 .. 15]);
-    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $small_dir, @FIXED_TUNING, $few_npm ]);
+    my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $small_dir, @FIXED_TUNING, $few_npm ]);
     is $st, 0, 'train --all on 16 npm values' or diag $err;
     my $first = Cache::Memcached::RustXS::Zstd::DictionarySet->read($small_dir)->current('npm:');
     ok $first, '... gives npm: a dictionary';
     my $more = dump_file('more.values', @{ $half{npm}[0] }, @{ $half{method}[0] });
-    ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $small_dir, @FIXED_TUNING, '--if-better', '1', $more ]);
+    ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $small_dir, @FIXED_TUNING, '--if-better', '1', $more ]);
     is $st, 0, 'train --all on all of them, --if-better 1' or diag $err;
     my $s = Cache::Memcached::RustXS::Zstd::DictionarySet->read($small_dir);
     my $now = $s->current('npm:');
@@ -149,7 +151,7 @@ my @files_before = sort glob "$set_dir/*.dict";
     is $s->entry($first->{id})->{state}, 'retired', '... the old one is retired';
     ok -f $s->path_of($first->{id}), '... and its file is still there';
     ok $s->current('method:'), '... and the new prefix method: got one';
-    cmp_ok $s->current('method:')->{id}, '<', 256, '... with a small ID';
+    cmp_ok $s->current('method:')->{id}, '>=', 65536, '... with a random ID';
     like $out, qr/^\s+npm:\s+replaced\b/m, '... the report says replaced';
 }
 is_deeply [ grep { !-f $_ } @files_before ], [], 'no dictionary file was removed by a rerun';
@@ -158,7 +160,7 @@ is_deeply [ grep { !-f $_ } @files_before ], [], 'no dictionary file was removed
 
 {
     my $dir = File::Spec->catfile($TMP, 'stdin-set');
-    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $dir, @FIXED_TUNING, '-' ], stdin => dump_of(@{ $half{compat}[0] }));
+    my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $dir, @FIXED_TUNING, '-' ], stdin => dump_of(@{ $half{compat}[0] }));
     is $st, 0, 'train --all from standard input' or diag $err;
     ok(Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)->current('compat:'), '... writes compat:');
 }
@@ -198,7 +200,7 @@ is_deeply [ grep { !-f $_ } @files_before ], [], 'no dictionary file was removed
 {
     my $dir = File::Spec->catfile($TMP, 'weak');
     my $weak = dump_file('weak.values', @{ $half{npm}[0] }[0 .. 9]);
-    my ($st) = run_dict([ 'train', '--all', '--out-dir', $dir, @FIXED_TUNING, $weak ]);
+    my ($st) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $dir, @FIXED_TUNING, $weak ]);
     is $st, 0, 'a set trained on 10 npm values';
     my $today = dump_file('npm-today.values', @{ $half{npm}[0] }, @{ $half{npm}[1] });
     (my $st2, my $out) = run_dict([ 'report', '--dictionaries', $dir, @FIXED_TUNING, $today ]);
@@ -214,6 +216,11 @@ for my $case (
     [ [ 'train', '--all', '--out-dir', $set_dir ], 2, qr/are needed/, 'no source' ],
     [ [ 'train', '--all', '--out-dir', $set_dir, '--if-better', 'lots', $train_file ], 2, qr/--if-better must be a number/, 'a bad --if-better' ],
     [ [ 'train', '--out-dir', $set_dir, $train_file ], 2, qr/--out-dir is for --all/, '--out-dir without --all' ],
+    [ [ 'train', '--all', '--out-dir', $set_dir, '--stage', 'soon', $train_file ], 2, qr/--stage must be a duration/,
+      'a bad --stage' ],
+    [ [ 'train', '--out', 'x', '--stage', '1h', $train_file ], 2, qr/--stage is for --all/, '--stage without --all' ],
+    [ [ 'report', '--dictionaries', $set_dir, '--stage', '0', $train_file ], 2, qr/unknown option --stage/,
+      'report --dictionaries --stage' ],
     [ [ 'report', '--if-better', '5', '--server', '127.0.0.1:1' ], 2, qr/--if-better is for --dictionaries/, 'report --if-better without a set' ],
     [ [ 'train', '--all', '--out-dir', $set_dir, '--null', '-' ], 2, qr/--null/, '--null with --all' ],
     [ [ 'train', '--all', '--out-dir', File::Spec->catfile($TMP, 'x'), write_file("$TMP/cut.values", "VALUE a:1 0 100\r\nshort") ],

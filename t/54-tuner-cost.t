@@ -20,7 +20,7 @@ use Cache::Memcached::RustXS::Dict::Server ();
 use Cache::Memcached::RustXS::Dict::Memory ();
 use Cache::Memcached::RustXS::Dict::Tune ();
 use CMRXDev::Corpus qw(corpus_values);
-use CMRXTest::DictSets qw(halves run_dict json_of by_prefix @NO_LIMITS);
+use CMRXTest::DictSets qw(halves run_dict json_of by_prefix @NO_LIMITS @AT_ONCE);
 use CMRXTest::Memcached;
 use CMRXTest::Raw qw(raw_set);
 
@@ -52,7 +52,7 @@ for my $item (@npm, @noise, @few) {
 # ---- train --all: the small prefix gets a small dictionary ----------------------------
 
 my $dir = File::Spec->catfile($TMP, 'set');
-my ($st, $out, $err) = run_dict([ 'train', '--all', '--server', $ADDR, '--out-dir', $dir, '--json' ]);
+my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--server', $ADDR, '--out-dir', $dir, '--json' ]);
 is $st, 0, 'train --all --server: exit 0' or diag $err;
 my $p = by_prefix(json_of($out));
 

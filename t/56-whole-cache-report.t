@@ -19,7 +19,7 @@ use Compress::Zlib ();
 use Cache::Memcached::RustXS::Zstd qw(compress_methods);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use CMRXTest::Memcached;
-use CMRXTest::DictSets qw(corpus_halves run_dict write_dump json_of named_by train_whole_cache_set @FIXED_TUNING);
+use CMRXTest::DictSets qw(corpus_halves run_dict write_dump json_of named_by train_whole_cache_set @FIXED_TUNING @AT_ONCE);
 use CMRXTest::Raw qw(raw_set);
 
 my $HAVE_JSON = eval { require JSON::PP; 1 };
@@ -76,7 +76,7 @@ SKIP: {
     for my $copy (1 .. 3) { $store->("$_->[0]-$copy", $_->[1]) for @{ $half{gh}[0] } }
     $store->(@$_) for @{ $half{compat}[0] };
     my $d = File::Spec->catfile($TMP, 'server-set');
-    my ($st, $out, $err) = run_dict([ 'train', '--all', '--server', $addr, '--out-dir', $d, @FIXED_TUNING, '--json' ]);
+    my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--server', $addr, '--out-dir', $d, @FIXED_TUNING, '--json' ]);
     is $st, 0, 'train --all --server: exit 0' or diag $err;
     my $w = json_of($out)->{whole_cache} || {};
     is_deeply $w->{shares}, { gh => 3 * @{ $half{gh}[0] }, compat => scalar @{ $half{compat}[0] } },

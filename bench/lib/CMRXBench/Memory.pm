@@ -15,7 +15,7 @@ use Compress::Zlib ();
 use IO::Socket::INET ();
 use CMRXDev::Corpus qw(corpus_values);
 
-our @EXPORT_OK = qw(corpus_halves train_set key_of shuffled_ids zipf_cdf zipf_rank
+our @EXPORT_OK = qw(corpus_halves train_set small_id_copy key_of shuffled_ids zipf_cdf zipf_rank
                     gzip_methods set_methods one_object_methods stats commas table);
 
 # The distribution's folder, from this file's place in it (bench/lib/CMRXBench):
@@ -36,9 +36,11 @@ sub corpus_halves {
     return (\%train, \%fill);
 }
 
-# Runs `cmrx-dict train --all --out-dir $dir FILE`, no other option, on a
-# get response holding @$items ([key, bytes] each: the bytes as memcached
-# would store them), its report going to $log. Returns $dir.
+# Runs `cmrx-dict train --all --stage 0 --out-dir $dir FILE`, no other
+# option (--stage 0: what it adds is current at once, for the writers that
+# fill right after; by default it is staged an hour), on a get response
+# holding @$items ([key, bytes] each: the bytes as memcached would store
+# them), its report going to $log. Returns $dir.
 sub train_set {
     my (%o) = @_;
     my ($dir, $log, $items) = @o{qw(dir log items)};
@@ -48,9 +50,32 @@ sub train_set {
     print {$fh} "END\r\n";
     close $fh or die "$dump: $!\n";
     my @inc = map { ('-I', $_) } grep { !ref } @INC;
-    my $cmd = join ' ', map { "'$_'" } $^X, @inc, "$ROOT/bin/cmrx-dict", 'train', '--all', '--out-dir', $dir, $dump;
+    my $cmd = join ' ', map { "'$_'" } $^X, @inc, "$ROOT/bin/cmrx-dict", 'train', '--all', '--stage', '0', '--out-dir', $dir,
+                           $dump;
     system("$cmd > '$log' 2>&1") == 0 or die "cmrx-dict train --all failed; see $log\n";
     return $dir;
+}
+
+# A copy of the set in $dir, in $to, whose dictionaries have 1-byte IDs (1,
+# 2, ... in the order of its entries; the same content, levels and
+# prefixes, the same fallback and delimiter): what the set would store if
+# its IDs were small instead of random (4 bytes in each frame). Returns
+# $to. (A process may load both: their IDs differ.)
+sub small_id_copy {
+    my ($dir, $to) = @_;
+    require Cache::Memcached::RustXS::Zstd::DictionarySet;
+    my $set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
+    my $copy = Cache::Memcached::RustXS::Zstd::DictionarySet->create($to);
+    my $id = 0;
+    for my $e ($set->entries) {
+        $copy->add(prefix => $e->{prefix}, dictionary => $set->dictionary_bytes($e->{id}), level => $e->{level},
+                   id => ++$id, (defined $e->{other_keys} ? (other_keys => $e->{other_keys}) : ()));
+    }
+    my $fallback = $set->fallback;
+    $copy->set_fallback(method => $fallback->{method}, level => $fallback->{level});
+    $copy->set_delimiter($set->delimiter) if defined $set->delimiter;
+    $copy->write;
+    return $to;
 }
 
 # Key $id of the population spread over the fill half (\%fill of

@@ -20,7 +20,7 @@ use CMRXTest::Child qw(run_command);
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(halves corpus_halves run_dict read_file write_file dump_of write_dump
                     json_of by_prefix named_by train_whole_cache_set $CORPUS_DIR $SCRIPT @NO_LIMITS
-                    @FIXED_TUNING %FIXED_TUNING);
+                    @FIXED_TUNING %FIXED_TUNING @AT_ONCE);
 
 our $CORPUS_DIR = 'bench/data/values';
 our $SCRIPT     = File::Spec->catfile('bin', 'cmrx-dict');
@@ -36,6 +36,10 @@ our @NO_LIMITS = ('--compress-time', '0', '--decompress-time', '0');
 our @FIXED_TUNING = ('--size', '4096', '--levels', '3,9', '--methods', 'samples,fastcover');
 # The same as Dict::Tune's tune takes them.
 our %FIXED_TUNING = (sizes => [4096], max_size => 4096, levels => [ 3, 9 ], methods => [qw(samples fastcover)]);
+
+# train --all stages what it adds (an hour by default): the tests that
+# write, read or report with the set right after make it current at once.
+our @AT_ONCE = ('--stage', '0');
 
 # ([even positions], [odd positions]) of a list: the half a dictionary is
 # trained on and the half held out, as cmrx-dict splits them.
@@ -115,7 +119,7 @@ sub train_whole_cache_set {
     my $file = write_dump(File::Spec->catfile($tmp, 'train.values'), map({ @{ $half->{$_}[0] } } qw(gh npm compat)), @bare);
     my $dir = File::Spec->catfile($tmp, 'set');
     my %keys_of = ((map { ($_ => scalar @{ $half->{$_}[0] }) } qw(gh npm compat)), '(none)' => scalar @bare);
-    my ($st, $out, $err) = run_dict([ 'train', '--all', '--out-dir', $dir, '--sample', $WHOLE_CACHE_SAMPLE,
+    my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $dir, '--sample', $WHOLE_CACHE_SAMPLE,
                                       @FIXED_TUNING, (eval { require JSON::PP; 1 } ? '--json' : ()), $file ]);
     return ($st, $out, $err, $dir, \%keys_of, $WHOLE_CACHE_SAMPLE);
 }
@@ -143,11 +147,11 @@ CMRXTest::DictSets - the corpus halves, get-response files, cmrx-dict runs and -
 =head1 SYNOPSIS
 
     use lib 't/lib';
-    use CMRXTest::DictSets qw(corpus_halves run_dict dump_of write_dump json_of by_prefix named_by);
+    use CMRXTest::DictSets qw(corpus_halves run_dict dump_of write_dump json_of by_prefix named_by @AT_ONCE);
 
     my %half = corpus_halves(families => [qw(gh npm)]);    # from bench/data/values
     my $file = write_dump("$tmp/train.values", @{ $half{gh}[0] }, @{ $half{npm}[0] });
-    my ($status, $out, $err) = run_dict([ 'train', '--all', '--out-dir', "$tmp/set", '--json', $file ]);
+    my ($status, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', "$tmp/set", '--json', $file ]);
     is $status, 0, 'train --all: exit 0' or diag $err;
     my $prefix = by_prefix(json_of($out));                  # 'gh:' => { action => 'added', ... }
 
@@ -155,13 +159,14 @@ CMRXTest::DictSets - the corpus halves, get-response files, cmrx-dict runs and -
     ($status, $out) = run_dict([ 'report', '--dictionaries', "$tmp/set", '--json', $today ]);
     my $named = named_by(json_of($out));                    # dictionary ID => values naming it
 
-    run_dict([ 'train', '--all', '--out-dir', "$tmp/other", '-' ], stdin => dump_of(@{ $half{npm}[1] }));
+    run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', "$tmp/other", '-' ], stdin => dump_of(@{ $half{npm}[1] }));
 
 =head1 DESCRIPTION
 
 The tests of the C<cmrx-dict> command (F<t/42-cmrx-dict.t>,
 F<t/47-dict-sets.t>, F<t/48-dict-sets-server.t>, F<t/53-whole-cache.t>,
-F<t/54-tuner-cost.t>, F<t/55-dict-prune.t>, F<t/56-whole-cache-report.t>) train on one half of
+F<t/54-tuner-cost.t>, F<t/55-dict-prune.t>, F<t/56-whole-cache-report.t>,
+F<t/60-train-all-stage-ids.t>, F<t/61-sets-made-apart.t>) train on one half of
 values and measure on the other, write values as memcached C<get>
 responses, run F<bin/cmrx-dict> from the build (C<-Mblib>) and read what
 it prints. The functions are exported on request.
@@ -249,12 +254,18 @@ C<tune> takes them, for a test that computes what a command must find.
 The tuner's own tests (F<t/54-tuner-cost.t>, and F<t/42-cmrx-dict.t>'s
 C<train>) tune in full.
 
+=item C<@AT_ONCE>
+
+C<--stage 0>: C<train --all> makes what it adds current at once, for the
+tests that write, read or report with the set right after it (by default
+it stages what it adds an hour, and writers go on with what they used).
+
 =item C<train_whole_cache_set($tmp, \%half)>
 
 The set with a whole-cache entry that F<t/53-whole-cache.t> checks and
 F<t/56-whole-cache-report.t> reports on: C<train --all --sample 24>
 C<@FIXED_TUNING> (with
-C<--json> when L<JSON::PP> loads) on a file, in C<$tmp>, of the training
+C<--json> when L<JSON::PP> loads; C<@AT_ONCE>) on a file, in C<$tmp>, of the training
 halves of C<gh>, C<npm> and C<compat> (C<%half> as C<corpus_halves>
 returns it) and 12 keys without the delimiter, into C<$tmp/set>. Returns
 C<(exit status, stdout, stderr, $dir, \%keys_of, $sample)>:

@@ -144,10 +144,12 @@ sub cmd_train {
     my @args = @_;
     my $opt = parse_options('train', \@args, qw(server=s@ prefix=s@ out=s size=s delimiter=s
                                                 sample=s dictionary=s@ timeout=s null json force
-                                                all out-dir=s), @SET_OPTIONS);
+                                                all out-dir=s stage=s), @SET_OPTIONS);
     return show_help() if $opt->{help};
     return cmd_train_all($opt, \@args) if $opt->{all};
     usage_error('train: --out-dir is for --all') if defined $opt->{'out-dir'};
+    usage_error('train: --stage is for --all (a dictionary written to --out is used when loaded)')
+        if defined $opt->{stage};
     usage_error('train: --if-better is for --all') if defined $opt->{'if-better'};
     usage_error('train: --prefix can be given once (without --all)') if $opt->{prefix} && @{ $opt->{prefix} } > 1;
     $opt->{prefix} = $opt->{prefix}[0] if $opt->{prefix};
@@ -278,8 +280,9 @@ sub cmd_train_all {
     usage_error('train --all: --out-dir DIR is needed') unless defined $opt->{'out-dir'} && length $opt->{'out-dir'};
     usage_error('train --all writes a set into --out-dir, not --out') if defined $opt->{out};
     usage_error('train --all: --force is not needed: a set is added to, never overwritten') if $opt->{force};
-    return run_set_command('train --all', $opt, $args, sub { train_all(@_, dir => $opt->{'out-dir'}) },
-                           \&print_train_all);
+    my $stage = stage_option($opt);
+    return run_set_command('train --all', $opt, $args,
+                           sub { train_all(@_, dir => $opt->{'out-dir'}, stage => $stage) }, \&print_train_all);
 }
 
 sub cmd_report_set {
@@ -420,14 +423,15 @@ sub cmd_rollback {
     return;
 }
 
-# --stage DURATION: seconds, or the default.
+# --stage DURATION: whole seconds (a fraction counts as a second: the
+# manifest's dates are to the second), or the default.
 sub stage_option {
     my ($opt) = @_;
     return $Cache::Memcached::RustXS::Dict::Rollout::DEFAULT_STAGE unless defined $opt->{stage};
     my $stage = parse_duration($opt->{stage});
     usage_error("--stage must be a duration: a number and s, m, h, d or w (1h, 90m, 0 for at once), "
                 . "not '$opt->{stage}'") unless defined $stage;
-    return $stage;
+    return $stage == int $stage ? $stage : int($stage) + 1;
 }
 
 # ---- options --------------------------------------------------------------------

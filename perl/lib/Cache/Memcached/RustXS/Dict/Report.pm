@@ -321,6 +321,13 @@ sub print_train_all {
     }
     print {$fh} "\nThe set\n";
     table($fh, [ 'prefix', 'action', 'ID', 'file', 'level', 'bytes', 'why' ], @rows);
+    if (defined $result->{current_from}) {
+        print {$fh} $result->{stage} > 0
+            ? sprintf("Staged: current from %s (--stage %s): readers load the added dictionaries at once, "
+                      . "writers use them from then.\n", $result->{current_from}, duration_text($result->{stage}))
+            : sprintf("Current from %s, at once (--stage 0): writers use the added dictionaries as soon as "
+                      . "they read the set.\n", $result->{current_from});
+    }
     my $f = $result->{fallback};
     printf {$fh} "\nKeys without a dictionary get %s level %d (measured on %d values of %s: %d bytes of memory, "
                . "memGzip's %d)\n", $f->{method}, $f->{level}, $f->{samples}, $f->{measured_on} || 'the sample',
@@ -449,6 +456,7 @@ sub set_data {
                 classes_from => $result->{memory}->classes_from);
     delete $data{fallback}{tried};
     $data{fallback}{tried} = [ map { +{ %$_ } } @{ $result->{fallback}{tried} } ] if $result->{fallback}{tried};
+    $data{$_} = $result->{$_} for grep { defined $result->{$_} } qw(stage current_from);
     $data{dictionaries} = $result->{dictionaries} if $result->{dictionaries};
     $data{other_ids} = $result->{other_ids} if $result->{other_ids};
     $data{set} = [ $result->{set}->entries ];
@@ -466,7 +474,7 @@ sub _decided_data {
     my ($p) = @_;
     my $g = $p->{group};
     my %data = (prefix => text(defined $p->{set_prefix} ? $p->{set_prefix} : $g->{prefix}));
-    $data{$_} = $p->{$_} for grep { defined $p->{$_} } qw(outcome action verdict why gain_over_current);
+    $data{$_} = $p->{$_} for grep { defined $p->{$_} } qw(outcome action state verdict why gain_over_current);
     $data{keys} = $g->{keys} if $g;
     %data = (%data, _by_node($g));
     $data{entry} = $p->{entry} if $p->{entry};

@@ -5,6 +5,7 @@ use warnings;
 
 use Exporter 5.57 'import';
 use File::Spec ();
+use POSIX ();
 
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet ();
@@ -12,6 +13,7 @@ use Cache::Memcached::RustXS::Zlib ();
 use Cache::Memcached::RustXS::Dict qw(round);
 use Cache::Memcached::RustXS::Dict::Sample qw(sample_source);
 use Cache::Memcached::RustXS::Dict::Report qw(shown);
+use Cache::Memcached::RustXS::Dict::Rollout ();
 use Cache::Memcached::RustXS::Dict::Tune qw(tune tune_fallback dictionary_memory stored_memory worth_a_dictionary);
 
 our $VERSION = '0.101';
@@ -19,6 +21,11 @@ our $VERSION = '0.101';
 our @EXPORT_OK = qw(train_all report_set decide decide_set whole_cache_samples);
 
 our $DEFAULT_IF_BETTER = 5;    # percent less memory a new dictionary must take
+
+# The ID candidates' frames name while they are measured: the smallest that
+# DictionarySet's new_id draws, which takes as many bytes in a frame (4) as
+# any it draws.
+my $MEASURED_ID = 65536;
 
 # What train --all does with a prefix, and report --dictionaries names it.
 my %ACTION  = (add => 'added', replace => 'replaced', keep => 'kept', none => 'none');
@@ -31,11 +38,15 @@ my %VERDICT = (add => 'train', replace => 'retrain', keep => 'current', none => 
 # one measured on the same held-out values, and the outcome: add (no
 # current one, and the fresh one is worth a dictionary), replace (worth
 # one, and at least if_better % less memory than the current one), keep
-# (the current one stays) or none (no dictionary).
+# (the current one stays) or none (no dictionary). The current one is the
+# one writers use at the moment at (epoch seconds; now by default): train
+# --all asks for when what it adds would start, so that a dictionary
+# staged before is what a new one must beat.
 sub decide {
     my (%opt) = @_;
     my $set = $opt{set};
-    my $current = defined $opt{set_prefix} ? $set->current($opt{set_prefix}) : undef;
+    my $current = defined $opt{set_prefix}
+        ? $set->current($opt{set_prefix}, (defined $opt{at} ? (at => $opt{at}) : ())) : undef;
     my %decision = (group => $opt{group}, set_prefix => $opt{set_prefix}, pairs => scalar @{ $opt{pairs} },
                     ($current ? (current => { %$current }) : ()));
     my $refuse = sub {
@@ -80,10 +91,10 @@ sub decide_set {
     # The keys a prefix holds, as the tuner counts them: a server's count;
     # none for files, which are a sample, not the cache.
     my $counts_keys = $opt{source}->counts_keys;
-    # Frames are measured naming the ID the set gives next (its size in
-    # each frame counts).
-    my $id = $set->unused_id;
-    my %common = (set => $set, tuning => \%tuning, id => $id, if_better => $if_better);
+    # Frames are measured naming an ID of the size the set's new ones take
+    # in each frame (the 4 bytes of a random ID, new_id's).
+    my %common = (set => $set, tuning => \%tuning, id => $MEASURED_ID, if_better => $if_better,
+                  at => $opt{at});
     my @prefixes;
     for my $g (@{ $sampled->{groups} }) {
         my $tag = 'prefix ' . shown($g->{prefix});
@@ -114,17 +125,23 @@ sub train_all {
     my (%opt) = @_;
     my $dir = $opt{dir};
     my $progress = $opt{progress} || sub { };
+    my $stage = defined $opt{stage} ? $opt{stage} : $Cache::Memcached::RustXS::Dict::Rollout::DEFAULT_STAGE;
     my $set = -e File::Spec->catfile($dir, 'manifest')
         ? Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)
         : Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir);
-    my $plan = decide_set($set, %opt);
+    my $plan = decide_set($set, %opt, at => time + $stage);
+    # What is added is staged from the end of the tuning: writers begin to
+    # use it $stage seconds after the set is written. Its IDs are drawn at
+    # random, none that a sampled stored value names.
+    my %adding = (current_from => time + $stage,
+                  avoid => [ sort { $a <=> $b } keys %{ $plan->{sampled}{dictionary_ids} } ]);
     my (@fallback_pool, @all_pairs);
     for my $d (@{ $plan->{prefixes} }) {
         my $pairs = $d->{group}{pairs};
         push @all_pairs, @$pairs;
         push @fallback_pool, @$pairs if $d->{outcome} eq 'none';
         $d->{action} = $ACTION{ $d->{outcome} };
-        $d->{entry} = _add_dictionary($set, $d) if $d->{outcome} eq 'add' || $d->{outcome} eq 'replace';
+        $d->{entry} = _add_dictionary($set, $d, %adding) if $d->{outcome} eq 'add' || $d->{outcome} eq 'replace';
     }
     $progress->('the fallback');
     my $measured = @fallback_pool ? \@fallback_pool : \@all_pairs;
@@ -137,33 +154,41 @@ sub train_all {
         $w->{action} = $ACTION{ $w->{outcome} };
         if ($w->{outcome} eq 'add' || $w->{outcome} eq 'replace') {
             $w->{other_keys} = _other_keys($opt{memory}, $w->{tuned}, $fallback, $measured);
-            $w->{entry} = _add_dictionary($set, $w, other_keys => $w->{other_keys}{use} ? 1 : 0);
+            $w->{entry} = _add_dictionary($set, $w, %adding, other_keys => $w->{other_keys}{use} ? 1 : 0);
         }
     }
     $set->set_delimiter($opt{delimiter}) if defined $opt{delimiter} && length $opt{delimiter};
     $set->write;
+    my @added = grep { $_->{entry} } @{ $plan->{prefixes} }, $plan->{whole_cache} || ();
+    my %state = map { ($_->{entry}{id} => $_->{state}) } $set->schedule;
+    $_->{state} = $state{ $_->{entry}{id} } for @added;    # current or staged
     return { command => 'train --all', dir => $dir, set => $set, listing => $plan->{sampled}{listing},
              prefixes => $plan->{prefixes}, fallback => $fallback, if_better => $plan->{if_better},
              memory => $opt{memory}, whole_cache => $plan->{whole_cache},
-             dictionary_ids => $plan->{sampled}{dictionary_ids} };
+             dictionary_ids => $plan->{sampled}{dictionary_ids}, stage => $stage,
+             (@added ? (current_from => _date($adding{current_from})) : ()) };
 }
 
+sub _date { POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime $_[0]) }
+
 # The one place where train --all gives a dictionary its ID and adds it to
-# the set: the tuner's choice for the decided prefix. (The IDs that
-# sampled stored values name are in the result's dictionary_ids.)
+# the set: the tuner's choice for the decided prefix, under a random ID
+# that is not among the IDs of avoid (those sampled stored values name),
+# current from current_from (epoch seconds: staged when later than now).
 sub _add_dictionary {
-    my ($set, $decision, %extra) = @_;
+    my ($set, $decision, %opt) = @_;
+    my ($avoid, $current_from) = delete @opt{qw(avoid current_from)};
     my $tuned = $decision->{tuned};
     my $c = $tuned->{choice};
     return $set->add(
         prefix => $decision->{set_prefix}, dictionary => $tuned->{dictionary}, level => $c->{level},
-        id => $set->unused_id,
+        id => $set->new_id(avoid => $avoid), current_from => $current_from,
         savings => round(100 * (1 - $c->{bytes} / $tuned->{held_out_bytes}), 1),
         samples => $tuned->{samples},
         memory_savings => round(100 * (1 - $c->{memory} / $tuned->{baseline}{memGzip}{memory}), 1),
         method => $c->{method}, size_asked => $c->{size},
         ($c->{method} eq 'samples' ? () : (k => $c->{k}, d => $c->{d})),
-        %extra,
+        %opt,
     );
 }
 
@@ -283,8 +308,10 @@ Cache::Memcached::RustXS::Dict::SetTrainer - cmrx-dict's dictionary sets: train 
     # Without speed limits (0), so that tiny values like these get a
     # dictionary on any machine; the defaults keep each dictionary's
     # compression no slower than memGzip and its decompression faster than
-    # our gzip, as measured in the run.
-    my $trained = train_all(%common, dir => $dir, compress_time => 0, decompress_time => 0);
+    # our gzip, as measured in the run. stage => 0: current at once, as no
+    # host has the set yet (by default what is added is staged an hour, so
+    # that every reader has it before any writer uses it).
+    my $trained = train_all(%common, dir => $dir, compress_time => 0, decompress_time => 0, stage => 0);
     print_train_all(\*STDOUT, $trained);
 
     my $report = report_set(%common, dir => $dir, compress_time => 0, decompress_time => 0);
@@ -344,8 +371,9 @@ delimiter (which get the fallback, and are not tuned).
 
 =back
 
-C<train --all> adds the fresh dictionary for C<add> and C<replace> (the
-one before is retired, never removed) and reports C<added>, C<replaced>,
+C<train --all> adds the fresh dictionary for C<add> and C<replace>, staged
+(the one before stays current until it starts, and is then retired, never
+removed) and reports C<added>, C<replaced>,
 C<kept> or C<none>; C<report --dictionaries> says C<train>, C<retrain>,
 C<current> or C<the fallback> (C<no values sampled> when the sample had
 none, C<no keys sampled> for a prefix of the set that no sampled key has).
@@ -356,12 +384,22 @@ Exported on request.
 
 =over 4
 
-=item train_all(dir => $dir, source => $source, delimiter => ':', sample => 1000, memory => $model, if_better => 5, max_size => 112640, sizes => \@sizes, levels => \@levels, methods => \@methods, compress_time => 1, decompress_time => 1, prefixes => \@prefixes, progress => sub { }, listing_progress => sub { })
+=item train_all(dir => $dir, source => $source, delimiter => ':', sample => 1000, memory => $model, if_better => 5, stage => 3600, max_size => 112640, sizes => \@sizes, levels => \@levels, methods => \@methods, compress_time => 1, decompress_time => 1, prefixes => \@prefixes, progress => sub { }, listing_progress => sub { })
 
 Reads the set in C<$dir> (or makes a new one), decides every prefix of the
 source and the whole cache (L</decide_set($set, %options)>), and adds the
-chosen dictionary of each prefix that gets one, with the smallest unused
-ID of the set (one byte in each frame below 256). The fallback (what keys
+chosen dictionary of each prefix that gets one, I<staged>: current from
+C<stage> seconds after the tuning ends (by default
+C<$Cache::Memcached::RustXS::Dict::Rollout::DEFAULT_STAGE>, 3600; 0: at
+once; see L<Cache::Memcached::RustXS::Zstd::DictionarySet/"Staging and rolling back">).
+Each prefix is decided against the dictionary writers will use at that
+moment (one staged before, when it starts earlier), so that running it
+again within the stage does not stage the same choice twice. Each
+dictionary gets a random ID
+(L<Cache::Memcached::RustXS::Zstd::DictionarySet/new_id(avoid =E<gt> \@ids)>,
+4 bytes in each frame) that no sampled stored value names, so that a set
+made again from scratch never gives an ID that values in the cache name.
+The fallback (what keys
 without a dictionary get) is measured on the values of the prefixes left
 without one (on every value when all have one). The whole-cache entry is
 added with C<other_keys> 1 when its dictionary takes less memory than the
@@ -377,8 +415,13 @@ prefix the decision, below, with C<action>: C<added>, C<replaced>,
 C<kept>, C<none>; and C<entry>, the set's new entry), C<fallback>,
 C<whole_cache> (the same for the whole-cache entry, with C<other_keys>
 (C<use>, C<memory>, C<fallback_memory>, C<values>, C<measured_on>) when
-it was added; undef with C<prefixes>) and C<dictionary_ids> (C<< { id =>
-count } >>: how many sampled stored values name each dictionary ID).
+it was added; undef with C<prefixes>), C<dictionary_ids> (C<< { id =>
+count } >>: how many sampled stored values name each dictionary ID, none
+of which an added dictionary has), C<stage> (seconds) and, when a
+dictionary was added, C<current_from> (C<YYYY-MM-DDTHH:MM:SSZ>: when
+writers begin to use the added dictionaries); each decision that added a
+dictionary has its C<state> after the set was written: C<staged> or
+C<current>.
 
 =item report_set(dir => $dir, ...)
 
@@ -397,13 +440,18 @@ that sampled values name and the set does not have).
 What both share: the source sampled
 (L<Cache::Memcached::RustXS::Dict::Sample/sample_source($source, delimiter =E<gt> ':', per_prefix =E<gt> 1000, prefixes =E<gt> \@prefixes, progress =E<gt> sub { my ($what) = @_ }, listing_progress =E<gt> sub { })>),
 every group decided, then the whole cache unless C<prefixes> is given.
-Frames are measured naming the ID the set gives next. Returns C<<
+Frames are measured naming a 4-byte ID (65536), as the IDs the set's new
+dictionaries get take in each frame. The option C<at> (epoch seconds;
+now by default) is the moment whose current dictionaries the fresh ones
+are measured against. Returns C<<
 { sampled, prefixes => \@decisions, whole_cache => $decision, if_better,
 tuning } >>.
 
-=item decide(set => $set, set_prefix => 'user:', group => $group, pairs => \@pairs, keys => $count, tuning => \%tune_options, id => $id, if_better => 5, no_dictionary => $why, progress => sub { })
+=item decide(set => $set, set_prefix => 'user:', group => $group, pairs => \@pairs, keys => $count, tuning => \%tune_options, id => $id, if_better => 5, at => time, no_dictionary => $why, progress => sub { })
 
-One decision (L</THE DECISION>): C<< { outcome, why, group, set_prefix,
+One decision (L</THE DECISION>), against the prefix's dictionary at the
+moment C<at> (epoch seconds, now by default; a staged one once it starts):
+C<< { outcome, why, group, set_prefix,
 pairs (how many), tuned (tune's result), current (the set's entry, with
 its C<memory> and C<bytes> on the held-out values), gain_over_current } >>.
 C<set_prefix> undef (a group without the delimiter) or C<no_dictionary>

@@ -38,7 +38,10 @@ my $COVER_D       = 8;
 my $HOLD_OUT      = 4;     # every 4th value is held out: three quarters train
 my $MIN_TRAIN     = 5;     # zstd trains on 5 values at the least
 my $MIN_HELD      = 2;
-my $PLACEHOLDER_ID = 1;    # candidates name a 1-byte ID, as the set's small IDs do
+# Candidates name a 4-byte ID, as the dictionaries written do: a set's
+# (DictionarySet's new_id draws from 65536 up) and train's (zstd's trainer
+# derives one from the content, 4 bytes but for 1 in 65536).
+my $PLACEHOLDER_ID = 65536;
 my $MAX_TIMED     = 12;    # candidates timed at most, best first, until one is fast enough
 my $F_COMPRESS    = { Cache::Memcached::RustXS::_constants() }->{F_COMPRESS};    # the clients' flag
 my $MIN_GAIN      = 5;     # percent less memory than without a dictionary, to be worth one
@@ -586,8 +589,9 @@ chosen candidate's cost by 2.1 % at the most, either way.
 Each is measured on the held-out values at levels 3, 6, 9, 12, 15 and 19 by
 the memory memcached would give them (L<Cache::Memcached::RustXS::Dict::Memory>:
 each value under its own key, with flags, in its slab chunk; a frame that
-is not at most 0.8 of the value is stored raw, as both clients do), with
-the 1-byte dictionary ID a set gives.
+is not at most 0.8 of the value is stored raw, as both clients do), naming
+a 4-byte dictionary ID, as the dictionaries C<cmrx-dict> writes do (a
+set's random IDs from 65536, and zstd's own for C<train>).
 
 Candidates are ranked by their I<cost>. When C<keys> says how many keys
 the prefix holds (C<cmrx-dict> gives a server's count of the prefix's
@@ -627,7 +631,7 @@ Exported on request.
 
 =over 4
 
-=item tune(samples => \@pairs, memory => $model, keys => $count, max_size => 112640, sizes => [2048, 4096, ...], levels => [3, 6, 9, 12, 15, 19], methods => [qw(samples fastcover cover)], id => 1, compress_time => 1, decompress_time => 1, progress => sub { my ($what) = @_ })
+=item tune(samples => \@pairs, memory => $model, keys => $count, max_size => 112640, sizes => [2048, 4096, ...], levels => [3, 6, 9, 12, 15, 19], methods => [qw(samples fastcover cover)], id => 65536, compress_time => 1, decompress_time => 1, progress => sub { my ($what) = @_ })
 
 Tunes one prefix. C<keys> (optional) is how many keys the prefix holds:
 with it the dictionary's bytes are in the cost (above); without it the
@@ -637,7 +641,9 @@ and C<methods> (optional) replace the levels and the methods tried
 (C<cover> without C<fastcover> is tried at every size); it croaks on
 others (L</choices_error(methods =E<gt> \@methods, levels =E<gt> \@levels)>). C<id> is
 the dictionary ID the frames are measured with
-(its size in each frame counts: 1 byte below 256). Returns a hash
+(its size in each frame counts: 1 byte below 256, 2 below 65536, else 4;
+by default 65536, 4 bytes, as the IDs of the dictionaries C<cmrx-dict>
+writes take). Returns a hash
 reference: C<samples>, C<sample_bytes>, C<trained_on>, C<training_bytes>, C<held_out>,
 C<held_out_bytes>, C<held> (the held-out pairs), C<keys> and
 C<cost_model> (C<keys> or C<memory>); C<baseline> (the held-out
