@@ -23,7 +23,7 @@ our $MaxOutput;   # largest output memGunzip/uncompress will make
 our $gzerrno;
 *gzerrno = \$Compress::Zlib::gzerrno;
 
-my @OPTIONS = qw(level max_output);
+my @OPTIONS = qw(level max_output compress_ratio);
 
 sub compress_methods {
     my %opt = @_;
@@ -33,6 +33,7 @@ sub compress_methods {
         exists $opt{level}      ? $opt{level}      : $Level,
         0,
         exists $opt{max_output} ? $opt{max_output} : $MaxOutput,
+        $opt{compress_ratio},
     );
 }
 
@@ -44,8 +45,9 @@ my $FAST_THRESHOLD = 224;
 
 sub fast_options {
     my %opt = @_;
-    my @settings = Cache::Memcached::RustXS::_fast_settings('fast_options', \%opt, $FAST_THRESHOLD, @OPTIONS);
-    return (@settings, compress_methods => compress_methods(%opt));
+    my ($settings, $ratio) = Cache::Memcached::RustXS::_fast_settings('fast_options', \%opt, $FAST_THRESHOLD,
+                                                                     @OPTIONS);
+    return (@$settings, compress_methods => compress_methods(%opt, compress_ratio => $ratio));
 }
 
 my %original;    # Compress::Zlib's own functions while overridden

@@ -13,7 +13,7 @@ our $VERSION = '0.101';
 our @EXPORT_OK = qw(load_dictionary load_dictionaries train_dictionary train_dictionary_with_parameters
                     frame_sizes compress decompress compress_methods dictionary_id dictionary_with_id
                     frame_dictionary_id
-                    fast_options);
+                    fast_options counters);
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
 # Warnings about a prefix or a namespace point at the code that made the
@@ -123,7 +123,7 @@ my $DEFAULT_RESCAN_INTERVAL = 60;
 
 # Seconds between two warnings of the same kind about the same thing (a
 # set that cannot be read again, a dictionary that is not loaded).
-our $WarnInterval = 60;
+our $WarnInterval;    # its default is the XS's (60), set when the engine loads
 
 # The sets this process loaded, by folder: { dir, identity, interval,
 # next_scan (epoch seconds), manifest (its SHA-256 when last loaded), set }.
@@ -245,26 +245,57 @@ sub _rescan_if_due {
     return 1;
 }
 
+# ---- counters ----------------------------------------------------------------
+
+# The counters' names, by the engine's codes (cmrx.h, through _constants).
+my %TRAFFIC_NAME = ($SHARED{TRAFFIC_ZSTD} => 'zstd', $SHARED{TRAFFIC_GZIP} => 'gzip',
+                    $SHARED{TRAFFIC_ZLIB} => 'zlib');
+my %EVENT_GROUP = (
+    misses   => [qw(unknown_dictionary undecodable too_big)],
+    declined => [qw(already_compressed incompressible too_small)],
+);
+my @TRAFFIC_FIELDS = map { my $way = $_; map { [ $way, $_ ] } qw(values raw_bytes stored_bytes) } qw(written read);
+
+sub counters {
+    Carp::croak('counters takes no arguments') if @_;
+    my ($rows, $events) = Cache::Memcached::RustXS::_counters();
+    my %counters = (dictionaries => {});
+    for my $row (@$rows) {
+        my ($kind, $id, @counts) = @$row;
+        my %traffic;
+        $traffic{ $_->[0] }{ $_->[1] } = shift @counts for @TRAFFIC_FIELDS;
+        if ($kind == $SHARED{TRAFFIC_ZSTD_DICTIONARY}) { $counters{dictionaries}{$id} = \%traffic }
+        else                                            { $counters{ $TRAFFIC_NAME{$kind} } = \%traffic }
+    }
+    for my $group (sort keys %EVENT_GROUP) {
+        $counters{$group}{$_} = $events->[ $SHARED{ 'EVENT_' . uc $_ } ] for @{ $EVENT_GROUP{$group} };
+    }
+    return \%counters;
+}
+
 # ---- compress_methods ------------------------------------------------------
 
-my @METHOD_OPTIONS = qw(level dictionary dictionaries prefix rescan_interval max_output);
+my @METHOD_OPTIONS = qw(level dictionary dictionaries prefix rescan_interval max_output compress_ratio);
 
 sub compress_methods {
     my %opt = @_;
     Cache::Memcached::RustXS::_check_options('compress_methods', \%opt, @METHOD_OPTIONS);
-    my $max_output = exists $opt{max_output} ? $opt{max_output} : $Cache::Memcached::RustXS::Zlib::MaxOutput;
-    return _set_methods(\%opt, $max_output) if defined $opt{dictionaries};
+    # The decompressor's cap, and the most the compressor keeps.
+    my @limits = (exists $opt{max_output} ? $opt{max_output} : $Cache::Memcached::RustXS::Zlib::MaxOutput,
+                  $opt{compress_ratio});
+    return _set_methods(\%opt, \@limits) if defined $opt{dictionaries};
     for my $name (qw(prefix rescan_interval)) {
         Carp::croak("compress_methods: $name goes with dictionaries") if exists $opt{$name};
     }
     my $id = defined $opt{dictionary} ? load_dictionary($opt{dictionary}) : 0;
-    return _xs_methods('zstd', $opt{level}, $id, $max_output);
+    return _xs_methods('zstd', $opt{level}, $id, \@limits);
 }
 
-# The engine's pair of XSUBs writing $format at $level with dictionary $id.
+# The engine's pair of XSUBs writing $format at $level with dictionary $id,
+# within @$limits (max_output, compress_ratio).
 sub _xs_methods {
-    my ($format, $level, $id, $max_output) = @_;
-    my $methods = eval { Cache::Memcached::RustXS::_compress_methods($format, $level, $id, $max_output) };
+    my ($format, $level, $id, $limits) = @_;
+    my $methods = eval { Cache::Memcached::RustXS::_compress_methods($format, $level, $id, @$limits) };
     Carp::croak(_reason($@)) unless $methods;
     return $methods;
 }
@@ -274,15 +305,16 @@ sub _xs_methods {
 # is decided again when the set is due for a rescan or a staged dictionary
 # starts, never between: a time check per value.
 sub _set_methods {
-    my ($opt, $max_output) = @_;
+    my ($opt, $limits) = @_;
     my $writer = _set_writer($opt);
-    my ($methods, $until) = _writer_methods($writer, $max_output);
+    $writer->{limits} = $limits;
+    my ($methods, $until) = _writer_methods($writer);
     my $compress = $methods->[0];
     my $following = sub {
         if (Time::HiRes::time() >= $until && !$RESCANNING) {
             # Never dies: a writer keeps what it wrote with when the set
             # cannot be read (_rescan_if_due has warned).
-            my ($now_methods, $now_until) = eval { _writer_methods($writer, $max_output) };
+            my ($now_methods, $now_until) = eval { _writer_methods($writer) };
             ($compress, $until) = ($now_methods->[0], $now_until) if $now_methods;
         }
         goto &$compress;
@@ -293,9 +325,9 @@ sub _set_methods {
 # What a set's writer writes with now (the engine's pair of XSUBs), and
 # until when that holds.
 sub _writer_methods {
-    my ($writer, $max_output) = @_;
+    my ($writer) = @_;
     my ($set, $now, $until) = _followed_set($writer->{dir});
-    return (_xs_methods(_writer_choice($writer, $set, $now), $max_output), $until);
+    return (_xs_methods(_writer_choice($writer, $set, $now), $writer->{limits}), $until);
 }
 
 # The set loaded from $dir as it is now (read again when its rescan is
@@ -392,8 +424,9 @@ sub fast_options {
     my %opt = @_;
     my $threshold = defined $opt{dictionary} || defined $opt{dictionaries}
         ? $FAST_THRESHOLD_DICTIONARY : $FAST_THRESHOLD;
-    my @settings = Cache::Memcached::RustXS::_fast_settings('fast_options', \%opt, $threshold, @METHOD_OPTIONS);
-    return (@settings, compress_methods => compress_methods(%opt));
+    my ($settings, $ratio) = Cache::Memcached::RustXS::_fast_settings('fast_options', \%opt, $threshold,
+                                                                     @METHOD_OPTIONS);
+    return (@$settings, compress_methods => compress_methods(%opt, compress_ratio => $ratio));
 }
 
 1;
