@@ -120,7 +120,8 @@ sub _set_writers {
         my $r = $set->resolve_prefix($namespace, at => $now);
         if ($r->{how} eq 'delimiter') {
             $other = _zstd_writer($r->{entry}{level}, $r->{entry}{id});
-        } elsif ($warn && !grep { index($_, $namespace) == 0 } keys %by_prefix) {
+        } elsif ($warn && !grep({ index($_, $namespace) == 0 } keys %by_prefix)
+                 && !Cache::Memcached::RustXS::Zstd::_matches_later($set, $namespace, $now)) {
             Cache::Memcached::RustXS::Zstd::_warn_unmatched('Cache::Memcached::RustXS::Memcached: namespace',
                                                             $namespace, $set, $whole);
         }

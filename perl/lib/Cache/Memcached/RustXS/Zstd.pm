@@ -379,11 +379,21 @@ sub _writer_choice {
         my $r = $set->resolve_prefix($writer->{prefix}, at => $now);
         $entry = $r->{entry};
         _warn_unmatched('compress_methods: prefix', $writer->{prefix}, $set, $entry)
-            if $warn && $r->{how} eq 'none';
+            if $warn && $r->{how} eq 'none' && !_matches_later($set, $writer->{prefix}, $now);
     }
     return ('zstd', $entry->{level}, $entry->{id}) if $entry;
     my $fallback = $set->fallback;
     return ($fallback->{method}, $fallback->{level}, 0);
+}
+
+# Whether a dictionary staged in $set for after $now will match $prefix:
+# a writer that gets the fallback only until then is not warned about.
+sub _matches_later {
+    my ($set, $prefix, $now) = @_;
+    for (my $at = $set->next_change(at => $now); defined $at; $at = $set->next_change(at => $at)) {
+        return 1 if $set->resolve_prefix($prefix, at => $at)->{how} ne 'none';
+    }
+    return 0;
 }
 
 # Warns, once per set folder and prefix in the process, that $prefix (a
