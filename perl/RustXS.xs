@@ -35,6 +35,7 @@
 #include "ppport.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "cmrx.h"
 #include "reader.h"
@@ -54,6 +55,13 @@ enum pair_item { PAIR_NAME, PAIR_VALUE, PAIR_LEN }; /* a name and its value */
 /* $Cache::Memcached::RustXS::GetParser::InlineFinalize, unless it is set. */
 #define INLINE_FINALIZE_DEFAULT 1
 #define CLIENT_INTERNALS_CLASS "Cache::Memcached::RustXS::ClientInternals"
+/* $Cache::Memcached::RustXS::Zstd::WarnInterval, unless it is set: seconds
+ * between two warnings of one kind about one thing. */
+#define WARN_INTERVAL_DEFAULT 60
+/* compress_methods keeps what it compressed when it is at most this
+ * fraction of the value, unless told Cache::Memcached::Fast's own ratio
+ * (fast_options does): any saving. */
+#define KEEP_RATIO_DEFAULT 1.0
 
 /* ------------------------------------------------------------------------ */
 /* Shared helpers                                                           */
@@ -210,12 +218,16 @@ checked_gzip_level(pTHX_ const char *what, IV level)
     return (int)level;
 }
 
+static IV warn_interval(pTHX);
+
 /* A value compressed with a zstd dictionary that is not loaded is a miss:
- * says so once per dictionary in the process, not once per value. */
+ * says so at most once per $Cache::Memcached::RustXS::Zstd::WarnInterval
+ * seconds and dictionary, not once per value. */
 static void
 warn_missing_dictionary(pTHX_ U32 id)
 {
-    if (cmrx_zstd_first_report(id))
+    IV interval = warn_interval(aTHX);
+    if (cmrx_zstd_report_due(id, (uint64_t)time(NULL), interval > 0 ? (uint64_t)interval : 0))
         warn("Cache::Memcached::RustXS: zstd dictionary %lu is not loaded, so values compressed "
              "with it are misses (load it with Cache::Memcached::RustXS::Zstd::load_dictionary)",
              (unsigned long)id);
@@ -231,6 +243,7 @@ typedef struct {
     GV *level;           /* $Cache::Memcached::RustXS::Zlib::Level */
     GV *max_output;      /* $Cache::Memcached::RustXS::Zlib::MaxOutput */
     GV *inline_finalize; /* $Cache::Memcached::RustXS::GetParser::InlineFinalize */
+    GV *warn_interval;   /* $Cache::Memcached::RustXS::Zstd::WarnInterval */
     /* Cache::Memcached::_load_multi as last seen (a counted reference, so
      * its address cannot be reused), and the op tree of its finalize
      * closure (0: none known). See finalize_is_known. */
@@ -279,6 +292,7 @@ init_my_cxt(pTHX_ my_cxt_t *cxt)
     cxt->level = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::Level", CMRX_DEFAULT_GZIP_LEVEL);
     cxt->max_output = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::MaxOutput", CMRX_DEFAULT_MAX_OUTPUT);
     cxt->inline_finalize = tunable(aTHX_ GETPARSER_CLASS "::InlineFinalize", INLINE_FINALIZE_DEFAULT);
+    cxt->warn_interval = tunable(aTHX_ "Cache::Memcached::RustXS::Zstd::WarnInterval", WARN_INTERVAL_DEFAULT);
 }
 
 /* A tunable's value (get-magic first), or `fallback` when it is undef. */
@@ -299,6 +313,13 @@ size_arg(pTHX_ IV value, const char *what)
     if (value < 0)
         croak("%s must be a size in bytes, not %" IVdf, what, value);
     return (size_t)value;
+}
+
+static IV
+warn_interval(pTHX)
+{
+    dMY_CXT;
+    return config_iv(aTHX_ MY_CXT.warn_interval, WARN_INTERVAL_DEFAULT);
 }
 
 #define MAX_OUTPUT_NAME "$Cache::Memcached::RustXS::Zlib::MaxOutput"
@@ -378,6 +399,8 @@ decode_to_sv_rescanning(pTHX_ int format, const char *in, STRLEN len, size_t max
             out = decode_to_sv(aTHX_ format, SvPVX(copy), len, max_out, reserve, status, NULL,
                                dictionary);
         *report = !out && rescan != RESCAN_NOT_DUE;
+        if (!out)
+            cmrx_note_event(CMRX_EVENT_UNKNOWN_DICTIONARY); /* a miss, for good */
     }
     return out;
 }
@@ -951,9 +974,17 @@ typedef struct {
     int    level;      /* its level (CMRX_LEVEL_DEFAULT or 0: the default) */
     U32    dictionary; /* zstd: the loaded dictionary's ID, 0 for none */
     size_t max_output; /* the decompressor's cap */
+    double keep_ratio; /* keeps a result of at most this fraction of the value */
 } fast_methods;
 
 static MGVTBL fast_methods_vtbl; /* tells this magic from any other */
+
+/* What the compressor writes, as the counters name it (CMRX_TRAFFIC_*). */
+static int
+fast_methods_kind(const fast_methods *m)
+{
+    return !m->zstd ? CMRX_TRAFFIC_GZIP : m->dictionary ? CMRX_TRAFFIC_ZSTD_DICTIONARY : CMRX_TRAFFIC_ZSTD;
+}
 
 static const fast_methods *
 fast_methods_of(pTHX_ CV *cv)
@@ -1001,7 +1032,7 @@ XS(xs_fast_compress)
         XSRETURN_NO;
     result = m->zstd ? zstd_to_mortal(aTHX_ in, len, m->level, m->dictionary, NULL)
                      : encode_to_mortal(aTHX_ cmrx_gzip, cmrx_gzip_bound(len), in, len, m->level);
-    if (!result)
+    if (!result || !value_kept_compressed(fast_methods_kind(m), m->dictionary, len, SvCUR(result), m->keep_ratio))
         XSRETURN_NO;
     set_output(aTHX_ out_sv, result);
     XSRETURN_YES;
@@ -1054,7 +1085,61 @@ static const named_number shared_constants[] = {
     { "TRAIN_COVER", CMRX_TRAIN_COVER },
     { "TRAIN_SAMPLES", CMRX_TRAIN_SAMPLES },
     { "ZSTD_DEFAULT_LEVEL", CMRX_ZSTD_DEFAULT_LEVEL },
+    { "TRAFFIC_ZSTD_DICTIONARY", CMRX_TRAFFIC_ZSTD_DICTIONARY },
+    { "TRAFFIC_ZSTD", CMRX_TRAFFIC_ZSTD },
+    { "TRAFFIC_GZIP", CMRX_TRAFFIC_GZIP },
+    { "TRAFFIC_ZLIB", CMRX_TRAFFIC_ZLIB },
+    { "EVENT_UNKNOWN_DICTIONARY", CMRX_EVENT_UNKNOWN_DICTIONARY },
+    { "EVENT_UNDECODABLE", CMRX_EVENT_UNDECODABLE },
+    { "EVENT_TOO_BIG", CMRX_EVENT_TOO_BIG },
+    { "EVENT_ALREADY_COMPRESSED", CMRX_EVENT_ALREADY_COMPRESSED },
+    { "EVENT_INCOMPRESSIBLE", CMRX_EVENT_INCOMPRESSIBLE },
+    { "EVENT_TOO_SMALL", CMRX_EVENT_TOO_SMALL },
 };
+
+/* A count as a perl number: an IV when it fits, else an NV. */
+static SV *
+count_sv(pTHX_ uint64_t n)
+{
+    return n <= (uint64_t)IV_MAX ? newSViv((IV)n) : newSVnv((NV)n);
+}
+
+/* Pushes the engine's counters (see _counters) on the stack. */
+static void
+push_counters(pTHX)
+{
+    dSP;
+    size_t n = cmrx_traffic_counts(NULL, 0), got, i;
+    cmrx_traffic *rows;
+    uint64_t events[CMRX_EVENTS];
+    AV *traffic = (AV *)sv_2mortal((SV *)newAV());
+    AV *counts = (AV *)sv_2mortal((SV *)newAV());
+    /* A dictionary loaded between the two calls is in the next snapshot. */
+    Newx(rows, AT_LEAST_ONE(n), cmrx_traffic);
+    got = cmrx_traffic_counts(rows, n);
+    if (got < n)
+        n = got;
+    for (i = 0; i < n; i++) {
+        AV *row = newAV();
+        av_push(row, newSViv(rows[i].kind));
+        av_push(row, newSVuv(rows[i].dictionary));
+        av_push(row, count_sv(aTHX_ rows[i].written));
+        av_push(row, count_sv(aTHX_ rows[i].written_raw));
+        av_push(row, count_sv(aTHX_ rows[i].written_stored));
+        av_push(row, count_sv(aTHX_ rows[i].read));
+        av_push(row, count_sv(aTHX_ rows[i].read_raw));
+        av_push(row, count_sv(aTHX_ rows[i].read_stored));
+        av_push(traffic, newRV_noinc((SV *)row));
+    }
+    Safefree(rows);
+    n = cmrx_event_counts(events, COUNT_OF(events));
+    for (i = 0; i < n && i < COUNT_OF(events); i++)
+        av_push(counts, count_sv(aTHX_ events[i]));
+    EXTEND(SP, 2);
+    PUSHs(sv_2mortal(newRV_inc((SV *)traffic)));
+    PUSHs(sv_2mortal(newRV_inc((SV *)counts)));
+    PUTBACK;
+}
 
 /* Pushes a table's name => number pairs on the stack. */
 static void
@@ -1113,12 +1198,32 @@ _constants()
     push_named_numbers(aTHX_ shared_constants, COUNT_OF(shared_constants));
     SPAGAIN;
 
+void
+_note_event(event)
+    int event
+  CODE:
+    /* Why a client left a value uncompressed, decided in Perl
+     * (Cache::Memcached::RustXS::Memcached: under its threshold). */
+    if (cmrx_note_event(event) != CMRX_OK)
+        croak("Cache::Memcached::RustXS::_note_event: no event %d", event);
+
+void
+_counters()
+  PPCODE:
+    /* The counters as two array references: the traffic rows [kind,
+     * dictionary, written, written_raw, written_stored, read, read_raw,
+     * read_stored], and the event counts by CMRX_EVENT_* code. */
+    PUTBACK;
+    push_counters(aTHX);
+    SPAGAIN;
+
 SV *
-_compress_methods(format, level_sv, dictionary, max_output_sv)
+_compress_methods(format, level_sv, dictionary, max_output_sv, keep_ratio_sv = &PL_sv_undef)
     const char *format
     SV *level_sv
     UV dictionary
     SV *max_output_sv
+    SV *keep_ratio_sv
   PREINIT:
     fast_methods m;
     SV *settings;
@@ -1142,6 +1247,10 @@ _compress_methods(format, level_sv, dictionary, max_output_sv)
     if (!SvOK(max_output_sv) || !looks_like_number(max_output_sv))
         croak("compress_methods: max_output must be a size in bytes");
     m.max_output = size_arg(aTHX_ SvIV_nomg(max_output_sv), "compress_methods: max_output");
+    SvGETMAGIC(keep_ratio_sv);
+    m.keep_ratio = SvOK(keep_ratio_sv) ? SvNV_nomg(keep_ratio_sv) : KEEP_RATIO_DEFAULT;
+    if (!(m.keep_ratio > 0))
+        croak("compress_methods: compress_ratio must be a number above 0");
     settings = sv_2mortal(newSVpvn((const char *)&m, sizeof m));
     pair = newAV();
     av_push(pair, new_fast_method(aTHX_ xs_fast_compress, settings));

@@ -32,60 +32,71 @@ extern "C" {
 #endif
 
 /* BEGIN GENERATED from rust/ffi.rs (CMRX_UPDATE_HEADER=1 cargo test) */
-#define CMRX_EV_ERROR              (-1)
-#define CMRX_EV_PARTIAL            0
-#define CMRX_EV_VALUE              1
-#define CMRX_EV_DATA               2
-#define CMRX_EV_VALUE_END          3
-#define CMRX_EV_END                4
-#define CMRX_PE_SERVER_ERROR       1
-#define CMRX_PE_CLIENT_ERROR       2
-#define CMRX_PE_ERROR              3
-#define CMRX_PE_UNKNOWN_LINE       4
-#define CMRX_PE_BAD_VALUE_LINE     5
-#define CMRX_PE_BAD_KEY            6
-#define CMRX_PE_BAD_NUMBER         7
-#define CMRX_PE_TOO_LARGE          8
-#define CMRX_PE_BAD_TERMINATOR     9
-#define CMRX_PE_LINE_TOO_LONG      10
-#define CMRX_PE_BAD_LINE_END       11
-#define CMRX_PE_AFTER_END          12
-#define CMRX_PE_INTERNAL           99
-#define CMRX_OK                    0
-#define CMRX_E_NEED_SPACE          1
-#define CMRX_E_DATA                (-3)
-#define CMRX_E_TOO_BIG             (-100)
-#define CMRX_E_ARG                 (-101)
-#define CMRX_E_PANIC               (-102)
-#define CMRX_E_NO_MEMORY           (-103)
-#define CMRX_E_UNKNOWN_DICTIONARY  (-104)
-#define CMRX_E_BAD_DICTIONARY      (-105)
-#define CMRX_E_DICTIONARY_CONFLICT (-106)
-#define CMRX_E_TRAINING            (-107)
-#define CMRX_DECODE_GZIP           1
-#define CMRX_DECODE_ZLIB           2
-#define CMRX_DECODE_ZSTD           3
-#define CMRX_DECODE_CACHED         4
-#define CMRX_DECODE_ANY            5
-#define CMRX_TRAIN_FASTCOVER       1
-#define CMRX_TRAIN_COVER           2
-#define CMRX_TRAIN_SAMPLES         3
-#define CMRX_DICT_NOT_LOADED       0
-#define CMRX_DICT_SAME             1
-#define CMRX_DICT_DIFFERENT        2
-#define CMRX_DICT_ERROR            (-1)
-#define CMRX_FMT_NONE              0
-#define CMRX_LEVEL_DEFAULT         (-1)
-#define CMRX_DEFAULT_GZIP_LEVEL    6
-#define CMRX_DEFAULT_ZLIB_LEVEL    6
-#define CMRX_DEFAULT_MAX_OUTPUT    67108864
-#define CMRX_GZIP_MIN_LEVEL        0
-#define CMRX_GZIP_MAX_LEVEL        12
-#define CMRX_ZLIB_MIN_LEVEL        0
-#define CMRX_ZLIB_MAX_LEVEL        9
-#define CMRX_ZSTD_DEFAULT_LEVEL    3
-#define CMRX_ZSTD_MIN_LEVEL        (-7)
-#define CMRX_ZSTD_MAX_LEVEL        22
+#define CMRX_EV_ERROR                 (-1)
+#define CMRX_EV_PARTIAL               0
+#define CMRX_EV_VALUE                 1
+#define CMRX_EV_DATA                  2
+#define CMRX_EV_VALUE_END             3
+#define CMRX_EV_END                   4
+#define CMRX_PE_SERVER_ERROR          1
+#define CMRX_PE_CLIENT_ERROR          2
+#define CMRX_PE_ERROR                 3
+#define CMRX_PE_UNKNOWN_LINE          4
+#define CMRX_PE_BAD_VALUE_LINE        5
+#define CMRX_PE_BAD_KEY               6
+#define CMRX_PE_BAD_NUMBER            7
+#define CMRX_PE_TOO_LARGE             8
+#define CMRX_PE_BAD_TERMINATOR        9
+#define CMRX_PE_LINE_TOO_LONG         10
+#define CMRX_PE_BAD_LINE_END          11
+#define CMRX_PE_AFTER_END             12
+#define CMRX_PE_INTERNAL              99
+#define CMRX_OK                       0
+#define CMRX_E_NEED_SPACE             1
+#define CMRX_E_DATA                   (-3)
+#define CMRX_E_TOO_BIG                (-100)
+#define CMRX_E_ARG                    (-101)
+#define CMRX_E_PANIC                  (-102)
+#define CMRX_E_NO_MEMORY              (-103)
+#define CMRX_E_UNKNOWN_DICTIONARY     (-104)
+#define CMRX_E_BAD_DICTIONARY         (-105)
+#define CMRX_E_DICTIONARY_CONFLICT    (-106)
+#define CMRX_E_TRAINING               (-107)
+#define CMRX_DECODE_GZIP              1
+#define CMRX_DECODE_ZLIB              2
+#define CMRX_DECODE_ZSTD              3
+#define CMRX_DECODE_CACHED            4
+#define CMRX_DECODE_ANY               5
+#define CMRX_TRAIN_FASTCOVER          1
+#define CMRX_TRAIN_COVER              2
+#define CMRX_TRAIN_SAMPLES            3
+#define CMRX_DICT_NOT_LOADED          0
+#define CMRX_DICT_SAME                1
+#define CMRX_DICT_DIFFERENT           2
+#define CMRX_DICT_ERROR               (-1)
+#define CMRX_TRAFFIC_ZSTD_DICTIONARY  0
+#define CMRX_TRAFFIC_ZSTD             1
+#define CMRX_TRAFFIC_GZIP             2
+#define CMRX_TRAFFIC_ZLIB             3
+#define CMRX_EVENT_UNKNOWN_DICTIONARY 0
+#define CMRX_EVENT_UNDECODABLE        1
+#define CMRX_EVENT_TOO_BIG            2
+#define CMRX_EVENT_ALREADY_COMPRESSED 3
+#define CMRX_EVENT_INCOMPRESSIBLE     4
+#define CMRX_EVENT_TOO_SMALL          5
+#define CMRX_EVENTS                   6
+#define CMRX_FMT_NONE                 0
+#define CMRX_LEVEL_DEFAULT            (-1)
+#define CMRX_DEFAULT_GZIP_LEVEL       6
+#define CMRX_DEFAULT_ZLIB_LEVEL       6
+#define CMRX_DEFAULT_MAX_OUTPUT       67108864
+#define CMRX_GZIP_MIN_LEVEL           0
+#define CMRX_GZIP_MAX_LEVEL           12
+#define CMRX_ZLIB_MIN_LEVEL           0
+#define CMRX_ZLIB_MAX_LEVEL           9
+#define CMRX_ZSTD_DEFAULT_LEVEL       3
+#define CMRX_ZSTD_MIN_LEVEL           (-7)
+#define CMRX_ZSTD_MAX_LEVEL           22
 /* END GENERATED */
 
 /* ------------------------------------------------------------------------ */
@@ -281,9 +292,11 @@ int cmrx_zstd_train_with(const uint8_t *const *samples, const size_t *lens,
 int cmrx_zstd_frame_sizes(const uint8_t *dict, size_t dict_len, int level,
                           const uint8_t *const *samples, const size_t *lens,
                           size_t count, size_t *sizes);
-/* 1 the first time the process reports dictionary `id` missing, then 0:
- * a reader warns once per dictionary, not once per value. */
-int cmrx_zstd_first_report(uint32_t id);
+/* 1 when a report that dictionary `id` is missing is due at `now`
+ * (seconds): the first time, and again `interval` seconds after the last
+ * one (0: every time); else 0. A reader warns at most once per interval
+ * and dictionary, not once per value. */
+int cmrx_zstd_report_due(uint32_t id, uint64_t now, uint64_t interval);
 
 /* A static, NUL-terminated description of a CMRX_OK / CMRX_E_* status. */
 const char *cmrx_status_str(int status);
@@ -303,6 +316,35 @@ int cmrx_looks_incompressible(const uint8_t *in, size_t in_len);
  * start with a whole zstd frame header. */
 int cmrx_decoder_format(const uint8_t *in, size_t in_len);
 int cmrx_zstd_frame_dictionary(const uint8_t *in, size_t in_len, uint32_t *id);
+
+/* Counters: what this process wrote and read as cache values. Reads are
+ * counted by cmrx_decode, with the misses it ends in (CMRX_EVENT_*) but
+ * one: a dictionary that is not loaded is the caller's to count, once it
+ * gives up (it may load the dictionary and decode again);
+ * writes by the caller, once it keeps a compressed value for memcached:
+ * cmrx_note_written(kind, dictionary ID for CMRX_TRAFFIC_ZSTD_DICTIONARY
+ * else 0, bytes uncompressed, bytes compressed), CMRX_E_UNKNOWN_DICTIONARY
+ * for a dictionary not loaded, CMRX_E_ARG for an unknown kind; and why it
+ * left one uncompressed: cmrx_note_event(CMRX_EVENT_*), CMRX_E_ARG for an
+ * unknown one. cmrx_traffic_counts fills up to `cap` rows (zstd without a
+ * dictionary, gzip, zlib, then each loaded dictionary by ID) and returns
+ * how many there are; cmrx_event_counts fills up to `cap` counts indexed
+ * by CMRX_EVENT_* and returns CMRX_EVENTS. */
+typedef struct cmrx_traffic {
+    int32_t  kind;
+    uint32_t dictionary;
+    uint64_t written;
+    uint64_t written_raw;
+    uint64_t written_stored;
+    uint64_t read;
+    uint64_t read_raw;
+    uint64_t read_stored;
+} cmrx_traffic;
+
+int cmrx_note_written(int kind, uint32_t dictionary, size_t raw, size_t stored);
+int cmrx_note_event(int event);
+size_t cmrx_traffic_counts(cmrx_traffic *rows, size_t cap);
+size_t cmrx_event_counts(uint64_t *counts, size_t cap);
 
 /* The engine's version (Cargo.toml's), NUL-terminated, static. */
 const char *cmrx_version(void);

@@ -26,6 +26,7 @@ use core::fmt;
 use core::mem::MaybeUninit;
 
 use crate::codec::{self, CodecError};
+use crate::counters;
 use crate::sniff::{self, Format};
 use crate::zstd;
 
@@ -232,23 +233,51 @@ pub fn decode(
     out: &mut [MaybeUninit<u8>],
     max_out: usize,
 ) -> Result<Decoded, Error> {
-    match format.decoder_for(input) {
-        Decoder::Gzip => {
-            let inflated = codec::gunzip_member(input, out, max_out)?;
-            Ok(Decoded {
+    let (counted, decoded) = match format.decoder_for(input) {
+        Decoder::Gzip => (
+            &counters::GZIP,
+            codec::gunzip_member(input, out, max_out).map(|inflated| Decoded {
                 len: inflated.len,
                 input_used: inflated.input_used,
-            })
+            }),
+        ),
+        Decoder::Zlib => (
+            &counters::ZLIB,
+            codec::uncompress(input, out, max_out).map(|len| Decoded {
+                len,
+                input_used: input.len(),
+            }),
+        ),
+        // zstd counts what it reads, with the dictionary it found.
+        Decoder::Zstd => {
+            return zstd::decompress(input, out, max_out)
+                .map(|len| Decoded {
+                    len,
+                    input_used: input.len(),
+                })
+                .map_err(|e| count_miss(e.into()));
         }
-        Decoder::Zlib => Ok(Decoded {
-            len: codec::uncompress(input, out, max_out)?,
-            input_used: input.len(),
-        }),
-        Decoder::Zstd => Ok(Decoded {
-            len: zstd::decompress(input, out, max_out)?,
-            input_used: input.len(),
-        }),
-    }
+    };
+    let decoded = decoded.map_err(|e| count_miss(e.into()))?;
+    counted.read.add(decoded.len, decoded.input_used);
+    Ok(decoded)
+}
+
+/// Counts what made a value a miss ([`counters::Event`]), and gives the
+/// error back. A request for more output space is no miss yet, nor is a
+/// dictionary that is not loaded: the caller may load it and decode again,
+/// and counts the miss when it gives up.
+fn count_miss(e: Error) -> Error {
+    let event = match e {
+        Error::Codec(CodecError::NeedSpace(_))
+        | Error::Zstd(zstd::Error::NeedSpace(_) | zstd::Error::UnknownDictionary(_)) => return e,
+        Error::Codec(CodecError::TooBig) | Error::Zstd(zstd::Error::TooBig) => {
+            counters::Event::TooBig
+        }
+        _ => counters::Event::Undecodable,
+    };
+    event.note();
+    e
 }
 
 #[cfg(test)]
@@ -366,5 +395,28 @@ mod tests {
             decode_vec(DecodeFormat::Any, &z, data.len(), 1 << 20),
             Ok((data, z.len()))
         );
+    }
+
+    #[test]
+    fn reads_and_misses_are_counted() {
+        use crate::counters::{event_counts, Event, GZIP};
+        // The counts are the process's, and other tests decode at the same
+        // time: what this test adds is a lower bound of what they grow by.
+        let gz = gzip_vec(&[7u8; 1234], 6).unwrap();
+        let before = GZIP.read.counts();
+        assert_eq!(
+            decode_vec(DecodeFormat::Any, &gz, 2000, 1 << 20)
+                .unwrap()
+                .0
+                .len(),
+            1234
+        );
+        let after = GZIP.read.counts();
+        assert!(after.values > before.values);
+        assert!(after.raw_bytes >= before.raw_bytes + 1234);
+        assert!(after.stored_bytes >= before.stored_bytes + gz.len() as u64);
+        let misses = event_counts();
+        assert!(decode_vec(DecodeFormat::Any, &gz[..20], 4096, 1 << 20).is_err());
+        assert!(event_counts()[Event::Undecodable as usize] > misses[Event::Undecodable as usize]);
     }
 }

@@ -27,6 +27,7 @@ use std::slice;
 use std::sync::OnceLock;
 
 use crate::codec::{self, CodecError};
+use crate::counters;
 use crate::decode::{self, DecodeFormat};
 use crate::parser::{Event, ParseError, ParseStatus, ResponseParser};
 use crate::sniff;
@@ -227,6 +228,13 @@ pub fn header_defines() -> String {
     for &(state, name) in LoadedState::ALL {
         add(name, (state as i32).to_string());
     }
+    for &(kind, name) in TrafficKind::ALL {
+        add(name, (kind as i32).to_string());
+    }
+    for &(event, name) in counters::Event::ALL {
+        add(name, (event as i32).to_string());
+    }
+    add("CMRX_EVENTS", counters::EVENTS.to_string());
     add("CMRX_FMT_NONE", "0".to_owned());
     add("CMRX_LEVEL_DEFAULT", codec::LEVEL_DEFAULT.to_string());
     add(
@@ -1027,11 +1035,171 @@ pub unsafe extern "C" fn cmrx_zstd_frame_sizes(
     }
 }
 
-number_exports! {
-    /// 1 the first time it is told of a missing dictionary `id` in this
-    /// process, 0 afterwards (`cmrx_zstd_first_report`): the policy is
-    /// [`zstd::first_missing_report`]'s.
-    fn cmrx_zstd_first_report(id: u32) -> i32 = i32::from(zstd::first_missing_report(id));
+/// 1 when a report that dictionary `id` is missing is due at `now`
+/// (seconds), `interval` seconds after the last one, else 0
+/// (`cmrx_zstd_report_due`): the policy is [`zstd::missing_report_due`]'s.
+/// 0 on a panic.
+#[no_mangle]
+pub extern "C" fn cmrx_zstd_report_due(id: u32, now: u64, interval: u64) -> i32 {
+    catch_unwind(|| i32::from(zstd::missing_report_due(id, now, interval))).unwrap_or(0)
+}
+
+abi_codes! {
+    /// Whose values a row of `cmrx_traffic_counts` counts, and what
+    /// `cmrx_note_written` is told a value was written as.
+    pub enum TrafficKind {
+        /// zstd with the dictionary whose ID the row gives.
+        ZstdDictionary = 0 => "CMRX_TRAFFIC_ZSTD_DICTIONARY",
+        /// zstd without a dictionary.
+        ZstdPlain = 1 => "CMRX_TRAFFIC_ZSTD",
+        /// gzip.
+        Gzip = 2 => "CMRX_TRAFFIC_GZIP",
+        /// zlib.
+        Zlib = 3 => "CMRX_TRAFFIC_ZLIB",
+    }
+}
+
+/// Mirrors `struct cmrx_traffic` in cmrx.h field for field: the values of
+/// one kind written and read ([`counters::ValueCounters`]).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CmrxTraffic {
+    /// A `CMRX_TRAFFIC_*` code.
+    pub kind: i32,
+    /// The dictionary's ID (`CMRX_TRAFFIC_ZSTD_DICTIONARY`), else 0.
+    pub dictionary: u32,
+    /// Values written.
+    pub written: u64,
+    /// Their bytes uncompressed.
+    pub written_raw: u64,
+    /// Their bytes compressed.
+    pub written_stored: u64,
+    /// Values read.
+    pub read: u64,
+    /// Their bytes uncompressed.
+    pub read_raw: u64,
+    /// Their bytes compressed.
+    pub read_stored: u64,
+}
+
+impl CmrxTraffic {
+    fn of(kind: TrafficKind, dictionary: u32, counted: &counters::ValueCounters) -> CmrxTraffic {
+        let (w, r) = (counted.written.counts(), counted.read.counts());
+        CmrxTraffic {
+            kind: kind as i32,
+            dictionary,
+            written: w.values,
+            written_raw: w.raw_bytes,
+            written_stored: w.stored_bytes,
+            read: r.values,
+            read_raw: r.raw_bytes,
+            read_stored: r.stored_bytes,
+        }
+    }
+}
+
+/// The counters of the kinds without a dictionary, with their codes.
+fn plain_traffic() -> [(TrafficKind, &'static counters::ValueCounters); 3] {
+    [
+        (TrafficKind::ZstdPlain, &counters::ZSTD_PLAIN),
+        (TrafficKind::Gzip, &counters::GZIP),
+        (TrafficKind::Zlib, &counters::ZLIB),
+    ]
+}
+
+/// Counts a value written (`cmrx_note_written`): compressed as `kind`,
+/// with dictionary `dictionary` for `CMRX_TRAFFIC_ZSTD_DICTIONARY`, from
+/// `raw` bytes to `stored`. `CMRX_E_UNKNOWN_DICTIONARY` when that
+/// dictionary is not loaded, `CMRX_E_ARG` for an unknown kind.
+#[no_mangle]
+pub extern "C" fn cmrx_note_written(kind: i32, dictionary: u32, raw: usize, stored: usize) -> i32 {
+    let noted = catch_unwind(|| {
+        let counted = match TrafficKind::ALL.iter().find(|(k, _)| *k as i32 == kind) {
+            Some((TrafficKind::ZstdDictionary, _)) => match zstd::lookup(dictionary) {
+                Some(d) => {
+                    d.counters().written.add(raw, stored);
+                    return ResultCode::Ok;
+                }
+                None => return ResultCode::UnknownDictionary,
+            },
+            Some((k, _)) => plain_traffic()
+                .into_iter()
+                .find(|(p, _)| p == k)
+                .map(|(_, c)| c),
+            None => None,
+        };
+        match counted {
+            Some(c) => {
+                c.written.add(raw, stored);
+                ResultCode::Ok
+            }
+            None => ResultCode::Arg,
+        }
+    });
+    noted.unwrap_or(ResultCode::Panic) as i32
+}
+
+/// Counts one `CMRX_EVENT_*` (`cmrx_note_event`): `CMRX_E_ARG` for an
+/// unknown code.
+#[no_mangle]
+pub extern "C" fn cmrx_note_event(event: i32) -> i32 {
+    let noted = catch_unwind(|| match counters::Event::from_code(event) {
+        Some(e) => {
+            e.note();
+            ResultCode::Ok
+        }
+        None => ResultCode::Arg,
+    });
+    noted.unwrap_or(ResultCode::Panic) as i32
+}
+
+/// The traffic counters (`cmrx_traffic_counts`): zstd without a dictionary, gzip,
+/// zlib, then each loaded dictionary by ID, as many as fit in `rows`
+/// (`cap` of them); returns how many there are (call again with more room
+/// when that is above `cap`). 0 on a panic.
+///
+/// # Safety
+/// `rows` writable for `cap` entries (or NULL with `cap` 0).
+#[no_mangle]
+pub unsafe extern "C" fn cmrx_traffic_counts(rows: *mut CmrxTraffic, cap: usize) -> usize {
+    let all = catch_unwind(|| {
+        let mut all: Vec<CmrxTraffic> = plain_traffic()
+            .iter()
+            .map(|(kind, c)| CmrxTraffic::of(*kind, 0, c))
+            .collect();
+        all.extend(
+            zstd::registered_dictionaries()
+                .iter()
+                .map(|d| CmrxTraffic::of(TrafficKind::ZstdDictionary, d.id(), d.counters())),
+        );
+        all
+    });
+    let Ok(all) = all else { return 0 };
+    if !rows.is_null() {
+        for (i, row) in all.iter().take(cap).enumerate() {
+            // SAFETY: i < cap, and rows is writable for cap entries (contract).
+            unsafe { rows.add(i).write(*row) };
+        }
+    }
+    all.len()
+}
+
+/// How many of each `CMRX_EVENT_*` so far (`cmrx_event_counts`), indexed by
+/// code, as many as fit in `counts` (`cap` of them); returns how many kinds
+/// there are (`CMRX_EVENTS`).
+///
+/// # Safety
+/// `counts` writable for `cap` entries (or NULL with `cap` 0).
+#[no_mangle]
+pub unsafe extern "C" fn cmrx_event_counts(counts: *mut u64, cap: usize) -> usize {
+    let all = counters::event_counts();
+    if !counts.is_null() {
+        for (i, n) in all.iter().take(cap).enumerate() {
+            // SAFETY: i < cap, and counts is writable for cap entries (contract).
+            unsafe { counts.add(i).write(*n) };
+        }
+    }
+    all.len()
 }
 
 /// A static, NUL-terminated description of a status (`cmrx_status_str`);
@@ -1668,8 +1836,9 @@ mod tests {
             assert_eq!(rc, ResultCode::UnknownDictionary as i32);
             assert_eq!(Some(missing), zstd::frame_dictionary_id(&other));
         }
-        assert_eq!(cmrx_zstd_first_report(77_777), 1);
-        assert_eq!(cmrx_zstd_first_report(77_777), 0);
+        assert_eq!(cmrx_zstd_report_due(77_777, 500, 60), 1);
+        assert_eq!(cmrx_zstd_report_due(77_777, 501, 60), 0);
+        assert_eq!(cmrx_zstd_report_due(77_777, 560, 60), 1);
         assert_eq!(cmrx_zstd_level_valid(0), 1);
         assert_eq!(cmrx_zstd_level_valid(22), 1);
         assert_eq!(cmrx_zstd_level_valid(23), 0);
@@ -1833,5 +2002,63 @@ mod tests {
         // SAFETY: cmrx_version returns a static NUL-terminated string.
         let v = unsafe { std::ffi::CStr::from_ptr(cmrx_version()) };
         assert_eq!(v.to_str().unwrap(), crate::VERSION);
+    }
+
+    #[test]
+    fn counters_through_the_abi() {
+        // Process-wide counts: only what this test adds is asserted.
+        let rows = || {
+            // SAFETY: NULL with a capacity of 0 only counts the rows.
+            let n = unsafe { cmrx_traffic_counts(ptr::null_mut(), 0) };
+            let mut rows = vec![CmrxTraffic::default(); n];
+            // SAFETY: rows is writable for n entries.
+            let got = unsafe { cmrx_traffic_counts(rows.as_mut_ptr(), n) };
+            rows.truncate(got.min(n));
+            rows
+        };
+        let gzip_written = |rows: &[CmrxTraffic]| {
+            let row = rows
+                .iter()
+                .find(|r| r.kind == TrafficKind::Gzip as i32)
+                .unwrap();
+            (row.written, row.written_raw, row.written_stored)
+        };
+        let before = gzip_written(&rows());
+        assert_eq!(
+            cmrx_note_written(TrafficKind::Gzip as i32, 0, 1000, 300),
+            ResultCode::Ok as i32
+        );
+        let after = gzip_written(&rows());
+        assert_eq!(
+            (after.0 - before.0, after.1 - before.1, after.2 - before.2),
+            (1, 1000, 300)
+        );
+        assert!(
+            rows().len() >= plain_traffic().len(),
+            "the kinds without a dictionary, always"
+        );
+        assert_eq!(
+            cmrx_note_written(TrafficKind::ZstdDictionary as i32, 4_100_000_001, 10, 5),
+            ResultCode::UnknownDictionary as i32
+        );
+        assert_eq!(cmrx_note_written(99, 0, 10, 5), ResultCode::Arg as i32);
+
+        let mut events = [0u64; counters::EVENTS];
+        let count = |events: &mut [u64]| {
+            // SAFETY: events is writable for its length.
+            unsafe { cmrx_event_counts(events.as_mut_ptr(), events.len()) }
+        };
+        assert_eq!(count(&mut events), counters::EVENTS);
+        let before = events[counters::Event::TooSmall as usize];
+        assert_eq!(
+            cmrx_note_event(counters::Event::TooSmall as i32),
+            ResultCode::Ok as i32
+        );
+        count(&mut events);
+        assert!(events[counters::Event::TooSmall as usize] > before);
+        assert_eq!(cmrx_note_event(-5), ResultCode::Arg as i32);
+        // SAFETY: NULL with a capacity of 0 only counts the kinds.
+        let kinds = unsafe { cmrx_event_counts(ptr::null_mut(), 0) };
+        assert_eq!(kinds, counters::EVENTS);
     }
 }

@@ -5,14 +5,15 @@
 //! is gzip and zlib with Compress::Zlib's semantics on top of libdeflate;
 //! [`zstd`] is zstd with trained dictionaries on top of libzstd; [`decode`]
 //! picks the decoder a compressed value gets by its magic bytes; [`sniff`]
-//! tells already-compressed payloads by their magic bytes. [`ffi`] is the C
+//! tells already-compressed payloads by their magic bytes; [`counters`]
+//! counts what the process wrote and read. [`ffi`] is the C
 //! ABI that the XS shim (`perl/RustXS.xs`) calls, declared in `rust/cmrx.h`:
 //! it only converts between C and these modules and forwards.
 //!
 //! The functions are pure but for the state they keep for speed (per-thread
 //! compressors and contexts, a dictionary's tables prepared on first use)
-//! and the one process-wide table: zstd's registry of dictionaries by ID,
-//! with the IDs already reported missing.
+//! and the process-wide tables: zstd's registry of dictionaries by ID, with
+//! when each missing one was last reported, and the [`counters`].
 
 #![deny(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -22,6 +23,7 @@
 mod abi_codes;
 
 pub mod codec;
+pub mod counters;
 pub mod decode;
 pub mod ffi;
 mod growth;

@@ -61,6 +61,7 @@ use std::fmt;
 
 use zstd::zstd_safe::{self, zstd_sys::ZSTD_ErrorCode, CCtx, DCtx, WriteBuf};
 
+use crate::counters;
 use crate::growth::{self, GrowthError};
 use crate::per_thread;
 
@@ -74,7 +75,9 @@ mod training;
 pub use dictionary::{with_dictionary_id, Dictionary, DICT_MAGIC};
 use frame::{frame_content_size, max_inflated, ZSTD_FRAME};
 pub use frame::{frame_dictionary_id, frame_header_dictionary_id, is_zstd_frame, size_hint, MAGIC};
-pub use registry::{first_missing_report, lookup, register, registered, Registered};
+pub use registry::{
+    lookup, missing_report_due, register, registered, registered_dictionaries, Registered,
+};
 pub use training::{
     train, train_with, Method, Trained, Training, MIN_DICT_SIZE, MIN_SAMPLES, TRAIN_MAX_K,
     TRAIN_MAX_STEPS, TRAIN_MIN_K,
@@ -439,7 +442,14 @@ pub fn decompress(
         Some(id) => Some(lookup(id).ok_or(Error::UnknownDictionary(id))?),
         None => None,
     };
-    decompress_with(input, dictionary.as_deref(), out, max_out)
+    let len = decompress_with(input, dictionary.as_deref(), out, max_out)?;
+    // A value read: counted with its dictionary (crate::counters).
+    dictionary
+        .as_deref()
+        .map_or(&counters::ZSTD_PLAIN, Dictionary::counters)
+        .read
+        .add(len, input.len());
+    Ok(len)
 }
 
 /// [`decompress`] with the caller's dictionary instead of the registry's:

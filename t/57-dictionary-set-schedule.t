@@ -142,6 +142,7 @@ $live->add(prefix => 'gh:', dictionary => $dict[0], level => 3, id => 41);
 $live->add(prefix => '', dictionary => $dict[2], level => 3, id => 43, current_from => time + 2);
 my $starts = time + 2;
 $live->add(prefix => 'gh:', dictionary => $dict[1], level => 3, id => 42, current_from => $starts);
+$live->add(prefix => 'npm:', dictionary => $dict[2], level => 3, id => 45, current_from => $starts);
 $live->write;
 my @warnings;
 local $SIG{__WARN__} = sub { push @warnings, $_[0] };
@@ -160,6 +161,14 @@ sub written_with {
     return frame_dictionary_id($out);
 }
 
+{
+    my @said;
+    local $SIG{__WARN__} = sub { push @said, $_[0] };
+    my $later = compress_methods(dictionaries => $dir, prefix => 'npm:', rescan_interval => 0.2);
+    is_deeply \@said, [], 'a prefix whose dictionary is staged: no warning that it matches none';
+    my $never = compress_methods(dictionaries => $dir, prefix => 'zz', rescan_interval => 0.2);
+    is scalar(grep { /prefix 'zz' matches no dictionary/ } @said), 1, '... one that never will: warned';
+}
 is written_with($gh), 41, 'before the staged time: the current dictionary';
 is written_with($whole), 'gzip', 'a whole-cache entry that is only staged: the fallback before its time';
 Time::HiRes::sleep(0.05) while Time::HiRes::time() < $starts;

@@ -64,7 +64,15 @@ int value_undecoded_is_miss(int status);
 /* Whether in[0..len) is worth compressing: not when it is compressed
  * already (JPEG, PNG, gzip, zstd, ...), nor when it is large and a sample
  * of it does not shrink (encrypted, random, unknown media). Saying no at
- * once spares compressing it all for the client to throw away. */
+ * once spares compressing it all for the client to throw away. A no is
+ * counted (cmrx_note_event) with its reason. */
+#define VALUE_WORTH_IT (-1) /* no CMRX_EVENT_*: compress it */
 int value_worth_compressing(const uint8_t *in, size_t len);
+
+/* Whether a value of `raw` bytes compressed to `stored` is kept
+ * compressed: when stored is at most raw * ratio (a client stores it raw
+ * otherwise: Cache::Memcached::Fast's compress_ratio). Counted either way:
+ * written as `kind` (CMRX_TRAFFIC_*) with `dictionary`, or incompressible. */
+int value_kept_compressed(int kind, uint32_t dictionary, size_t raw, size_t stored, double ratio);
 
 #endif /* CMRX_VALUES_H */

@@ -8,10 +8,11 @@ use std::sync::OnceLock;
 use zstd::zstd_safe::{CDict, DDict};
 
 use super::{compression_level, vec_with_room, Error, MAX_LEVEL, MIN_LEVEL};
+use crate::counters::ValueCounters;
 
 // What the documentation here links to.
 #[cfg(doc)]
-use super::{compress, train, DEFAULT_LEVEL};
+use super::{compress, decompress, train, DEFAULT_LEVEL};
 
 /// The first four bytes of a standard zstd dictionary (magic number
 /// 0xEC30A437, little-endian); its dictionary ID follows.
@@ -51,6 +52,8 @@ pub struct Dictionary {
     ddict: DDict<'static>,
     /// The compression tables for level `MIN_LEVEL + i` at index `i`.
     cdicts: [OnceLock<CDict<'static>>; LEVELS],
+    /// The cache values written and read with it.
+    counters: ValueCounters,
 }
 
 /// The ID in a standard dictionary's header, or `BadDictionary`.
@@ -85,7 +88,26 @@ impl Dictionary {
             bytes: bytes.into(),
             ddict,
             cdicts: std::array::from_fn(|_| OnceLock::new()),
+            counters: ValueCounters::new(),
         })
+    }
+
+    /// The cache values this process wrote and read with this dictionary
+    /// (see [`crate::counters`]): [`decompress`] counts what it reads, the
+    /// writers what they keep.
+    ///
+    /// ```
+    /// use cmrx::zstd::{compress_vec, decompress_vec, register, lookup, train};
+    /// let samples: Vec<Vec<u8>> = (0..200).map(|i| format!("visit:{i}:{}", i % 11).into_bytes()).collect();
+    /// let refs: Vec<&[u8]> = samples.iter().map(|s| &s[..]).collect();
+    /// let dict = lookup(register(&train(&refs, 1024).unwrap()).unwrap()).unwrap();
+    /// let frame = compress_vec(&samples[3], 3, Some(&dict)).unwrap();
+    /// decompress_vec(&frame, 1 << 20).unwrap();
+    /// let read = dict.counters().read.counts();
+    /// assert_eq!((read.values, read.stored_bytes), (1, frame.len() as u64));
+    /// ```
+    pub fn counters(&self) -> &ValueCounters {
+        &self.counters
     }
 
     /// The dictionary's ID, which every frame compressed with it names.

@@ -1,9 +1,8 @@
 //! The process-wide dictionaries, by ID: where [`decompress`] finds the
-//! dictionary a frame names ([`register`], [`lookup`]), and the once-per-ID
-//! report of one that is missing ([`first_missing_report`]).
+//! dictionary a frame names ([`register`], [`lookup`]), and when a missing
+//! one is reported ([`missing_report_due`]).
 
 use std::collections::btree_map::{BTreeMap, Entry};
-use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use super::dictionary::dictionary_header_id;
@@ -66,27 +65,48 @@ pub fn lookup(id: u32) -> Option<Arc<Dictionary>> {
     map.get(&id).cloned()
 }
 
-/// The IDs of the missing dictionaries reported so far in this process.
-static MISSING_REPORTED: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
-
-/// Whether this is the process's first report that dictionary `id` is
-/// missing (a frame named it, and it is not registered): true once per ID,
-/// false from then on. A reader warns once per dictionary, not once per
-/// value: in a cache full of values made with a dictionary this process
-/// lacks, every read would warn otherwise. Registering the dictionary later
-/// does not make its ID new again.
+/// Every registered dictionary, by ID (a snapshot: what [`register`] adds
+/// later is not in it).
 ///
 /// ```
-/// use cmrx::zstd::first_missing_report;
-/// assert!(first_missing_report(4_000_001));
-/// assert!(!first_missing_report(4_000_001));
-/// assert!(first_missing_report(4_000_002));
+/// let ids: Vec<u32> = cmrx::zstd::registered_dictionaries().iter().map(|d| d.id()).collect();
+/// assert!(ids.windows(2).all(|w| w[0] < w[1]));
 /// ```
-pub fn first_missing_report(id: u32) -> bool {
-    MISSING_REPORTED
+pub fn registered_dictionaries() -> Vec<Arc<Dictionary>> {
+    let map = REGISTRY.read().unwrap_or_else(PoisonError::into_inner);
+    map.values().cloned().collect()
+}
+
+/// When each missing dictionary was last reported in this process (the
+/// caller's clock, in seconds), by ID.
+static MISSING_REPORTED: Mutex<BTreeMap<u32, u64>> = Mutex::new(BTreeMap::new());
+
+/// Whether a report that dictionary `id` is missing (a frame named it, and
+/// it is not registered) is due at `now`: the first time, and again once
+/// `interval` has passed since the last one (`now` and `interval` in the
+/// caller's seconds; an interval of 0, every time). A reader warns at most
+/// once per interval and dictionary, not once per value: in a cache full of
+/// values made with a dictionary this process lacks, every read would warn
+/// otherwise; nor once per process, which hides a problem that lasts.
+///
+/// ```
+/// use cmrx::zstd::missing_report_due;
+/// assert!(missing_report_due(4_000_001, 100, 60));
+/// assert!(!missing_report_due(4_000_001, 159, 60));
+/// assert!(missing_report_due(4_000_001, 160, 60));
+/// assert!(missing_report_due(4_000_002, 159, 60));
+/// ```
+pub fn missing_report_due(id: u32, now: u64, interval: u64) -> bool {
+    let mut reported = MISSING_REPORTED
         .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(id)
+        .unwrap_or_else(PoisonError::into_inner);
+    match reported.get(&id) {
+        Some(&last) if now.saturating_sub(last) < interval => false,
+        _ => {
+            reported.insert(id, now);
+            true
+        }
+    }
 }
 
 /// What the registry holds for an ID, compared with some dictionary's bytes
@@ -190,17 +210,17 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_dictionary_is_reported_once_across_threads() {
-        // IDs no other test uses: the set is the process's.
+    fn a_missing_dictionary_is_reported_once_per_interval_across_threads() {
+        // IDs no other test uses: the reports are the process's.
         let ids = [3_000_001u32, 3_000_002, 3_000_003];
-        let firsts = AtomicUsize::new(0);
+        let reports = AtomicUsize::new(0);
         std::thread::scope(|scope| {
             for _ in 0..4 {
                 scope.spawn(|| {
                     for _ in 0..10 {
                         for &id in &ids {
-                            if first_missing_report(id) {
-                                firsts.fetch_add(1, Ordering::Relaxed);
+                            if missing_report_due(id, 1000, 60) {
+                                reports.fetch_add(1, Ordering::Relaxed);
                             }
                         }
                     }
@@ -208,11 +228,22 @@ mod tests {
             }
         });
         assert_eq!(
-            firsts.load(Ordering::Relaxed),
+            reports.load(Ordering::Relaxed),
             ids.len(),
-            "one first report per ID"
+            "one report per ID"
         );
-        assert!(!first_missing_report(ids[0]));
-        assert!(first_missing_report(3_000_004), "another ID is new");
+        assert!(
+            !missing_report_due(ids[0], 1059, 60),
+            "not again within the interval"
+        );
+        assert!(
+            missing_report_due(ids[0], 1060, 60),
+            "again once it has passed"
+        );
+        assert!(missing_report_due(3_000_004, 1000, 60), "another ID is new");
+        assert!(
+            missing_report_due(3_000_005, 1000, 0) && missing_report_due(3_000_005, 1000, 0),
+            "interval 0: every time"
+        );
     }
 }

@@ -29,9 +29,15 @@ sub _check_options {
 # Fast keeps compress_threshold in a C int: a larger one would wrap.
 my $FAST_INT_MAX = 2**31 - 1;
 
+# Cache::Memcached::Fast's compress_ratio when it is not given: it stores a
+# value compressed only when that takes at most this fraction of it.
+my $FAST_DEFAULT_RATIO = 0.8;
+
 # The Cache::Memcached::Fast settings of the modules' fast_options, taken out
 # of %$options: (compress_threshold => N, and compress_ratio => R when
-# given), N being $threshold unless the options give one. Croaks "$what:
+# given), N being $threshold unless the options give one; and the ratio Fast
+# will apply (R, or its default), which the compressor is given too, so that
+# it declines, and counts, what Fast would store raw anyway. Croaks "$what:
 # ..." on an option neither those two nor @known, and on a bad value.
 sub _fast_settings {
     my ($what, $options, $threshold, @known) = @_;
@@ -41,13 +47,14 @@ sub _fast_settings {
               . '(at 0 or less Fast compresses nothing: a reader needs compress_methods alone)')
         unless defined $threshold && $threshold =~ /\A[0-9]+\z/ && $threshold >= 1 && $threshold <= $FAST_INT_MAX;
     my @settings = (compress_threshold => 0 + $threshold);
+    my $ratio = $FAST_DEFAULT_RATIO;
     if (exists $options->{compress_ratio}) {
-        my $ratio = delete $options->{compress_ratio};
+        $ratio = delete $options->{compress_ratio};
         Carp::croak("$what: compress_ratio must be a number above 0 and at most 1")
             unless defined $ratio && $ratio =~ /\A(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\z/ && $ratio > 0 && $ratio <= 1;
         push @settings, compress_ratio => 0 + $ratio;
     }
-    return @settings;
+    return (\@settings, 0 + $ratio);
 }
 
 1;

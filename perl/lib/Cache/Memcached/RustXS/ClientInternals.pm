@@ -194,6 +194,19 @@ sub with_memgzip_for {
     return $code->(@args);
 }
 
+# The share of a value that Cache::Memcached's _set wants compression to
+# save before it stores the compressed value (its constant COMPRESS_SAVINGS,
+# 0.20 in 1.24 to 1.30), looked up rather than assumed: a release without it
+# gets the same 0.20, with a warning.
+my $DEFAULT_COMPRESS_SAVINGS = 0.20;
+sub compress_savings {
+    my $savings = Cache::Memcached->can('COMPRESS_SAVINGS');
+    return $savings->() if $savings;
+    Carp::carp('Cache::Memcached ' . (defined $Cache::Memcached::VERSION ? $Cache::Memcached::VERSION : '?')
+             . " has no COMPRESS_SAVINGS: assuming $DEFAULT_COMPRESS_SAVINGS");
+    return $DEFAULT_COMPRESS_SAVINGS;
+}
+
 # Whether the caller of the caller of this function is Cache::Memcached::_set
 # called for the object at that address.
 sub _called_by_set_of {
@@ -310,6 +323,14 @@ else the reason, one sentence.
 
 C<< $code->(@args) >>, with C<Compress::Zlib::memGzip> standing for
 C<$writer> for calls from C<Cache::Memcached::_set> for C<$self>.
+
+=item compress_savings()
+
+The share of a value that compression must save before Cache::Memcached's
+C<_set> stores the compressed value (its constant C<COMPRESS_SAVINGS>: it
+keeps the compressed value when that is strictly smaller than the value
+times one minus it), looked up in the loaded Cache::Memcached; 0.20, with a
+warning, for a release without the constant.
 
 =item fast_reads_compressed_without_threshold()
 

@@ -50,10 +50,28 @@ sub _zstd_chooser {
 
 sub _zstd_writer {
     my ($level, $id) = @_;
-    $level = 0 unless defined $level;
-    # Fails now, not at the first set, on a level out of range.
-    Cache::Memcached::RustXS::Zstd::compress('', level => $level, dictionary => $id);
-    return sub { Cache::Memcached::RustXS::Zstd::compress($_[0], level => $level, dictionary => $id) };
+    return _writer('zstd', defined $level ? $level : 0, $id);
+}
+
+# Cache::Memcached keeps a compressed value only when it saves more than its
+# COMPRESS_SAVINGS (20 %, strictly): the compressor keeps at most that much
+# less a hair (any whole number of bytes below 80 % of the value, none at 80
+# %), so that it declines -- and counts -- exactly what Cache::Memcached
+# would store raw.
+my $KEEP_RATIO = 1 - Cache::Memcached::RustXS::ClientInternals::compress_savings() - 1e-12;
+
+# What stands in for memGzip while this object sets a key: the engine's
+# compressor for Fast (the same checks, and counted as Fast's are), which
+# hands the value back unchanged when it declines it; Cache::Memcached then
+# stores it raw. Fails now, not at the first set, on a level out of range.
+sub _writer {
+    my ($format, $level, $id) = @_;
+    my ($compress) = @{ Cache::Memcached::RustXS::_compress_methods($format, $level, $id,
+                            $Cache::Memcached::RustXS::Zlib::MaxOutput, $KEEP_RATIO) };
+    return sub {
+        my $out;
+        return $compress->(\$_[0], \$out) ? $out : $_[0];
+    };
 }
 
 # The writer of each prefix of the set, and of the fallback; the key's
@@ -102,7 +120,8 @@ sub _set_writers {
         my $r = $set->resolve_prefix($namespace, at => $now);
         if ($r->{how} eq 'delimiter') {
             $other = _zstd_writer($r->{entry}{level}, $r->{entry}{id});
-        } elsif ($warn && !grep { index($_, $namespace) == 0 } keys %by_prefix) {
+        } elsif ($warn && !grep({ index($_, $namespace) == 0 } keys %by_prefix)
+                 && !Cache::Memcached::RustXS::Zstd::_matches_later($set, $namespace, $now)) {
             Cache::Memcached::RustXS::Zstd::_warn_unmatched('Cache::Memcached::RustXS::Memcached: namespace',
                                                             $namespace, $set, $whole);
         }
@@ -121,11 +140,7 @@ sub _set_writers {
 
 sub _gzip_writer {
     my ($level) = @_;
-    require Cache::Memcached::RustXS::Zlib;
-    return sub {
-        local $Cache::Memcached::RustXS::Zlib::Level = $level;
-        Cache::Memcached::RustXS::Zlib::memGzip($_[0]);
-    };
+    return _writer('gzip', $level, 0);
 }
 
 # Cache::Memcached compresses in _set with Compress::Zlib::memGzip, called
@@ -136,6 +151,11 @@ sub _gzip_writer {
 # hook) and sets with another Cache::Memcached object still writes gzip.
 # ClientInternals tells this object's _set by the frame's sub name and the
 # object among its arguments.
+#
+# A value that was stored without its writer being asked was under the
+# object's compress_threshold: counted as declined for being too small (a
+# set that failed, or with compression off, is not).
+my %SHARED = Cache::Memcached::RustXS::_constants();
 for my $command (qw(set add replace)) {
     my $inherited = Cache::Memcached->can($command);
     no strict 'refs';
@@ -145,7 +165,12 @@ for my $command (qw(set add replace)) {
         $key = ref $key ? $key->[1] : $key;    # [hash, key], as _set takes it
         my $writer = $choose->((defined $self->{namespace} ? $self->{namespace} : '')
                                . (defined $key ? $key : ''));
-        return Cache::Memcached::RustXS::ClientInternals::with_memgzip_for($self, $writer, $inherited, @_);
+        my $asked = 0;
+        my $stored = Cache::Memcached::RustXS::ClientInternals::with_memgzip_for(
+            $self, sub { $asked = 1; goto &$writer }, $inherited, @_);
+        Cache::Memcached::RustXS::_note_event($SHARED{EVENT_TOO_SMALL})
+            if $stored && !$asked && $self->{compress_enable} && $self->{compress_threshold};
+        return $stored;
     };
 }
 

@@ -23,7 +23,7 @@ our $MaxOutput;   # largest output memGunzip/uncompress will make
 our $gzerrno;
 *gzerrno = \$Compress::Zlib::gzerrno;
 
-my @OPTIONS = qw(level max_output);
+my @OPTIONS = qw(level max_output compress_ratio);
 
 sub compress_methods {
     my %opt = @_;
@@ -33,6 +33,7 @@ sub compress_methods {
         exists $opt{level}      ? $opt{level}      : $Level,
         0,
         exists $opt{max_output} ? $opt{max_output} : $MaxOutput,
+        $opt{compress_ratio},
     );
 }
 
@@ -44,8 +45,9 @@ my $FAST_THRESHOLD = 224;
 
 sub fast_options {
     my %opt = @_;
-    my @settings = Cache::Memcached::RustXS::_fast_settings('fast_options', \%opt, $FAST_THRESHOLD, @OPTIONS);
-    return (@settings, compress_methods => compress_methods(%opt));
+    my ($settings, $ratio) = Cache::Memcached::RustXS::_fast_settings('fast_options', \%opt, $FAST_THRESHOLD,
+                                                                     @OPTIONS);
+    return (@$settings, compress_methods => compress_methods(%opt, compress_ratio => $ratio));
 }
 
 my %original;    # Compress::Zlib's own functions while overridden
@@ -235,9 +237,21 @@ The largest value the decompressor will produce; a larger (or corrupt)
 value makes Fast treat the key as a miss. Default: C<$MaxOutput>. Anything
 but a size in bytes croaks.
 
+=item compress_ratio => 1
+
+The compressor keeps a result of at most this fraction of the value, and
+returns false (Fast stores the value raw) for a larger one. Give it Fast's
+own C<compress_ratio> (L</fast_options(%options)> does: 0.8 unless told
+otherwise) so that the two agree on every value, and
+L<Cache::Memcached::RustXS::Zstd/counters()> count what Fast stores. The
+default, 1, keeps any result that is not larger than the value. A number
+above 0.
+
 =back
 
-The options are fixed when the methods are made.
+The options are fixed when the methods are made. The values the
+compressor keeps and declines, and those the decompressor reads, are
+counted (L<Cache::Memcached::RustXS::Zstd/counters()>).
 
 =item fast_options(%options)
 

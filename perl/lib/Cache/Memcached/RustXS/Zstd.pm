@@ -13,7 +13,7 @@ our $VERSION = '0.101';
 our @EXPORT_OK = qw(load_dictionary load_dictionaries train_dictionary train_dictionary_with_parameters
                     frame_sizes compress decompress compress_methods dictionary_id dictionary_with_id
                     frame_dictionary_id
-                    fast_options);
+                    fast_options counters);
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
 # Warnings about a prefix or a namespace point at the code that made the
@@ -123,7 +123,7 @@ my $DEFAULT_RESCAN_INTERVAL = 60;
 
 # Seconds between two warnings of the same kind about the same thing (a
 # set that cannot be read again, a dictionary that is not loaded).
-our $WarnInterval = 60;
+our $WarnInterval;    # its default is the XS's (60), set when the engine loads
 
 # The sets this process loaded, by folder: { dir, identity, interval,
 # next_scan (epoch seconds), manifest (its SHA-256 when last loaded), set }.
@@ -245,26 +245,57 @@ sub _rescan_if_due {
     return 1;
 }
 
+# ---- counters ----------------------------------------------------------------
+
+# The counters' names, by the engine's codes (cmrx.h, through _constants).
+my %TRAFFIC_NAME = ($SHARED{TRAFFIC_ZSTD} => 'zstd', $SHARED{TRAFFIC_GZIP} => 'gzip',
+                    $SHARED{TRAFFIC_ZLIB} => 'zlib');
+my %EVENT_GROUP = (
+    misses   => [qw(unknown_dictionary undecodable too_big)],
+    declined => [qw(already_compressed incompressible too_small)],
+);
+my @TRAFFIC_FIELDS = map { my $way = $_; map { [ $way, $_ ] } qw(values raw_bytes stored_bytes) } qw(written read);
+
+sub counters {
+    Carp::croak('counters takes no arguments') if @_;
+    my ($rows, $events) = Cache::Memcached::RustXS::_counters();
+    my %counters = (dictionaries => {});
+    for my $row (@$rows) {
+        my ($kind, $id, @counts) = @$row;
+        my %traffic;
+        $traffic{ $_->[0] }{ $_->[1] } = shift @counts for @TRAFFIC_FIELDS;
+        if ($kind == $SHARED{TRAFFIC_ZSTD_DICTIONARY}) { $counters{dictionaries}{$id} = \%traffic }
+        else                                            { $counters{ $TRAFFIC_NAME{$kind} } = \%traffic }
+    }
+    for my $group (sort keys %EVENT_GROUP) {
+        $counters{$group}{$_} = $events->[ $SHARED{ 'EVENT_' . uc $_ } ] for @{ $EVENT_GROUP{$group} };
+    }
+    return \%counters;
+}
+
 # ---- compress_methods ------------------------------------------------------
 
-my @METHOD_OPTIONS = qw(level dictionary dictionaries prefix rescan_interval max_output);
+my @METHOD_OPTIONS = qw(level dictionary dictionaries prefix rescan_interval max_output compress_ratio);
 
 sub compress_methods {
     my %opt = @_;
     Cache::Memcached::RustXS::_check_options('compress_methods', \%opt, @METHOD_OPTIONS);
-    my $max_output = exists $opt{max_output} ? $opt{max_output} : $Cache::Memcached::RustXS::Zlib::MaxOutput;
-    return _set_methods(\%opt, $max_output) if defined $opt{dictionaries};
+    # The decompressor's cap, and the most the compressor keeps.
+    my @limits = (exists $opt{max_output} ? $opt{max_output} : $Cache::Memcached::RustXS::Zlib::MaxOutput,
+                  $opt{compress_ratio});
+    return _set_methods(\%opt, \@limits) if defined $opt{dictionaries};
     for my $name (qw(prefix rescan_interval)) {
         Carp::croak("compress_methods: $name goes with dictionaries") if exists $opt{$name};
     }
     my $id = defined $opt{dictionary} ? load_dictionary($opt{dictionary}) : 0;
-    return _xs_methods('zstd', $opt{level}, $id, $max_output);
+    return _xs_methods('zstd', $opt{level}, $id, \@limits);
 }
 
-# The engine's pair of XSUBs writing $format at $level with dictionary $id.
+# The engine's pair of XSUBs writing $format at $level with dictionary $id,
+# within @$limits (max_output, compress_ratio).
 sub _xs_methods {
-    my ($format, $level, $id, $max_output) = @_;
-    my $methods = eval { Cache::Memcached::RustXS::_compress_methods($format, $level, $id, $max_output) };
+    my ($format, $level, $id, $limits) = @_;
+    my $methods = eval { Cache::Memcached::RustXS::_compress_methods($format, $level, $id, @$limits) };
     Carp::croak(_reason($@)) unless $methods;
     return $methods;
 }
@@ -274,15 +305,16 @@ sub _xs_methods {
 # is decided again when the set is due for a rescan or a staged dictionary
 # starts, never between: a time check per value.
 sub _set_methods {
-    my ($opt, $max_output) = @_;
+    my ($opt, $limits) = @_;
     my $writer = _set_writer($opt);
-    my ($methods, $until) = _writer_methods($writer, $max_output);
+    $writer->{limits} = $limits;
+    my ($methods, $until) = _writer_methods($writer);
     my $compress = $methods->[0];
     my $following = sub {
         if (Time::HiRes::time() >= $until && !$RESCANNING) {
             # Never dies: a writer keeps what it wrote with when the set
             # cannot be read (_rescan_if_due has warned).
-            my ($now_methods, $now_until) = eval { _writer_methods($writer, $max_output) };
+            my ($now_methods, $now_until) = eval { _writer_methods($writer) };
             ($compress, $until) = ($now_methods->[0], $now_until) if $now_methods;
         }
         goto &$compress;
@@ -293,9 +325,9 @@ sub _set_methods {
 # What a set's writer writes with now (the engine's pair of XSUBs), and
 # until when that holds.
 sub _writer_methods {
-    my ($writer, $max_output) = @_;
+    my ($writer) = @_;
     my ($set, $now, $until) = _followed_set($writer->{dir});
-    return (_xs_methods(_writer_choice($writer, $set, $now), $max_output), $until);
+    return (_xs_methods(_writer_choice($writer, $set, $now), $writer->{limits}), $until);
 }
 
 # The set loaded from $dir as it is now (read again when its rescan is
@@ -347,11 +379,21 @@ sub _writer_choice {
         my $r = $set->resolve_prefix($writer->{prefix}, at => $now);
         $entry = $r->{entry};
         _warn_unmatched('compress_methods: prefix', $writer->{prefix}, $set, $entry)
-            if $warn && $r->{how} eq 'none';
+            if $warn && $r->{how} eq 'none' && !_matches_later($set, $writer->{prefix}, $now);
     }
     return ('zstd', $entry->{level}, $entry->{id}) if $entry;
     my $fallback = $set->fallback;
     return ($fallback->{method}, $fallback->{level}, 0);
+}
+
+# Whether a dictionary staged in $set for after $now will match $prefix:
+# a writer that gets the fallback only until then is not warned about.
+sub _matches_later {
+    my ($set, $prefix, $now) = @_;
+    for (my $at = $set->next_change(at => $now); defined $at; $at = $set->next_change(at => $at)) {
+        return 1 if $set->resolve_prefix($prefix, at => $at)->{how} ne 'none';
+    }
+    return 0;
 }
 
 # Warns, once per set folder and prefix in the process, that $prefix (a
@@ -392,8 +434,9 @@ sub fast_options {
     my %opt = @_;
     my $threshold = defined $opt{dictionary} || defined $opt{dictionaries}
         ? $FAST_THRESHOLD_DICTIONARY : $FAST_THRESHOLD;
-    my @settings = Cache::Memcached::RustXS::_fast_settings('fast_options', \%opt, $threshold, @METHOD_OPTIONS);
-    return (@settings, compress_methods => compress_methods(%opt));
+    my ($settings, $ratio) = Cache::Memcached::RustXS::_fast_settings('fast_options', \%opt, $threshold,
+                                                                     @METHOD_OPTIONS);
+    return (@$settings, compress_methods => compress_methods(%opt, compress_ratio => $ratio));
 }
 
 1;
@@ -546,6 +589,11 @@ missing dictionary comes when the ID is still unknown after a rescan.
 
 Calling it again for the same folder reads it at once, and sets its
 interval anew.
+
+C<$Cache::Memcached::RustXS::Zstd::WarnInterval> (60 by default): seconds
+between two warnings about the same thing -- a dictionary that is still
+not loaded, a set that cannot be read again; C<local> it to 0 to see every
+one.
 
 =item dictionary_id($bytes)
 
@@ -720,8 +768,12 @@ C<dictionaries>. The decompressor reads zstd (with any loaded
 dictionary), gzip and zlib, told apart by their magic bytes: values written
 before the switch to zstd, by other clients or by other languages, read as
 before. The compressor declines already-compressed data (JPEG, PNG, gzip,
-zstd, ...) and large data that does not compress, so Fast stores it raw.
-C<max_output> is the decompressor's cap, by default
+zstd, ...), large data that does not compress, and any value whose
+compressed form is more than C<compress_ratio> of it (by default 1: one
+that does not shrink at all), so Fast stores it raw; give it Fast's own
+C<compress_ratio> (L</fast_options(%options)> does, 0.8 unless told
+otherwise) so that the two agree on every value and L</counters()> count
+what Fast stores. C<max_output> is the decompressor's cap, by default
 C<$Cache::Memcached::RustXS::Zlib::MaxOutput>; a larger value is a miss.
 
 =item fast_options(%options)
@@ -782,11 +834,161 @@ C<compress_threshold> 224 for gzip, 208 for zstd.
 Fast's: a compressed value is stored only if it is at most this fraction
 of the value's size (else the value is stored raw). A number above 0 and at
 most 1; left out of the list unless given, so that Fast's default, 0.8,
-holds.
+holds. The compressor is given the same ratio (given here, or 0.8), and
+declines what Fast would store raw anyway.
 
 =back
 
 It croaks on an unknown option, and as C<compress_methods> does on theirs.
+
+=item counters()
+
+What this process wrote and read as cache values, and what it left alone,
+since it started (a forked worker starts from its parent's counts; threads
+share them):
+
+    {
+        dictionaries => {                       # by dictionary ID
+            2716305118 => {
+                written => { values => 1200, raw_bytes => 1814000, stored_bytes => 402100 },
+                read    => { values => 9800, raw_bytes => 14820000, stored_bytes => 3283000 },
+            },
+            ...                                 # every loaded dictionary
+        },
+        zstd => { written => {...}, read => {...} },   # zstd without a dictionary
+        gzip => { written => {...}, read => {...} },
+        zlib => { written => {...}, read => {...} },
+        misses   => { unknown_dictionary => 3, undecodable => 0, too_big => 0 },
+        declined => { already_compressed => 40, incompressible => 12, too_small => 310 },
+    }
+
+=over 4
+
+=item * C<written>
+
+Values the writers of this distribution compressed and kept for
+memcached, with their bytes before (C<raw_bytes>) and after
+(C<stored_bytes>): the compressors of this module's and
+L<Cache::Memcached::RustXS::Zlib>'s C<compress_methods> (Fast's writes),
+and L<Cache::Memcached::RustXS::Memcached>'s writers. Not counted: calls of
+L</compress($data, level =E<gt> 3, dictionary =E<gt> $id)> and C<memGzip>
+made by other code (and so Cache::Memcached's own gzip, even overridden).
+
+=item * C<read>
+
+Values decoded, with their bytes as stored and decoded: by GetParser, the
+decompressors of C<compress_methods>, L</decompress($frame)>, and
+L<Cache::Memcached::RustXS::Zlib>'s C<memGunzip> and C<uncompress>.
+
+=item * C<misses>
+
+Compressed values read that came to nothing: C<unknown_dictionary>, a zstd
+frame naming a dictionary this process has not loaded (after the rescan of
+its sets had its chance); C<undecodable>, a frame that does not decode
+(corrupt, truncated, not the format its magic number says); C<too_big>,
+one that would decode past the reader's cap.
+
+=item * C<declined>
+
+Values left uncompressed: C<already_compressed> (the compressor saw JPEG,
+PNG, gzip, zstd, ...), C<incompressible> (it did not shrink to the
+compressor's C<compress_ratio>, or a sample of a large value did not
+shrink), and C<too_small> (L<Cache::Memcached::RustXS::Memcached> stored it
+under its C<compress_threshold>; Cache::Memcached::Fast never shows such
+values to its compressor, so they are not counted for it).
+
+=back
+
+The counts are whole numbers that only grow: an exporter sends the
+difference since its last look. Counting costs a few atomic additions per
+value (the benchmark's C<get_multi> of 100 compressed values is within
+noise of a build without it). As statsd counters, from a timer or after a
+request:
+
+    use IO::Socket::INET;
+    use Cache::Memcached::RustXS::Zstd qw(counters);
+
+    my $statsd = IO::Socket::INET->new(PeerAddr => '127.0.0.1:8125', Proto => 'udp');
+    my %last;
+    sub flat {                                   # "dictionaries.ID.read.values" => N
+        my ($tree, $path, $out) = @_;
+        for my $key (keys %$tree) {
+            my $name = length $path ? "$path.$key" : $key;
+            ref $tree->{$key} ? flat($tree->{$key}, $name, $out) : ($out->{$name} = $tree->{$key});
+        }
+        return $out;
+    }
+    sub send_counters {
+        my $now = flat(counters(), '', {});
+        for my $name (sort keys %$now) {
+            my $delta = $now->{$name} - ($last{$name} || 0);
+            $statsd->send("cmrx.$name:$delta|c") if $delta;
+        }
+        %last = %$now;
+    }
+    send_counters();
+
+As Prometheus text (for a C</metrics> page, or node_exporter's textfile
+collector; each worker of a preforking server has its own counts, so
+label them with the process):
+
+    use Cache::Memcached::RustXS::Zstd qw(counters);
+
+    sub prometheus_text {
+        my $c = counters();
+        my @out;
+        my %kinds = ((map { ("dictionary=\"$_\"" => $c->{dictionaries}{$_}) } keys %{ $c->{dictionaries} }),
+                     map { ("format=\"$_\"" => $c->{$_}) } qw(zstd gzip zlib));
+        for my $way (qw(written read)) {
+            for my $what (qw(values raw_bytes stored_bytes)) {
+                my $metric = "cmrx_${way}_${what}_total";
+                push @out, "# TYPE $metric counter";
+                push @out, "$metric\{$_,pid=\"$$\"} $kinds{$_}{$way}{$what}" for sort keys %kinds;
+            }
+        }
+        for my $group (qw(misses declined)) {
+            push @out, "# TYPE cmrx_${group}_total counter";
+            push @out, "cmrx_${group}_total\{reason=\"$_\",pid=\"$$\"} $c->{$group}{$_}"
+                for sort keys %{ $c->{$group} };
+        }
+        return join "\n", @out, '';
+    }
+    print prometheus_text();
+
+What to alert on:
+
+=over 4
+
+=item * C<misses.unknown_dictionary> growing
+
+Values are written with a dictionary some readers lack: a set that did not
+reach a host before its staged time, a host whose folder is stale, or
+another team's set writing to the same cache. Each is a backend fetch.
+Alert on any sustained rate; the warning in the log names the ID, and
+C<cmrx-dict list> says which set has it.
+
+=item * C<misses.undecodable> growing
+
+Corruption, or another client writing flag 2 with a format nobody reads.
+Should stay at 0.
+
+=item * The written ratio of a dictionary (C<stored_bytes / raw_bytes>) rising
+
+The values have drifted from what the dictionary was trained on: run
+C<cmrx-dict report --dictionaries> and retrain.
+
+=item * C<declined.incompressible> large against C<written>
+
+Values that do not compress (already encrypted or binary) cost a compress
+attempt each: raise their C<compress_threshold>, or write them with an
+object without compression.
+
+=item * No C<written> for a staged dictionary after its time
+
+The writers did not follow the set: a host where the folder is not
+updated, or writers made without C<dictionaries>.
+
+=back
 
 =back
 
