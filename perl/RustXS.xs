@@ -4,8 +4,9 @@
  * The engine parses and (de)compresses bytes. Beside this file, in C that
  * knows nothing of Perl (perl/src/, as Cache::Memcached::Fast keeps its
  * client in src/): reader.c reads get responses from a socket or from bytes
- * into storage this file gives it, values.c says what becomes of a value
- * (its flags, which failures make a miss, what is worth compressing). This
+ * into storage this file gives it, items.c the items of a whole response
+ * as stored, values.c says what becomes of a value (its flags, which
+ * failures make a miss, what is worth compressing). This
  * file converts: Perl scalars and hashes to bytes for them and back, their
  * callbacks to scalars, their results to Perl conventions, and the numbers
  * the Perl modules share with them (_level_ranges, _constants). The XSUBs
@@ -38,6 +39,7 @@
 #include <time.h>
 
 #include "cmrx.h"
+#include "items.h"
 #include "reader.h"
 #include "values.h"
 
@@ -737,6 +739,51 @@ getparser_run(pTHX_ SV *self, getparser *p, int fd, const char *bytes, STRLEN le
     return result;
 }
 
+/* get_response_items: the items of a whole response, as stored, read by
+ * perl/src/items.c; here each becomes [key, flags, data, cas]. */
+enum item_field { ITEM_KEY, ITEM_FLAGS, ITEM_DATA, ITEM_CAS };
+/* _get_response_items returns the items, whether END ended them, and on a
+ * bad response why, where and after which value. */
+#define RESPONSE_ITEMS_RESULTS 5
+typedef struct {
+#ifdef PERL_IMPLICIT_CONTEXT
+    PerlInterpreter *perl;
+#endif
+    AV *items;   /* [key, flags, data, cas] of each item */
+    int tainted; /* the response is: so is what comes of it */
+} stored_items;
+
+/* An item's field: tainted when the response is, as substr's would be. */
+static SV *
+item_field(pTHX_ const stored_items *s, SV *sv)
+{
+    if (s->tainted)
+        SvTAINTED_on(sv);
+    return sv;
+}
+
+/* items_read's callback (perl/src/items.h); no perl code runs. The cas is
+ * undef without a cas field (a number above UV_MAX, on a perl with 32-bit
+ * integers, an approximate one). */
+static void
+stored_item(void *ctx, const items_item *item)
+{
+    stored_items *s = (stored_items *)ctx;
+    AV *fields;
+    SV *cas;
+    dTHXa(s->perl);
+    fields = newAV();
+    av_extend(fields, ITEM_CAS); /* its last index */
+    cas = !item->has_cas                  ? newSV(0)
+          : item->cas <= (uint64_t)UV_MAX ? newSVuv((UV)item->cas)
+                                          : newSVnv((NV)item->cas);
+    av_store(fields, ITEM_KEY, item_field(aTHX_ s, newSVpvn(item->key, item->key_len)));
+    av_store(fields, ITEM_FLAGS, item_field(aTHX_ s, newSVuv(item->flags)));
+    av_store(fields, ITEM_DATA, item_field(aTHX_ s, newSVpvn(item->data, item->data_len)));
+    av_store(fields, ITEM_CAS, item_field(aTHX_ s, cas));
+    av_push(s->items, newRV_noinc((SV *)fields));
+}
+
 /* The op tree of the finalize closure in _load_multi, by address, as
  * ClientInternals.pm's finalize_root finds it (0 when none is the known
  * finalize's code). Perl code: call it before allocating. */
@@ -1378,6 +1425,37 @@ inline_finalize(self)
     RETVAL = getparser_of(aTHX_ self)->inline_finalize;
   OUTPUT:
     RETVAL
+
+void
+_get_response_items(response)
+    SV *response
+  PREINIT:
+    stored_items s;
+    items_failure failure;
+    const char *bytes;
+    STRLEN len;
+    SV *items_ref;
+    int result;
+  PPCODE:
+    /* For get_response_items (GetParser.pm), which makes the failure a
+     * message: (\@items, complete), or on a bad response (\@items, 0, why,
+     * where, the key of the value it came after or undef). */
+    bytes = bytes_of(aTHX_ response, "get_response_items", &len);
+#ifdef PERL_IMPLICIT_CONTEXT
+    s.perl = aTHX;
+#endif
+    s.items = newAV();
+    items_ref = sv_2mortal(newRV_noinc((SV *)s.items));
+    s.tainted = SvTAINTED(response);
+    result = items_read(bytes, len, stored_item, &s, &failure);
+    EXTEND(SP, RESPONSE_ITEMS_RESULTS);
+    PUSHs(items_ref);
+    mPUSHi(result == ITEMS_COMPLETE);
+    if (result == ITEMS_BAD) {
+        mPUSHs(newSVpv(failure.why, 0));
+        mPUSHu((UV)failure.at);
+        PUSHs(failure.key ? sv_2mortal(newSVpvn(failure.key, failure.key_len)) : &PL_sv_undef);
+    }
 
 MODULE = Cache::Memcached::RustXS  PACKAGE = Cache::Memcached::RustXS::Zlib
 

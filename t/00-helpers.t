@@ -2,7 +2,7 @@
 # Tests of the test helpers themselves: CMRXTest::Memcached starts and stops
 # real memcached servers; CMRXTest::FakeServer plays scripted responses;
 # CMRXTest::DictSets splits and writes values and runs cmrx-dict;
-# CMRXDev::GetResponse reads get responses as the distribution's parser does.
+# CMRXDev::GetResponse reads get responses by the distribution's parser.
 # The lower bounds on the fake's pauses are wall-clock assertions, made only
 # with CMRX_TIMING_TESTS=1 (xt/timing-helpers.t).
 use strict;
@@ -280,7 +280,10 @@ ok !eval { CMRXTest::FakeServer->start(script => [ [bogus => 1] ]); 1 },
 
 # ---- CMRXDev::GetResponse --------------------------------------------------
 
-{   # stored_items reads what the parser reads, and refuses what it refuses.
+{   # stored_items (get_response_items: the engine's parser over the whole
+    # response) reads what a parser object (the reader in perl/src/reader.c
+    # feeding the same engine) reads, and refuses what it refuses, for the
+    # same reason.
     my $key250 = 'k' x 250;
     my %good = (
         'no value'          => "END\r\n",
@@ -317,13 +320,24 @@ ok !eval { CMRXTest::FakeServer->start(script => [ [bogus => 1] ]); 1 },
     }
     for my $name (sort keys %bad) {
         ok !eval { response_values($bad{$name}); 1 }, "the parser refuses $name";
+        (my $parser_why = $@) =~ s/\Anot a get response: //;
         ok !eval { stored_items($bad{$name}); 1 }, '... and so does stored_items';
+        (my $why = $@) =~ s/\Anot a memcached get response: (.*) \('.*\z/$1\n/s;
+        is $why, $parser_why, '... saying why as the parser does';
     }
     my $gzip = Compress::Zlib::memGzip('hello ' x 10);
     my $compressed = "VALUE z 3 " . length($gzip) . "\r\n$gzip\r\nEND\r\n";
     is_deeply response_values($compressed), [ [ z => 1, 'hello ' x 10 ] ],
         'response_values: a compressed value decoded, flag 2 cleared';
     is_deeply stored_items($compressed), [ [ z => 3, $gzip ] ], 'stored_items: as stored';
+    {
+        no warnings 'once';
+        local $Cache::Memcached::RustXS::Zlib::MaxOutput = 10;
+        is_deeply response_values($compressed), [], 'response_values: a value over MaxOutput dropped';
+        is_deeply stored_items($compressed), [ [ z => 3, $gzip ] ], 'stored_items: kept, as stored';
+    }
+    is_deeply stored_items("VALUE a 0 1\r\nx\r\nVALUE a 4 1\r\ny\r\nEND\r\n"), [ [ a => 0, 'x' ], [ a => 4, 'y' ] ],
+        'stored_items: a key that comes twice, twice';
     ok !eval { response_values("VALUE a 0 1\r\nx\r\nVALUE a 4 1\r\ny\r\nEND\r\n"); 1 },
         'response_values refuses a key that comes twice';
     like $@, qr/flags cannot be told apart/, '... saying why';

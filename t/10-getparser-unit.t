@@ -278,7 +278,54 @@ like eval { $CLASS->new({}, 0, 'main::foo'); 1 } ? '' : $@,
 like eval { $CLASS->new({}, 0, {}); 1 } ? '' : $@,
     qr/code reference/, 'new croaks on a hash as on_item';
 
-# ---- taint: values read from a socket are tainted under -T ---------------------
+# ---- get_response_items: the items of a whole response, as stored ---------------
+
+{
+    my $items_of = \&Cache::Memcached::RustXS::GetParser::get_response_items;
+    my $gz   = Compress::Zlib::memGzip('gzip me ' x 20);
+    my $resp = value_item('k1', 2, $gz) . value_item('k2', 4294967295, "a\r\nEND\r\nVALUE x 0 1\r\n\0", 18446744073709551615)
+             . value_item('k1', 0, '') . "END\r\n";
+    my @want = ([ k1 => 2, $gz, undef ], [ k2 => 4294967295, "a\r\nEND\r\nVALUE x 0 1\r\n\0", 18446744073709551615 ],
+                [ k1 => 0, '', undef ]);
+    is_deeply [ $items_of->($resp) ], [ \@want, 1 ],
+        'get_response_items: each item as stored (gzip with its flag 2, protocol in data, the largest flags '
+        . 'and cas, a key twice, an empty value), and END seen';
+    # Every start of the response: the items whole in it, not complete, as a
+    # parser object says 0 to it (one test for all the cuts).
+    my $flat = sub { join "\0", map { join '|', map { defined($_) ? $_ : 'undef' } @$_ } @{ $_[0] } };
+    my @cuts = grep { my $cut = $_;
+        my ($items, $complete) = $items_of->(substr $resp, 0, $cut);
+        my $whole = grep { length(join '', map { value_item(@$_) } @want[0 .. $_ - 1]) <= $cut } 1 .. @want;
+        $complete || $CLASS->new(\my %d, 0)->parse_from_string(substr $resp, 0, $cut) != 0
+            || $flat->($items) ne $flat->([ @want[0 .. $whole - 1] ]);
+    } 0 .. length($resp) - 1;
+    is_deeply \@cuts, [], '... every start of it: the whole items so far, not complete, as the parser reads it';
+
+    my $huge = "VALUE big 0 1073741824\r\n" . ('x' x 100);
+    is_deeply [ $items_of->($huge) ], [ [], 0 ], 'a 1 GiB claim with 100 bytes: nothing yet, nothing allocated for it';
+    is_deeply [ $items_of->(undef) ], [ [], 0 ], 'undef: the empty start of a response';
+
+    my $utf8 = "VALUE caf\xe9 0 2\r\n\xe9t\r\nEND\r\n";
+    utf8::upgrade($utf8);
+    is_deeply [ $items_of->($utf8) ], [ [ [ "caf\xe9", 0, "\xe9t", undef ] ], 1 ],
+        'a UTF-8-flagged response of bytes: read as those bytes';
+    ok !eval { $items_of->("VALUE a 0 2\r\n\x{263a}\r\nEND\r\n"); 1 }, 'wide characters: croaks';
+    like $@, qr/\AWide character in get_response_items at /, '... saying so';
+
+    my %bad = (
+        "VALUE a 0 1\r\nxyEND\r\n"                 => qr/data block not followed by \\r\\n \('the two bytes after the value of a'\)/,
+        "VALUE a 0 1\r\nx\r\nSERVER_ERROR busy\r\n" => qr/server replied SERVER_ERROR \('SERVER_ERROR busy'\)/,
+        "VALUE a\0b 0 1\r\nx\r\nEND\r\n"           => qr/bad key in VALUE line \('VALUE a\\x00b 0 1'\)/,
+        "END\r\nEND\r\n"                           => qr/bytes after END \('END'\)/,
+        'VALUE ' . ('b' x 3000)                    => qr/bad key in VALUE line \('VALUE b{74}'\)/,
+    );
+    for my $response (sort keys %bad) {
+        ok !eval { $items_of->($response); 1 }, 'croaks on ' . substr($response, 0, 30);
+        like $@, qr/\Anot a memcached get response: $bad{$response} at /, '... saying why and where';
+    }
+}
+
+# ---- taint: values read from a socket, and items of a tainted response, are tainted under -T
 
 {
     my $child = <<'CHILD';
@@ -294,8 +341,12 @@ syswrite $w, "VALUE a 0 3\r\nabc\r\nVALUE z 2 " . length($gz) . "\r\n$gz\r\nEND\
 my %d;
 my $p = Cache::Memcached::RustXS::GetParser->new(\%d, 0, sub {});
 my $rv = $p->parse_from_sock($r);
+my $resp = "VALUE a 0 3\r\nabc\r\nEND\r\n";
+my ($tainted) = Cache::Memcached::RustXS::GetParser::get_response_items($resp . substr($ENV{PATH}, 0, 0));
+my ($clean) = Cache::Memcached::RustXS::GetParser::get_response_items($resp);
 print "taint=${^TAINT} rv=$rv a=", tainted($d{a}) ? 1 : 0,
-      " z=", tainted($d{z}) ? 1 : 0, " ok=", ($d{z} eq ('z' x 100) . "\r\n" ? 1 : 0), "\n";
+      " z=", tainted($d{z}) ? 1 : 0, " ok=", ($d{z} eq ('z' x 100) . "\r\n" ? 1 : 0),
+      " items=", (grep { tainted($_) } @{ $tainted->[0] }) + 0, "/", (grep { tainted($_) } @{ $clean->[0] }) + 0, "\n";
 CHILD
     my $tmp = File::Temp->new(SUFFIX => '.pl');
     print {$tmp} $child;
@@ -305,8 +356,9 @@ CHILD
     # every later require then dies "Insecure dependency in require".
     my $inc = join ' ', map { qq{"-I$_"} } grep { !ref } @INC;
     my $out = `"$^X" -T $inc -MCompress::Zlib "$tmp" 2>&1`;
-    is $out, "taint=1 rv=1 a=1 z=1 ok=1\n",
-        'under -T: values (plain and gunzipped) are tainted, as sysread data';
+    is $out, "taint=1 rv=1 a=1 z=1 ok=1 items=4/0\n",
+        'under -T: values (plain and gunzipped) are tainted, as sysread data; get_response_items\' '
+        . 'items are when the response is';
 }
 
 done_testing;

@@ -168,4 +168,42 @@ CHILD
     is $dest{k}, "v\r\n", '... and the value keeps its CRLF for it';
 }
 
+SKIP: {   # Before a fork: loaded after Cache::Memcached, this module finds its
+          # finalize as it loads, so a forked worker's first get_multi takes the
+          # inline path without looking for it again (which would load B and
+          # compile the known finalize in every worker); loaded before, the
+          # worker looks for it then.
+    skip "Cache::Memcached $version is not among the releases read", 2 unless $read;
+    my $child = <<'CHILD';
+use strict; use warnings;
+my ($addr, $ns, $order, @keys) = @ARGV;
+my @modules = qw(Cache/Memcached.pm Cache/Memcached/RustXS/GetParser.pm);
+require $_ for $order eq 'client first' ? @modules : reverse @modules;
+my ($looked, @inline) = (0);
+{ no warnings 'redefine';
+  my $find = \&Cache::Memcached::RustXS::ClientInternals::finalize_root;
+  *Cache::Memcached::RustXS::ClientInternals::finalize_root = sub { $looked++; goto &$find } }
+{ package Spy; our @ISA = ('Cache::Memcached::RustXS::GetParser');
+  sub new { my $p = shift->SUPER::new(@_); push @inline, $p->inline_finalize; $p } }
+my $memd = Cache::Memcached->new({ servers => [$addr], namespace => $ns, parser_class => 'Spy' });
+my $pid = fork // die "fork: $!";
+if (!$pid) {
+    my $got = $memd->get_multi(@keys);
+    print "looked $looked, inline @inline, ", scalar(keys %$got), ' values';
+    exit 0;
+}
+waitpid $pid, 0;
+CHILD
+    my @inc = map { "-I$_" } grep { !ref } @INC;
+    my %said;
+    for my $order ('client first', 'parser first') {
+        open my $out, '-|', $^X, @inc, '-e', $child, $addr, $NS, $order, qw(plain compressed) or die "run: $!";
+        $said{$order} = do { local $/; <$out> };
+        close $out;
+    }
+    is $said{'client first'}, 'looked 0, inline 1, 2 values',
+        'loaded after Cache::Memcached: a forked worker takes the inline path without looking for finalize';
+    is $said{'parser first'}, 'looked 1, inline 1, 2 values', '... loaded before it: the worker looks for it once';
+}
+
 done_testing;

@@ -8,14 +8,15 @@ use warnings;
 
 use Exporter 'import';
 
-use CMRXDev::GetResponse qw(response_values);
+use CMRXDev::GetResponse qw(stored_items);
 
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(corpus_values);
 
 # Family name => [[key, value], ...] in file order, for each FAMILY.values
 # file in $dir: a memcached get response (VALUE <key> 0 <bytes>, the bytes,
-# CRLF; END), read by the distribution's parser (CMRXDev::GetResponse).
+# CRLF; END), its items read as stored by the distribution's parser
+# (CMRXDev::GetResponse).
 sub corpus_values {
     my ($dir) = @_;
     my %family;
@@ -24,7 +25,7 @@ sub corpus_values {
         my $path = "$dir/$name";
         open my $fh, '<:raw', $path or die "$path: $!\n";
         my $response = do { local $/; <$fh> };
-        my $values = eval { response_values($response) } or die "$path: $@";
+        my $values = eval { stored_items($response) } or die "$path: $@";
         my @flagged = grep { $_->[1] != 0 } @$values;
         die "$path: the value of $flagged[0][0] has flags $flagged[0][1], not 0\n" if @flagged;
         (my $family_name = $name) =~ s/\.values\z//;
@@ -69,7 +70,8 @@ The zstd tests train and measure on them, as the benchmark does.
 
 A hash reference: family name (the file name without C<.values>) =>
 C<[[key, value], ...]> in file order. Each file is read by the
-distribution's own parser (L<CMRXDev::GetResponse>'s C<response_values>),
+distribution's own parser (L<CMRXDev::GetResponse>'s C<stored_items>: the
+values as the file holds them),
 so the distribution must be built and in C<@INC> (C<prove -b>, C<perl
 -Mblib>). Dies naming the file on anything that parser refuses (a line
 that is not a C<VALUE> line, a value cut short, a missing C<END>, ...) and

@@ -1,8 +1,8 @@
 package CMRXDev::GetResponse;
 
 # The one reader of memcached get responses for the tests and the
-# benchmark: the values as a client gets them, read by the distribution's
-# own parser, and the items as the server holds them, for the checks of
+# benchmark, over the distribution's own parser: the values as a client
+# gets them, and the items as the server holds them, for the checks of
 # what a client stored. See the POD at the end of the file.
 
 use strict;
@@ -14,16 +14,7 @@ our $VERSION   = '0.01';
 our @EXPORT_OK = qw(response_values stored_items);
 
 my $PARSER = 'Cache::Memcached::RustXS::GetParser';
-
-# What the parser and stored_items accept (rust/parser.rs): keys of 1 to
-# 250 bytes without NUL, space or LF; flags within 32 bits; lengths up to
-# 1 GiB; an optional cas of at most 20 digits; lines of at most 2 KiB.
-my $MAX_FLAGS    = 4_294_967_295;
-my $MAX_LENGTH   = 1 << 30;
-my $MAX_LINE     = 2048;
-my $CRLF         = "\r\n";
-my $CRLF_LENGTH  = length $CRLF;
-my $VALUE_LINE   = qr/\AVALUE ([^\0\n ]{1,250}) ([0-9]+) ([0-9]+)(?: [0-9]{1,20})?\z/;
+my $CRLF_LENGTH = length "\r\n";
 
 # [[key, flags, value], ...] in the order of the response, read by
 # Cache::Memcached::RustXS::GetParser: compressed values come decoded, with
@@ -51,33 +42,15 @@ sub response_values {
 }
 
 # [[key, flags, bytes], ...] in the order of the response, as the server
-# holds them: flags and bytes untouched (the parser decodes compressed
-# values, so this reads them itself, by the same rules). Dies naming what
-# is wrong on anything else.
+# holds them: flags and bytes untouched, read by the parser's
+# get_response_items. Dies with the parser's reason on a bad or unfinished
+# response.
 sub stored_items {
-    my ($response) = @_;
-    my ($at, @items) = (0);
-    while (1) {
-        my $line_end = index $response, $CRLF, $at;
-        my $line = substr $response, $at, ($line_end < 0 ? length($response) : $line_end) - $at;
-        die "a get response line longer than $MAX_LINE bytes\n" if length($line) + $CRLF_LENGTH > $MAX_LINE;
-        die "a get response cut short: no END line\n" if $line_end < 0;
-        $at = $line_end + $CRLF_LENGTH;
-        if ($line eq 'END') {
-            die "bytes after END in a get response\n" if $at != length $response;
-            return \@items;
-        }
-        my ($key, $flags, $length) = $line =~ $VALUE_LINE
-            or die "not a get response: the line '" . substr($line, 0, 80) . "'\n";
-        die "flags over 32 bits in a get response: $flags\n" if $flags > $MAX_FLAGS;
-        die "a value over 1 GiB in a get response: $length bytes\n" if $length > $MAX_LENGTH;
-        die "a get response cut short in the value of $key\n"
-            if length($response) < $at + $length + $CRLF_LENGTH;
-        die "the value of $key is not followed by CRLF in a get response\n"
-            if substr($response, $at + $length, $CRLF_LENGTH) ne $CRLF;
-        push @items, [ $key, $flags + 0, substr($response, $at, $length) ];
-        $at += $length + $CRLF_LENGTH;
-    }
+    require Cache::Memcached::RustXS::GetParser;
+    my ($items, $complete) = Cache::Memcached::RustXS::GetParser::get_response_items($_[0]);
+    die "a get response cut short: no END line\n" unless $complete;
+    $#$_ = 2 for @$items;    # [key, flags, data, cas] -> [key, flags, data], in place
+    return $items;
 }
 
 # A destination hash that keeps each store, in order: the parser stores
@@ -117,36 +90,34 @@ CMRXDev::GetResponse - the one reader of memcached get responses, for the tests 
 =head1 DESCRIPTION
 
 The tests and the benchmark read memcached C<get> responses in two ways,
-both here (F<t/08-helper-homes.t> checks that no other of their files
-reads one):
+both here and both through L<Cache::Memcached::RustXS::GetParser>, so the
+distribution must be built and in C<@INC> (C<prove -b>, C<perl -Mblib>;
+loading this module needs nothing built). F<t/08-helper-homes.t> checks
+that no other of their files reads one.
 
 =over 4
 
 =item C<response_values($response)>
 
 The values as a client gets them: C<[[key, flags, value], ...]> in the
-order of the response, read by L<Cache::Memcached::RustXS::GetParser>
-(C<parse_from_string>), so the distribution must be built and in C<@INC>.
-A compressed value (flag 2) comes decoded, with bit 2 of its flags cleared;
-a value the parser drops (a zstd frame whose dictionary is not loaded, one
-over C<$Cache::Memcached::RustXS::Zlib::MaxOutput>) is left out, as a
-client misses it. Dies with the parser's reason on a bad response, on one
-cut short, and on a key that comes twice (its flags could not be told
-apart). The corpus (L<CMRXDev::Corpus>) is read with it.
+order of the response, read by a parser object (C<parse_from_string>), as
+Cache::Memcached reads them. A compressed value (flag 2) comes decoded,
+with bit 2 of its flags cleared; a value the parser drops (a zstd frame
+whose dictionary is not loaded, one over
+C<$Cache::Memcached::RustXS::Zlib::MaxOutput>) is left out, as a client
+misses it. Dies with the parser's reason on a bad response, on one cut
+short, and on a key that comes twice (its flags could not be told apart).
 
 =item C<stored_items($response)>
 
 The items as the server holds them, for the checks of what a client
-stored: C<[[key, flags, bytes], ...]> in the order of the response, flags
-and bytes untouched, compressed or not. The parser cannot give these (it
-decodes every value flagged compressed and clears the flag), so this reads
-the response itself, by the parser's rules: C<VALUE E<lt>keyE<gt>
-E<lt>flagsE<gt> E<lt>bytesE<gt>[ E<lt>casE<gt>]>, a key of 1 to 250 bytes
-without NUL, space or LF, flags within 32 bits, at most 1 GiB of data and
-CRLF after it, lines of at most 2 KiB, C<END> and nothing after it. It
-dies naming what is wrong on anything else (C<SERVER_ERROR>, an unknown
-line, a response cut short, ...). F<t/00-helpers.t> checks that it accepts
-and refuses what the parser does. Needs nothing built.
+stored and for the corpus (L<CMRXDev::Corpus>): C<[[key, flags, bytes],
+...]> in the order of the response, flags and bytes untouched, compressed
+or not, nothing dropped. Read by the parser's C<get_response_items>, the
+same engine by the same rules; dies with its reason (C<not a memcached get
+response: ...>) on a bad response, and on one cut short (no C<END>).
+F<t/00-helpers.t> checks that it accepts and refuses what a parser object
+does.
 
 =back
 

@@ -95,6 +95,16 @@ for my $bad (@BAD) {
              : $parser->parse_from_string("END\r\n") == -1;    # stays failed
     };
 }
+$OPS{response_items} = sub {    # the items as stored: b keeps its gzip and flag 2
+    my ($items, $complete) = Cache::Memcached::RustXS::GetParser::get_response_items($GOOD);
+    return $complete && @$items == 3 && $items->[1][1] == 2 && $items->[1][2] eq $gz_b && $items->[1][3] == 12345;
+};
+$OPS{response_items_bad} = sub {    # croaks, with the items made so far freed
+    return !eval { Cache::Memcached::RustXS::GetParser::get_response_items($BAD[0][1]); 1 }
+        && $@ =~ /SERVER_ERROR/
+        && !eval { Cache::Memcached::RustXS::GetParser::get_response_items($BAD[1][1]); 1 }
+        && $@ =~ /after the value of ns:a/;
+};
 $OPS{sock_good} = sub {
     my %dest;
     my $parser = $CLASS->new(\%dest, 3, sub { });
@@ -208,7 +218,8 @@ CMRXTest::LeakOps - the operations the leak tests repeat
 
 C<leak_ops> returns a hash of name => operation. Each operation uses one
 entry point (GetParser on strings and on a socket pair, including a value
-read straight into its scalar, errors and a parser freed mid-value; the
+read straight into its scalar, errors and a parser freed mid-value;
+C<get_response_items> on a good and a bad response; the
 Zlib functions on good, corrupt and refused input; compress_methods; the
 Compress::Zlib override) and returns true when what it got is right, so a
 repeated run checks results as well as memory. The operations share one

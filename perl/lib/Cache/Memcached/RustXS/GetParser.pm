@@ -9,8 +9,8 @@ use Cache::Memcached::RustXS ();
 
 our $VERSION = '0.101';
 
-# new, parse_from_sock, parse_from_string, current_key, error and
-# inline_finalize are XSUBs (perl/RustXS.xs).
+# new, parse_from_sock, parse_from_string, current_key, error,
+# inline_finalize and _get_response_items are XSUBs (perl/RustXS.xs).
 
 # Whether new() finishes plain values itself when on_item is Cache::Memcached's
 # own finalize (see "INLINE FINALIZE"); read by new(). The XS sets it to 1.
@@ -20,56 +20,41 @@ our $InlineFinalize;
 # closure is Cache::Memcached's own finalize (see "INLINE FINALIZE").
 use Cache::Memcached::RustXS::ClientInternals ();
 
+# How much of a bad response get_response_items' message shows.
+my $SHOWN_BYTES = 80;
+
 # ---- get responses as the server sent them ------------------------------------------
 
-my $STAND_IN = "\0" x 65536;    # what the parser is given of a value's data, a piece at a time
-
-# The items of a get response, read by the parser: ([[key, flags, data,
-# cas], ...], whether END ended it); croaks with the parser's reason on a
-# bad response. The parser reads every line and the framing of every
-# value; of each value's data it is given a stand-in of the same length,
-# so that it decodes nothing: the data returned is the server's.
+# The items of a whole get response, as stored: ([[key, flags, data, cas],
+# ...], whether END ended it), read by the engine's parser with nothing
+# decoded (the XSUB _get_response_items, over perl/src/items.c); croaks
+# with the parser's reason and the bytes it refused on a bad response.
+# $_[0], not a copy: a response may be large.
 sub get_response_items {
-    my ($response) = @_;
-    my $parser = __PACKAGE__->new(\my %stored, 0);
-    my $size = length $response;
-    my ($at, @items) = (0);
-    for (;;) {
-        my $eol = index $response, "\n", $at;
-        my $line = substr $response, $at, ($eol < 0 ? $size : $eol + 1) - $at;
-        my $result = $parser->parse_from_string($line);
-        _bad_response($parser, $line) if $result < 0;
-        if ($result > 0) {
-            return (\@items, 1) if $at + length $line == $size;
-            # What follows END: the parser's verdict on it.
-            $parser = __PACKAGE__->new(\%stored, 0);
-            $parser->parse_from_string(substr $response, $at);
-            _bad_response($parser, substr $response, $at + length $line);
-        }
-        return (\@items, 0) if $eol < 0;
-        # A VALUE line the parser took: VALUE key flags bytes[ cas]\r\n.
-        my $key = $parser->current_key;
-        Carp::croak("get_response_items: the parser took '$line' for neither a value nor END") unless defined $key;
-        my (undef, undef, $flags, $length, $cas) = split / /, substr($line, 0, -2);
-        my $data_at = $eol + 1;
-        return (\@items, 0) if $data_at + $length + 2 > $size;
-        for (my $given = 0; $given < $length; $given += length $STAND_IN) {
-            my $piece = $length - $given < length $STAND_IN ? $length - $given : length $STAND_IN;
-            $parser->parse_from_string(substr $STAND_IN, 0, $piece);
-        }
-        my $after = substr $response, $data_at + $length, 2;
-        _bad_response($parser, "the two bytes after the value of $key") if $parser->parse_from_string($after) < 0;
-        delete $stored{$key};
-        push @items, [ $key, 0 + $flags, substr($response, $data_at, $length), $cas ];
-        $at = $data_at + $length + 2;
-    }
+    my ($items, $complete, $why, $bad_at, $after_value) = _get_response_items($_[0]);
+    return ($items, $complete) unless defined $why;
+    (my $where = substr $_[0], $bad_at, $SHOWN_BYTES) =~ s/\r?\n.*//s;
+    $where = "the two bytes after the value of $after_value" if defined $after_value;
+    $where =~ s/([\x00-\x1f\x7f])/sprintf '\\x%02X', ord $1/ge;
+    Carp::croak("not a memcached get response: $why ('$where')");
 }
 
-sub _bad_response {
-    my ($parser, $where) = @_;
-    $where =~ s/\r?\n\z//;
-    (my $shown = substr $where, 0, 80) =~ s/([\x00-\x1f\x7f])/sprintf '\\x%02X', ord $1/ge;
-    Carp::croak('not a memcached get response: ' . $parser->error . " ('$shown')");
+# ---- before a fork ----------------------------------------------------------------
+
+# Which closure is Cache::Memcached's own finalize is found out when the
+# first parser with an on_item is made, and kept for the process (the XS
+# asks ClientInternals, which loads B and compiles the known finalize). When
+# Cache::Memcached is loaded already, it is found out as this module loads:
+# a server that loads both and then forks its workers finds it out once for
+# all of them, where each worker would otherwise do it at its first
+# get_multi, at a cost in memory far above what it allocates (see
+# "PREFORKING SERVERS"). A failure here only leaves it to that first
+# get_multi, as before.
+_find_finalize() if defined &Cache::Memcached::_load_multi;
+
+sub _find_finalize {
+    eval { __PACKAGE__->new({}, 0, sub { }); 1 };
+    return;
 }
 
 1;
@@ -180,20 +165,37 @@ them, a reply read from a socket) and wants what the server stores:
     # $items: [ [ 'user:1', 2, "\x1f\x8b..", undef ], [ 'user:2', 0, 'hello', 77 ] ]
     # $complete: 1 (END ended it)
 
-The items of the response, in its order, each C<[ $key, $flags, $data,
-$cas ]> (C<$cas> undef without a cas field), and whether C<END> ended it:
-false when C<$response> is only the start of one (read more, and call it
-again with the whole). It croaks, C<"not a memcached get response: WHY
-('WHERE')">, when the parser refuses the response: an error line
-(C<SERVER_ERROR> ...), a malformed line, a data block not followed by
-C<\r\n>, bytes after C<END>; WHY is the parser's L</error>. A parser reads
-every line and checks the framing of every value, as it does for
-Cache::Memcached; of the data it is given a stand-in of the same length,
-so that nothing is decoded: the data is the server's, compressed or not,
-and no value is dropped or warned about (a zstd frame naming a dictionary
-that is not loaded included). This is how the distribution's own tools
-read get responses (C<cmrx-dict>'s L<Cache::Memcached::RustXS::Dict::Server>
-and L<Cache::Memcached::RustXS::Dict::Files>).
+The items of the response as the server stores them, in its order, each
+C<[ $key, $flags, $data, $cas ]>: the key whole (there is no namespace to
+strip), the flags as stored, the data exactly as stored, compressed or not,
+without its C<\r\n>, and the cas unique (C<undef> without a cas field).
+Nothing is decoded, dropped or warned about: a value flagged compressed
+keeps its flag and its bytes, one that would not decode or would inflate
+past C<$Cache::Memcached::RustXS::Zlib::MaxOutput> is there, a zstd frame
+naming a dictionary that is not loaded is there; a key that comes twice is
+there twice. The second value returned says whether C<END> ended the
+response: false when C<$response> is only the start of one (the items
+whole so far are returned; read more, and call it again with the whole).
+
+The response is read by the same parser, in the engine, as for
+Cache::Memcached, by the same rules (L</Strict parsing, immediate
+failure>): what C<parse_from_string> refuses, this refuses, croaking
+C<"not a memcached get response: WHY ('WHERE')">, WHY being what
+L</error> would say (C<server replied SERVER_ERROR>, C<bytes after END>,
+C<data block not followed by \r\n>, ...) and WHERE the bytes the parser
+refused, up to the end of their line (at most 80, control bytes as
+C<\xHH>): a bad line, what follows C<END>; or, when the two bytes after a
+value's data are not C<\r\n>, C<the two bytes after the value of KEY>. C<$response> is bytes: a string with wide characters croaks, one
+with the UTF-8 flag is downgraded in place. Under taint mode the items of a
+tainted response are tainted. It has no options and no state: each call
+reads its argument from the start (a caller reading a response in pieces
+calls it with all it has so far).
+
+This is how the distribution's own tools read get responses (C<cmrx-dict>'s
+L<Cache::Memcached::RustXS::Dict::Server> and
+L<Cache::Memcached::RustXS::Dict::Files>). The values of a response as
+Cache::Memcached gets them (decoded, with the misses) are what a parser
+object stores in its destination.
 
 =back
 
@@ -322,6 +324,27 @@ live only for one C<get_multi>, so this does not arise with
 Cache::Memcached. Forked children may use their copies.
 
 =back
+
+=head1 PREFORKING SERVERS
+
+A server that loads the application and then forks its workers (Starman
+with C<--preload-app>, Apache's prefork with mod_perl, ...) should load
+Cache::Memcached before this module, as the L</SYNOPSIS> does. Telling
+Cache::Memcached's finalize by its code (L</INLINE FINALIZE>) loads the
+core module L<B> and compiles a copy of that finalize, once per process:
+about 4 ms and half a megabyte. Loaded after Cache::Memcached, this module
+does it as it loads, in the parent, and the workers share the result;
+loaded before it, each worker does it at its first C<get_multi>, and there
+it costs each worker far more memory than it allocates: perl's table of
+shared hash keys grows, and growing it rewrites the links between the
+entries of every key the parent loaded, which lie on pages all over the
+heap that the worker shares with the parent. Measured under Starman (a worker reading C<get_multi> of 20
+gzip'd JSON values): 5.2 MB of the worker's own memory (Private_Dirty) at
+its first read when the worker does it, 0.5 MB when the parent did (the
+pure-Perl parser: 0.7 MB), and 0.1 MB more over the next 300 requests
+(the pure-Perl parser: 0.3 MB). What the parser keeps from its first read
+on is one 64 KiB read buffer per thread, which every parser reuses
+(L</Memory>), and libdeflate's decompressor state.
 
 =head1 PERFORMANCE
 

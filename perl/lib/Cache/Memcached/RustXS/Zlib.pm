@@ -298,7 +298,8 @@ at which more than half the items get smaller.
 Fast's: a compressed value is stored only if it is at most this fraction
 of the value's size (else the value is stored raw). A number above 0 and at
 most 1; left out of the list unless given, so that Fast's default, 0.8,
-holds.
+holds. The compressor is given the same ratio (given here, or 0.8), and
+declines what Fast would store raw anyway.
 
 =back
 
@@ -451,8 +452,11 @@ against Compress::Zlib in the same run.
 
 =head1 SEE ALSO
 
-L<Compress::Zlib>, L<Cache::Memcached::Fast>, L<Cache::Memcached>,
-L<Cache::Memcached::RustXS::GetParser>.
+L<Compress::Zlib>, whose functions these replace;
+L<Cache::Memcached::Fast> and L<Cache::Memcached>, the clients they serve;
+L<Cache::Memcached::RustXS::GetParser>, which decodes gzip'd values with the
+same engine as Cache::Memcached reads them; L<Cache::Memcached::RustXS::Zstd>,
+for zstd with trained dictionaries.
 
 =head1 AUTHOR
 

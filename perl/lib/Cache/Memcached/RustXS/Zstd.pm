@@ -831,11 +831,10 @@ C<compress_threshold> 224 for gzip, 208 for zstd.
 
 =item compress_ratio => 0.8
 
-Fast's: a compressed value is stored only if it is at most this fraction
-of the value's size (else the value is stored raw). A number above 0 and at
-most 1; left out of the list unless given, so that Fast's default, 0.8,
-holds. The compressor is given the same ratio (given here, or 0.8), and
-declines what Fast would store raw anyway.
+Fast's, checked and given to it, and to the compressor, as by
+L<Cache::Memcached::RustXS::Zlib/fast_options(%options)>: a frame is
+stored only if it is at most this fraction of the value's size, and the
+compressor declines what Fast would store raw anyway.
 
 =back
 

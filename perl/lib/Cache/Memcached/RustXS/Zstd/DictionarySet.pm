@@ -548,12 +548,7 @@ sub create {
 }
 
 sub _new_identity {
-    my $random = '';
-    if (open my $fh, '<', '/dev/urandom') {
-        binmode $fh;
-        CORE::read($fh, $random, $IDENTITY_BYTES);
-        close $fh;
-    }
+    my $random = _random_bytes($IDENTITY_BYTES);
     $random .= join ',', time, $$, rand, {}, $0 if length $random < $IDENTITY_BYTES;
     return substr Digest::SHA::sha256_hex($random), 0, 2 * $IDENTITY_BYTES;
 }
@@ -680,14 +675,22 @@ sub new_id {
 
 # 32 random bits from the system's generator (perl's rand where there is none).
 sub _random_u32 {
+    my $bytes = _random_bytes($RANDOM_ID_BYTES);
+    return unpack 'N', $bytes if length $bytes == $RANDOM_ID_BYTES;
+    return int rand 2**32;
+}
+
+# $count bytes from the system's generator, or fewer (none without one):
+# each caller says what makes up for them.
+sub _random_bytes {
+    my ($count) = @_;
     my $bytes = '';
     if (open my $fh, '<', '/dev/urandom') {
         binmode $fh;
-        CORE::read($fh, $bytes, $RANDOM_ID_BYTES);
+        CORE::read($fh, $bytes, $count);
         close $fh;
     }
-    return unpack 'N', $bytes if length $bytes == $RANDOM_ID_BYTES;
-    return int rand 2**32;
+    return $bytes;
 }
 
 # Retires dictionary $id, recording when: now, or the time given; a
