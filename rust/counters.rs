@@ -97,19 +97,17 @@ abi_codes! {
     /// What befell a value, beside being written or read: why a compressed
     /// value was a miss, or why one was left uncompressed.
     pub enum Event {
-        /// A zstd frame named a dictionary this process has not loaded.
+        /// A miss: a zstd frame named a dictionary this process lacks.
         UnknownDictionary = 0 => "CMRX_EVENT_UNKNOWN_DICTIONARY",
-        /// A compressed value did not decode (corrupt, truncated, not the
-        /// format its magic number says).
+        /// A miss: corrupt, truncated, or not its magic number's format.
         Undecodable = 1 => "CMRX_EVENT_UNDECODABLE",
-        /// A compressed value would decode past the reader's cap.
+        /// A miss: it would decode past the reader's cap.
         TooBig = 2 => "CMRX_EVENT_TOO_BIG",
-        /// The compressor left a value alone: it is compressed already
-        /// (JPEG, PNG, gzip, zstd, ...).
+        /// Left alone by the compressor: JPEG, PNG, gzip, zstd, ...
         AlreadyCompressed = 3 => "CMRX_EVENT_ALREADY_COMPRESSED",
-        /// The compressor left a value alone: it did not shrink enough.
+        /// Left alone by the compressor: it did not shrink enough.
         Incompressible = 4 => "CMRX_EVENT_INCOMPRESSIBLE",
-        /// The client left a value uncompressed: below its threshold.
+        /// Left uncompressed by the client: under its threshold.
         TooSmall = 5 => "CMRX_EVENT_TOO_SMALL",
     }
 }
