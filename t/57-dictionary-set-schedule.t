@@ -104,6 +104,16 @@ like error_of(sub { $roll->make_current(22) }), qr/was removed from the set/, 'm
 like error_of(sub { $roll->make_current(99) }), qr/no dictionary with ID '99'/, '... of an unknown one too';
 like error_of(sub { $roll->make_current(21, from => 1) }), qr/unknown option from/, '... and unknown options';
 
+# A dictionary added at once while another is staged: the newest decision holds.
+my $over = $Set->create("$TMP/over");
+$over->add(prefix => 'gh:', dictionary => $dict[0], level => 3, id => 51);
+$over->add(prefix => 'gh:', dictionary => $dict[1], level => 3, id => 52, current_from => $now + $HOUR);
+$over->add(prefix => 'gh:', dictionary => $dict[3], level => 3, id => 53);
+is id_of($over->current('gh:', at => $now + 2 * $HOUR)), 53,
+    'a dictionary added at once cancels what was staged for its prefix';
+is_deeply states($over, at => $now + 2 * $HOUR), { 51 => 'retired', 52 => 'retired', 53 => 'current' },
+    '... which is retired';
+
 # A new prefix staged: no dictionary of its own until then.
 my $new = $Set->create("$TMP/new-prefix");
 $new->add(prefix => 'npm:', dictionary => $dict[2], level => 3, current_from => $now + $HOUR, id => 31);

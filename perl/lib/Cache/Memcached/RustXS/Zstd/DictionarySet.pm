@@ -614,12 +614,17 @@ sub add {
         @e{qw(state current_from)} = ('retired', $from);
     }
     else {
+        # At once: the newest decision for the prefix. What was staged for
+        # it is cancelled (retired with its current_from: never written
+        # with), so that it does not take over later.
         $self->settle(at => $now);
         if (my $old = $self->_current_map($now)->{$prefix}) {
             $old->{state} = 'retired';
             $old->{retired} = _date('retired', $now);
             delete $old->{current_from};
         }
+        $_->{retired} = _date('retired', $now)
+            for grep { $_->{prefix} eq $prefix && _is_staged($_) } @{ $self->{entries} };
         $e{current_from} = $from if defined $from;
     }
     push @{ $self->{entries} }, \%e;
@@ -1322,7 +1327,9 @@ fails, returns 1.
 
 Adds a dictionary and makes it the current one of its prefix, at once or
 staged (C<current_from>); when at once, the prefix's dictionary before
-becomes retired (its C<retired> date now). Returns the new entry. Options:
+becomes retired (its C<retired> date now), and what was staged for the
+prefix is cancelled (the newest decision holds). Returns the new entry.
+Options:
 
 =over 4
 
