@@ -13,7 +13,7 @@ package CMRXBench::App;
 use strict;
 use warnings;
 use Time::HiRes ();
-use CMRXBench::Memory qw(corpus_halves key_of shuffled_ids zipf_cdf zipf_rank);
+use CMRXBench::Memory qw(corpus_halves key_of shuffled_ids zipf_cdf zipf_guide zipf_rank_guided);
 
 our @EXPORT_OK = qw(configurations);
 use Exporter 'import';
@@ -95,6 +95,7 @@ sub new {
     srand($o{seed});
     $self->{rank_id} = shuffled_ids($o{keys});
     $self->{cdf} = zipf_cdf($o{keys}, $o{zipf});
+    $self->{guide} = zipf_guide($self->{cdf});
 
     eval "require $config->{client}; 1" or die $@;
     eval "require $config->{parser}; 1" or die $@ if $config->{parser};
@@ -204,11 +205,11 @@ sub to_app {
 # the value set, decoded, and the page rendered from it.
 sub _page {
     my ($self) = @_;
-    my ($cdf, $rank_id, $key_of) = @$self{qw(cdf rank_id key)};
+    my ($cdf, $guide, $rank_id, $key_of) = @$self{qw(cdf guide rank_id key)};
     my $total = $cdf->[-1];
     my (%seen, @ids);
     while (@ids < $self->{per_request}) {
-        my $id = $rank_id->[ zipf_rank($cdf, rand $total) ];
+        my $id = $rank_id->[ zipf_rank_guided($cdf, $guide, rand $total) ];
         push @ids, $id unless $seen{$id}++;
     }
     my @keys = map { $key_of->[$_] } @ids;
