@@ -28,7 +28,7 @@ use POSIX ();
 use Time::HiRes qw(sleep);
 
 use CMRXBench::Runner qw(now);
-use CMRXBench::Memory qw(corpus_halves train_set stats commas);
+use CMRXBench::Memory qw(corpus_halves train_set stats commas check_zipf_guide);
 use CMRXBench::Starman ();
 use CMRXBench::AppReport qw(summarize print_tables evaluate_bars write_markdown write_svg);
 use CMRXDev::Memcached ();
@@ -76,6 +76,7 @@ if ($opt{report}) {
 else {
     check_prerequisites();
     choose_configurations();
+    check_zipf_guide($opt{keys}, $opt{zipf});    # the workers draw through the guide
     File::Path::make_path($out);
     $tmp = File::Temp->newdir;
     prepare_set();

@@ -15,7 +15,8 @@ use Compress::Zlib ();
 use IO::Socket::INET ();
 use CMRXDev::Corpus qw(corpus_values);
 
-our @EXPORT_OK = qw(corpus_halves train_set small_id_copy key_of shuffled_ids zipf_cdf zipf_rank zipf_guide zipf_rank_guided
+our @EXPORT_OK = qw(corpus_halves train_set small_id_copy key_of shuffled_ids
+                    zipf_cdf zipf_rank zipf_guide zipf_rank_guided check_zipf_guide
                     gzip_methods set_methods one_object_methods stats commas table);
 
 # The distribution's folder, from this file's place in it (bench/lib/CMRXBench):
@@ -145,6 +146,24 @@ sub zipf_rank_guided {
     $rank-- while $rank > 0 && $cdf->[ $rank - 1 ] >= $u;
     $rank++ while $rank < $#$cdf && $cdf->[$rank] < $u;
     return $rank;
+}
+
+# Dies unless zipf_rank_guided gives zipf_rank's rank for Zipf($s) over $n
+# ranks at 0, at every partial sum and just below the first thousand, and
+# at every slice's lower end, where a rounded slice number would show: a
+# run that draws through the guide draws the binary search's keys.
+sub check_zipf_guide {
+    my ($n, $s) = @_;
+    my $cdf   = zipf_cdf($n, $s);
+    my $guide = zipf_guide($cdf);
+    my $below = $#$cdf < 999 ? $#$cdf : 999;
+    for my $u (0, @$cdf, (map { $_ * (1 - 1e-12) } @$cdf[ 0 .. $below ]),
+               map { $_ * $cdf->[-1] / @$guide } 0 .. $#$guide) {
+        my ($searched, $guided) = (zipf_rank($cdf, $u), zipf_rank_guided($cdf, $guide, $u));
+        die "the guided Zipf draw gives rank $guided for $u, the binary search $searched\n"
+            if $searched != $guided;
+    }
+    return;
 }
 
 # Fast's default compress_methods: Compress::Zlib's memGzip and memGunzip.
