@@ -139,7 +139,7 @@ is_deeply $now->{decodes}, { $npm->{id} => 1, $compat->{id} => 1 }, '... and hav
         like $out, qr/^\s+npm:\s+kept\s.*^\s+compat:\s+kept\s/ms,
             'the same train --all again within the stage: both kept (measured against the staged ones)';
         unlike $out, qr/^Staged:/m, '... nothing staged';
-        pass '(JSON::PP is not installed: the JSON not checked)';
+        SKIP: { skip 'JSON::PP is not installed: the JSON not checked', 1 }
     }
     is scalar(() = $Set->read($dir)->entries), 3, '... the set is as it was';
 }
