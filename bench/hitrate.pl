@@ -182,7 +182,7 @@ print "\nChecks: every value read back (", commas(eval { my $n = 0; for my $s (@
       "; the server evicting before the counted gets: ", (@warm ? 'NO for ' . join(', ', @warm) . ' (a longer --warmup)' : 'yes everywhere'), "\n";
 if (my $r = $result{'0.99'}) {
     my $o = $r->{'the set, one Fast object'};
-    print "\nBar (issue 19): the single Fast object's backend fetches under Zipf(0.99) at most ${BAR_ONE}x gzip's: ",
+    print "\nBar: the single Fast object's backend fetches under Zipf(0.99) at most ${BAR_ONE}x gzip's: ",
           $o->{unavailable} ? "not evaluated (not available)\n"
           : sprintf("%s %.2fx\n", ($o->{fetches} / $r->{$BASE}{fetches} <= $BAR_ONE && !$o->{wrong} ? '✓' : '✗'), $o->{fetches} / $r->{$BASE}{fetches});
 }
