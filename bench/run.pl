@@ -519,6 +519,47 @@ push @ROWS, {
     },
 };
 
+# ---- a recorded run ----------------------------------------------------------
+
+# --report FILE: print and draw a run recorded in FILE (a latest.json) again,
+# with the bars of this version of the benchmark, running nothing.
+if (@ARGV) {
+    my ($option, $file) = @ARGV;
+    die "usage: perl bench/run.pl [--report FILE]\n" unless $option eq '--report' && defined $file && @ARGV == 2;
+    report_recorded($file);
+    exit 0;
+}
+
+sub report_recorded {
+    my ($file) = @_;
+    require JSON::PP;
+    open my $fh, '<:raw', $file or die "$file: $!\n";
+    my $run = eval { JSON::PP->new->utf8->decode(do { local $/; <$fh> }) };
+    (my $why = $@) =~ s/,? at \S+ line \d+\.?\n?\z//;
+    die "$file: not a recorded run: " . ($why || "not a JSON object") . "\n" unless ref $run eq 'HASH';
+    my %row_named = map { ($_->{name} => $_) } @ROWS;
+    my @rows;
+    for my $recorded (@{ $run->{rows} || [] }) {
+        my $row = $row_named{ $recorded->{name} }
+            or die "$file: '$recorded->{name}' is not a row of this benchmark\n";
+        push @rows, {
+            (map { ($_ => $row->{$_}) } qw(group name label notes)),
+            bars  => [ map { +{%$_} } @{ $row->{bars} || [] } ],
+            impls => [ map { +{
+                label  => $_->{label}, role => $_->{role}, status => $_->{status}, detail => $_->{detail},
+                median => $_->{median_seconds}, samples => $_->{samples}, info => $_->{info},
+            } } @{ $recorded->{impls} } ],
+        };
+    }
+    die "$file: no rows\n" unless @rows;
+    evaluate(@rows);
+    print_table(\*STDOUT, $run, \@GROUPS, @rows);
+    my $out = "$FindBin::Bin/results";
+    File::Path::make_path($out);
+    write_svg("$out/report.svg", $run, \@GROUPS, @rows);
+    print "recorded in $file, judged by today's bars; chart: bench/results/report.svg\n";
+}
+
 # ---- run -------------------------------------------------------------------
 
 @ROWS = grep { $_->{name} =~ /$FILTER/ } @ROWS if defined $FILTER && length $FILTER;
