@@ -141,7 +141,7 @@ sub prepare_set {
     return;
 }
 
-# A worker's own contexts, as the Zstd module's PREFORKING SERVERS section
+# A worker's own contexts, as the operations guide's PREFORKING SERVERS
 # measures them: a process loads the set and forks; the child's
 # Private_Dirty before and after it compresses and decompresses a value
 # with each dictionary of the set, at its level. KiB.
