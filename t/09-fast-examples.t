@@ -11,6 +11,7 @@
 # examples are counted per file, so that one the extraction misses, or a
 # new one, fails here until it is counted. Fast never compresses without
 # compress_threshold (its default is -1): that is what this catches.
+# README.md's other examples run as written too.
 use strict;
 use warnings;
 use lib 't/lib';
