@@ -42,7 +42,7 @@ my @ZIPF      = split /,/, ($opt{zipf} || ($opt{quick} ? '0.99' : '0.99,0.8'));
 my $BATCH     = $opt{batch};                                    # keys per get_multi
 my $THRESHOLD = 100;                                            # compress_threshold of every writer
 my @FAMILIES  = split /,/, ($ENV{BENCH_MEMORY_FAMILIES} || 'gh,npm,compat');
-my $BAR_ONE   = 0.6;    # issue 19: the single Fast object's fetches over gzip's, Zipf(0.99)
+my $BAR_ONE   = 0.6;    # the single Fast object's fetches over gzip's, Zipf(0.99)
 die "--memory, --keys, --gets and --batch must be positive; --zipf a list of exponents\n"
     unless $MEMORY_MB >= 8 && $KEYS > 0 && $GETS > 0 && $BATCH > 0 && !grep { !/\A\d*\.?\d+\z/ } @ZIPF;
 
