@@ -141,7 +141,7 @@ sub prepare_set {
     return;
 }
 
-# A worker's own contexts, as the Zstd module's PREFORKING SERVERS section
+# A worker's own contexts, as the operations guide's PREFORKING SERVERS
 # measures them: a process loads the set and forks; the child's
 # Private_Dirty before and after it compresses and decompresses a value
 # with each dictionary of the set, at its level. KiB.
@@ -323,7 +323,7 @@ sub report {
     my $summary = summarize(\%results, \@CONFIGS, \@scales);
     print_tables(\*STDOUT, \%meta, $summary, \@CONFIGS, \@scales);
     my @bars = evaluate_bars($summary, \%meta);
-    print "\nBars (issue 25):\n";
+    print "\nBars:\n";
     for my $b (@bars) { printf "  %s %s: %s\n", (!defined $b->{met} ? '—' : $b->{met} ? '✓' : '✗'), $b->{text}, $b->{value} }
     my $wrong = 0;
     for my $scale (@scales) { $wrong += ($_->{wrong} // 0) + ($_->{non2xx} // 0) for values %{ $summary->{$scale} } }

@@ -42,7 +42,7 @@ my @ZIPF      = split /,/, ($opt{zipf} || ($opt{quick} ? '0.99' : '0.99,0.8'));
 my $BATCH     = $opt{batch};                                    # keys per get_multi
 my $THRESHOLD = 100;                                            # compress_threshold of every writer
 my @FAMILIES  = split /,/, ($ENV{BENCH_MEMORY_FAMILIES} || 'gh,npm,compat');
-my $BAR_ONE   = 0.6;    # issue 19: the single Fast object's fetches over gzip's, Zipf(0.99)
+my $BAR_ONE   = 0.6;    # the single Fast object's fetches over gzip's, Zipf(0.99)
 die "--memory, --keys, --gets and --batch must be positive; --zipf a list of exponents\n"
     unless $MEMORY_MB >= 8 && $KEYS > 0 && $GETS > 0 && $BATCH > 0 && !grep { !/\A\d*\.?\d+\z/ } @ZIPF;
 
@@ -182,7 +182,7 @@ print "\nChecks: every value read back (", commas(eval { my $n = 0; for my $s (@
       "; the server evicting before the counted gets: ", (@warm ? 'NO for ' . join(', ', @warm) . ' (a longer --warmup)' : 'yes everywhere'), "\n";
 if (my $r = $result{'0.99'}) {
     my $o = $r->{'the set, one Fast object'};
-    print "\nBar (issue 19): the single Fast object's backend fetches under Zipf(0.99) at most ${BAR_ONE}x gzip's: ",
+    print "\nBar: the single Fast object's backend fetches under Zipf(0.99) at most ${BAR_ONE}x gzip's: ",
           $o->{unavailable} ? "not evaluated (not available)\n"
           : sprintf("%s %.2fx\n", ($o->{fetches} / $r->{$BASE}{fetches} <= $BAR_ONE && !$o->{wrong} ? '✓' : '✗'), $o->{fetches} / $r->{$BASE}{fetches});
 }

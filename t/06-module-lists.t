@@ -1,8 +1,8 @@
 #!/usr/bin/perl
 # The list of modules is MANIFEST's (CMRXTest::Modules): the files under
 # perl/lib, what the build installs, and every list of modules written out
-# in prose (the main module's POD, the XS's header comment, the README's
-# layout) agree with it, so a module added in one place and not the others
+# in prose (the main module's POD, the XS's header comment, the layout in
+# CONTRIBUTING.md) agree with it, so a module added in one place and not the others
 # fails here. (t/05 runs every module's SYNOPSIS and xt/pod.t checks every
 # module's POD, each from the same list.)
 use strict;
@@ -15,7 +15,7 @@ use CMRXTest::Modules qw(modules module_file);
 use CMRXTest::Peers qw(slurp);
 
 # The names a file lists as Cache::Memcached::RustXS and ::Name
-# abbreviations, as the README does ("Cache::Memcached::RustXS, ::Zlib").
+# abbreviations, as CONTRIBUTING.md does ("Cache::Memcached::RustXS, ::Zlib").
 sub expand {
     my ($text) = @_;
     return map { /\A::/ ? "Cache::Memcached::RustXS$_" : $_ }
@@ -80,9 +80,9 @@ SKIP: {
 }
 
 {
-    my $readme = slurp('README.md');
-    my ($layout) = $readme =~ /^perl\/lib\/\s+(.*?)\n(?=\S)/ms;
-    ok defined $layout, "README.md's layout has a perl/lib/ entry" or $layout = '';
+    my $contributing = slurp('CONTRIBUTING.md');
+    my ($layout) = $contributing =~ /^perl\/lib\/\s+(.*?)\n(?=\S)/ms;
+    ok defined $layout, "CONTRIBUTING.md's layout has a perl/lib/ entry" or $layout = '';
     is_deeply [ sort(expand($layout)) ], \@modules, '... naming every module';
 }
 

@@ -11,12 +11,14 @@
 # examples are counted per file, so that one the extraction misses, or a
 # new one, fails here until it is counted. Fast never compresses without
 # compress_threshold (its default is -1): that is what this catches.
+# README.md's other examples run as written too.
 use strict;
 use warnings;
 use lib 't/lib';
 use File::Copy ();
 use File::Find ();
 use File::Spec ();
+use Data::Dumper ();
 use Test::More;
 use CMRXTest::Clients qw(fast_missing);
 use CMRXTest::Memcached;
@@ -228,6 +230,36 @@ for my $example (@examples) {
         unlike $out, qr/warn|uninitialized|deprecated/i, "$where: without warnings";
     }
 }
+
+# README's examples without a Fast object run as written too, and a
+# variable whose line ends with a comment giving its value ("# { k => 'v' }")
+# holds that value.
+my $plain = 0;
+for my $code (readme_examples(slurp('README.md'))) {
+    my ($objects, $unknown) = fast_objects($code);
+    next if @$objects || $unknown;
+    my $where = 'README.md, example without Fast ' . ++$plain;
+    my %said = map { my ($var, $value) = @$_; ($var => $value) }
+               map { [ /^\s*my (\$\w+)\s*=.*;\s*#\s*(\{.*\})\s*$/ ] } grep { /;\s*#\s*\{/ } split /\n/, $code;
+  SKIP: {
+        my $missing = missing_client($code);
+        skip "$where: needs what is missing here: $missing", 2 + keys %said if $missing;
+        (my $run = $code) =~ s/(['"])[\w.-]+:11211\1/'$addr'/g;
+        $run .= "\n;\nrequire Data::Dumper;\n\$Data::Dumper::Sortkeys = 1;\n\$Data::Dumper::Indent = 0;\n"
+              . join '', map { "print 'VALUE $_ ', Data::Dumper::Dumper($_), \"\\n\";\n" } sort keys %said;
+        my $out = run_in_scratch($scratch, $run);
+        is $?, 0, "$where: runs as written" or diag $out;
+        unlike $out, qr/warn|uninitialized|deprecated/i, "$where: without warnings";
+        for my $var (sort keys %said) {
+            local $Data::Dumper::Sortkeys = 1;
+            local $Data::Dumper::Indent = 0;
+            my $expected = Data::Dumper::Dumper(eval $said{$var});
+            my ($got) = $out =~ /^VALUE \Q$var\E (.*)$/m;
+            is $got, $expected, "$where: $var is $said{$var}, as its comment says";
+        }
+    }
+}
+ok $plain >= 1, "README.md has $plain example(s) without a Fast object, each run";
 
 # Perl code that stores $VALUE through the Fast object $object->{var},
 # reads it back through it, and prints what the server holds.

@@ -32,10 +32,10 @@ sub fake_bin {
 }
 
 sub run_makefile_pl {
-    my ($bin) = @_;
+    my ($bin, %env) = @_;
     unlink "$dir/Makefile";
     local $ENV{PATH} = "$bin:/usr/bin:/bin";
-    local @ENV{qw(CARGO RUSTC)};
+    local @ENV{qw(CARGO RUSTC)} = @env{qw(CARGO RUSTC)};
     my $out = `cd "$dir" && "$^X" Makefile.PL 2>&1`;
     return ($? >> 8, $out, -e "$dir/Makefile");
 }
@@ -58,5 +58,22 @@ like $out, qr/rustc was not found/, 'cargo but no rustc: says so';
 is $rc, 0, 'Rust older than rust-version: exit 0';
 ok !$made, 'Rust older than rust-version: no Makefile';
 like $out, qr/cargo 1\.60\.0 is older than \Q$rust_version\E/, 'Rust too old: says which and why';
+
+# Debian 12's own packages: cargo 1.65, rustc 1.63; its rustc-web and
+# cargo-web are new enough.
+my $debian12 = fake_bin(cargo => '1.65.0', rustc => '1.63.0');
+($rc, $out, $made) = run_makefile_pl($debian12);
+is $rc, 0, "Debian 12's cargo and rustc: exit 0";
+ok !$made, "Debian 12's cargo and rustc: no Makefile";
+like $out, qr/cargo 1\.65\.0 is older than \Q$rust_version\E/, "Debian 12's cargo: says which";
+like $out, qr/apt-get install rustc-web cargo-web/, '... and names the packages that are new enough';
+like $out, qr/set CARGO and RUSTC/, '... and how to use tools that are not first in PATH';
+
+# CARGO and RUSTC are the tools checked, not those in PATH.
+($rc, $out, $made) = run_makefile_pl(fake_bin(), CARGO => "$debian12/cargo", RUSTC => "$debian12/rustc");
+ok !$made, 'CARGO and RUSTC naming old tools: no Makefile';
+like $out, qr/cargo 1\.65\.0 is older than/, '... CARGO is the cargo checked';
+($rc, $out, $made) = run_makefile_pl(fake_bin(), CARGO => fake_bin(cargo => '1.95.0') . '/cargo', RUSTC => "$debian12/rustc");
+like $out, qr/rustc 1\.63\.0 is older than/, '... and RUSTC the rustc checked';
 
 done_testing;

@@ -57,7 +57,7 @@ installs (with its man page and its C<provides> entry) and whose POD
 F<xt/pod.t> checks and whose SYNOPSIS F<t/04-synopsis-dict.t> or
 F<t/05-synopsis.t> runs (L<CMRXTest::Synopsis>).
 F<t/06-module-lists.t> checks that MANIFEST, the files and every list of
-modules written in prose (the main module's POD, the XS, the README) agree.
+modules written in prose (the main module's POD, the XS, CONTRIBUTING.md) agree.
 Run from the distribution's root, where MANIFEST is.
 
 =over 4

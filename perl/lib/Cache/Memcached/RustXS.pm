@@ -261,7 +261,7 @@ unsupported").
 
 =head1 SEE ALSO
 
-The README of the distribution has the benchmark numbers.
+F<bench/README.md> in the distribution has the benchmark numbers.
 
 =head1 AUTHOR
 

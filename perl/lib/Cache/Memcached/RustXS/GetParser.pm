@@ -329,22 +329,10 @@ Cache::Memcached. Forked children may use their copies.
 
 A server that loads the application and then forks its workers (Starman
 with C<--preload-app>, Apache's prefork with mod_perl, ...) should load
-Cache::Memcached before this module, as the L</SYNOPSIS> does. Telling
-Cache::Memcached's finalize by its code (L</INLINE FINALIZE>) loads the
-core module L<B> and compiles a copy of that finalize, once per process:
-about 4 ms and half a megabyte. Loaded after Cache::Memcached, this module
-does it as it loads, in the parent, and the workers share the result;
-loaded before it, each worker does it at its first C<get_multi>, and there
-it costs each worker far more memory than it allocates: perl's table of
-shared hash keys grows, and growing it rewrites the links between the
-entries of every key the parent loaded, which lie on pages all over the
-heap that the worker shares with the parent. Measured under Starman (a worker reading C<get_multi> of 20
-gzip'd JSON values): 5.2 MB of the worker's own memory (Private_Dirty) at
-its first read when the worker does it, 0.5 MB when the parent did (the
-pure-Perl parser: 0.7 MB), and 0.1 MB more over the next 300 requests
-(the pure-Perl parser: 0.3 MB). What the parser keeps from its first read
-on is one 64 KiB read buffer per thread, which every parser reuses
-(L</Memory>), and libdeflate's decompressor state.
+Cache::Memcached before this module, as the L</SYNOPSIS> does, so that
+L</INLINE FINALIZE> is set up once in the parent and shared by the
+workers: L<Cache::Memcached::RustXS::Operations/PREFORKING SERVERS> says
+why and what it costs otherwise.
 
 =head1 PERFORMANCE
 

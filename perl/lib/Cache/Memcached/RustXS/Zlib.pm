@@ -400,7 +400,7 @@ state: the state is made once per thread.
 =head1 PERFORMANCE
 
 In the latest benchmark run (F<bench/run.pl>, Compress::Zlib in the same
-run; the README has the whole table):
+run; F<bench/README.md> has the whole table):
 
                        JSON 9 KB        300 B            text 300 KB
     memGzip            1.9 x (28 us)    1.5 x (7.4 us)   3.9 x (4.1 ms)
@@ -447,7 +447,7 @@ decoder, is run in a growth loop: start at 4 times the input (at least
 
 The loop wins everywhere, so one engine does all of it.
 
-The README has the full benchmark table, measured with F<bench/run.pl>
+F<bench/README.md> has the full benchmark table, measured with F<bench/run.pl>
 against Compress::Zlib in the same run.
 
 =head1 SEE ALSO

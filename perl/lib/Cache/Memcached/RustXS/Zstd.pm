@@ -1030,22 +1030,11 @@ wherever it is used.
 
 =head1 PREFORKING SERVERS
 
-A dictionary's prepared compression tables (a 16 KiB dictionary's take
-about 415 KiB at level 3 and more at higher levels) and decompression tables
-are made once per process. L</load_dictionaries($dir, rescan_interval =E<gt> 60)> makes both when it loads,
-so a server that loads its sets before it forks its workers (Starman,
-Apache's prefork, ...) has them in pages the workers share copy-on-write:
-each worker's private memory does not grow with the number of
-dictionaries. L</load_dictionary($path)> prepares the compression tables at
-the first use of each level instead, in each worker. Measured by
-F<t/52-dictionary-sets-fork.t> (a set of four 16 KiB dictionaries at level
-9; each worker compresses and decompresses one value with each): a worker's
-private memory (C<Private_Dirty>) grows by 592 KiB when the parent loaded
-the set before the fork -- its own compression and decompression contexts
--- and by 1964 KiB when each worker prepares the dictionaries itself: 343
-KiB more per dictionary and worker (about 415 KiB at level 3).
-
-Dictionaries that a worker finds by a rescan are its own, not shared.
+L</load_dictionaries($dir, rescan_interval =E<gt> 60)> prepares every
+dictionary of a set as it loads, so a server that loads its sets before it
+forks its workers shares them with every worker, copy-on-write; what each
+worker still pays, and what rescans after the fork cost, is in
+L<Cache::Memcached::RustXS::Operations/PREFORKING SERVERS>.
 
 =head1 ROLLING OUT AND BACK
 
