@@ -139,7 +139,7 @@ is scalar(grep { !$seen{$_}++ } @drawn), 200, '... 200 draws, 200 IDs';
 {
     no warnings 'redefine';
     my @draws = (70000 - 65536, 70000 - 65536, 80000 - 65536, 90000 - 65536);
-    local *Cache::Memcached::RustXS::Zstd::DictionarySet::_random_u32 = sub { shift @draws };
+    local *Cache::Memcached::RustXS::Zstd::DictionarySet::IDs::random_u32 = sub { shift @draws };
     $ids->add(prefix => 'x:', dictionary => $dict[0], level => 3, id => 80000);
     is $ids->new_id(avoid => [70000]), 90000, 'new_id avoids the IDs asked, and those of the set';
 }

@@ -96,8 +96,8 @@ is $st, 0, 'train --all (no --stage) on every npm and compat value: exit 0' or d
 like $out, qr/^\s+npm:\s+replaced\s/m, '... npm: gets a new dictionary';
 like $out, qr/^\s+compat:\s+added\s/m, '... compat: gets one';
 my ($from) = $out =~ /^Staged: current from (\S+) \(--stage 1h\): readers load the added dictionaries at once, writers use them from then\.$/m;
-ok defined $from && $from ge date($before + $HOUR) && $from le date(time + $HOUR),
-    'it says they are staged: current from an hour from now (' . ($from || 'not said') . ')' or diag $out;
+ok defined $from && $from gt date($before + $HOUR) && $from le date(time + $HOUR + 2),
+    'it says they are staged: current from an hour after the set was written (' . ($from || 'not said') . ')' or diag $out;
 $from = date(time + $HOUR) unless defined $from;
 
 $set = $Set->read($dir);
@@ -139,7 +139,7 @@ is_deeply $now->{decodes}, { $npm->{id} => 1, $compat->{id} => 1 }, '... and hav
         like $out, qr/^\s+npm:\s+kept\s.*^\s+compat:\s+kept\s/ms,
             'the same train --all again within the stage: both kept (measured against the staged ones)';
         unlike $out, qr/^Staged:/m, '... nothing staged';
-        pass '(JSON::PP is not installed: the JSON not checked)';
+        SKIP: { skip 'JSON::PP is not installed: the JSON not checked', 1 }
     }
     is scalar(() = $Set->read($dir)->entries), 3, '... the set is as it was';
 }
@@ -178,7 +178,7 @@ is_deeply $now->{decodes}, { $npm->{id} => 1, $compat->{id} => 1 }, '... and hav
         require Cache::Memcached::RustXS::Dict::Report;
         my @draws = map { $_ - $FIRST_RANDOM_ID } $named, $other;
         no warnings 'redefine';
-        local *Cache::Memcached::RustXS::Zstd::DictionarySet::_random_u32 = sub { @draws ? shift @draws : 42 };
+        local *Cache::Memcached::RustXS::Zstd::DictionarySet::IDs::random_u32 = sub { @draws ? shift @draws : 42 };
         my $source = Cache::Memcached::RustXS::Dict::Server->connect($addr);
         my $r = Cache::Memcached::RustXS::Dict::SetTrainer::train_all(
             %FIXED_TUNING, dir => "$TMP/from-server", source => $source, delimiter => ':', sample => 1000,

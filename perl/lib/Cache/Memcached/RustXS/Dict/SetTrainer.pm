@@ -5,10 +5,11 @@ use warnings;
 
 use Exporter 5.57 'import';
 use File::Spec ();
-use POSIX ();
 
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet ();
+use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(manifest_date);
+use Cache::Memcached::RustXS::Zstd::DictionarySet::State qw(now staged_start);
 use Cache::Memcached::RustXS::Zlib ();
 use Cache::Memcached::RustXS::Dict qw(round);
 use Cache::Memcached::RustXS::Dict::Sample qw(sample_source);
@@ -129,11 +130,13 @@ sub train_all {
     my $set = -e File::Spec->catfile($dir, 'manifest')
         ? Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)
         : Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir);
-    my $plan = decide_set($set, %opt, at => time + $stage);
-    # What is added is staged from the end of the tuning: writers begin to
-    # use it $stage seconds after the set is written. Its IDs are drawn at
-    # random, none that a sampled stored value names.
-    my %adding = (current_from => time + $stage,
+    # What is added must beat what writers would use when it starts (at
+    # the earliest: the set is written after the tuning).
+    my $plan = decide_set($set, %opt, at => $stage > 0 ? staged_start(now(), $stage) : now());
+    # What is added is staged from the write of the set: writers begin to
+    # use it $stage seconds after it (DictionarySet's write gives the time).
+    # Its IDs are drawn at random, none that a sampled stored value names.
+    my %adding = (stage => $stage,
                   avoid => [ sort { $a <=> $b } keys %{ $plan->{sampled}{dictionary_ids} } ]);
     my (@fallback_pool, @all_pairs);
     for my $d (@{ $plan->{prefixes} }) {
@@ -162,11 +165,14 @@ sub train_all {
     my @added = grep { $_->{entry} } @{ $plan->{prefixes} }, $plan->{whole_cache} || ();
     my %state = map { ($_->{entry}{id} => $_->{state}) } $set->schedule;
     $_->{state} = $state{ $_->{entry}{id} } for @added;    # current or staged
+    # The time the written set says (the same for every entry added).
+    $_->{entry} = $set->entry($_->{entry}{id}) for @added;
+    my ($from) = map { $_->{entry}{current_from} } grep { $_->{state} eq 'staged' } @added;
     return { command => 'train --all', dir => $dir, set => $set, listing => $plan->{sampled}{listing},
              prefixes => $plan->{prefixes}, fallback => $fallback, if_better => $plan->{if_better},
              memory => $opt{memory}, whole_cache => $plan->{whole_cache},
              dictionary_ids => $plan->{sampled}{dictionary_ids}, stage => $stage,
-             (@added ? (current_from => _date($adding{current_from})) : ()) };
+             (@added ? (current_from => defined $from ? $from : manifest_date(now())) : ()) };
 }
 
 sub _date { POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime $_[0]) }
@@ -174,15 +180,15 @@ sub _date { POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime $_[0]) }
 # The one place where train --all gives a dictionary its ID and adds it to
 # the set: the tuner's choice for the decided prefix, under a random ID
 # that is not among the IDs of avoid (those sampled stored values name),
-# current from current_from (epoch seconds: staged when later than now).
+# staged stage seconds after the set is written (0: current at once).
 sub _add_dictionary {
     my ($set, $decision, %opt) = @_;
-    my ($avoid, $current_from) = delete @opt{qw(avoid current_from)};
+    my ($avoid, $stage) = delete @opt{qw(avoid stage)};
     my $tuned = $decision->{tuned};
     my $c = $tuned->{choice};
     return $set->add(
         prefix => $decision->{set_prefix}, dictionary => $tuned->{dictionary}, level => $c->{level},
-        id => $set->new_id(avoid => $avoid), current_from => $current_from,
+        id => $set->new_id(avoid => $avoid), stage => $stage,
         savings => round(100 * (1 - $c->{bytes} / $tuned->{held_out_bytes}), 1),
         samples => $tuned->{samples},
         memory_savings => round(100 * (1 - $c->{memory} / $tuned->{baseline}{memGzip}{memory}), 1),
@@ -419,7 +425,9 @@ it was added; undef with C<prefixes>), C<dictionary_ids> (C<< { id =>
 count } >>: how many sampled stored values name each dictionary ID, none
 of which an added dictionary has), C<stage> (seconds) and, when a
 dictionary was added, C<current_from> (C<YYYY-MM-DDTHH:MM:SSZ>: when
-writers begin to use the added dictionaries); each decision that added a
+writers begin to use the added dictionaries, as the written set says: at
+least C<stage> seconds after the set was written, the tuning of every
+prefix and of the whole cache done before); each decision that added a
 dictionary has its C<state> after the set was written: C<staged> or
 C<current>.
 
