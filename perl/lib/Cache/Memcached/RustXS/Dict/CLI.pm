@@ -659,6 +659,12 @@ The options of a subcommand (Getopt::Long, no abbreviations), and the
 checks and defaults of the options both share (each C<--server> parsed
 into an address).
 
+=item set_clock_from_environment()
+
+Sets the clock of L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>
+from C<CMRX_DICT_NOW> (epoch seconds) when it is set: every subcommand
+then acts as if that were the time. L</main> does it for the run.
+
 =item connect_servers(\%options)
 
 The source C<--server> names: a L<Cache::Memcached::RustXS::Dict::Server>,

@@ -271,7 +271,10 @@ sub report_set {
     my @unsampled = map { +{ set_prefix => $_, verdict => 'no keys sampled', current => $set->current($_) } }
                     grep { length && !$sampled_prefix{$_} } $set->prefixes;
     my $named = $plan->{sampled}{dictionary_ids};
-    my @dictionaries = map { +{ %$_, named_by => $named->{ $_->{id} } || 0 } } $set->entries;
+    # Each dictionary with its state now (not as written: a staged one whose
+    # time has come is current).
+    my @dictionaries = map { +{ %{ $_->{entry} }, state => $_->{state}, named_by => $named->{ $_->{entry}{id} } || 0 } }
+                       grep { $_->{state} ne 'removed' } $set->schedule;
     my %in_set = map { ($_->{id} => 1) } @dictionaries;
     my @strangers = map { +{ id => 0 + $_, named_by => $named->{$_} } }
                     grep { !$in_set{$_} } sort { $a <=> $b } keys %$named;

@@ -681,12 +681,28 @@ rescan interval, without a restart. Ship a set with staged entries to every
 host once; set C<current_from> later than the time it takes to reach the
 last host plus the rescan interval, and no writer anywhere uses a
 dictionary that a reader lacks. C<cmrx-dict train --all> stages what it
-adds (C<--stage>, one hour by default).
+adds (C<--stage>, one hour by default). A stage given as C<stage> (to
+L</add(%options)> or L</make_current($id, current_from =E<gt> $when)>)
+counts from the L</write> of the set, not from the call: the entry starts
+at the next whole second after the write and the stage, plus one, so at
+least the stage after the command that wrote the set has finished.
 
 Rolling back is the same move backwards: L</make_current($id, current_from =E<gt> $when)>
 makes an earlier dictionary of a prefix current again (every reader still
 has it: retired dictionaries stay loaded), staged or at once, and cancels
-what was staged for that prefix.
+what was staged for that prefix. L</previous($prefix, at =E<gt> $epoch)>
+says which one to go back to: the dictionary the prefix's writers used
+last before the current one. After a staged retrain has taken effect it
+is the dictionary the retrain took over from, whether or not the set was
+written since; a staged dictionary that was cancelled before its time is
+never one, since writers never used it.
+
+Every answer about time (L</current($prefix, at =E<gt> $epoch)>,
+L</for_key($key, at =E<gt> $epoch)>, L</schedule(at =E<gt> $epoch)>,
+L</previous($prefix, at =E<gt> $epoch)>, L</next_change(at =E<gt> $epoch)>, and
+what L</settle> and L</write> write down) comes from one function,
+L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>'s C<state_at>,
+and "now" is its clock, which tests move instead of sleeping.
 
 The manifest keeps a staged dictionary as C<state=retired> with a
 C<current_from> date and no C<retired> date: a release of this
@@ -694,7 +710,11 @@ distribution before 0.102, which knows no staging, loads it for reading
 and never writes with it, so hosts running an older release stay safe.
 L</write> writes down what the schedule says at that moment
 (L</settle>): a staged dictionary whose time has passed is written as
-C<state=current>, the one it took over from as retired at that time.
+C<state=current>, the one it took over from as retired at that time,
+keeping its C<current_from> (a retired entry whose C<current_from> is
+later than its C<retired> date is a staged one that was cancelled). So a
+write after a staged time has passed changes no moment's state, and 0.101
+reads the same writers from it.
 
 This module reads, checks and writes sets. It needs nothing but perl 5.10.1
 and its core modules to read one (L<Digest::SHA> for the files' checksums);
@@ -913,6 +933,14 @@ its writers use at that moment (see L</Staging and rolling back>).
 
 The current entry of exactly C<$prefix>, or C<undef>.
 
+=item $set->previous($prefix, at => $epoch)
+
+The entry of C<$prefix> that its writers used last before the current one
+(the one a retired dictionary's writing stopped latest; a retired one of
+unknown date counts as the earliest), or C<undef>: what C<cmrx-dict
+rollback> goes back to. A staged dictionary cancelled before its time is
+never one.
+
 =item $set->for_key($key, at => $epoch)
 
 The current entry with the longest prefix that C<$key> (as stored, with its
@@ -938,7 +966,8 @@ not change. The writers of this distribution decide again then.
 
 Every dictionary, with its state at that moment and since when: a list of
 hash references C<< { entry => $entry, state => $state, since => $date } >>
-in the manifest's order, then the removed ones. C<state> is C<current> (its
+in the manifest's order, then the removed ones, each also with C<wrote>
+(1 when writers used it before that moment). C<state> is C<current> (its
 prefix's writers use it; C<since> its C<current_from>, or its C<trained>
 date), C<staged> (they will from C<since>), C<retired> (C<since> its
 C<retired> date, or when the dictionary that took over from it started;
@@ -1021,6 +1050,12 @@ A later time stages it: readers load it at once, the prefix's current
 dictionary stays current until then (and is retired by L</settle> after
 it). Now or earlier, or without the option: current at once.
 
+=item stage => $seconds
+
+Instead of C<current_from>: staged for C<$seconds> after the set is
+written. L</write> gives it its C<current_from>: the next whole second
+after the write and C<$seconds>, plus one. 0: current at once.
+
 =item savings => $percent, samples => $count, trained => $when
 
 What the trainer measured (see L</The manifest>); C<trained> in epoch seconds
@@ -1062,10 +1097,13 @@ records now as the retirement date of the dictionary it retires.)
 
 =item $set->make_current($id, current_from => $when)
 
+=item $set->make_current($id, stage => $seconds)
+
 Makes dictionary C<$id> (current, retired or staged) its prefix's current
 one from C<$when> (epoch seconds or C<YYYY-MM-DDTHH:MM:SSZ>; now by
-default): at once, or staged for a later time; and retires every other
-staged dictionary of the prefix. A rollback: the dictionary before a bad
+default), or C<$seconds> after the set is written (as C<stage> of
+L</add(%options)>): at once, or staged for a later time; and cancels every
+other staged dictionary of the prefix. A rollback: the dictionary before a bad
 one is still loaded by every reader, so it can be made current at once;
 stage it anyway when writers on hosts that have not yet read the change
 should not keep writing the bad one for long (they follow within their
@@ -1078,14 +1116,16 @@ C<cmrx-dict rollback> calls it.
 Writes down, in the object, what the schedule says at that moment (now by
 default): each staged dictionary whose time has come becomes
 C<state=current>, and the one it took over from retired with that time as
-its C<retired> date. What writers use does not change; releases without
-staging then read the same. L</write> settles first. Returns the set.
+its C<retired> date, keeping its C<current_from>. No moment's state
+changes (what writers use, what was used before, since when); releases
+without staging then read the same. L</write> settles first. Returns the set.
 
 =item $set->remove($id)
 
 Drops retired dictionary C<$id> from the set, keeping its ID in a
 C<removed> line so that no other dictionary gets it; L</write> deletes its
-file after writing the manifest. Croaks for a current one (retire it first).
+file after writing the manifest. Croaks for the one its prefix's writers
+use now (retire it first).
 Values that name a removed dictionary become misses in processes that did
 not load it before; processes that loaded it keep it, and read those
 values as before. It does not ask whether values still name it:

@@ -100,10 +100,36 @@ Cache::Memcached::RustXS::Zstd::DictionarySet::IDs - the IDs a dictionary set gi
 =head1 DESCRIPTION
 
 The part of L<Cache::Memcached::RustXS::Zstd::DictionarySet> that gives
-IDs: C<new_identity()> (a set's identity), C<lowest_unused_id(\%taken,
-$from)> (what C<unused_id> returns), C<random_unused_id(\%taken)> (what
-C<new_id> returns: a random ID from 65536 up) and C<loaded_state($id,
-$bytes)>. See L<Cache::Memcached::RustXS::Zstd::DictionarySet/Dictionary IDs>.
+IDs (see L<Cache::Memcached::RustXS::Zstd::DictionarySet/Dictionary IDs>).
+
+=head1 FUNCTIONS
+
+=over 4
+
+=item new_identity()
+
+A set's identity: 32 hexadecimal digits, random.
+
+=item lowest_unused_id(\%taken, $from)
+
+The lowest ID from C<$from> (1) up that is not taken and not loaded in
+this process: what C<unused_id> returns.
+
+=item random_unused_id(\%taken)
+
+A random ID from 65536 up, not taken and not loaded: what C<new_id>
+returns.
+
+=item random_u32(), random_bytes($count)
+
+Random bits from the system's generator.
+
+=item loaded_state($id, $bytes)
+
+Whether dictionary C<$id> is loaded in this process (C<not_loaded>,
+C<same>, C<different>).
+
+=back
 
 =head1 SEE ALSO
 

@@ -351,14 +351,47 @@ Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest - the manifest format of
 
 The part of L<Cache::Memcached::RustXS::Zstd::DictionarySet> that reads
 and writes its manifest (see
-L<Cache::Memcached::RustXS::Zstd::DictionarySet/The manifest>):
-C<parse_manifest($dir, $bytes)> (dies with the line and why),
-C<manifest_text($set)>, C<atomic_write($path, $bytes)> (a new file and a
-rename), C<file_mismatch($entry, $bytes)> and C<header_id($bytes)> (a
-dictionary file against its line), and the one home of the manifest's
-dates: C<manifest_date($epoch_or_date [, $what])> (C<YYYY-MM-DDTHH:MM:SSZ>
-in UTC; undef for undef) and C<epoch_of($date)>, which every C<cmrx-dict>
-command uses.
+L<Cache::Memcached::RustXS::Zstd::DictionarySet/The manifest>), and the
+one home of the manifest's dates, which every C<cmrx-dict> command uses.
+
+=head1 FUNCTIONS
+
+=over 4
+
+=item parse_manifest($dir, $bytes)
+
+The manifest's bytes parsed and checked (a hash DictionarySet blesses);
+dies with C<line N: why>.
+
+=item manifest_text($set)
+
+The manifest's text for a set.
+
+=item manifest_date($epoch_or_date [, $what]), epoch_of($date)
+
+A date as the manifest writes it (C<YYYY-MM-DDTHH:MM:SSZ>, UTC; undef
+for undef; with C<$what>, anything else croaks naming it), and its epoch
+seconds (undef when it is none).
+
+=item is_date, is_count, is_percent, is_id, is_level, shown
+
+Checks of a field's value, and a value as messages show it.
+
+=item check_fallback_fields(\%fields, $where)
+
+Dies saying why a fallback line's fields are wrong.
+
+=item manifest_path($dir), slurp($path), atomic_write($path, $bytes)
+
+The manifest's path, a file's bytes (undef when it cannot be read), and a
+write through a new file in the same folder and a rename.
+
+=item file_mismatch($entry, $bytes), header_id($bytes)
+
+Why C<$bytes> are not the file of an entry (undef when they are), and
+the ID in a zstd dictionary's header.
+
+=back
 
 =head1 SEE ALSO
 

@@ -145,23 +145,42 @@ Cache::Memcached::RustXS::Zstd::DictionarySet::State - a dictionary set's state 
 =head1 DESCRIPTION
 
 The part of L<Cache::Memcached::RustXS::Zstd::DictionarySet> that says
-what a set is at a moment. C<state_at(\@entries, \@removed, $at)> returns
-each entry's state (C<current>, C<staged>, C<retired>, C<removed>) and
-since when, whether and until when writers used it, the entry each
-prefix's writers use, what a reader holding the set loads (every entry),
-and the next moment a staged entry starts. DictionarySet's methods, and
-every C<cmrx-dict> command that reads a set, take their states from it.
+what a set is at a moment. DictionarySet's methods, and every
+C<cmrx-dict> command that reads a set, take their states from it.
 
-C<now()> is the clock they all read: epoch seconds, from
+=head1 FUNCTIONS
+
+=over 4
+
+=item state_at(\@entries, \@removed, $at)
+
+The state of a set at C<$at> (epoch seconds): C<rows>, each entry's
+C<state> (C<current>, C<staged>, C<retired>, C<removed>), C<since> when,
+C<wrote> (whether writers used it before C<$at>) and C<wrote_until>;
+C<writers> (the entry each prefix's writers use); C<previous> (the entry
+each prefix's writers used last before that: what a rollback goes back
+to); C<loads> (every entry: what a reader holding the set loads); and
+C<next_change> (the next moment a staged entry starts, or undef).
+
+=item now()
+
+The clock they all read: epoch seconds, from
 C<$Cache::Memcached::RustXS::Zstd::DictionarySet::State::Clock> (a code
 reference) when it is set, else the system's. C<cmrx-dict> sets it from
 the environment variable C<CMRX_DICT_NOW> (epoch seconds), so that what a
 set does at a later moment can be tried without waiting for it.
 
-C<is_staged($entry)> says whether a manifest entry is written as staged;
-C<staged_start($written, $stage)> when an entry staged for C<$stage>
-seconds starts, its set written at C<$written>: the next whole second
-after C<$written + $stage>, and one more (for the command to end).
+=item is_staged($entry)
+
+Whether a manifest entry is written as staged.
+
+=item staged_start($written, $stage)
+
+When an entry staged for C<$stage> seconds starts, its set written at
+C<$written>: the next whole second after C<$written + $stage>, and one
+more (for the command to end).
+
+=back
 
 =head1 SEE ALSO
 
