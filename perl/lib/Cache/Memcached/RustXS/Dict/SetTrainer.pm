@@ -182,8 +182,7 @@ sub write_plan {
         push @added, $d;
     }
     if (my $f = $opt{fallback}) {
-        $set->set_fallback(method => $f->{method}, level => $f->{level}, savings => $f->{savings},
-                           samples => $f->{samples});
+        $set->set_fallback(map { ($_ => $f->{$_}) } grep { defined $f->{$_} } qw(method level savings samples));
     }
     $set->set_delimiter($opt{delimiter}) if defined $opt{delimiter} && length $opt{delimiter};
     $set->write;

@@ -329,7 +329,8 @@ sub add {
         $self->settle(at => $now);
         $self->_retire_writer($prefix, $now);
         $self->_cancel_staged($prefix, $now);
-        $e{current_from} = $from if defined $from;
+        # From now: when writers took it up stays known.
+        $e{current_from} = defined $from ? $from : manifest_date($now);
     }
     push @{ $self->{entries} }, \%e;
     $self->{pending}{$id} = $bytes;
@@ -453,13 +454,18 @@ sub make_current {
              : defined $opt{current_from} ? manifest_date($opt{current_from}, 'make_current: current_from')
              : manifest_date($now);
     $self->settle(at => $now);
-    my $current = $self->_current_map($now)->{ $e->{prefix} };
+    my $state = $self->_state($now);
+    my $current = $state->{writers}{ $e->{prefix} };
+    my ($row) = grep { $_->{entry} == $e } @{ $state->{rows} };
     my @staged = grep { $_ != $e && $_->{prefix} eq $e->{prefix} && is_staged($_) } @{ $self->{entries} };
     if ($current && $current == $e) {
         Carp::croak("make_current: dictionary $id is the current one of prefix " . shown($e->{prefix})
                   . ' already, and nothing is staged to replace it') unless @staged;
     }
     elsif (epoch_of($from) > $now) {
+        # Until when writers used it stays known, should this be cancelled.
+        $e->{written_until} = manifest_date($row->{wrote_until}) if $row->{state} eq 'retired' && $row->{wrote}
+                                                                    && $row->{wrote_until} > 0;
         @$e{qw(state current_from)} = ('retired', $from);
         delete $e->{retired};
         $self->{stage_on_write}{$id} = $stage if defined $stage;
@@ -467,7 +473,7 @@ sub make_current {
     else {
         $self->_retire_writer($e->{prefix}, $now);
         @$e{qw(state current_from)} = ('current', $from);
-        delete $e->{retired};
+        delete @$e{qw(retired written_until)};
     }
     $self->_cancel_staged($e->{prefix}, $now, $e);
     return _copy($e);
@@ -487,6 +493,7 @@ sub settle {
                                                    && ($e->{state} eq 'current' || is_staged($e)));
         if ($row->{state} eq 'current') {
             $e->{state} = 'current';
+            delete $e->{written_until};
         }
         else {
             @$e{qw(state retired)} = ('retired', $row->{since});
@@ -499,14 +506,17 @@ sub remove {
     my ($self, $id) = @_;
     my ($e) = grep { $_->{id} eq $id } @{ $self->{entries} };
     Carp::croak("remove: no dictionary with ID " . shown($id) . " in the set") unless $e;
-    my $writing = $self->_current_map(now())->{ $e->{prefix} };
+    # As the set is now: one whose staged successor has started is retired.
+    my $now = now();
+    $self->settle(at => $now);
+    my $writing = $self->_current_map($now)->{ $e->{prefix} };
     Carp::croak("remove: dictionary $id is current for prefix " . shown($e->{prefix}) . ': retire it first')
-        if $e->{state} eq 'current' || ($writing && $writing == $e);
+        if $writing && $writing == $e;
     $self->{entries} = [ grep { $_ != $e } @{ $self->{entries} } ];
     delete $self->{pending}{$id} if $self->{pending};
     delete $self->{stage_on_write}{$id} if $self->{stage_on_write};
     push @{ $self->{removed_files} }, $e->{file};
-    push @{ $self->{removed} }, { id => $e->{id}, prefix => $e->{prefix}, removed => manifest_date(now()) };
+    push @{ $self->{removed} }, { id => $e->{id}, prefix => $e->{prefix}, removed => manifest_date($now) };
     return _copy($e);
 }
 

@@ -91,8 +91,20 @@ sub manifest_date {
     return POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime int $v);
 }
 
-# Epoch seconds of a manifest date, or undef.
+# Epoch seconds of a manifest date, or undef. The state of a set is asked
+# for often and its dates are few: they are remembered (a bounded number).
+my %EPOCH_OF;
+my $EPOCHS_KEPT = 4096;
+
 sub epoch_of {
+    my ($date) = @_;
+    return undef unless defined $date;
+    return $EPOCH_OF{$date} if exists $EPOCH_OF{$date};
+    %EPOCH_OF = () if keys %EPOCH_OF >= $EPOCHS_KEPT;
+    return $EPOCH_OF{$date} = _epoch_of($date);
+}
+
+sub _epoch_of {
     my ($date) = @_;
     my @t = defined $date ? $date =~ /\A([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z\z/ : ();
     return undef unless @t;

@@ -48,7 +48,8 @@ sub staged_start {
 # started last. Any other entry is closed: retired at its retired date,
 # having been written with from its current_from (when it has one) until
 # then, or never when its current_from is later than that date (a staged
-# entry cancelled before its time).
+# entry cancelled before its time) -- but until its written_until date when
+# it has one (a retired entry staged again by a rollback, then cancelled).
 
 sub is_staged {
     my ($e) = @_;
@@ -105,14 +106,18 @@ sub state_at {
                 # Taken over by the next one of its prefix to start.
                 my ($until) = sort { $a <=> $b } map { $_->[1] }
                               grep { $_->[0] != $e && $_->[1] >= $start } @{ $started{ $e->{prefix} } };
-                @row{qw(state since wrote wrote_until)} = ('retired', manifest_date($until), 1, $until);
+                @row{qw(state since wrote wrote_until wrote_from)} = ('retired', manifest_date($until), 1, $until, $start);
             }
         }
         else {
             my ($from, $retired) = (epoch_of($e->{current_from}), epoch_of($e->{retired}));
             my $cancelled = defined $from && defined $retired && $from > $retired;
             @row{qw(state since)} = ('retired', $e->{retired});
-            @row{qw(wrote wrote_until)} = (1, defined $retired ? $retired : $ALWAYS) unless $cancelled;
+            @row{qw(wrote wrote_until wrote_from)} = (1, defined $retired ? $retired : $ALWAYS, defined $from ? $from : $ALWAYS)
+                unless $cancelled;
+            # A rollback to it that was cancelled: writers used it until then.
+            my $before = epoch_of($e->{written_until});
+            @row{qw(wrote wrote_until wrote_from)} = (1, $before, $ALWAYS) if $cancelled && defined $before;
         }
         push @rows, \%row;
     }
@@ -121,7 +126,10 @@ sub state_at {
     my %previous;
     for my $row (grep { $_->{wrote} && $_->{state} eq 'retired' } @rows) {
         my $before = $previous{ $row->{entry}{prefix} };
-        $previous{ $row->{entry}{prefix} } = $row if !$before || $row->{wrote_until} >= $before->{wrote_until};
+        # Of two that stopped in the same second, the one taken up later.
+        $previous{ $row->{entry}{prefix} } = $row
+            if !$before || $row->{wrote_until} > $before->{wrote_until}
+               || ($row->{wrote_until} == $before->{wrote_until} && $row->{wrote_from} >= $before->{wrote_from});
     }
     $_ = $_->{entry} for values %previous;
     return { rows => \@rows, writers => \%writer, previous => \%previous, loads => [ @$entries ], next_change => $next };
