@@ -488,9 +488,10 @@ sub settle {
     my ($self, %opt) = @_;
     my $state = $self->_state(_at('settle', %opt));
     for my $row (@{ $state->{rows} }) {
+        next if $row->{state} eq 'removed';
         my $e = $row->{entry};
-        next unless $row->{state} eq 'current' || ($row->{state} eq 'retired' && $row->{wrote}
-                                                   && ($e->{state} eq 'current' || is_staged($e)));
+        next unless $e->{state} eq 'current' || is_staged($e);    # closed ones stay as written
+        next unless $row->{state} eq 'current' || ($row->{state} eq 'retired' && $row->{wrote});
         if ($row->{state} eq 'current') {
             $e->{state} = 'current';
             delete $e->{written_until};

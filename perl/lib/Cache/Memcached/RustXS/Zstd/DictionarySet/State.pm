@@ -58,6 +58,15 @@ sub is_staged {
 
 sub _is_open { $_[0]{state} eq 'current' || is_staged($_[0]) }
 
+# Whether entry $e was a candidate at $at: open, or closed later than $at
+# (what the set was before a write settled it), not cancelled.
+sub _open_at {
+    my ($e, $at) = @_;
+    return 1 if _is_open($e);
+    my ($from, $retired) = (epoch_of($e->{current_from}), epoch_of($e->{retired}));
+    return defined $retired && $retired > $at && !(defined $from && $from > $retired);
+}
+
 # Epoch seconds an open entry starts at; -inf for always.
 my $ALWAYS = -9**9**9;
 
@@ -79,7 +88,7 @@ sub state_at {
     Carp::croak('state_at: a time (epoch seconds) is needed') unless defined $at;
     my (%writer, %started);    # by prefix: the open entries started by $at
     my $next;
-    for my $e (grep { _is_open($_) } @$entries) {
+    for my $e (grep { _open_at($_, $at) } @$entries) {
         my $start = _start_of($e);
         if ($start > $at) {
             $next = $start if !defined $next || $start < $next;
@@ -93,7 +102,7 @@ sub state_at {
     my @rows;
     for my $e (@$entries) {
         my %row = (entry => $e, wrote => 0);
-        if (_is_open($e)) {
+        if (_open_at($e, $at)) {
             my $start = _start_of($e);
             if ($start > $at) {
                 @row{qw(state since)} = ('staged', $e->{current_from});
