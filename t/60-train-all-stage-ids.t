@@ -16,6 +16,7 @@ use lib 't/lib', 'dev/lib';
 use Test::More;
 use File::Temp ();
 use POSIX ();
+use Time::HiRes ();
 use Time::Local ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
@@ -92,6 +93,7 @@ my $more = write_dump("$TMP/more.values", @{ $half{npm}[0] }, @{ $half{compat}[0
 my @retrain = ('train', '--all', '--out-dir', $dir, @FIXED_TUNING, @PREFIXES, '--if-better', '1', $more);
 $before = time;
 ($st, $out, $err) = run_dict(\@retrain);
+my $finished = Time::HiRes::time();
 is $st, 0, 'train --all (no --stage) on every npm and compat value: exit 0' or diag $err;
 like $out, qr/^\s+npm:\s+replaced\s/m, '... npm: gets a new dictionary';
 like $out, qr/^\s+compat:\s+added\s/m, '... compat: gets one';
@@ -99,6 +101,7 @@ my ($from) = $out =~ /^Staged: current from (\S+) \(--stage 1h\): readers load t
 ok defined $from && $from gt date($before + $HOUR) && $from le date(time + $HOUR + 2),
     'it says they are staged: current from an hour after the set was written (' . ($from || 'not said') . ')' or diag $out;
 $from = date(time + $HOUR) unless defined $from;
+cmp_ok epoch($from), '>=', $finished + $HOUR, '... at least --stage after the command finished';
 
 $set = $Set->read($dir);
 my ($npm) = grep { $_->{prefix} eq 'npm:' && $_->{id} != $first->{id} } $set->entries;
