@@ -36,7 +36,7 @@ note "Cache::Memcached $version from $INC{'Cache/Memcached.pm'}"
     my %shared = Cache::Memcached::RustXS::_constants();
     is_deeply [ @shared{qw(F_STORABLE F_COMPRESS)} ],
         [ Cache::Memcached::F_STORABLE(), Cache::Memcached::F_COMPRESS() ],
-        "the flag bits the XS and cmrx-dict read are Cache::Memcached $version's";
+        "the flag bits the XS and cmrx-dict read are Cache::Memcached ${version}'s";
 }
 
 # ---- identification, without a server --------------------------------------

@@ -282,8 +282,9 @@ for my $r (@RNAMES) {
     is "@{ $results{qq($r late)}{warnings} }", '', "$r with dictionaries loaded late: no warning";
 }
 
+my @COLS = map { my $r = $_; map { "$r $_" } qw(with without) } @RNAMES;
 {
-    my @cols = map { my $r = $_; map { "$r $_" } qw(with without) } @RNAMES;
+    my @cols = @COLS;
     my $width = 0;
     $width < length and $width = length for @cols, @WNAMES, 'writer \\ reader';
     my $row = sub { join(' ', map { sprintf '%-*s', $width, $_ } @_) . "\n" };
@@ -294,11 +295,17 @@ for my $r (@RNAMES) {
 
 SKIP: {
     skip fast_missing(), 1 if !$FAST;
-    pass 'the Fast writers and readers are in the matrix';
+    my @fast = grep { /^fast/ } @WNAMES;
+    my @unread = grep { my $w = $_; grep { !defined $table{$w}{$_} } @COLS } @fast;
+    ok @fast && !@unread, 'the Fast writers are in the matrix, each read by every reader'
+        or diag "writers: @fast; not read by every reader: @unread";
 }
 SKIP: {
     skip cache_memcached_missing(), 1 if !$CM;
-    pass 'the Cache::Memcached writers and readers are in the matrix';
+    my @cm = grep { !/^fast/ } @WNAMES;
+    my @unread = grep { my $w = $_; grep { !defined $table{$w}{$_} } @COLS } @cm;
+    ok @cm && !@unread, 'the Cache::Memcached writers are in the matrix, each read by every reader'
+        or diag "writers: @cm; not read by every reader: @unread";
 }
 
 # ---- Compress::Zlib::memGzip stays Compress::Zlib's for everyone else ----------------
