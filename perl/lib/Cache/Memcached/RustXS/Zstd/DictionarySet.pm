@@ -827,8 +827,11 @@ releases read and keep the field like any other.
 C<current_from>: when the dictionary became, or becomes, its prefix's
 current one. On a C<state=retired> line without a C<retired> date it
 marks a I<staged> dictionary (see L</Staging and rolling back>); with a
-C<retired> date, one that was staged and cancelled before its time, which
-no writer used; writers
+C<retired> date, writers used it from C<current_from> until C<retired>,
+or, when C<current_from> is the later of the two, it was staged and
+cancelled before its time and no writer used it -- unless
+C<written_until> (a date) says until when writers used it before a
+rollback staged it again and that was cancelled; writers
 of a prefix use, at any moment, the current or staged dictionary whose
 C<current_from> came last (a current one without the field counts as
 earliest). Releases before 0.102 keep the field as they keep any other.
