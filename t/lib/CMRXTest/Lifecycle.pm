@@ -331,7 +331,7 @@ sub check_folder {
     my %state = map { ($_->{entry}{id} => $_->{state}) } $set->schedule;
     my %listed = map { ($_->{id} => $_->{state}) } @{ list_set(dir => $dir)->{dictionaries} };
     my $old = $OLD->read($dir);
-    my %in_set = map { ($_->{id} => 1) } $set->entries;
+    my %in_set = map { ($_->{id} => 1) } $set->for_readers;
     for my $id (@{ $m->{ids} }) {
         my $want = model_state($m, $id, $NOW);
         return "$where at $NOW: dictionary $id is " . _id($state{$id}) . ", the model says $want"
@@ -357,7 +357,7 @@ sub check_folder {
         return "$where at $NOW: the $p writer wrote with " . _id($used) . ', the model says ' . _id($want || 0)
             if $used != ($want || 0);
         return "$where at $NOW: the $p writer wrote with dictionary $used, which a reader holding the set lacks"
-            if $used && !$in_set{$used};
+            if $used && (!$in_set{$used} || $m->{removed}{$used});
         $w->[1]->(\$frame, \$back) && $back eq $value or return "$where at $NOW: the reader cannot read the $p value";
     }
     return undef;

@@ -172,7 +172,7 @@ sub _load_set {
         }
         %bytes = ();
         last if eval {
-            for my $e ($set->entries) {
+            for my $e ($set->for_readers) {
                 my $state = _loaded_state($e->{id}, '');
                 # A dictionary loaded already with the bytes the manifest
                 # names needs no reading.
@@ -188,7 +188,7 @@ sub _load_set {
         my $now = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
         die $err if $now->_manifest_sha256 eq $set->_manifest_sha256 || $attempt == $READ_ATTEMPTS;
     }
-    for my $e ($set->entries) {
+    for my $e ($set->for_readers) {
         if (exists $bytes{ $e->{id} }) {
             my $id = eval { _load_dictionary_bytes($bytes{ $e->{id} }) };
             die $set->path_of($e->{id}) . ': ' . _reason($@) . "\n" unless defined $id;

@@ -104,6 +104,13 @@ sub current {
     return $e ? _copy($e) : undef;
 }
 
+# The entries a reader holding the set loads (every one: current, staged
+# and retired), as the state says.
+sub for_readers {
+    my ($self, %opt) = @_;
+    return map { _copy($_) } @{ $self->_state(_at('for_readers', %opt))->{loads} };
+}
+
 # The dictionary the writers of $prefix used last before the current one:
 # what a rollback goes back to.
 sub previous {
@@ -946,6 +953,12 @@ its writers use at that moment (see L</Staging and rolling back>).
 =item $set->current($prefix, at => $epoch)
 
 The current entry of exactly C<$prefix>, or C<undef>.
+
+=item $set->for_readers(at => $epoch)
+
+The entries a reader holding the set loads: every dictionary of the set,
+current, staged and retired (L<Cache::Memcached::RustXS::Zstd/load_dictionaries($dir, rescan_interval =E<gt> 60)>
+loads these).
 
 =item $set->previous($prefix, at => $epoch)
 
