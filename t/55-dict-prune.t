@@ -45,12 +45,14 @@ sub snapshot {
 }
 
 # The manifest's text with the retired date of dictionary $id taken out, as
-# a set written before retirements were dated has it.
+# a set written before retirements were dated has it (and before staging:
+# no current_from either).
 sub undated {
     my ($dir, $id) = @_;
     my $path = "$dir/manifest";
     my $text = read_file($path);
     $text =~ s/^(dictionary id=$id .*?) retired=\S+/$1/m or die "no retired date for $id in $path\n";
+    $text =~ s/^(dictionary id=$id .*?) current_from=\S+/$1/m;
     write_file($path, $text);
     return;
 }

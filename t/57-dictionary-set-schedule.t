@@ -17,7 +17,6 @@ use lib 't/lib', 'dev/lib';
 use Test::More;
 use File::Temp ();
 use POSIX ();
-use Time::HiRes ();
 use Cache::Memcached::RustXS::Zstd qw(train_dictionary compress_methods frame_dictionary_id decompress);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use CMRXDev::Corpus qw(corpus_values);
@@ -139,18 +138,21 @@ is scalar(grep { !$seen{$_}++ } @drawn), 200, '... 200 draws, 200 IDs';
 {
     no warnings 'redefine';
     my @draws = (70000 - 65536, 70000 - 65536, 80000 - 65536, 90000 - 65536);
-    local *Cache::Memcached::RustXS::Zstd::DictionarySet::_random_u32 = sub { shift @draws };
+    local *Cache::Memcached::RustXS::Zstd::DictionarySet::IDs::random_u32 = sub { shift @draws };
     $ids->add(prefix => 'x:', dictionary => $dict[0], level => 3, id => 80000);
     is $ids->new_id(avoid => [70000]), 90000, 'new_id avoids the IDs asked, and those of the set';
 }
 
 # ---- a writer follows its set ----------------------------------------------
 
+# The clock is moved, never waited for: the writers and the set read it.
+my $clock = time;
+local $Cache::Memcached::RustXS::Zstd::DictionarySet::State::Clock = sub { $clock };
 my $dir = "$TMP/followed";
 my $live = $Set->create($dir);
 $live->add(prefix => 'gh:', dictionary => $dict[0], level => 3, id => 41);
-$live->add(prefix => '', dictionary => $dict[2], level => 3, id => 43, current_from => time + 2);
-my $starts = time + 2;
+my $starts = $clock + 2;
+$live->add(prefix => '', dictionary => $dict[2], level => 3, id => 43, current_from => $starts);
 $live->add(prefix => 'gh:', dictionary => $dict[1], level => 3, id => 42, current_from => $starts);
 $live->add(prefix => 'npm:', dictionary => $dict[2], level => 3, id => 45, current_from => $starts);
 $live->write;
@@ -181,7 +183,7 @@ sub written_with {
 }
 is written_with($gh), 41, 'before the staged time: the current dictionary';
 is written_with($whole), 'gzip', 'a whole-cache entry that is only staged: the fallback before its time';
-Time::HiRes::sleep(0.05) while Time::HiRes::time() < $starts;
+$clock = $starts;
 is written_with($gh), 42, 'from its time: the staged one, in the same process';
 is written_with($whole), 43, '... the whole-cache writer too';
 
@@ -189,16 +191,14 @@ is written_with($whole), 43, '... the whole-cache writer too';
 my $other = $Set->read($dir);
 $other->add(prefix => 'gh:', dictionary => $dict[3], level => 3, id => 44);
 $other->write;
-# Within the rescan interval (0.2 s); a loaded machine may take longer.
-my $until = Time::HiRes::time() + 10;
-Time::HiRes::sleep(0.05) while written_with($gh) ne 44 && Time::HiRes::time() < $until;
-is written_with($gh), 44, 'a dictionary added to the folder: written within the rescan interval'
+is written_with($gh), 42, 'a dictionary added to the folder: not before the rescan interval has passed';
+$clock += 0.2;
+is written_with($gh), 44, '... and from then'
     or diag explain [ map { "$_->{entry}{id} $_->{state}" } $Set->read($dir)->schedule ];
 $other = $Set->read($dir);
 $other->make_current(41);
 $other->write;
-$until = Time::HiRes::time() + 10;
-Time::HiRes::sleep(0.05) while written_with($gh) ne 41 && Time::HiRes::time() < $until;
+$clock += 0.2;
 is written_with($gh), 41, 'a rollback: the earlier dictionary again, within the rescan interval';
 is decompress(do { my $o; $gh->[0]->(\$gh[1], \$o); $o }), $gh[1], 'and every value reads back';
 is_deeply \@warnings, [], 'no warning on the way';

@@ -70,8 +70,8 @@ is_deeply states(json_of([ 'list', '--dictionaries', $dir ])), { 101 => 'retired
 my $before = time;
 $r = json_of([ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:' ]);
 is_deeply [ @$r{qw(from to at_once)} ], [ 102, 101, 0 ], 'rollback: to the one before, staged';
-ok $r->{current_from} ge date($before + $HOUR) && $r->{current_from} le date(time + $HOUR),
-    '... an hour from now';
+ok $r->{current_from} gt date($before + $HOUR) && $r->{current_from} le date(time + $HOUR + 2),
+    '... an hour after the set was written';
 $list = json_of([ 'list', '--dictionaries', $dir ]);
 is_deeply states($list), { 101 => 'staged', 102 => 'current', 103 => 'retired' }, '... the current one writes until then';
 
@@ -96,6 +96,58 @@ close $fh;
 is $status, 0, 'prune: exit 0' or diag $err;
 like $out, qr/^  101 .* kept\s+staged: current from /m, 'prune keeps a staged dictionary';
 like $out, qr/^  102 .* removed\s/m, '... and removes a retired one no value names';
+
+# After a staged retrain has taken effect, with the clock moved (the
+# module's clock here, CMRX_DICT_NOW for the commands): the default
+# rollback goes back to the dictionary the retrain took over from, staged
+# from the write; a write after the staged time loses nothing and 0.101
+# reads the same.
+{
+    require './t/data/v0101/DictionarySet0101.pm';
+    my $d = "$TMP/effect";
+    my $t0 = 2_000_000_000;
+    my $now = $t0;
+    local $Cache::Memcached::RustXS::Zstd::DictionarySet::State::Clock = sub { $now };
+    my $s = $Set->create($d);
+    $s->add(prefix => 'gh:', dictionary => $dict[0], level => 3, id => 201);
+    $s->write;
+    $s = $Set->read($d);
+    $s->add(prefix => 'gh:', dictionary => $dict[1], level => 3, id => 202, stage => 15);
+    $s->write;
+    is $s->entry(202)->{current_from}, date($t0 + 16),
+        'stage => 15: from the write on, 15 s and one for the command to end';
+    $now = $t0 + 20;
+    local $ENV{CMRX_DICT_NOW} = $now;
+    is_deeply states(json_of([ 'list', '--dictionaries', $d ])), { 201 => 'retired', 202 => 'current' },
+        'CMRX_DICT_NOW past the staged time: list says the retrain is current';
+    my $before = join ',', map { "$_->{entry}{id}=$_->{state}" } $Set->read($d)->schedule(at => $t0 + 10);
+    $s = $Set->read($d);
+    is $s->previous('gh:')->{id}, 201, '... and the one before it is the first';
+    $s->write;    # after the staged time: settled
+    $s = $Set->read($d);
+    is $s->previous('gh:')->{id}, 201, 'written after its time: the one before is still the first';
+    is join(',', map { "$_->{entry}{id}=$_->{state}" } $s->schedule(at => $t0 + 10)), $before,
+        '... and what the set was before the staged time is unchanged';
+    my $old = CMRXFixture::DictionarySet0101->read($d);
+    is $old->current('gh:', at => $now)->{id}, 202, '... and 0.101 reads the retrain as current';
+    ($status, $out, $err) = run_dict([ 'rollback', '--dictionaries', $d, '--prefix', 'gh:', '--stage', '6s',
+                                       '--dry-run' ]);
+    is $status, 0, 'rollback --prefix gh: --stage 6s (no --to) after the retrain took effect: exit 0' or diag $err;
+    like $out, qr/\b201\b/, '... it names the first dictionary' or diag $out;
+    my $r = json_of([ 'rollback', '--dictionaries', $d, '--prefix', 'gh:', '--stage', '6s' ]);
+    is_deeply [ @$r{qw(from to)} ], [ 202, 201 ], '... back from the retrain to the first';
+    is $r->{current_from}, date($now + 7), '... at the time it says';
+    my $list = json_of([ 'list', '--dictionaries', $d ]);
+    my ($first) = grep { $_->{id} == 201 } @{ $list->{dictionaries} };
+    is_deeply [ $first->{state}, $first->{since} ], [ 'staged', date($now + 7) ],
+        '... staged 6 s after the write (and one), as list shows';
+    $old = CMRXFixture::DictionarySet0101->read($d);
+    is $old->current('gh:', at => $now + 7)->{id}, 201, '0.101 reads the rollback: the first from then';
+    is $old->current('gh:', at => $now + 6)->{id}, 202, '... the retrain until then';
+    local $ENV{CMRX_DICT_NOW} = $now + 7;
+    is_deeply states(json_of([ 'list', '--dictionaries', $d ])), { 201 => 'current', 202 => 'retired' },
+        'at its time the first is current again';
+}
 
 # Refusals.
 for my $case (

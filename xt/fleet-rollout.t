@@ -5,8 +5,10 @@
 # application and one for the prefix gh:, a Cache::Memcached::RustXS::Memcached,
 # a Cache::Memcached reader with our GetParser), all reading and writing
 # the same keys the whole time. A retrained set, its dictionaries staged,
-# reaches the hosts at different moments inside the staging delay; later a
-# rollback to the first dictionaries, staged the same way. No value is read
+# reaches the hosts at different moments inside the staging delay; once it
+# has taken effect, the rollback an operator runs (cmrx-dict rollback
+# --prefix P --stage, no --to: the module function it calls), staged and
+# shipped the same way, goes back to the first dictionaries. No value is read
 # back wrong, no read misses (every key is stored before the processes
 # start and memcached never evicts), no process restarts, every writer
 # writes the new dictionaries only from their time and the old ones again
@@ -31,6 +33,8 @@ use CMRXTest::Clients qw(fast_missing cache_memcached_missing);
 use CMRXTest::Memcached;
 use CMRXTest::Raw qw(raw_set raw_get);
 use CMRXTest::Worker;
+use Cache::Memcached::RustXS::Dict::Rollout qw(rollback_set);
+use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest ();
 
 plan skip_all => cache_memcached_missing() if cache_memcached_missing();
 my $server = CMRXTest::Memcached->start_or_skip;
@@ -183,12 +187,18 @@ for my $h (@host) {    # the last host gets it with a rescan interval to spare
 }
 Time::HiRes::sleep(0.1) while time < $forward_at + 3;
 
-# ---- back: the first dictionaries again, staged the same way ---------------
+# ---- back: the default rollback, after the retrain took effect ------------
 
-$set = $Set->read($master);
-my $back_at = time + $STAGE;
-$set->make_current($_, current_from => $back_at) for values %first;
-$set->write;
+# The master's manifest still says the retrained dictionaries are staged
+# (nothing wrote it since their time); the rollback must read them as current.
+my (%back_to, @back_at);
+for my $prefix (sort keys %first) {
+    my $r = rollback_set(dir => $master, prefix => $prefix, stage => $STAGE);
+    $back_to{$prefix} = $r->{to};
+    push @back_at, Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest::epoch_of($r->{current_from});
+}
+is_deeply \%back_to, \%first, 'the default rollback after the retrain took effect: back to the first dictionaries';
+my ($back_at) = sort { $b <=> $a } @back_at;    # the latest of the prefixes' times
 for my $h (reverse @host) {
     ship($h);
     Time::HiRes::sleep(($STAGE - 2 * $RESCAN) / $HOSTS);
@@ -215,7 +225,7 @@ for my $w (@workers) {
     my @second = grep { $c->{"wrote_$_"} } keys %is_second;
     ok @second, $w->name . ': wrote with the retrained set';
     ok !(grep { $c->{"first_$_"} < 1000 * $forward_at } @second), '... never before its time';
-    ok !(grep { $c->{"last_$_"} >= 1000 * $back_at } @second), '... and not after the rollback\'s';
+    ok !(grep { $c->{"last_$_"} >= 1000 * $back_at } @second), '... and not after the default rollback\'s';
     my @back = grep { $c->{"wrote_$_"} && $c->{"last_$_"} >= 1000 * $back_at } keys %is_first;
     ok @back, $w->name . ': wrote with the first set again after the rollback';
     my @others = grep { !$is_first{$_} && !$is_second{$_} } map { /\Awrote_(.+)/ ? $1 : () } keys %$c;

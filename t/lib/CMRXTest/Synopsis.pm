@@ -104,6 +104,15 @@ my %AFTER = (
         $flags == 2 && substr($stored, 0, 4) eq "\x28\xb5\x2f\xfd" or die "not stored as zstd\n";
         length $stored < length $json or die "not smaller\n";
     },
+    'Cache::Memcached::RustXS::Zstd::DictionarySet::IDs' => q{
+        $id >= 65536 && $id != 70000 or die "random_unused_id gave $id\n";
+    },
+    'Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest' => q{
+        $date eq '2026-01-01T00:00:00Z' && epoch_of($date) == 1767225600 or die "manifest_date gave $date\n";
+    },
+    'Cache::Memcached::RustXS::Zstd::DictionarySet::State' => q{
+        !keys %{ $state->{writers} } && !@{ $state->{rows} } or die "state_at of no entries\n";
+    },
     'Cache::Memcached::RustXS::Zstd::DictionarySet' => q{
         $for->{id} == $user->{id} && $for->{prefix} eq 'user:' or die "for_key\n";
         !grep({ $_->{state} eq 'staged' } $set->schedule) or die "the rollback cancels what was staged\n";

@@ -119,6 +119,19 @@ C<fast_options> for Cache::Memcached::Fast.
 A folder of dictionaries, one per key prefix with its level, and its
 manifest: what trainers write and every reader and writer loads.
 
+=item L<Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest>
+
+The manifest's format: parsing, checking and writing it, its dates.
+
+=item L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>
+
+A set's state over time: the clock, and the one function that says each
+entry's state at a moment and what writers use and readers load.
+
+=item L<Cache::Memcached::RustXS::Zstd::DictionarySet::IDs>
+
+The IDs a set gives: its identity, the lowest free ID, a random one.
+
 =item L<Cache::Memcached::RustXS::Memcached>
 
 A L<Cache::Memcached> that writes zstd with a trained dictionary and reads

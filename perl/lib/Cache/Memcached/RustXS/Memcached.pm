@@ -93,7 +93,7 @@ sub _set_chooser {
         exists $opt->{rescan_interval} ? (rescan_interval => $opt->{rescan_interval}) : ());
     my ($choose, $until) = _set_writers($dir, $namespace, 'warn');
     return sub {
-        if (Time::HiRes::time() >= $until) {
+        if (Cache::Memcached::RustXS::Zstd::_now() >= $until) {
             # A set that cannot be read leaves the choice as it was (the
             # rescan has warned).
             my @now = eval { _set_writers($dir, $namespace) };

@@ -132,6 +132,10 @@ my %LOADED_SHA256; # SHA-256 of each dictionary loaded from a set, by ID
 my %WARNED;        # when each rescan failure was last reported, by folder and reason
 our $RESCANNING;   # a rescan runs: perl code it runs (a warn handler) gets no other
 
+# The time a set's readers and writers go by: DictionarySet's clock (which
+# tests move), loaded with the first set.
+sub _now { Cache::Memcached::RustXS::Zstd::DictionarySet::State::now() }
+
 sub load_dictionaries {
     my ($dir, %opt) = @_;
     Carp::croak('load_dictionaries: the folder of a dictionary set is needed')
@@ -144,7 +148,7 @@ sub load_dictionaries {
     my $loaded = eval { _load_set($dir, $known ? $known->{identity} : undef) };
     Carp::croak("load_dictionaries: " . _reason($@)) unless $loaded;
     $SETS{$dir} = { %$loaded, dir => $dir, interval => $interval,
-                    next_scan => Time::HiRes::time() + $interval };
+                    next_scan => _now() + $interval };
     return $loaded->{set};
 }
 
@@ -168,7 +172,7 @@ sub _load_set {
         }
         %bytes = ();
         last if eval {
-            for my $e ($set->entries) {
+            for my $e ($set->for_readers) {
                 my $state = _loaded_state($e->{id}, '');
                 # A dictionary loaded already with the bytes the manifest
                 # names needs no reading.
@@ -184,7 +188,7 @@ sub _load_set {
         my $now = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
         die $err if $now->_manifest_sha256 eq $set->_manifest_sha256 || $attempt == $READ_ATTEMPTS;
     }
-    for my $e ($set->entries) {
+    for my $e ($set->for_readers) {
         if (exists $bytes{ $e->{id} }) {
             my $id = eval { _load_dictionary_bytes($bytes{ $e->{id} }) };
             die $set->path_of($e->{id}) . ': ' . _reason($@) . "\n" unless defined $id;
@@ -212,7 +216,7 @@ sub _rescan_for {
     my ($id) = @_;
     return $RESCAN_ABSENT if $RESCANNING || !%SETS;
     local $RESCANNING = 1;
-    my $now = Time::HiRes::time();
+    my $now = _now();
     my $pending = 0;
     for my $dir (sort keys %SETS) {
         $pending = 1 unless _rescan_if_due($dir, $now);
@@ -311,7 +315,7 @@ sub _set_methods {
     my ($methods, $until) = _writer_methods($writer);
     my $compress = $methods->[0];
     my $following = sub {
-        if (Time::HiRes::time() >= $until && !$RESCANNING) {
+        if (_now() >= $until && !$RESCANNING) {
             # Never dies: a writer keeps what it wrote with when the set
             # cannot be read (_rescan_if_due has warned).
             my ($now_methods, $now_until) = eval { _writer_methods($writer) };
@@ -335,7 +339,7 @@ sub _writer_methods {
 # rescan or the next start of a staged dictionary, whichever comes first.
 sub _followed_set {
     my ($dir) = @_;
-    my $now = Time::HiRes::time();
+    my $now = _now();
     my $s = $SETS{$dir} or Carp::croak("no dictionary set is loaded from $dir");
     {
         local $RESCANNING = 1;
@@ -361,7 +365,7 @@ sub _set_writer {
                   . 'prefix (the key prefix the values have), or train the set again with cmrx-dict train --all');
     }
     my $writer = { dir => $opt->{dictionaries}, prefix => $opt->{prefix} };
-    _writer_choice($writer, $set, Time::HiRes::time(), 'warn');
+    _writer_choice($writer, $set, _now(), 'warn');
     return $writer;
 }
 

@@ -23,6 +23,7 @@ use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict::SetTrainer qw(train_all report_set);
 use Cache::Memcached::RustXS::Dict::Prune qw(prune_set parse_duration);
 use Cache::Memcached::RustXS::Dict::Rollout qw(list_set rollback_set);
+use Cache::Memcached::RustXS::Zstd::DictionarySet::State ();
 
 our $VERSION = '0.101';
 
@@ -42,7 +43,8 @@ my $MANUAL = 'cmrx-dict.pod';
 sub main {
     my @args = @_;
     local $Cache::Memcached::RustXS::Dict::CLI::progress = Cache::Memcached::RustXS::Dict::CLI::Progress->new(-t STDERR);
-    my $ok = eval { dispatch(@args); 1 };
+    local $Cache::Memcached::RustXS::Zstd::DictionarySet::State::Clock = $Cache::Memcached::RustXS::Zstd::DictionarySet::State::Clock;
+    my $ok = eval { set_clock_from_environment(); dispatch(@args); 1 };
     return $EXIT{ok} if $ok;
     my $err = $@;
     my ($kind, $message) = ref $err && eval { $err->isa('Cache::Memcached::RustXS::Dict::Error') }
@@ -56,6 +58,16 @@ sub main {
 # This run's progress line (on standard error, when it is a terminal); none
 # for the subcommands called without main.
 our $progress = Cache::Memcached::RustXS::Dict::CLI::Progress->new(0);
+
+# CMRX_DICT_NOW (epoch seconds): the commands act as if that were the time
+# (what a set does at a later moment, tried without waiting for it).
+sub set_clock_from_environment {
+    my $now = $ENV{CMRX_DICT_NOW};
+    return unless defined $now && length $now;
+    usage_error("CMRX_DICT_NOW must be epoch seconds, not '$now'") unless $now =~ /\A[0-9]+(?:\.[0-9]+)?\z/;
+    $Cache::Memcached::RustXS::Zstd::DictionarySet::State::Clock = sub { $now };
+    return;
+}
 
 sub usage_error { die Cache::Memcached::RustXS::Dict::Error->new(usage => $_[0]) }
 
@@ -646,6 +658,12 @@ C<train_all> and C<report_set> (L<Cache::Memcached::RustXS::Dict::SetTrainer/FUN
 The options of a subcommand (Getopt::Long, no abbreviations), and the
 checks and defaults of the options both share (each C<--server> parsed
 into an address).
+
+=item set_clock_from_environment()
+
+Sets the clock of L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>
+from C<CMRX_DICT_NOW> (epoch seconds) when it is set: every subcommand
+then acts as if that were the time. L</main> does it for the run.
 
 =item connect_servers(\%options)
 

@@ -4,9 +4,10 @@ use strict;
 use warnings;
 
 use Exporter 5.57 'import';
-use Time::Local ();
 
 use Cache::Memcached::RustXS::Zstd::DictionarySet ();
+use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(epoch_of);
+use Cache::Memcached::RustXS::Zstd::DictionarySet::State qw(now);
 use Cache::Memcached::RustXS::Dict qw(fail);
 use Cache::Memcached::RustXS::Dict::Sample qw(sample_source);
 use Cache::Memcached::RustXS::Dict::Report qw(shown plural duration_text);
@@ -27,14 +28,6 @@ sub parse_duration {
     my ($text) = @_;
     return undef unless defined $text && $text =~ /\A([0-9]+(?:\.[0-9]+)?)([smhdw]?)\z/;
     return $1 * $UNIT{ length $2 ? $2 : 's' };
-}
-
-# Epoch seconds of a manifest date (YYYY-MM-DDTHH:MM:SSZ), or undef.
-sub _epoch {
-    my ($date) = @_;
-    return undef unless defined $date && $date =~ /\A([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z\z/;
-    my $t = eval { Time::Local::timegm($6, $5, $4, $3, $2 - 1, $1) };
-    return $t;
 }
 
 # ---- the prune -------------------------------------------------------------------
@@ -67,7 +60,7 @@ sub prune_set {
     my $set = read_set($dir);
     fail("$dir now holds another dictionary set (identity " . $set->identity . ', read before: '
          . $before->identity . '): not pruning it') if $set->identity ne $before->identity;
-    my $now = defined $opt{now} ? $opt{now} : time;
+    my $now = now();
     my (@dictionaries, @remove, @record);
     # Each dictionary's state as writers see it now: a staged one stays.
     for my $row (grep { $_->{state} ne 'removed' } $set->schedule(at => $now)) {
@@ -82,7 +75,7 @@ sub prune_set {
                                                    . "'" . shown($e->{prefix}) . "'");
             next;
         }
-        my $at = _epoch($retired);
+        my $at = epoch_of($retired);
         $dictionary{retired_ago} = $now - $at if defined $at;
         my @keep;
         push @keep, 'still named by ' . plural($dictionary{named_by}, 'sampled value') if $dictionary{named_by};
@@ -191,7 +184,7 @@ L<Cache::Memcached::RustXS::Dict::Report> prints the result
 
 =over 4
 
-=item prune_set(dir => $dir, source => $source, delimiter => ':', sample => 1000, retired_for => 604800, dry_run => 0, now => time, progress => sub { }, listing_progress => sub { })
+=item prune_set(dir => $dir, source => $source, delimiter => ':', sample => 1000, retired_for => 604800, dry_run => 0, progress => sub { }, listing_progress => sub { })
 
 Reads the set in C<$dir> (fails, saying why, when it is not a set), lists
 and samples the source's keys (C<sample> keys per prefix, by C<delimiter>),
@@ -220,7 +213,8 @@ every other retired dictionary is removed.
 Unless C<dry_run>, the set is then written (atomically, as
 L<Cache::Memcached::RustXS::Zstd::DictionarySet/write> does: the manifest
 first, then the files of the removed dictionaries are deleted), with the
-retirements of unknown date recorded as C<now>, so that a prune
+retirements of unknown date recorded as now (the clock of
+L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>), so that a prune
 C<retired_for> later may remove them. Nothing is written when nothing
 changes. It fails, removing nothing, when the set changed between its reading and
 the write (another writer): run it again.

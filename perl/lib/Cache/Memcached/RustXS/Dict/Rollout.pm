@@ -4,11 +4,12 @@ use strict;
 use warnings;
 
 use Exporter 5.57 'import';
-use POSIX ();
 
 use Cache::Memcached::RustXS::Dict qw(fail);
 use Cache::Memcached::RustXS::Dict::Report qw(prefix_text);
 use Cache::Memcached::RustXS::Dict::Prune qw(read_set);
+use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(manifest_date);
+use Cache::Memcached::RustXS::Zstd::DictionarySet::State qw(now);
 
 our $VERSION = '0.101';
 
@@ -25,18 +26,16 @@ our $DEFAULT_STAGE = 3600;
 sub list_set {
     my (%opt) = @_;
     my $set = read_set($opt{dir});
-    my $now = defined $opt{now} ? $opt{now} : time;
+    my $now = defined $opt{now} ? $opt{now} : now();
     my @rows = map {
         my $e = $_->{entry};
         +{ id => 0 + $e->{id}, prefix => $e->{prefix}, state => $_->{state}, since => $_->{since},
            map { ($_ => $e->{$_}) } grep { defined $e->{$_} } qw(level size file trained savings) }
     } $set->schedule(at => $now);
-    return { command => 'list', dir => $opt{dir}, identity => $set->identity, now => _date($now),
-             fallback => $set->fallback, next_change => _date($set->next_change(at => $now)),
+    return { command => 'list', dir => $opt{dir}, identity => $set->identity, now => manifest_date($now),
+             fallback => $set->fallback, next_change => manifest_date($set->next_change(at => $now)),
              dictionaries => \@rows };
 }
-
-sub _date { defined $_[0] ? POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime $_[0]) : undef }
 
 # ---- rollback ----------------------------------------------------------------
 
@@ -45,7 +44,7 @@ sub rollback_set {
     my $set = read_set($opt{dir});
     my $prefix = $opt{prefix};
     fail('rollback: a prefix is needed') unless defined $prefix;
-    my $now = time;
+    my $now = now();
     my $stage = defined $opt{stage} ? $opt{stage} : $DEFAULT_STAGE;
     my %state = map { ($_->{entry}{id} => $_) } $set->schedule(at => $now);
     my @mine = grep { $_->{entry}{prefix} eq $prefix && $_->{state} ne 'removed' } values %state;
@@ -53,7 +52,12 @@ sub rollback_set {
         unless @mine;
     my ($current) = grep { $_->{state} eq 'current' } @mine;
     my @staged = grep { $_->{state} eq 'staged' } @mine;
-    my $to = defined $opt{to} ? $state{ $opt{to} } : @staged && $current ? $current : _retired_last(@mine);
+    # By default: while a retrain is staged, the current one (the retrain
+    # is cancelled); else the one writers used before the current one.
+    my $previous = $set->previous($prefix, at => $now);
+    my $to = defined $opt{to} ? $state{ $opt{to} }
+           : @staged && $current ? $current
+           : $previous ? $state{ $previous->{id} } : undef;
     if (defined $opt{to}) {
         fail("rollback: the set has no dictionary with ID $opt{to}") unless $to;
         fail("rollback: dictionary $opt{to} is for the prefix " . prefix_text($to->{entry}{prefix})
@@ -61,23 +65,18 @@ sub rollback_set {
         fail("rollback: dictionary $opt{to} was removed from the set: its file is gone") if $to->{state} eq 'removed';
     }
     fail('rollback: the prefix ' . prefix_text($prefix) . ' has no earlier dictionary to go back to') unless $to;
-    my $when = ($to == ($current || 0) || $stage <= 0) ? $now : $now + $stage;
+    my $at_once = $to == ($current || 0) || $stage <= 0;
     my $id = $to->{entry}{id};
-    my $entry = eval { $set->make_current($id, current_from => $when) };
+    my $entry = eval { $set->make_current($id, $at_once ? (current_from => $now) : (stage => $stage)) };
     fail(_reason($@)) unless $entry;
     $set->write unless $opt{dry_run};
+    # The time the set says, once written: the stage counts from the write.
+    my $when = $set->entry($id)->{current_from};
+    $when = manifest_date($now) if $at_once || !defined $when;
     return { command => 'rollback', dir => $opt{dir}, prefix => $prefix, dry_run => $opt{dry_run} ? 1 : 0,
              from => $current ? 0 + $current->{entry}{id} : undef, to => 0 + $id,
-             current_from => _date($when), at_once => $when <= $now ? 1 : 0,
+             current_from => $when, at_once => $at_once ? 1 : 0,
              cancelled => [ map { 0 + $_->{entry}{id} } grep { $_ != $to } @staged ] };
-}
-
-# The retired dictionary of the prefix retired last that writers used (a
-# staged one cancelled keeps its current_from): the one before the current.
-sub _retired_last {
-    my @retired = sort { ($a->{since} || '') cmp ($b->{since} || '') }
-                  grep { $_->{state} eq 'retired' && !defined $_->{entry}{current_from} } @_;
-    return $retired[-1];
 }
 
 sub _reason {
@@ -130,9 +129,10 @@ for what staging means.
 
 =over 4
 
-=item list_set(dir => $dir, now => time)
+=item list_set(dir => $dir, now => $epoch)
 
-Every dictionary of the set in C<$dir> with its state at C<now> and since
+Every dictionary of the set in C<$dir> with its state at C<now> (by
+default the clock of L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>) and since
 when (as L<Cache::Memcached::RustXS::Zstd::DictionarySet/schedule(at =E<gt> $epoch)>
 says): a hash reference with C<dir>, C<identity>, C<now>, C<fallback>,
 C<next_change> (when a staged dictionary starts next, or C<undef>) and
@@ -144,15 +144,18 @@ holds no readable set.
 =item rollback_set(dir => $dir, prefix => $prefix, to => $id, stage => 3600, dry_run => 0)
 
 Makes an earlier dictionary of C<$prefix> (the empty string: the whole
-cache) current again, staged C<stage> seconds from now (0: at once), and
-writes the set unless C<dry_run>. The dictionary is C<to> when given, else:
+cache) current again, staged C<stage> seconds after the set is written
+(0: at once), and writes the set unless C<dry_run>. The dictionary is C<to> when given, else:
 when a dictionary is staged for the prefix, the current one (the staged
 ones are cancelled and nothing else changes, at once); otherwise the
-prefix's dictionary retired last of those writers used -- the one before
-the current (a staged dictionary that was cancelled is never chosen). Every
+dictionary the prefix's writers used last before the current one, as the
+set's state at this moment says (DictionarySet's C<previous>): after a
+staged retrain has taken effect, the dictionary it took over from, whether
+or not the set was written since (a staged dictionary that was cancelled
+is never chosen). Every
 other staged dictionary of the prefix is cancelled. Returns a hash
 reference with C<prefix>, C<from> (the current one), C<to>,
-C<current_from>, C<at_once>, C<cancelled> (IDs) and C<dry_run>. Fails when
+C<current_from> (the time the written set says), C<at_once>, C<cancelled> (IDs) and C<dry_run>. Fails when
 the prefix has no dictionary, C<to> is another prefix's, removed, or
 unknown, or there is nothing to go back to.
 

@@ -5,10 +5,11 @@ use warnings;
 
 use Exporter 5.57 'import';
 use File::Spec ();
-use POSIX ();
 
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet ();
+use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(manifest_date);
+use Cache::Memcached::RustXS::Zstd::DictionarySet::State qw(now staged_start);
 use Cache::Memcached::RustXS::Zlib ();
 use Cache::Memcached::RustXS::Dict qw(round);
 use Cache::Memcached::RustXS::Dict::Sample qw(sample_source);
@@ -18,7 +19,7 @@ use Cache::Memcached::RustXS::Dict::Tune qw(tune tune_fallback dictionary_memory
 
 our $VERSION = '0.101';
 
-our @EXPORT_OK = qw(train_all report_set decide decide_set whole_cache_samples);
+our @EXPORT_OK = qw(train_all report_set decide decide_set whole_cache_samples write_plan staged_from);
 
 our $DEFAULT_IF_BETTER = 5;    # percent less memory a new dictionary must take
 
@@ -129,60 +130,85 @@ sub train_all {
     my $set = -e File::Spec->catfile($dir, 'manifest')
         ? Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)
         : Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir);
-    my $plan = decide_set($set, %opt, at => time + $stage);
-    # What is added is staged from the end of the tuning: writers begin to
-    # use it $stage seconds after the set is written. Its IDs are drawn at
-    # random, none that a sampled stored value names.
-    my %adding = (current_from => time + $stage,
-                  avoid => [ sort { $a <=> $b } keys %{ $plan->{sampled}{dictionary_ids} } ]);
+    my $plan = decide_set($set, %opt, at => staged_from($stage));
     my (@fallback_pool, @all_pairs);
     for my $d (@{ $plan->{prefixes} }) {
         my $pairs = $d->{group}{pairs};
         push @all_pairs, @$pairs;
         push @fallback_pool, @$pairs if $d->{outcome} eq 'none';
-        $d->{action} = $ACTION{ $d->{outcome} };
-        $d->{entry} = _add_dictionary($set, $d, %adding) if $d->{outcome} eq 'add' || $d->{outcome} eq 'replace';
     }
     $progress->('the fallback');
     my $measured = @fallback_pool ? \@fallback_pool : \@all_pairs;
     my %limits = map { ($_ => $plan->{tuning}{$_}) } grep { defined $plan->{tuning}{$_} } qw(compress_time decompress_time);
     my $fallback = tune_fallback(%limits, samples => $measured, memory => $opt{memory});
     $fallback->{measured_on} = @fallback_pool ? 'keys without a dictionary' : 'every sampled key';
-    $set->set_fallback(method => $fallback->{method}, level => $fallback->{level},
-                       savings => $fallback->{savings}, samples => $fallback->{samples});
-    if (my $w = $plan->{whole_cache}) {
-        $w->{action} = $ACTION{ $w->{outcome} };
-        if ($w->{outcome} eq 'add' || $w->{outcome} eq 'replace') {
-            $w->{other_keys} = _other_keys($opt{memory}, $w->{tuned}, $fallback, $measured);
-            $w->{entry} = _add_dictionary($set, $w, %adding, other_keys => $w->{other_keys}{use} ? 1 : 0);
-        }
+    my $w = $plan->{whole_cache};
+    if ($w && ($w->{outcome} eq 'add' || $w->{outcome} eq 'replace')) {
+        $w->{other_keys} = _other_keys($opt{memory}, $w->{tuned}, $fallback, $measured);
     }
-    $set->set_delimiter($opt{delimiter}) if defined $opt{delimiter} && length $opt{delimiter};
-    $set->write;
-    my @added = grep { $_->{entry} } @{ $plan->{prefixes} }, $plan->{whole_cache} || ();
-    my %state = map { ($_->{entry}{id} => $_->{state}) } $set->schedule;
-    $_->{state} = $state{ $_->{entry}{id} } for @added;    # current or staged
+    my $from = write_plan($set, $plan, stage => $stage, fallback => $fallback, delimiter => $opt{delimiter});
     return { command => 'train --all', dir => $dir, set => $set, listing => $plan->{sampled}{listing},
              prefixes => $plan->{prefixes}, fallback => $fallback, if_better => $plan->{if_better},
              memory => $opt{memory}, whole_cache => $plan->{whole_cache},
              dictionary_ids => $plan->{sampled}{dictionary_ids}, stage => $stage,
-             (@added ? (current_from => _date($adding{current_from})) : ()) };
+             (defined $from ? (current_from => $from) : ()) };
 }
 
-sub _date { POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime $_[0]) }
+# The moment a dictionary train --all adds with $stage would start, at the
+# earliest (the set is written after the tuning): what it must beat is
+# what writers use then, a dictionary staged before included.
+sub staged_from {
+    my ($stage) = @_;
+    return $stage > 0 ? staged_start(now(), $stage) : now();
+}
+
+# Adds to $set what the decisions of $plan (decide_set's) add or replace,
+# with the fallback and the delimiter, and writes it: all the tuning is
+# done, so that $stage counts from the write. Each added decision gets its
+# action, its entry and its state (current or staged); returns when
+# writers begin to use them, as the written set says (undef when nothing
+# was added).
+sub write_plan {
+    my ($set, $plan, %opt) = @_;
+    # Random IDs, none that a sampled stored value names.
+    my %adding = (stage => $opt{stage},
+                  avoid => [ sort { $a <=> $b } keys %{ $plan->{sampled}{dictionary_ids} || {} } ]);
+    my @added;
+    for my $d (@{ $plan->{prefixes} }, $plan->{whole_cache} || ()) {
+        $d->{action} = $ACTION{ $d->{outcome} };
+        next unless $d->{outcome} eq 'add' || $d->{outcome} eq 'replace';
+        my @other = $d->{whole_cache} ? (other_keys => $d->{other_keys}{use} ? 1 : 0) : ();
+        $d->{entry} = _add_dictionary($set, $d, %adding, @other);
+        push @added, $d;
+    }
+    if (my $f = $opt{fallback}) {
+        $set->set_fallback(map { ($_ => $f->{$_}) } grep { defined $f->{$_} } qw(method level savings samples));
+    }
+    $set->set_delimiter($opt{delimiter}) if defined $opt{delimiter} && length $opt{delimiter};
+    $set->write;
+    my $written = now();
+    my %state = map { ($_->{entry}{id} => $_->{state}) } $set->schedule(at => $written);
+    for my $d (@added) {
+        $d->{state} = $state{ $d->{entry}{id} };    # current or staged
+        $d->{entry} = $set->entry($d->{entry}{id});  # as written: its current_from
+    }
+    return undef unless @added;
+    my ($from) = map { $_->{entry}{current_from} } grep { $_->{state} eq 'staged' } @added;
+    return defined $from ? $from : manifest_date($written);
+}
 
 # The one place where train --all gives a dictionary its ID and adds it to
 # the set: the tuner's choice for the decided prefix, under a random ID
 # that is not among the IDs of avoid (those sampled stored values name),
-# current from current_from (epoch seconds: staged when later than now).
+# staged stage seconds after the set is written (0: current at once).
 sub _add_dictionary {
     my ($set, $decision, %opt) = @_;
-    my ($avoid, $current_from) = delete @opt{qw(avoid current_from)};
+    my ($avoid, $stage) = delete @opt{qw(avoid stage)};
     my $tuned = $decision->{tuned};
     my $c = $tuned->{choice};
     return $set->add(
         prefix => $decision->{set_prefix}, dictionary => $tuned->{dictionary}, level => $c->{level},
-        id => $set->new_id(avoid => $avoid), current_from => $current_from,
+        id => $set->new_id(avoid => $avoid), stage => $stage,
         savings => round(100 * (1 - $c->{bytes} / $tuned->{held_out_bytes}), 1),
         samples => $tuned->{samples},
         memory_savings => round(100 * (1 - $c->{memory} / $tuned->{baseline}{memGzip}{memory}), 1),
@@ -265,7 +291,10 @@ sub report_set {
     my @unsampled = map { +{ set_prefix => $_, verdict => 'no keys sampled', current => $set->current($_) } }
                     grep { length && !$sampled_prefix{$_} } $set->prefixes;
     my $named = $plan->{sampled}{dictionary_ids};
-    my @dictionaries = map { +{ %$_, named_by => $named->{ $_->{id} } || 0 } } $set->entries;
+    # Each dictionary with its state now (not as written: a staged one whose
+    # time has come is current).
+    my @dictionaries = map { +{ %{ $_->{entry} }, state => $_->{state}, named_by => $named->{ $_->{entry}{id} } || 0 } }
+                       grep { $_->{state} ne 'removed' } $set->schedule;
     my %in_set = map { ($_->{id} => 1) } @dictionaries;
     my @strangers = map { +{ id => 0 + $_, named_by => $named->{$_} } }
                     grep { !$in_set{$_} } sort { $a <=> $b } keys %$named;
@@ -419,7 +448,9 @@ it was added; undef with C<prefixes>), C<dictionary_ids> (C<< { id =>
 count } >>: how many sampled stored values name each dictionary ID, none
 of which an added dictionary has), C<stage> (seconds) and, when a
 dictionary was added, C<current_from> (C<YYYY-MM-DDTHH:MM:SSZ>: when
-writers begin to use the added dictionaries); each decision that added a
+writers begin to use the added dictionaries, as the written set says: at
+least C<stage> seconds after the set was written, the tuning of every
+prefix and of the whole cache done before); each decision that added a
 dictionary has its C<state> after the set was written: C<staged> or
 C<current>.
 
@@ -456,6 +487,23 @@ pairs (how many), tuned (tune's result), current (the set's entry, with
 its C<memory> and C<bytes> on the held-out values), gain_over_current } >>.
 C<set_prefix> undef (a group without the delimiter) or C<no_dictionary>
 (why) decides C<none> without tuning.
+
+=item write_plan($set, $plan, stage => 3600, fallback => $fallback, delimiter => ':')
+
+The second half of C<train_all>, after all the tuning: adds what the
+decisions of C<$plan> (C<decide_set>'s) add or replace, each under a random
+ID (C<new_id>, avoiding the IDs sampled values name) and staged C<stage>
+seconds after the set is written (0: at once); sets the fallback and the
+delimiter; writes the set. Each added decision gets its C<action>, its
+C<entry> as written and its C<state> (C<current> or C<staged>). Returns
+when writers begin to use the added dictionaries, as the written set says
+(undef when nothing was added).
+
+=item staged_from($stage)
+
+The earliest moment a dictionary that C<train_all> adds with C<$stage>
+seconds would start (now with 0): what C<train_all> asks C<decide_set> to
+measure a new dictionary against.
 
 =item whole_cache_samples(\@groups)
 

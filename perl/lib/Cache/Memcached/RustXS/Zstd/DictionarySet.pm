@@ -5,255 +5,36 @@ use warnings;
 
 use Carp ();
 use Digest::SHA ();
-use Fcntl qw(:flock O_WRONLY O_CREAT O_EXCL);
+use Fcntl qw(:flock);
 use File::Spec ();
-use IO::Handle ();
-use POSIX ();
 use Cache::Memcached::RustXS ();
+use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(
+    $FORMAT $MANIFEST_NAME $MAX_ID manifest_date epoch_of is_count is_percent is_id is_level shown
+    parse_manifest manifest_text check_fallback_fields slurp atomic_write manifest_path file_mismatch header_id);
+use Cache::Memcached::RustXS::Zstd::DictionarySet::State qw(now state_at is_staged staged_start);
+use Cache::Memcached::RustXS::Zstd::DictionarySet::IDs qw(
+    new_identity lowest_unused_id random_unused_id loaded_state);
 
 our $VERSION = '0.101';
 
-our $FORMAT        = 1;                       # the format version this module reads and writes
-our $MANIFEST_NAME = 'manifest';
-my $MAGIC_WORD     = 'cmrx-dictionary-set';
 my $LOCK_NAME      = '.lock';
-my $DICT_MAGIC     = "\x37\xa4\x30\xec";      # zstd dictionary magic, little-endian
-my $DICT_HEADER    = 8;                       # magic and ID
-my $MAX_ID         = 4294967295;              # IDs are 32-bit, 0 means none
-# New IDs are drawn at random from here up: an ID below takes only 1 or 2
-# bytes in a frame, and is what hand-numbered sets use; every ID from here
-# takes 4, so the draw spends no byte that a smaller random range would save.
-my $FIRST_RANDOM_ID = 65536;
-my $RANDOM_ID_BYTES = 4;
-my $ID_DRAWS        = 1000;                    # draws before new_id gives up
-my %LEVELS         = Cache::Memcached::RustXS::_level_ranges();    # the engine's (cmrx.h)
-my $MIN_LEVEL      = $LEVELS{zstd_min};
-my $MAX_LEVEL      = $LEVELS{zstd_max};
-my $IDENTITY_BYTES = 16;
 my $MAX_FILE_STEM  = 40;                      # bytes of the prefix kept in a file name
-my %FALLBACK_METHODS = (zstd => 1, gzip => 1);
-my %GZIP_LEVELS  = map { ($_ => 1) } $LEVELS{gzip_min} .. $LEVELS{gzip_max};    # libdeflate's
-my %STATES       = (current => 1, retired => 1);
-
-# Fields of each kind of line, in the order they are written; any other
-# field (a lower-case name) is kept as it is and written after these.
-my @SET_FIELDS        = qw(id created);
-my @FALLBACK_FIELDS   = qw(method level savings samples measured);
-my @DICTIONARY_FIELDS = qw(id prefix state current_from file level size sha256 savings samples trained retired);
-my @REMOVED_FIELDS    = qw(id prefix removed);
-my %REQUIRED = (
-    set        => [qw(id)],
-    fallback   => [qw(method level)],
-    dictionary => [qw(id prefix state file level size sha256)],
-    removed    => [qw(id)],
-);
-
-# ---- values in the manifest ------------------------------------------------
-
-# Bytes outside printable ASCII, and %, are written as %XX, so that a value
-# never holds a space and the file reads as text.
-sub _encode_value {
-    my ($v) = @_;
-    $v =~ s/([^\x21-\x24\x26-\x7e])/sprintf '%%%02X', ord $1/ge;
-    return $v;
-}
-
-sub _decode_value {
-    my ($v) = @_;
-    $v =~ s/%([0-9A-Fa-f]{2})/chr hex $1/ge;
-    return $v;
-}
-
-sub _is_int     { defined $_[0] && $_[0] =~ /\A(?:0|-?[1-9][0-9]{0,9})\z/ }
-sub _is_count   { defined $_[0] && $_[0] =~ /\A(?:0|[1-9][0-9]{0,15})\z/ }
-sub _is_percent { defined $_[0] && $_[0] =~ /\A-?[0-9]{1,3}(?:\.[0-9]{1,6})?\z/ }
-sub _is_date    { defined $_[0] && $_[0] =~ /\A[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\z/ }
-sub _is_id      { _is_count($_[0]) && $_[0] >= 1 && $_[0] <= $MAX_ID }
-sub _is_level   { _is_int($_[0]) && $_[0] >= $MIN_LEVEL && $_[0] <= $MAX_LEVEL }
-sub _is_file    { defined $_[0] && $_[0] =~ /\A[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}\z/ }
-
-# A date as the manifest writes it: ISO 8601 in UTC, to the second. Takes
-# epoch seconds or such a string.
-sub _date {
-    my ($what, $v) = @_;
-    return $v if _is_date($v);
-    Carp::croak("$what must be epoch seconds or YYYY-MM-DDTHH:MM:SSZ, not " . _shown($v))
-        unless _is_count($v);
-    return POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime $v);
-}
-
-sub _shown { defined $_[0] ? "'" . _encode_value($_[0]) . "'" : 'undef' }
 
 # ---- reading ---------------------------------------------------------------
-
-sub _manifest_path { File::Spec->catfile($_[0], $MANIFEST_NAME) }
-
-sub _slurp {
-    my ($path) = @_;
-    open my $fh, '<', $path or return;
-    binmode $fh;
-    my $bytes = do { local $/; <$fh> };
-    close $fh;
-    return $bytes;
-}
 
 sub read {
     my ($class, $dir) = @_;
     Carp::croak("$class->read: the folder of a dictionary set is needed")
         unless defined $dir && length $dir;
-    my $path = _manifest_path($dir);
-    my $bytes = _slurp($path);
+    my $path = manifest_path($dir);
+    my $bytes = slurp($path);
     Carp::croak("$dir is not a dictionary set: cannot read $path: $!") unless defined $bytes;
-    my $self = eval { _parse($dir, $bytes) };
+    my $self = eval { parse_manifest($dir, $bytes) };
     unless ($self) {
         (my $why = $@) =~ s/\n\z//;
         Carp::croak("$path: $why");    # the message names the line
     }
     return bless $self, $class;
-}
-
-# The manifest's bytes, parsed and checked; dies with "line N: why".
-sub _parse {
-    my ($dir, $bytes) = @_;
-    my %self = (dir => $dir, manifest_sha256 => Digest::SHA::sha256_hex($bytes),
-                entries => [], removed => [], fallback => undef);
-    my ($n, $format, $ended) = (0, undef, undef);
-    my (%by_id, %by_file, %current);
-    my @lines = split /\n/, $bytes, -1;
-    die "line 1: empty: not a dictionary set manifest (or truncated to nothing)\n" unless length $bytes;
-    die "truncated: the last line has no newline\n" if length $lines[-1];
-    pop @lines;
-    for my $line (@lines) {
-        $n++;
-        next if $line =~ /\A(?:#.*)?\z/;
-        my $at = "line $n";
-        die "$at: after the end line\n" if $ended;
-        if (!defined $format) {
-            die "$at: not a dictionary set manifest (it must start with '$MAGIC_WORD $FORMAT')\n"
-                unless $line =~ /\A\Q$MAGIC_WORD\E ([0-9]+)\z/;
-            $format = $1;
-            die "$at: format $format is newer than this reader knows ($FORMAT): upgrade "
-              . "Cache::Memcached::RustXS\n" if $format > $FORMAT;
-            die "$at: format $format is unknown\n" if $format < 1;
-            next;
-        }
-        my ($kind, @tokens) = split / /, $line;
-        my %f;
-        for my $t (@tokens) {
-            die "$at: '$t' is not a field (name=value)\n" unless $t =~ /\A([a-z][a-z0-9_]*)=(.*)\z/s;
-            die "$at: field $1 given twice\n" if exists $f{$1};
-            $f{$1} = _decode_value($2);
-        }
-        for my $need (@{ $REQUIRED{$kind} || [] }) {
-            die "$at: $kind line without its $need (truncated or edited?)\n" unless defined $f{$need};
-        }
-        if ($kind eq 'set') {
-            die "$at: a second set line\n" if $self{identity};
-            die "$at: set id must be 32 hexadecimal digits, not " . _shown($f{id}) . "\n"
-                unless $f{id} =~ /\A[0-9a-f]{32}\z/;
-            die "$at: created must be YYYY-MM-DDTHH:MM:SSZ\n"
-                if defined $f{created} && !_is_date($f{created});
-            $self{identity} = $f{id};
-            $self{set_fields} = \%f;
-        }
-        elsif ($kind eq 'fallback') {
-            die "$at: a second fallback line\n" if $self{fallback};
-            _check_fallback(\%f, $at);
-            $self{fallback} = \%f;
-        }
-        elsif ($kind eq 'dictionary') {
-            die "$at: dictionary before the set line\n" unless $self{identity};
-            _check_entry(\%f, $at);
-            if (my $other = $by_id{ $f{id} }) {
-                die "$at: dictionary ID $f{id} is listed twice (also for prefix "
-                  . _shown($other->{prefix}) . "): two dictionaries with one ID are refused\n";
-            }
-            die "$at: file $f{file} is listed twice\n" if $by_file{ $f{file} };
-            if ($f{state} eq 'current') {
-                die "$at: prefix " . _shown($f{prefix}) . " has two current dictionaries ("
-                  . "IDs $current{ $f{prefix} }{id} and $f{id})\n" if $current{ $f{prefix} };
-                $current{ $f{prefix} } = \%f;
-            }
-            $by_id{ $f{id} } = $by_file{ $f{file} } = \%f;
-            push @{ $self{entries} }, \%f;
-        }
-        elsif ($kind eq 'removed') {
-            die "$at: removed before the set line\n" unless $self{identity};
-            die "$at: removed id must be 1 to $MAX_ID, not " . _shown($f{id}) . "\n" unless _is_id($f{id});
-            die "$at: removed must be YYYY-MM-DDTHH:MM:SSZ\n" if defined $f{removed} && !_is_date($f{removed});
-            die "$at: dictionary ID $f{id} is listed twice (once removed): two dictionaries with one ID are refused\n"
-                if $by_id{ $f{id} };
-            $by_id{ $f{id} } = \%f;
-            push @{ $self{removed} }, \%f;
-        }
-        elsif ($kind eq 'end') {
-            die "$at: end line without the number of dictionaries\n"
-                unless defined $f{dictionaries} && _is_count($f{dictionaries});
-            my $have = @{ $self{entries} };
-            die "$at: the end line counts $f{dictionaries} dictionaries, $have are listed (truncated?)\n"
-                if $f{dictionaries} != $have;
-            my $removed = defined $f{removed} ? $f{removed} : 0;
-            die "$at: the end line counts " . _shown($removed) . ' removed dictionaries, '
-              . @{ $self{removed} } . " are listed (truncated?)\n"
-                unless _is_count($removed) && $removed == @{ $self{removed} };
-            $ended = 1;
-        }
-        else {
-            die "$at: unknown line '" . _encode_value($kind) . "'\n";
-        }
-    }
-    die "not a dictionary set manifest (no '$MAGIC_WORD' line)\n" unless defined $format;
-    die "no set line\n" unless $self{identity};
-    die "truncated: no end line\n" unless $ended;
-    $self{format} = $format;
-    return \%self;
-}
-
-sub _check_fallback {
-    my ($f, $at) = @_;
-    die "$at: fallback method must be zstd or gzip, not " . _shown($f->{method}) . "\n"
-        unless $FALLBACK_METHODS{ $f->{method} };
-    if ($f->{method} eq 'zstd') {
-        die "$at: fallback level must be a zstd level ($MIN_LEVEL to $MAX_LEVEL), not " . _shown($f->{level}) . "\n"
-            unless _is_level($f->{level});
-    }
-    else {
-        die "$at: fallback level must be a gzip level ($LEVELS{gzip_min} to $LEVELS{gzip_max}), not "
-            . _shown($f->{level}) . "\n"
-            unless _is_int($f->{level}) && $GZIP_LEVELS{ $f->{level} };
-    }
-    _check_measures($f, $at, 'measured');
-    return;
-}
-
-sub _check_measures {
-    my ($f, $at, $date) = @_;
-    die "$at: savings must be a percentage (a decimal number), not " . _shown($f->{savings}) . "\n"
-        if defined $f->{savings} && !_is_percent($f->{savings});
-    die "$at: samples must be a count, not " . _shown($f->{samples}) . "\n"
-        if defined $f->{samples} && !_is_count($f->{samples});
-    die "$at: $date must be YYYY-MM-DDTHH:MM:SSZ, not " . _shown($f->{$date}) . "\n"
-        if defined $f->{$date} && !_is_date($f->{$date});
-    return;
-}
-
-sub _check_entry {
-    my ($f, $at) = @_;
-    die "$at: dictionary id must be 1 to $MAX_ID, not " . _shown($f->{id}) . "\n" unless _is_id($f->{id});
-    die "$at: state must be current or retired, not " . _shown($f->{state}) . "\n" unless $STATES{ $f->{state} };
-    die "$at: file must be a plain name inside the set's folder, not " . _shown($f->{file}) . "\n"
-        unless _is_file($f->{file}) && $f->{file} ne $MANIFEST_NAME;
-    die "$at: level must be a zstd level ($MIN_LEVEL to $MAX_LEVEL), not " . _shown($f->{level}) . "\n"
-        unless _is_level($f->{level});
-    die "$at: size must be a number of bytes, not " . _shown($f->{size}) . "\n"
-        unless _is_count($f->{size}) && $f->{size} > $DICT_HEADER;
-    die "$at: sha256 must be 64 lower-case hexadecimal digits\n" unless $f->{sha256} =~ /\A[0-9a-f]{64}\z/;
-    _check_measures($f, $at, 'trained');
-    die "$at: retired must be YYYY-MM-DDTHH:MM:SSZ, not " . _shown($f->{retired}) . "\n"
-        if defined $f->{retired} && !_is_date($f->{retired});
-    die "$at: current_from must be YYYY-MM-DDTHH:MM:SSZ, not " . _shown($f->{current_from}) . "\n"
-        if defined $f->{current_from} && !_is_date($f->{current_from});
-    return;
 }
 
 # ---- looking ---------------------------------------------------------------
@@ -291,59 +72,25 @@ sub entry {
 
 # ---- which dictionary writers use, and from when ---------------------------
 #
-# An entry is a candidate to be its prefix's writing dictionary when its
-# state is current, or when it is staged: retired, with a current_from date
-# and no retired date (the form releases that know no staging read as a
-# dictionary to load for reading only). A candidate starts at its
-# current_from (a current entry without one: always); at any moment the
-# prefix's dictionary is the candidate that started last.
+# Every answer below comes from State's state_at: the one place that says
+# what a set is at a moment.
 
-sub _epoch_of {
-    my ($date) = @_;
-    my @t = $date =~ /\A([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z\z/ or return;
-    require Time::Local;
-    return Time::Local::timegm($t[5], $t[4], $t[3], $t[2], $t[1] - 1, $t[0]);
-}
-
-sub _is_staged {
-    my ($e) = @_;
-    return $e->{state} eq 'retired' && defined $e->{current_from} && !defined $e->{retired};
-}
-
-sub _is_candidate { $_[0]{state} eq 'current' || _is_staged($_[0]) }
-
-# When candidate $e starts (epoch seconds), or undef for always.
-sub _start_of {
-    my ($e) = @_;
-    return defined $e->{current_from} ? _epoch_of($e->{current_from}) : undef;
-}
-
-# The moment the map is asked for: the at option, else now.
+# The moment asked for: the at option, else now.
 sub _at {
     my ($who, %opt) = @_;
     for my $name (sort keys %opt) {
         Carp::croak("$who: unknown option $name (at => EPOCH_SECONDS is the only one)") unless $name eq 'at';
     }
-    return time unless defined $opt{at};
-    Carp::croak("$who: at must be epoch seconds, not " . _shown($opt{at}))
+    return now() unless defined $opt{at};
+    Carp::croak("$who: at must be epoch seconds, not " . shown($opt{at}))
         unless $opt{at} =~ /\A[0-9]+(?:\.[0-9]*)?\z/;
     return $opt{at};
 }
 
+sub _state { state_at($_[0]{entries}, $_[0]{removed}, defined $_[1] ? $_[1] : now()) }
+
 # { prefix => the entry writers use at $at }.
-sub _current_map {
-    my ($self, $at) = @_;
-    $at = time unless defined $at;
-    my (%map, %started);
-    for my $e (grep { _is_candidate($_) } @{ $self->{entries} }) {
-        my $start = _start_of($e);
-        next if defined $start && $start > $at;
-        my $p = $e->{prefix};
-        next if exists $map{$p} && defined $started{$p} && (!defined $start || $start < $started{$p});
-        ($map{$p}, $started{$p}) = ($e, $start);
-    }
-    return \%map;
-}
+sub _current_map { $_[0]->_state($_[1])->{writers} }
 
 sub prefixes {
     my ($self, %opt) = @_;
@@ -354,6 +101,21 @@ sub current {
     my ($self, $prefix, %opt) = @_;
     my $at = _at('current', %opt);
     my $e = defined $prefix ? $self->_current_map($at)->{$prefix} : undef;
+    return $e ? _copy($e) : undef;
+}
+
+# The entries a reader holding the set loads (every one: current, staged
+# and retired), as the state says.
+sub for_readers {
+    my ($self, %opt) = @_;
+    return map { _copy($_) } @{ $self->_state(_at('for_readers', %opt))->{loads} };
+}
+
+# The dictionary the writers of $prefix used last before the current one:
+# what a rollback goes back to.
+sub previous {
+    my ($self, $prefix, %opt) = @_;
+    my $e = defined $prefix ? $self->_state(_at('previous', %opt))->{previous}{$prefix} : undef;
     return $e ? _copy($e) : undef;
 }
 
@@ -396,43 +158,15 @@ sub other_keys_entry {
 # seconds), or undef: until then, what writers use does not change.
 sub next_change {
     my ($self, %opt) = @_;
-    my $at = _at('next_change', %opt);
-    my $next;
-    for my $e (grep { _is_candidate($_) } @{ $self->{entries} }) {
-        my $start = _start_of($e);
-        $next = $start if defined $start && $start > $at && (!defined $next || $start < $next);
-    }
-    return $next;
+    return $self->_state(_at(q{next_change}, %opt))->{next_change};
 }
 
 # Each entry's state at $at, and since when: current (the one writers of
 # its prefix use), staged (they will from its current_from), retired.
 sub schedule {
     my ($self, %opt) = @_;
-    my $at = _at('schedule', %opt);
-    my $map = $self->_current_map($at);
-    my %in_use = map { ($_ + 0 => 1) } values %$map;
-    my @rows;
-    for my $e (@{ $self->{entries} }) {
-        my $start = _is_candidate($e) ? _start_of($e) : undef;
-        my %row = (entry => _copy($e));
-        if ($in_use{ $e + 0 }) {
-            @row{qw(state since)} = ('current', defined $start ? $e->{current_from} : $e->{trained});
-        }
-        elsif (_is_candidate($e) && defined $start && $start > $at) {
-            @row{qw(state since)} = ('staged', $e->{current_from});
-        }
-        else {
-            # Retired, or a candidate that a later one took over from.
-            my $taken_by = $map->{ $e->{prefix} };
-            my $since = $e->{retired};
-            $since = $taken_by->{current_from} if !defined $since && $taken_by && defined $taken_by->{current_from};
-            @row{qw(state since)} = ('retired', $since);
-        }
-        push @rows, \%row;
-    }
-    push @rows, map { +{ entry => _copy($_), state => 'removed', since => $_->{removed} } } @{ $self->{removed} };
-    return @rows;
+    return map { +{ entry => _copy($_->{entry}), state => $_->{state}, since => $_->{since},
+                    wrote => $_->{wrote} } } @{ $self->_state(_at(q{schedule}, %opt))->{rows} };
 }
 
 # The delimiter the set's prefixes end with, as the trainer recorded it on
@@ -490,7 +224,7 @@ sub fallback {
 
 sub path_of {
     my ($self, $id) = @_;
-    my $e = $self->entry($id) or Carp::croak("no dictionary with ID " . _shown($id) . " in the set in $self->{dir}");
+    my $e = $self->entry($id) or Carp::croak("no dictionary with ID " . shown($id) . " in the set in $self->{dir}");
     return File::Spec->catfile($self->{dir}, $e->{file});
 }
 
@@ -498,34 +232,16 @@ sub path_of {
 # the file is missing, truncated, replaced, or another set's.
 sub dictionary_bytes {
     my ($self, $id) = @_;
-    my $e = $self->entry($id) or Carp::croak("no dictionary with ID " . _shown($id) . " in the set in $self->{dir}");
+    my $e = $self->entry($id) or Carp::croak("no dictionary with ID " . shown($id) . " in the set in $self->{dir}");
     return $self->{pending}{ $e->{id} } if $self->{pending} && exists $self->{pending}{ $e->{id} };
     my $path = File::Spec->catfile($self->{dir}, $e->{file});
-    my $bytes = _slurp($path);
-    Carp::croak("$path: cannot read dictionary $e->{id} (prefix " . _shown($e->{prefix}) . "): $!")
+    my $bytes = slurp($path);
+    Carp::croak("$path: cannot read dictionary $e->{id} (prefix " . shown($e->{prefix}) . "): $!")
         unless defined $bytes;
-    my $why = _mismatch($e, $bytes);
-    Carp::croak("$path: $why: not the file of dictionary $e->{id} (prefix " . _shown($e->{prefix})
+    my $why = file_mismatch($e, $bytes);
+    Carp::croak("$path: $why: not the file of dictionary $e->{id} (prefix " . shown($e->{prefix})
               . ") that the manifest lists (truncated, replaced, or of another set)") if $why;
     return $bytes;
-}
-
-sub _mismatch {
-    my ($e, $bytes) = @_;
-    return sprintf('%d bytes, the manifest says %d', length $bytes, $e->{size}) if length $bytes != $e->{size};
-    return 'its SHA-256 differs from the manifest\'s' if Digest::SHA::sha256_hex($bytes) ne $e->{sha256};
-    my $id = _header_id($bytes);
-    return 'not a zstd dictionary' unless defined $id;
-    return "its header names dictionary ID $id" if $id != $e->{id};
-    return;
-}
-
-# The ID in a standard zstd dictionary's header, or undef.
-sub _header_id {
-    my ($bytes) = @_;
-    return unless length $bytes > $DICT_HEADER && substr($bytes, 0, 4) eq $DICT_MAGIC;
-    my $id = unpack 'V', substr $bytes, 4, 4;
-    return $id ? $id : undef;
 }
 
 sub verify {
@@ -534,26 +250,22 @@ sub verify {
     return 1;
 }
 
+
 # ---- changing --------------------------------------------------------------
 
 sub create {
     my ($class, $dir) = @_;
     Carp::croak("$class->create: the folder of a dictionary set is needed") unless defined $dir && length $dir;
-    my $path = _manifest_path($dir);
+    my $path = manifest_path($dir);
     Carp::croak("$dir holds a dictionary set already ($path): read it instead") if -e $path;
     return bless {
-        dir => $dir, identity => _new_identity(), format => $FORMAT, entries => [], removed => [], fallback => undef,
-        set_fields => { created => _date('created', time) }, manifest_sha256 => undef,
+        dir => $dir, identity => new_identity(), format => $FORMAT, entries => [], removed => [], fallback => undef,
+        set_fields => { created => manifest_date(now()) }, manifest_sha256 => undef,
     }, $class;
 }
 
-sub _new_identity {
-    my $random = _random_bytes($IDENTITY_BYTES);
-    $random .= join ',', time, $$, rand, {}, $0 if length $random < $IDENTITY_BYTES;
-    return substr Digest::SHA::sha256_hex($random), 0, 2 * $IDENTITY_BYTES;
-}
-
-my @ADD_OPTIONS = qw(prefix dictionary level id savings samples trained current_from);
+my @ADD_OPTIONS = qw(prefix dictionary level id savings samples trained current_from stage);
+my @DICTIONARY_FIELDS = @Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest::DICTIONARY_FIELDS;
 
 sub add {
     my ($self, %opt) = @_;
@@ -570,66 +282,99 @@ sub add {
         if utf8::is_utf8($prefix) && !utf8::downgrade($prefix, 1);
     Carp::croak('add: level is needed: the zstd level writers use with this dictionary')
         unless defined $opt{level};
-    Carp::croak("add: level must be a zstd level ($MIN_LEVEL to $MAX_LEVEL), not " . _shown($opt{level}))
-        unless _is_level($opt{level});
+    Carp::croak("add: level must be a zstd level ($Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest::MIN_LEVEL"
+              . " to $Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest::MAX_LEVEL), not " . shown($opt{level}))
+        unless is_level($opt{level});
+    my $stage = _stage_option('add', \%opt);
     my $bytes = $opt{dictionary};
     Carp::croak('add: dictionary (the bytes of a zstd dictionary) is needed') unless defined $bytes;
     Carp::croak('add: dictionary must be bytes, not a wide-character string')
         if utf8::is_utf8($bytes) && !utf8::downgrade($bytes, 1);
-    my $id = _header_id($bytes);
+    my $id = header_id($bytes);
     Carp::croak('add: dictionary is not a standard zstd dictionary (no magic number 37 A4 30 EC, or ID 0)')
         unless defined $id;
     if (defined $opt{id} && $opt{id} ne $id) {
-        Carp::croak("add: id must be 1 to $MAX_ID, not " . _shown($opt{id})) unless _is_id($opt{id});
+        Carp::croak("add: id must be 1 to $MAX_ID, not " . shown($opt{id})) unless is_id($opt{id});
         $bytes = _with_id($bytes, $opt{id});
         $id = $opt{id};
     }
     if (my $same = $self->_id_user($id)) {
-        Carp::croak("add: dictionary ID $id is in the set already (prefix " . _shown($same->{prefix})
+        Carp::croak("add: dictionary ID $id is in the set already (prefix " . shown($same->{prefix})
                   . ', ' . ($same->{state} || 'removed: values may still name it')
                   . '): two dictionaries with one ID are refused; give another id');
     }
-    my $loaded = _loaded_state($id, $bytes);
+    my $loaded = loaded_state($id, $bytes);
     Carp::croak("add: a different dictionary with ID $id is loaded in this process: "
               . 'two dictionaries with one ID are refused; give another id') if $loaded eq 'different';
     _check_engine($bytes);
     for my $name (qw(savings samples)) {
         next unless defined $opt{$name};
-        my $ok = $name eq 'savings' ? _is_percent($opt{$name}) : _is_count($opt{$name});
+        my $ok = $name eq 'savings' ? is_percent($opt{$name}) : is_count($opt{$name});
         Carp::croak("add: $name must be " . ($name eq 'savings' ? 'a percentage' : 'a count') . ', not '
-                  . _shown($opt{$name})) unless $ok;
+                  . shown($opt{$name})) unless $ok;
     }
+    my $now = now();
     my %e = (
         %extra,
         id => $id, prefix => $prefix, state => 'current', file => $self->_file_name($prefix, $id),
         level => 0 + $opt{level}, size => length $bytes, sha256 => Digest::SHA::sha256_hex($bytes),
-        trained => _date('add: trained', defined $opt{trained} ? $opt{trained} : time),
+        trained => manifest_date(defined $opt{trained} ? $opt{trained} : $now, 'add: trained'),
     );
     $e{savings} = $opt{savings} if defined $opt{savings};
     $e{samples} = $opt{samples} if defined $opt{samples};
-    my $now = time;
-    my $from = defined $opt{current_from} ? _date('add: current_from', $opt{current_from}) : undef;
-    if (defined $from && _epoch_of($from) > $now) {
+    my $from = defined $stage ? ($stage > 0 ? manifest_date(staged_start($now, $stage)) : undef)
+             : manifest_date($opt{current_from}, 'add: current_from');
+    if (defined $from && epoch_of($from) > $now) {
         # Staged: loaded by every reader from now on, written with from then.
         @e{qw(state current_from)} = ('retired', $from);
+        $self->{stage_on_write}{$id} = $stage if defined $stage;
     }
     else {
         # At once: the newest decision for the prefix. What was staged for
-        # it is cancelled (retired with its current_from: never written
+        # it is cancelled (retired before its current_from: never written
         # with), so that it does not take over later.
         $self->settle(at => $now);
-        if (my $old = $self->_current_map($now)->{$prefix}) {
-            $old->{state} = 'retired';
-            $old->{retired} = _date('retired', $now);
-            delete $old->{current_from};
-        }
-        $_->{retired} = _date('retired', $now)
-            for grep { $_->{prefix} eq $prefix && _is_staged($_) } @{ $self->{entries} };
-        $e{current_from} = $from if defined $from;
+        $self->_retire_writer($prefix, $now);
+        $self->_cancel_staged($prefix, $now);
+        # From now: when writers took it up stays known.
+        $e{current_from} = defined $from ? $from : manifest_date($now);
     }
     push @{ $self->{entries} }, \%e;
     $self->{pending}{$id} = $bytes;
     return _copy(\%e);
+}
+
+# The stage option of add and make_current: seconds after the set is
+# written, or undef; croaks with current_from beside it.
+sub _stage_option {
+    my ($who, $opt) = @_;
+    return undef unless defined $opt->{stage};
+    Carp::croak("$who: stage and current_from cannot go together") if defined $opt->{current_from};
+    Carp::croak("$who: stage must be seconds, not " . shown($opt->{stage}))
+        unless $opt->{stage} =~ /\A[0-9]+(?:\.[0-9]*)?\z/;
+    return $opt->{stage};
+}
+
+# Retires the entry the writers of $prefix use at $at, at $at; it keeps its
+# current_from, so that when writers used it stays known.
+sub _retire_writer {
+    my ($self, $prefix, $at) = @_;
+    my $old = $self->_current_map($at)->{$prefix} or return;
+    $old->{state} = 'retired';
+    $old->{retired} = manifest_date($at);
+    return;
+}
+
+# Cancels every staged entry of $prefix (except $keep): retired at $at,
+# before its current_from.
+sub _cancel_staged {
+    my ($self, $prefix, $at, $keep) = @_;
+    my @cancel = grep { $_->{prefix} eq $prefix && is_staged($_) && (!$keep || $_ != $keep) } @{ $self->{entries} };
+    for my $e (@cancel) {
+        $e->{retired} = manifest_date($at);
+        delete $self->{stage_on_write}{ $e->{id} } if $self->{stage_on_write};
+    }
+    return @cancel;
 }
 
 # A file name for prefix's dictionary $id: the prefix's safe characters and
@@ -647,15 +392,11 @@ sub _file_name {
     return $name;
 }
 
+sub _taken_ids { return { map { ($_->{id} => 1) } @{ $_[0]{entries} }, @{ $_[0]{removed} } } }
+
 sub unused_id {
     my ($self, %opt) = @_;
-    my $from = defined $opt{from} ? $opt{from} : 1;
-    Carp::croak("unused_id: from must be 1 to $MAX_ID") unless _is_id($from);
-    my %taken = map { ($_->{id} => 1) } @{ $self->{entries} }, @{ $self->{removed} };
-    for (my $id = $from; $id <= $MAX_ID; $id++) {
-        return $id unless $taken{$id} || _loaded_state($id, '') ne 'not_loaded';
-    }
-    Carp::croak('unused_id: every dictionary ID is taken');
+    return lowest_unused_id($self->_taken_ids, $opt{from});
 }
 
 # A random ID that no dictionary of the set has or had, that this process
@@ -668,34 +409,9 @@ sub new_id {
     }
     Carp::croak('new_id: avoid must be an array reference of IDs')
         if defined $opt{avoid} && ref $opt{avoid} ne 'ARRAY';
-    my %taken = map { ($_->{id} => 1) } @{ $self->{entries} }, @{ $self->{removed} };
-    $taken{$_} = 1 for grep { defined } @{ $opt{avoid} || [] };
-    my $span = $MAX_ID - $FIRST_RANDOM_ID + 1;
-    for (1 .. $ID_DRAWS) {
-        my $id = $FIRST_RANDOM_ID + _random_u32() % $span;
-        return $id unless $taken{$id} || _loaded_state($id, '') ne 'not_loaded';
-    }
-    Carp::croak("new_id: no free ID found in $ID_DRAWS random draws");
-}
-
-# 32 random bits from the system's generator (perl's rand where there is none).
-sub _random_u32 {
-    my $bytes = _random_bytes($RANDOM_ID_BYTES);
-    return unpack 'N', $bytes if length $bytes == $RANDOM_ID_BYTES;
-    return int rand 2**32;
-}
-
-# $count bytes from the system's generator, or fewer (none without one):
-# each caller says what makes up for them.
-sub _random_bytes {
-    my ($count) = @_;
-    my $bytes = '';
-    if (open my $fh, '<', '/dev/urandom') {
-        binmode $fh;
-        CORE::read($fh, $bytes, $count);
-        close $fh;
-    }
-    return $bytes;
+    my $taken = $self->_taken_ids;
+    $taken->{$_} = 1 for grep { defined } @{ $opt{avoid} || [] };
+    return random_unused_id($taken);
 }
 
 # Retires dictionary $id, recording when: now, or the time given; a
@@ -707,81 +423,89 @@ sub retire {
         Carp::croak("retire: unknown option $name (retired => WHEN is the only one)") unless $name eq 'retired';
     }
     my ($e) = grep { $_->{id} eq $id } @{ $self->{entries} };
-    Carp::croak("retire: no dictionary with ID " . _shown($id) . " in the set") unless $e;
-    my $when = defined $opt{retired} ? _date('retire: retired', $opt{retired})
+    Carp::croak("retire: no dictionary with ID " . shown($id) . " in the set") unless $e;
+    my $now = now();
+    $self->settle(at => $now);
+    my $when = defined $opt{retired} ? manifest_date($opt{retired}, 'retire: retired')
              : $e->{state} eq 'retired' && defined $e->{retired} ? $e->{retired}
-             : _date('retired', time);
-    # A staged one keeps its current_from: retired with it, it was never
+             : manifest_date($now);
+    # A staged one keeps its current_from: retired before it, it was never
     # written with (cancelled), which a rollback tells apart.
-    delete $e->{current_from} unless _is_staged($e);
     $e->{state} = 'retired';
     $e->{retired} = $when;
+    delete $self->{stage_on_write}{$id} if $self->{stage_on_write};
     return _copy($e);
 }
 
 # Makes dictionary $id its prefix's current one again (a rollback), or at
 # once the one a staged entry would have become: from current_from on
-# (epoch seconds or a date; now by default), staged as add stages. Every
-# other staged dictionary of the prefix is retired: from then on, $id.
+# (epoch seconds or a date; now by default), or stage seconds after the set
+# is written; staged as add stages. Every other staged dictionary of the
+# prefix is cancelled: from then on, $id.
 sub make_current {
     my ($self, $id, %opt) = @_;
     for my $name (sort keys %opt) {
-        Carp::croak("make_current: unknown option $name (current_from => WHEN is the only one)")
-            unless $name eq 'current_from';
+        Carp::croak("make_current: unknown option $name (current_from => WHEN or stage => SECONDS)")
+            unless $name eq 'current_from' || $name eq 'stage';
     }
+    my $stage = _stage_option('make_current', \%opt);
     my ($e) = grep { $_->{id} eq $id } @{ $self->{entries} };
     unless ($e) {
         my ($gone) = grep { $_->{id} eq $id } @{ $self->{removed} };
         Carp::croak("make_current: dictionary $id was removed from the set (its file is gone): train another")
             if $gone;
-        Carp::croak('make_current: no dictionary with ID ' . _shown($id) . ' in the set');
+        Carp::croak('make_current: no dictionary with ID ' . shown($id) . ' in the set');
     }
-    my $now = time;
-    my $from = defined $opt{current_from} ? _date('make_current: current_from', $opt{current_from})
-                                          : _date('now', $now);
+    my $now = now();
+    my $from = defined $stage ? manifest_date(staged_start($now, $stage))
+             : defined $opt{current_from} ? manifest_date($opt{current_from}, 'make_current: current_from')
+             : manifest_date($now);
     $self->settle(at => $now);
-    my $current = $self->_current_map($now)->{ $e->{prefix} };
-    my @cancel = grep { $_ != $e && $_->{prefix} eq $e->{prefix} && _is_staged($_) } @{ $self->{entries} };
+    my $state = $self->_state($now);
+    my $current = $state->{writers}{ $e->{prefix} };
+    my ($row) = grep { $_->{entry} == $e } @{ $state->{rows} };
+    my @staged = grep { $_ != $e && $_->{prefix} eq $e->{prefix} && is_staged($_) } @{ $self->{entries} };
     if ($current && $current == $e) {
-        Carp::croak("make_current: dictionary $id is the current one of prefix " . _shown($e->{prefix})
-                  . ' already, and nothing is staged to replace it') unless @cancel;
+        Carp::croak("make_current: dictionary $id is the current one of prefix " . shown($e->{prefix})
+                  . ' already, and nothing is staged to replace it') unless @staged;
     }
-    elsif (_epoch_of($from) > $now) {
+    elsif (epoch_of($from) > $now) {
+        # Until when writers used it stays known, should this be cancelled.
+        $e->{written_until} = manifest_date($row->{wrote_until}) if $row->{state} eq 'retired' && $row->{wrote}
+                                                                    && $row->{wrote_until} > 0;
         @$e{qw(state current_from)} = ('retired', $from);
         delete $e->{retired};
+        $self->{stage_on_write}{$id} = $stage if defined $stage;
     }
     else {
-        if ($current) {
-            $current->{state} = 'retired';
-            $current->{retired} = _date('retired', $now);
-            delete $current->{current_from};
-        }
+        $self->_retire_writer($e->{prefix}, $now);
         @$e{qw(state current_from)} = ('current', $from);
-        delete $e->{retired};
+        delete @$e{qw(retired written_until)};
     }
-    $_->{retired} = _date('retired', $now) for @cancel;    # cancelled: see retire
+    $self->_cancel_staged($e->{prefix}, $now, $e);
     return _copy($e);
 }
 
-# Writes down what the schedule says at $at (now by default): each staged
+# Writes down what the state is at $at (now by default): each staged
 # dictionary whose time has come is made current, and the one it took over
-# from retired at that time. What writers use does not change; releases
-# that know no staging then read the same. write does this.
+# from retired at that time, keeping its current_from. What writers use
+# does not change, nor what any moment's state is; releases that know no
+# staging then read the same. write does this.
 sub settle {
     my ($self, %opt) = @_;
-    my $at = _at('settle', %opt);
-    my $map = $self->_current_map($at);
-    for my $e (grep { _is_candidate($_) } @{ $self->{entries} }) {
-        my $start = _start_of($e);
-        next if defined $start && $start > $at;
-        my $in_use = $map->{ $e->{prefix} };
-        if ($in_use == $e) {
+    my $state = $self->_state(_at('settle', %opt));
+    for my $row (@{ $state->{rows} }) {
+        next if $row->{state} eq 'removed';
+        my $e = $row->{entry};
+        next unless $e->{state} eq 'current' || is_staged($e);    # closed ones stay as written
+        next unless $row->{state} eq 'current' || ($row->{state} eq 'retired' && $row->{wrote});
+        if ($row->{state} eq 'current') {
             $e->{state} = 'current';
-            next;
+            delete $e->{written_until};
         }
-        $e->{state} = 'retired';
-        $e->{retired} = defined $in_use->{current_from} ? $in_use->{current_from} : _date('retired', $at);
-        delete $e->{current_from};
+        else {
+            @$e{qw(state retired)} = ('retired', $row->{since});
+        }
     }
     return $self;
 }
@@ -789,28 +513,33 @@ sub settle {
 sub remove {
     my ($self, $id) = @_;
     my ($e) = grep { $_->{id} eq $id } @{ $self->{entries} };
-    Carp::croak("remove: no dictionary with ID " . _shown($id) . " in the set") unless $e;
-    Carp::croak("remove: dictionary $id is current for prefix " . _shown($e->{prefix}) . ': retire it first')
-        if $e->{state} eq 'current';
+    Carp::croak("remove: no dictionary with ID " . shown($id) . " in the set") unless $e;
+    # As the set is now: one whose staged successor has started is retired.
+    my $now = now();
+    $self->settle(at => $now);
+    my $writing = $self->_current_map($now)->{ $e->{prefix} };
+    Carp::croak("remove: dictionary $id is current for prefix " . shown($e->{prefix}) . ': retire it first')
+        if $writing && $writing == $e;
     $self->{entries} = [ grep { $_ != $e } @{ $self->{entries} } ];
     delete $self->{pending}{$id} if $self->{pending};
+    delete $self->{stage_on_write}{$id} if $self->{stage_on_write};
     push @{ $self->{removed_files} }, $e->{file};
-    push @{ $self->{removed} }, { id => $e->{id}, prefix => $e->{prefix}, removed => _date('removed', time) };
+    push @{ $self->{removed} }, { id => $e->{id}, prefix => $e->{prefix}, removed => manifest_date($now) };
     return _copy($e);
 }
 
 sub set_fallback {
     my ($self, %opt) = @_;
     my %f = %opt;
-    $f{measured} = _date('set_fallback: measured', $f{measured}) if defined $f{measured};
+    $f{measured} = manifest_date($f{measured}, 'set_fallback: measured') if defined $f{measured};
     for my $name (keys %f) {
         Carp::croak("set_fallback: $name must be defined") unless defined $f{$name};
         Carp::croak("set_fallback: unknown option $name") unless $name =~ /\A[a-z][a-z0-9_]*\z/;
     }
-    for my $need (@{ $REQUIRED{fallback} }) {
+    for my $need (@{ $Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest::REQUIRED{fallback} }) {
         Carp::croak("set_fallback: $need is needed") unless defined $f{$need};
     }
-    eval { _check_fallback(\%f, 'set_fallback'); 1 } or do { (my $e = $@) =~ s/\n\z//; Carp::croak($e) };
+    eval { check_fallback_fields(\%f, 'set_fallback'); 1 } or do { (my $e = $@) =~ s/\n\z//; Carp::croak($e) };
     $f{level} += 0;
     $self->{fallback} = \%f;
     return _copy(\%f);
@@ -818,25 +547,7 @@ sub set_fallback {
 
 # ---- writing ---------------------------------------------------------------
 
-sub as_string {
-    my ($self) = @_;
-    my @out = ("$MAGIC_WORD $self->{format}",
-               '# A zstd dictionary set: Cache::Memcached::RustXS::Zstd::DictionarySet describes this file.',
-               _line('set', { %{ $self->{set_fields} || {} }, id => $self->{identity} }, \@SET_FIELDS));
-    push @out, _line('fallback', $self->{fallback}, \@FALLBACK_FIELDS) if $self->{fallback};
-    push @out, _line('dictionary', $_, \@DICTIONARY_FIELDS) for @{ $self->{entries} };
-    push @out, _line('removed', $_, \@REMOVED_FIELDS) for @{ $self->{removed} };
-    push @out, 'end dictionaries=' . scalar(@{ $self->{entries} })
-             . (@{ $self->{removed} } ? ' removed=' . scalar @{ $self->{removed} } : '');
-    return join "\n", @out, '';
-}
-
-sub _line {
-    my ($kind, $f, $order) = @_;
-    my %known = map { ($_ => 1) } @$order;
-    my @names = ((grep { defined $f->{$_} } @$order), sort grep { !$known{$_} && defined $f->{$_} } keys %$f);
-    return join ' ', $kind, map { "$_=" . _encode_value($f->{$_}) } @names;
-}
+sub as_string { manifest_text($_[0]) }
 
 sub write {
     my ($self) = @_;
@@ -847,8 +558,8 @@ sub write {
     my $lock_path = File::Spec->catfile($dir, $LOCK_NAME);
     open my $lock, '>>', $lock_path or Carp::croak("write: cannot open $lock_path: $!");
     flock $lock, LOCK_EX or Carp::croak("write: cannot lock $lock_path: $!");
-    my $path = _manifest_path($dir);
-    my $on_disk = _slurp($path);
+    my $path = manifest_path($dir);
+    my $on_disk = slurp($path);
     my $disk_sha = defined $on_disk ? Digest::SHA::sha256_hex($on_disk) : undef;
     if (defined $disk_sha ? !defined $self->{manifest_sha256} || $disk_sha ne $self->{manifest_sha256}
                           : defined $self->{manifest_sha256}) {
@@ -860,13 +571,19 @@ sub write {
     for my $e (@{ $self->{entries} }) {
         next unless exists $pending{ $e->{id} };
         my $file = File::Spec->catfile($dir, $e->{file});
-        my $existing = _slurp($file);
-        next if defined $existing && !_mismatch($e, $existing);
-        _atomic_write($file, $pending{ $e->{id} });
+        my $existing = slurp($file);
+        next if defined $existing && !file_mismatch($e, $existing);
+        atomic_write($file, $pending{ $e->{id} });
     }
-    $self->settle;
-    my $text = $self->as_string;
-    _atomic_write($path, $text);
+    # What was staged for some seconds after the write starts then.
+    my $now = now();
+    my %stage = %{ delete $self->{stage_on_write} || {} };
+    for my $e (grep { exists $stage{ $_->{id} } && is_staged($_) } @{ $self->{entries} }) {
+        $e->{current_from} = manifest_date(staged_start($now, $stage{ $e->{id} }));
+    }
+    $self->settle(at => $now);
+    my $text = manifest_text($self);
+    atomic_write($path, $text);
     $self->{manifest_sha256} = Digest::SHA::sha256_hex($text);
     delete $self->{pending};
     # Then the files no manifest names any more.
@@ -879,55 +596,19 @@ sub write {
     return $self;
 }
 
-# Writes $bytes to $path through a new file in the same folder and a rename.
-sub _atomic_write {
-    my ($path, $bytes) = @_;
-    my $tmp;
-    my $fh;
-    for my $try (1 .. 100) {
-        $tmp = sprintf '%s.tmp-%d-%d', $path, $$, int rand 1e9;
-        last if sysopen $fh, $tmp, O_WRONLY | O_CREAT | O_EXCL, 0644;
-        Carp::croak("write: cannot create $tmp: $!") unless $!{EEXIST};
-        undef $fh;
-    }
-    Carp::croak("write: cannot create a temporary file beside $path") unless $fh;
-    binmode $fh;
-    my $ok = (print {$fh} $bytes) && $fh->flush && $fh->sync;
-    my $err = $!;
-    $ok = close($fh) && $ok;
-    $err = $! unless $ok || $err;
-    if (!$ok || !rename $tmp, $path) {
-        $err = $! if $ok;
-        unlink $tmp;
-        Carp::croak("write: cannot write $path: $err");
-    }
-    return;
-}
-
 # ---- what the engine provides ----------------------------------------------
-
-sub _engine {
-    require Cache::Memcached::RustXS::Zstd;
-    return;
-}
 
 sub _with_id {
     my ($bytes, $id) = @_;
-    _engine();
+    require Cache::Memcached::RustXS::Zstd;
     my $out = eval { Cache::Memcached::RustXS::Zstd::dictionary_with_id($bytes, $id) };
     Carp::croak('add: ' . Cache::Memcached::RustXS::Zstd::_reason($@)) unless defined $out;
     return $out;
 }
 
-sub _loaded_state {
-    my ($id, $bytes) = @_;
-    _engine();
-    return Cache::Memcached::RustXS::Zstd::_loaded_state($id, $bytes);
-}
-
 sub _check_engine {
     my ($bytes) = @_;
-    _engine();
+    require Cache::Memcached::RustXS::Zstd;
     my $ok = eval { Cache::Memcached::RustXS::Zstd::dictionary_id($bytes) };
     Carp::croak('add: ' . Cache::Memcached::RustXS::Zstd::_reason($@)) unless $ok;
     return;
@@ -1018,12 +699,28 @@ rescan interval, without a restart. Ship a set with staged entries to every
 host once; set C<current_from> later than the time it takes to reach the
 last host plus the rescan interval, and no writer anywhere uses a
 dictionary that a reader lacks. C<cmrx-dict train --all> stages what it
-adds (C<--stage>, one hour by default).
+adds (C<--stage>, one hour by default). A stage given as C<stage> (to
+L</add(%options)> or L</make_current($id, current_from =E<gt> $when)>)
+counts from the L</write> of the set, not from the call: the entry starts
+at the next whole second after the write and the stage, plus one, so at
+least the stage after the command that wrote the set has finished.
 
 Rolling back is the same move backwards: L</make_current($id, current_from =E<gt> $when)>
 makes an earlier dictionary of a prefix current again (every reader still
 has it: retired dictionaries stay loaded), staged or at once, and cancels
-what was staged for that prefix.
+what was staged for that prefix. L</previous($prefix, at =E<gt> $epoch)>
+says which one to go back to: the dictionary the prefix's writers used
+last before the current one. After a staged retrain has taken effect it
+is the dictionary the retrain took over from, whether or not the set was
+written since; a staged dictionary that was cancelled before its time is
+never one, since writers never used it.
+
+Every answer about time (L</current($prefix, at =E<gt> $epoch)>,
+L</for_key($key, at =E<gt> $epoch)>, L</schedule(at =E<gt> $epoch)>,
+L</previous($prefix, at =E<gt> $epoch)>, L</next_change(at =E<gt> $epoch)>, and
+what L</settle> and L</write> write down) comes from one function,
+L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>'s C<state_at>,
+and "now" is its clock, which tests move instead of sleeping.
 
 The manifest keeps a staged dictionary as C<state=retired> with a
 C<current_from> date and no C<retired> date: a release of this
@@ -1031,7 +728,11 @@ distribution before 0.102, which knows no staging, loads it for reading
 and never writes with it, so hosts running an older release stay safe.
 L</write> writes down what the schedule says at that moment
 (L</settle>): a staged dictionary whose time has passed is written as
-C<state=current>, the one it took over from as retired at that time.
+C<state=current>, the one it took over from as retired at that time,
+keeping its C<current_from> (a retired entry whose C<current_from> is
+later than its C<retired> date is a staged one that was cancelled). So a
+write after a staged time has passed changes no moment's state, and 0.101
+reads the same writers from it.
 
 This module reads, checks and writes sets. It needs nothing but perl 5.10.1
 and its core modules to read one (L<Digest::SHA> for the files' checksums);
@@ -1133,8 +834,11 @@ releases read and keep the field like any other.
 C<current_from>: when the dictionary became, or becomes, its prefix's
 current one. On a C<state=retired> line without a C<retired> date it
 marks a I<staged> dictionary (see L</Staging and rolling back>); with a
-C<retired> date, one that was staged and cancelled before its time, which
-no writer used; writers
+C<retired> date, writers used it from C<current_from> until C<retired>,
+or, when C<current_from> is the later of the two, it was staged and
+cancelled before its time and no writer used it -- unless
+C<written_until> (a date) says until when writers used it before a
+rollback staged it again and that was cancelled; writers
 of a prefix use, at any moment, the current or staged dictionary whose
 C<current_from> came last (a current one without the field counts as
 earliest). Releases before 0.102 keep the field as they keep any other.
@@ -1250,6 +954,20 @@ its writers use at that moment (see L</Staging and rolling back>).
 
 The current entry of exactly C<$prefix>, or C<undef>.
 
+=item $set->for_readers(at => $epoch)
+
+The entries a reader holding the set loads: every dictionary of the set,
+current, staged and retired (L<Cache::Memcached::RustXS::Zstd/load_dictionaries($dir, rescan_interval =E<gt> 60)>
+loads these).
+
+=item $set->previous($prefix, at => $epoch)
+
+The entry of C<$prefix> that its writers used last before the current one
+(the one a retired dictionary's writing stopped latest; a retired one of
+unknown date counts as the earliest), or C<undef>: what C<cmrx-dict
+rollback> goes back to. A staged dictionary cancelled before its time is
+never one.
+
 =item $set->for_key($key, at => $epoch)
 
 The current entry with the longest prefix that C<$key> (as stored, with its
@@ -1275,7 +993,8 @@ not change. The writers of this distribution decide again then.
 
 Every dictionary, with its state at that moment and since when: a list of
 hash references C<< { entry => $entry, state => $state, since => $date } >>
-in the manifest's order, then the removed ones. C<state> is C<current> (its
+in the manifest's order, then the removed ones, each also with C<wrote>
+(1 when writers used it before that moment). C<state> is C<current> (its
 prefix's writers use it; C<since> its C<current_from>, or its C<trained>
 date), C<staged> (they will from C<since>), C<retired> (C<since> its
 C<retired> date, or when the dictionary that took over from it started;
@@ -1358,6 +1077,12 @@ A later time stages it: readers load it at once, the prefix's current
 dictionary stays current until then (and is retired by L</settle> after
 it). Now or earlier, or without the option: current at once.
 
+=item stage => $seconds
+
+Instead of C<current_from>: staged for C<$seconds> after the set is
+written. L</write> gives it its C<current_from>: the next whole second
+after the write and C<$seconds>, plus one. 0: current at once.
+
 =item savings => $percent, samples => $count, trained => $when
 
 What the trainer measured (see L</The manifest>); C<trained> in epoch seconds
@@ -1399,10 +1124,13 @@ records now as the retirement date of the dictionary it retires.)
 
 =item $set->make_current($id, current_from => $when)
 
+=item $set->make_current($id, stage => $seconds)
+
 Makes dictionary C<$id> (current, retired or staged) its prefix's current
 one from C<$when> (epoch seconds or C<YYYY-MM-DDTHH:MM:SSZ>; now by
-default): at once, or staged for a later time; and retires every other
-staged dictionary of the prefix. A rollback: the dictionary before a bad
+default), or C<$seconds> after the set is written (as C<stage> of
+L</add(%options)>): at once, or staged for a later time; and cancels every
+other staged dictionary of the prefix. A rollback: the dictionary before a bad
 one is still loaded by every reader, so it can be made current at once;
 stage it anyway when writers on hosts that have not yet read the change
 should not keep writing the bad one for long (they follow within their
@@ -1415,14 +1143,16 @@ C<cmrx-dict rollback> calls it.
 Writes down, in the object, what the schedule says at that moment (now by
 default): each staged dictionary whose time has come becomes
 C<state=current>, and the one it took over from retired with that time as
-its C<retired> date. What writers use does not change; releases without
-staging then read the same. L</write> settles first. Returns the set.
+its C<retired> date, keeping its C<current_from>. No moment's state
+changes (what writers use, what was used before, since when); releases
+without staging then read the same. L</write> settles first. Returns the set.
 
 =item $set->remove($id)
 
 Drops retired dictionary C<$id> from the set, keeping its ID in a
 C<removed> line so that no other dictionary gets it; L</write> deletes its
-file after writing the manifest. Croaks for a current one (retire it first).
+file after writing the manifest. Croaks for the one its prefix's writers
+use now (retire it first).
 Values that name a removed dictionary become misses in processes that did
 not load it before; processes that loaded it keep it, and read those
 values as before. It does not ask whether values still name it:

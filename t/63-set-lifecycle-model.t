@@ -1,0 +1,39 @@
+#!/usr/bin/perl
+# A dictionary set's lifecycle, model-checked: seeded random sequences of
+# train --all (adding, replacing, keeping; staged or not; --if-better),
+# rollback (with and without --to and --stage), prune, the clock moving
+# past staged times, a manifest rewritten by release 0.101 and a set
+# shipped to a host partly, then whole, run on the modules the commands
+# call; after every step the outputs, the manifest, 0.101's reader and a
+# running writer and reader agree with a reference model that shares no
+# function with the code (CMRXTest::Lifecycle). A failing sequence is
+# printed with its seed and its shortest form. The clock is moved, never
+# waited for. xt/set-lifecycle-model.t runs many more steps.
+use strict;
+use warnings;
+
+use lib 't/lib', 'dev/lib';
+use Test::More;
+use CMRXTest::Lifecycle qw(check_sequences describe_ops);
+use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
+use CMRXDev::Corpus qw(corpus_values);
+
+my $SEED      = defined $ENV{CMRX_LIFECYCLE_SEED}  ? $ENV{CMRX_LIFECYCLE_SEED}  : 20261203;
+my $SEQUENCES = defined $ENV{CMRX_LIFECYCLE_SEQUENCES} ? $ENV{CMRX_LIFECYCLE_SEQUENCES} : 60;
+my $STEPS     = defined $ENV{CMRX_LIFECYCLE_STEPS} ? $ENV{CMRX_LIFECYCLE_STEPS} : 40;
+
+# Small dictionaries made once; each add gives one of them a new ID.
+my $corpus = corpus_values('bench/data/values');
+my @gh = map { $_->[1] } @{ $corpus->{gh} };
+my @dictionaries = map { train_dictionary([ @gh[ 20 * $_ .. 20 * $_ + 19 ] ], size => 2048) } 0 .. 3;
+my %values = ('a:' => $gh[-1], 'b:' => $gh[-2]);
+
+my $failure = check_sequences(seed => $SEED, sequences => $SEQUENCES, steps => $STEPS,
+                              dictionaries => \@dictionaries, values => \%values);
+ok !$failure, "$SEQUENCES random sequences of $STEPS steps from seed $SEED agree with the model after every step"
+    or diag "seed $failure->{seed} (CMRX_LIFECYCLE_SEED=$failure->{seed} CMRX_LIFECYCLE_SEQUENCES=1), step "
+          . "$failure->{step}: $failure->{why}\nshortest sequence that fails ("
+          . scalar(@{ $failure->{shortest} }) . " steps: $failure->{shortest_why}):\n"
+          . describe_ops($failure->{shortest});
+
+done_testing;
