@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# The model-checked lifecycle of a dictionary set (t/63), many more steps:
+# The model-checked lifecycle of a dictionary set (t/64), many more steps:
 # CMRX_LIFECYCLE_SEQUENCES sequences (400) of CMRX_LIFECYCLE_STEPS steps
 # (80) from CMRX_LIFECYCLE_SEED (the time, printed, unless given). A
 # failure prints its seed and its shortest sequence; rerun with that seed
