@@ -54,9 +54,6 @@ enum pair_item { PAIR_NAME, PAIR_VALUE, PAIR_LEN }; /* a name and its value */
 #define OUTPUT_MIN_FILL_DIVISOR 2
 
 #define GETPARSER_CLASS "Cache::Memcached::RustXS::GetParser"
-/* $Cache::Memcached::RustXS::GetParser::InlineFinalize, unless it is set. */
-#define INLINE_FINALIZE_DEFAULT 1
-#define CLIENT_INTERNALS_CLASS "Cache::Memcached::RustXS::ClientInternals"
 /* $Cache::Memcached::RustXS::Zstd::WarnInterval, unless it is set: seconds
  * between two warnings of one kind about one thing. */
 #define WARN_INTERVAL_DEFAULT 60
@@ -244,14 +241,7 @@ typedef struct {
     GV *gzerrno;         /* $Compress::Zlib::gzerrno */
     GV *level;           /* $Cache::Memcached::RustXS::Zlib::Level */
     GV *max_output;      /* $Cache::Memcached::RustXS::Zlib::MaxOutput */
-    GV *inline_finalize; /* $Cache::Memcached::RustXS::GetParser::InlineFinalize */
     GV *warn_interval;   /* $Cache::Memcached::RustXS::Zstd::WarnInterval */
-    /* Cache::Memcached::_load_multi as last seen (a counted reference, so
-     * its address cannot be reused), and the op tree of its finalize
-     * closure (0: none known). See finalize_is_known. */
-    CV *load_multi;
-    SV *load_multi_version; /* $Cache::Memcached::VERSION then */
-    UV finalize_root;
     /* A GetParser line buffer kept from a freed parser for the next one:
      * Cache::Memcached makes a parser per server per get_multi, and malloc
      * plus free of 64 KiB each time costs more than parsing small values. */
@@ -285,15 +275,11 @@ static void
 init_my_cxt(pTHX_ my_cxt_t *cxt)
 {
     cxt->spare_line_buffer = NULL; /* never shared with the interpreter cloned from */
-    cxt->load_multi = NULL;
-    cxt->load_multi_version = NULL;
-    cxt->finalize_root = 0;
     cxt->rescanning = 0;
     call_atexit(free_spare_line_buffer, NULL);
     cxt->gzerrno = gv_fetchpvs("Compress::Zlib::gzerrno", GV_ADD | GV_ADDMULTI, SVt_PV);
     cxt->level = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::Level", CMRX_DEFAULT_GZIP_LEVEL);
     cxt->max_output = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::MaxOutput", CMRX_DEFAULT_MAX_OUTPUT);
-    cxt->inline_finalize = tunable(aTHX_ GETPARSER_CLASS "::InlineFinalize", INLINE_FINALIZE_DEFAULT);
     cxt->warn_interval = tunable(aTHX_ "Cache::Memcached::RustXS::Zstd::WarnInterval", WARN_INTERVAL_DEFAULT);
 }
 
@@ -784,64 +770,6 @@ stored_item(void *ctx, const items_item *item)
     av_push(s->items, newRV_noinc((SV *)fields));
 }
 
-/* The op tree of the finalize closure in _load_multi, by address, as
- * ClientInternals.pm's finalize_root finds it (0 when none is the known
- * finalize's code). Perl code: call it before allocating. */
-static UV
-finalize_root_of(pTHX)
-{
-    UV root = 0;
-    dSP;
-    ENTER;
-    SAVETMPS;
-    PUSHMARK(SP);
-    PUTBACK;
-    if (call_pv(CLIENT_INTERNALS_CLASS "::finalize_root", G_SCALAR) == 1) {
-        SPAGAIN;
-        root = POPu;
-        PUTBACK;
-    }
-    FREETMPS;
-    LEAVE;
-    return root;
-}
-
-/* Whether on_item is the finalize closure of the Cache::Memcached::_load_multi
- * loaded now, whose code is the known finalize's (it does nothing to a value
- * without flags but drop its CRLF). Every closure made from one anonymous sub
- * shares its op tree, so an on_item whose op tree is that closure's is one
- * of them: a strict test, and cheap once the op tree is known. It is looked
- * up again whenever _load_multi or $Cache::Memcached::VERSION is another
- * than last time. */
-static int
-finalize_is_known(pTHX_ SV *on_item)
-{
-    dMY_CXT;
-    CV *cv, *load_multi;
-    SV *version;
-    if (!SvROK(on_item) || SvTYPE(SvRV(on_item)) != SVt_PVCV)
-        return 0;
-    cv = (CV *)SvRV(on_item);
-    if (!CvANON(cv) || CvISXSUB(cv) || !CvROOT(cv))
-        return 0;
-    load_multi = get_cv("Cache::Memcached::_load_multi", 0);
-    version = get_sv("Cache::Memcached::VERSION", 0);
-    if (!load_multi || !version || !SvOK(version))
-        return 0;
-    if (load_multi != MY_CXT.load_multi || !MY_CXT.load_multi_version
-        || !sv_eq(version, MY_CXT.load_multi_version)) {
-        UV root = finalize_root_of(aTHX);
-        SvREFCNT_dec((SV *)MY_CXT.load_multi);
-        MY_CXT.load_multi = (CV *)SvREFCNT_inc_simple_NN((SV *)load_multi);
-        if (!MY_CXT.load_multi_version)
-            MY_CXT.load_multi_version = newSVsv(version);
-        else
-            sv_setsv(MY_CXT.load_multi_version, version);
-        MY_CXT.finalize_root = root;
-    }
-    return MY_CXT.finalize_root != 0 && PTR2UV(CvROOT(cv)) == MY_CXT.finalize_root;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Cache::Memcached::RustXS::Zlib                                           */
 
@@ -1309,11 +1237,12 @@ _compress_methods(format, level_sv, dictionary, max_output_sv, keep_ratio_sv = &
 MODULE = Cache::Memcached::RustXS  PACKAGE = Cache::Memcached::RustXS::GetParser
 
 SV *
-new(class, dest, namespace_len, on_item = &PL_sv_undef)
+_new(class, dest, namespace_len, on_item, inline_finalize)
     SV *class
     SV *dest
     IV namespace_len
     SV *on_item
+    int inline_finalize
   PREINIT:
     dMY_CXT;
     getparser *p;
@@ -1321,7 +1250,6 @@ new(class, dest, namespace_len, on_item = &PL_sv_undef)
     SV *self;
     const char *classname;
     size_t max_out;
-    int inline_finalize;
   CODE:
     /* Everything that can run perl code or croak comes first: nothing is
      * allocated yet. */
@@ -1332,8 +1260,6 @@ new(class, dest, namespace_len, on_item = &PL_sv_undef)
     if (SvOK(on_item) && !(SvROK(on_item) && SvTYPE(SvRV(on_item)) == SVt_PVCV))
         croak(GETPARSER_CLASS "->new: on_item must be a code reference");
     max_out = MAX_OUTPUT();
-    inline_finalize = config_iv(aTHX_ MY_CXT.inline_finalize, INLINE_FINALIZE_DEFAULT)
-                      && finalize_is_known(aTHX_ on_item);
     classname = SvROK(class) ? sv_reftype(SvRV(class), TRUE) : SvPV_nolen(class);
     Newxz(p, 1, getparser);
     if (reader_init(&p->reader, &getparser_callbacks, p, namespace_len > 0 ? (size_t)namespace_len : 0,
@@ -1348,7 +1274,7 @@ new(class, dest, namespace_len, on_item = &PL_sv_undef)
     p->on_item = SvOK(on_item) ? newSVsv(on_item) : NULL;
     p->batch = newHV();
     p->max_out = max_out;
-    p->inline_finalize = inline_finalize;
+    p->inline_finalize = inline_finalize && p->on_item; /* GetParser.pm asks ClientInternals */
     p->key = newSVpvs("");
     obj = newHV();
     self = newRV_noinc((SV *)obj);
