@@ -26,6 +26,13 @@
  * (a mortal) before perl code can run; and a parser that is running perl
  * code from the middle of a parse refuses to be re-entered (only on_item,
  * called once the parser's state is whole again, may parse more).
+ *
+ * Perl subs of this distribution: the XS calls one, and only by its name,
+ * Cache::Memcached::RustXS::Zstd::_rescan_for($id) (rescan_for_dictionary
+ * below), when a zstd frame names a dictionary that is not loaded. What
+ * else the modules decide (which closure is Cache::Memcached's finalize,
+ * their defaults) they pass in as arguments; how often a warning is said is
+ * the engine's (cmrx_report_due).
  */
 
 #define PERL_NO_GET_CONTEXT
@@ -54,9 +61,6 @@ enum pair_item { PAIR_NAME, PAIR_VALUE, PAIR_LEN }; /* a name and its value */
 #define OUTPUT_MIN_FILL_DIVISOR 2
 
 #define GETPARSER_CLASS "Cache::Memcached::RustXS::GetParser"
-/* $Cache::Memcached::RustXS::Zstd::WarnInterval, unless it is set: seconds
- * between two warnings of one kind about one thing. */
-#define WARN_INTERVAL_DEFAULT 60
 /* compress_methods keeps what it compressed when it is at most this
  * fraction of the value, unless told Cache::Memcached::Fast's own ratio
  * (fast_options does): any saving. */
@@ -219,17 +223,29 @@ checked_gzip_level(pTHX_ const char *what, IV level)
 
 static IV warn_interval(pTHX);
 
+/* Whether `text` is to be said now: the engine says a warning at most once
+ * per $Cache::Memcached::RustXS::Zstd::WarnInterval seconds. */
+static int
+report_due(pTHX_ SV *text, NV now)
+{
+    STRLEN len;
+    const char *bytes = SvPV(text, len);
+    IV interval = warn_interval(aTHX);
+    return cmrx_report_due((const uint8_t *)bytes, len, now > 0 ? (uint64_t)now : 0,
+                           interval > 0 ? (uint64_t)interval : 0);
+}
+
 /* A value compressed with a zstd dictionary that is not loaded is a miss:
- * says so at most once per $Cache::Memcached::RustXS::Zstd::WarnInterval
- * seconds and dictionary, not once per value. */
+ * says so when the engine says it is due, not once per value. */
 static void
 warn_missing_dictionary(pTHX_ U32 id)
 {
-    IV interval = warn_interval(aTHX);
-    if (cmrx_zstd_report_due(id, (uint64_t)time(NULL), interval > 0 ? (uint64_t)interval : 0))
-        warn("Cache::Memcached::RustXS: zstd dictionary %lu is not loaded, so values compressed "
-             "with it are misses (load it with Cache::Memcached::RustXS::Zstd::load_dictionary)",
-             (unsigned long)id);
+    SV *text = sv_2mortal(newSVpvf(
+        "Cache::Memcached::RustXS: zstd dictionary %lu is not loaded, so values compressed "
+        "with it are misses (load it with Cache::Memcached::RustXS::Zstd::load_dictionary)",
+        (unsigned long)id));
+    if (report_due(aTHX_ text, (NV)time(NULL)))
+        warn("%" SVf, SVfARG(text));
 }
 
 /* The package variables read or set at every call. Their globs are looked
@@ -246,7 +262,6 @@ typedef struct {
      * Cache::Memcached makes a parser per server per get_multi, and malloc
      * plus free of 64 KiB each time costs more than parsing small values. */
     char *spare_line_buffer;
-    int rescanning; /* a dictionary set's rescan is running (rescan_for_dictionary) */
 } my_cxt_t;
 START_MY_CXT
 
@@ -275,12 +290,11 @@ static void
 init_my_cxt(pTHX_ my_cxt_t *cxt)
 {
     cxt->spare_line_buffer = NULL; /* never shared with the interpreter cloned from */
-    cxt->rescanning = 0;
     call_atexit(free_spare_line_buffer, NULL);
     cxt->gzerrno = gv_fetchpvs("Compress::Zlib::gzerrno", GV_ADD | GV_ADDMULTI, SVt_PV);
     cxt->level = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::Level", CMRX_DEFAULT_GZIP_LEVEL);
     cxt->max_output = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::MaxOutput", CMRX_DEFAULT_MAX_OUTPUT);
-    cxt->warn_interval = tunable(aTHX_ "Cache::Memcached::RustXS::Zstd::WarnInterval", WARN_INTERVAL_DEFAULT);
+    cxt->warn_interval = tunable(aTHX_ "Cache::Memcached::RustXS::Zstd::WarnInterval", CMRX_DEFAULT_WARN_INTERVAL);
 }
 
 /* A tunable's value (get-magic first), or `fallback` when it is undef. */
@@ -307,7 +321,7 @@ static IV
 warn_interval(pTHX)
 {
     dMY_CXT;
-    return config_iv(aTHX_ MY_CXT.warn_interval, WARN_INTERVAL_DEFAULT);
+    return config_iv(aTHX_ MY_CXT.warn_interval, CMRX_DEFAULT_WARN_INTERVAL);
 }
 
 #define MAX_OUTPUT_NAME "$Cache::Memcached::RustXS::Zlib::MaxOutput"
@@ -315,10 +329,12 @@ warn_interval(pTHX)
 #define MAX_OUTPUT() \
     size_arg(aTHX_ config_iv(aTHX_ MY_CXT.max_output, CMRX_DEFAULT_MAX_OUTPUT), MAX_OUTPUT_NAME)
 
-/* Dictionary sets: the perl function that scans the loaded sets again (at
- * most once per rescan interval) and says whether dictionary `id` is loaded
- * now (Cache::Memcached::RustXS::Zstd::load_dictionaries), one of these
- * (which it has from _constants): */
+/* Dictionary sets: the one perl function of the distribution this file
+ * calls (see the top of this file). It scans the loaded sets again (at most
+ * once per rescan interval; Cache::Memcached::RustXS::Zstd::load_dictionaries)
+ * and says whether dictionary `id` is loaded now, one of these (which it
+ * has from _constants). It guards itself against re-entry (a reader that
+ * its own perl code runs). */
 #define RESCAN_SUB "Cache::Memcached::RustXS::Zstd::_rescan_for"
 enum rescan_answer {
     RESCAN_ABSENT, /* not loaded, after a scan (or no set is loaded) */
@@ -330,24 +346,18 @@ enum rescan_answer {
 /* Asks the loaded dictionary sets for dictionary `id` (RESCAN_*). Runs perl
  * code, inside an eval and with $@ localised: whatever it does, it does not
  * die through the caller, whose state must merely be whole (no pointer into
- * a scalar perl code can reach, nothing owned that a die would leak). A reader that
- * this perl code runs gets no rescan of its own. */
+ * a scalar perl code can reach, nothing owned that a die would leak). */
 static int
 rescan_for_dictionary(pTHX_ U32 id)
 {
-    dMY_CXT;
     CV *rescan = get_cv(RESCAN_SUB, 0);
     int found = RESCAN_ABSENT;
-    /* Not from inside a rescan (a reader that its perl code runs): that
-     * reader just misses. */
-    if (!rescan || MY_CXT.rescanning)
-        return RESCAN_ABSENT; /* no Zstd.pm, so no set either; or re-entered */
+    if (!rescan)
+        return RESCAN_ABSENT; /* no Zstd.pm, so no set either */
     {
         dSP;
         ENTER;
         SAVETMPS;
-        SAVEINT(MY_CXT.rescanning);
-        MY_CXT.rescanning = 1;
         save_scalar(PL_errgv);
         PUSHMARK(SP);
         mXPUSHu(id);
@@ -1181,6 +1191,17 @@ _note_event(event)
      * (Cache::Memcached::RustXS::Memcached: under its threshold). */
     if (cmrx_note_event(event) != CMRX_OK)
         croak("Cache::Memcached::RustXS::_note_event: no event %d", event);
+
+int
+_report_due(text, now)
+    SV *text
+    NV now
+  CODE:
+    /* Whether a warning (its text) is to be said at `now` (seconds): at most
+     * once per $Cache::Memcached::RustXS::Zstd::WarnInterval seconds. */
+    RETVAL = report_due(aTHX_ text, now);
+  OUTPUT:
+    RETVAL
 
 void
 _counters()

@@ -97,6 +97,7 @@ extern "C" {
 #define CMRX_ZSTD_DEFAULT_LEVEL       3
 #define CMRX_ZSTD_MIN_LEVEL           (-7)
 #define CMRX_ZSTD_MAX_LEVEL           22
+#define CMRX_DEFAULT_WARN_INTERVAL    60
 /* END GENERATED */
 
 /* ------------------------------------------------------------------------ */
@@ -292,11 +293,11 @@ int cmrx_zstd_train_with(const uint8_t *const *samples, const size_t *lens,
 int cmrx_zstd_frame_sizes(const uint8_t *dict, size_t dict_len, int level,
                           const uint8_t *const *samples, const size_t *lens,
                           size_t count, size_t *sizes);
-/* 1 when a report that dictionary `id` is missing is due at `now`
- * (seconds): the first time, and again `interval` seconds after the last
- * one (0: every time); else 0. A reader warns at most once per interval
- * and dictionary, not once per value. */
-int cmrx_zstd_report_due(uint32_t id, uint64_t now, uint64_t interval);
+/* 1 when reporting text[0..len) is due at `now` (seconds): the first
+ * time, and again `interval` seconds after the last report of it (0: every
+ * time); else 0. A warning is said at most once per interval, not once per
+ * value (a reader's missing dictionary, a set that cannot be read). */
+int cmrx_report_due(const uint8_t *text, size_t len, uint64_t now, uint64_t interval);
 
 /* A static, NUL-terminated description of a CMRX_OK / CMRX_E_* status. */
 const char *cmrx_status_str(int status);

@@ -30,6 +30,7 @@ use crate::codec::{self, CodecError};
 use crate::counters;
 use crate::decode::{self, DecodeFormat};
 use crate::parser::{Event, ParseError, ParseStatus, ResponseParser};
+use crate::reports;
 use crate::sniff;
 use crate::zstd;
 
@@ -256,6 +257,10 @@ pub fn header_defines() -> String {
     add("CMRX_ZSTD_DEFAULT_LEVEL", zstd::DEFAULT_LEVEL.to_string());
     add("CMRX_ZSTD_MIN_LEVEL", zstd::MIN_LEVEL.to_string());
     add("CMRX_ZSTD_MAX_LEVEL", zstd::MAX_LEVEL.to_string());
+    add(
+        "CMRX_DEFAULT_WARN_INTERVAL",
+        reports::DEFAULT_WARN_INTERVAL.to_string(),
+    );
     let width = defines.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
     defines
         .iter()
@@ -1035,13 +1040,25 @@ pub unsafe extern "C" fn cmrx_zstd_frame_sizes(
     }
 }
 
-/// 1 when a report that dictionary `id` is missing is due at `now`
-/// (seconds), `interval` seconds after the last one, else 0
-/// (`cmrx_zstd_report_due`): the policy is [`zstd::missing_report_due`]'s.
-/// 0 on a panic.
+/// 1 when reporting `text` is due at `now` (seconds), `interval` seconds
+/// after the last report of it, else 0 (`cmrx_report_due`): the policy is
+/// [`reports::report_due`]'s. 0 for a NULL text with a length, or a panic.
+///
+/// # Safety
+/// `text` readable for `len` bytes.
 #[no_mangle]
-pub extern "C" fn cmrx_zstd_report_due(id: u32, now: u64, interval: u64) -> i32 {
-    catch_unwind(|| i32::from(zstd::missing_report_due(id, now, interval))).unwrap_or(0)
+pub unsafe extern "C" fn cmrx_report_due(
+    text: *const u8,
+    len: usize,
+    now: u64,
+    interval: u64,
+) -> i32 {
+    // SAFETY: the caller's contract is inspect's.
+    unsafe {
+        inspect(text, len, 0, |text| {
+            i32::from(reports::report_due(text, now, interval))
+        })
+    }
 }
 
 abi_codes! {
@@ -1836,9 +1853,12 @@ mod tests {
             assert_eq!(rc, ResultCode::UnknownDictionary as i32);
             assert_eq!(Some(missing), zstd::frame_dictionary_id(&other));
         }
-        assert_eq!(cmrx_zstd_report_due(77_777, 500, 60), 1);
-        assert_eq!(cmrx_zstd_report_due(77_777, 501, 60), 0);
-        assert_eq!(cmrx_zstd_report_due(77_777, 560, 60), 1);
+        let text = b"ffi test 77777";
+        // SAFETY: text is readable for its length.
+        let due = |now| unsafe { cmrx_report_due(text.as_ptr(), text.len(), now, 60) };
+        assert_eq!(due(500), 1);
+        assert_eq!(due(501), 0);
+        assert_eq!(due(560), 1);
         assert_eq!(cmrx_zstd_level_valid(0), 1);
         assert_eq!(cmrx_zstd_level_valid(22), 1);
         assert_eq!(cmrx_zstd_level_valid(23), 0);

@@ -29,6 +29,7 @@ pub mod ffi;
 mod growth;
 pub mod parser;
 mod per_thread;
+pub mod reports;
 pub mod sniff;
 /// Test support for the parser: its unit tests and the `parser_split` fuzz
 /// target (which enables the `testing` feature) share it.

@@ -75,9 +75,7 @@ mod training;
 pub use dictionary::{with_dictionary_id, Dictionary, DICT_MAGIC};
 use frame::{frame_content_size, max_inflated, ZSTD_FRAME};
 pub use frame::{frame_dictionary_id, frame_header_dictionary_id, is_zstd_frame, size_hint, MAGIC};
-pub use registry::{
-    lookup, missing_report_due, register, registered, registered_dictionaries, Registered,
-};
+pub use registry::{lookup, register, registered, registered_dictionaries, Registered};
 pub use training::{
     train, train_with, Method, Trained, Training, MIN_DICT_SIZE, MIN_SAMPLES, TRAIN_MAX_K,
     TRAIN_MAX_STEPS, TRAIN_MIN_K,
