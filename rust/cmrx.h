@@ -1,11 +1,12 @@
 /*
- * cmrx.h - the C ABI of the Cache::Memcached::RustXS engine (rust/ffi.rs).
+ * cmrx.h - the C ABI of the Cache::Memcached::RustXS engine (rust/ffi.rs and
+ * rust/ffi/, a file per subsystem).
  *
  * The engine is pure: bytes in, bytes or events out. It does no I/O and knows
  * nothing of Perl; perl/RustXS.xs is the only caller.
  *
  * Numbers: every code, default and level range below comes from the Rust
- * enums and constants (rust/ffi.rs, rust/parser.rs, rust/decode.rs,
+ * enums and constants (rust/ffi/, rust/parser.rs, rust/decode.rs,
  * rust/codec.rs, rust/zstd.rs). The GENERATED part
  * is written by `CMRX_UPDATE_HEADER=1 cargo test`, and `cargo test` fails
  * while it and the Rust disagree: do not edit it by hand.
