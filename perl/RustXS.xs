@@ -207,8 +207,8 @@ static int
 checked_zstd_level(pTHX_ const char *what, IV level)
 {
     if (!level_accepted(level, cmrx_zstd_level_valid))
-        croak("%s: level must be 0 (the default), 1 to %d or -1 to %d, not %" IVdf, what,
-              CMRX_ZSTD_MAX_LEVEL, CMRX_ZSTD_MIN_LEVEL, level);
+        croak("%s: level must be %d (the default), 1 to %d or -1 to %d, not %" IVdf, what,
+              CMRX_ZSTD_USE_DEFAULT_LEVEL, CMRX_ZSTD_MAX_LEVEL, CMRX_ZSTD_MIN_LEVEL, level);
     return (int)level;
 }
 
@@ -216,7 +216,7 @@ static int
 checked_gzip_level(pTHX_ const char *what, IV level)
 {
     if (!level_accepted(level, cmrx_gzip_level_valid))
-        croak("%s: level must be %d (the default) or %d to %d, not %" IVdf, what, CMRX_LEVEL_DEFAULT,
+        croak("%s: level must be %d (the default) or %d to %d, not %" IVdf, what, CMRX_DEFLATE_USE_DEFAULT_LEVEL,
               CMRX_GZIP_MIN_LEVEL, CMRX_GZIP_MAX_LEVEL, level);
     return (int)level;
 }
@@ -292,7 +292,7 @@ init_my_cxt(pTHX_ my_cxt_t *cxt)
     cxt->spare_line_buffer = NULL; /* never shared with the interpreter cloned from */
     call_atexit(free_spare_line_buffer, NULL);
     cxt->gzerrno = gv_fetchpvs("Compress::Zlib::gzerrno", GV_ADD | GV_ADDMULTI, SVt_PV);
-    cxt->level = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::Level", CMRX_DEFAULT_GZIP_LEVEL);
+    cxt->level = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::Level", CMRX_GZIP_DEFAULT_LEVEL);
     cxt->max_output = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::MaxOutput", CMRX_DEFAULT_MAX_OUTPUT);
     cxt->warn_interval = tunable(aTHX_ "Cache::Memcached::RustXS::Zstd::WarnInterval", CMRX_DEFAULT_WARN_INTERVAL);
 }
@@ -325,7 +325,7 @@ warn_interval(pTHX)
 }
 
 #define MAX_OUTPUT_NAME "$Cache::Memcached::RustXS::Zlib::MaxOutput"
-#define GZIP_LEVEL() config_iv(aTHX_ MY_CXT.level, CMRX_LEVEL_DEFAULT)
+#define GZIP_LEVEL() config_iv(aTHX_ MY_CXT.level, CMRX_DEFLATE_USE_DEFAULT_LEVEL)
 #define MAX_OUTPUT() \
     size_arg(aTHX_ config_iv(aTHX_ MY_CXT.max_output, CMRX_DEFAULT_MAX_OUTPUT), MAX_OUTPUT_NAME)
 
@@ -956,7 +956,7 @@ set_output(pTHX_ SV *out_sv, SV *result)
  * XSUB (so it lives as long as they do, and a new ithread gets its copy). */
 typedef struct {
     int    zstd;       /* the compressor writes zstd frames, else gzip */
-    int    level;      /* its level (CMRX_LEVEL_DEFAULT or 0: the default) */
+    int    level;      /* its level (CMRX_*_USE_DEFAULT_LEVEL: the default) */
     U32    dictionary; /* zstd: the loaded dictionary's ID, 0 for none */
     size_t max_output; /* the decompressor's cap */
     double keep_ratio; /* keeps a result of at most this fraction of the value */
@@ -1233,7 +1233,7 @@ _compress_methods(format, level_sv, dictionary, max_output_sv, keep_ratio_sv = &
     if (!m.zstd && !strEQ(format, "gzip"))
         croak("compress_methods: unknown format %s", format);
     SvGETMAGIC(level_sv);
-    level = SvOK(level_sv) ? SvIV_nomg(level_sv) : m.zstd ? 0 : CMRX_LEVEL_DEFAULT;
+    level = SvOK(level_sv) ? SvIV_nomg(level_sv) : m.zstd ? CMRX_ZSTD_USE_DEFAULT_LEVEL : CMRX_DEFLATE_USE_DEFAULT_LEVEL;
     m.level = m.zstd ? checked_zstd_level(aTHX_ "compress_methods", level)
                      : checked_gzip_level(aTHX_ "compress_methods", level);
     if (dictionary > (UV)U32_MAX)
@@ -1468,7 +1468,7 @@ compress(data, ...)
     /* As Compress::Zlib: no level is the default; an explicit undef is
      * level 0 (it warns there too, through SvIV). Levels zlib refuses give
      * undef, as there. */
-    level = items > ZLIB_LEVEL_ARG ? SvIV(ST(ZLIB_LEVEL_ARG)) : CMRX_LEVEL_DEFAULT;
+    level = items > ZLIB_LEVEL_ARG ? SvIV(ST(ZLIB_LEVEL_ARG)) : CMRX_DEFLATE_USE_DEFAULT_LEVEL;
     out = encode_arg(aTHX_ data, cmrx_zlib, cmrx_zlib_bound, level, "compress");
     ST(0) = out ? out : &PL_sv_undef;
     XSRETURN(1);

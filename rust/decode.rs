@@ -19,14 +19,14 @@
 //! ([`stored_decoder`]), for both policies and for tools that ask which
 //! decoder a stored value needs.
 //!
-//! [`decode`] and [`size_hint`] then run the codec's or zstd's function for
+//! [`decode`] and [`size_hint`] then run deflate's or zstd's function for
 //! that decoder, with their growth-loop contract (`NeedSpace`, `max_out`).
 
 use core::fmt;
 use core::mem::MaybeUninit;
 
-use crate::codec::{self, CodecError};
 use crate::counters;
+use crate::deflate::{self, DeflateError};
 use crate::sniff::{self, Format};
 use crate::zstd;
 
@@ -51,9 +51,9 @@ abi_codes! {
 /// One of the decoders: what a [`DecodeFormat`] comes down to for a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decoder {
-    /// [`codec::gunzip_member`].
+    /// [`deflate::gunzip_member`].
     Gzip,
-    /// [`codec::uncompress`].
+    /// [`deflate::uncompress`].
     Zlib,
     /// [`zstd::decompress`], with the registered dictionary the frame names.
     Zstd,
@@ -145,7 +145,7 @@ impl DecodeFormat {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Error {
     /// gzip's or zlib's.
-    Codec(CodecError),
+    Deflate(DeflateError),
     /// zstd's (with the ID of a dictionary that is not registered).
     Zstd(zstd::Error),
 }
@@ -161,7 +161,7 @@ impl fmt::Display for Error {
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Codec(e) => fmt::Display::fmt(e, f),
+            Error::Deflate(e) => fmt::Display::fmt(e, f),
             Error::Zstd(e) => fmt::Display::fmt(e, f),
         }
     }
@@ -171,9 +171,9 @@ impl fmt::Display for Error {
 /// `source`, so that a report does not say it twice.
 impl std::error::Error for Error {}
 
-impl From<CodecError> for Error {
-    fn from(e: CodecError) -> Error {
-        Error::Codec(e)
+impl From<DeflateError> for Error {
+    fn from(e: DeflateError) -> Error {
+        Error::Deflate(e)
     }
 }
 
@@ -190,14 +190,14 @@ pub struct Decoded {
     /// Bytes written to the front of the output buffer.
     pub len: usize,
     /// How much of the input the data took up: for gzip what `memGunzip`
-    /// consumes ([`codec::Inflated::input_used`]), for the others the whole
+    /// consumes ([`deflate::Inflated::input_used`]), for the others the whole
     /// input (zlib ignores bytes after its stream, zstd refuses them).
     pub input_used: usize,
 }
 
 /// A first output capacity for [`decode`]`(format, input, .., max_out)`:
-/// the size hint of the decoder `input` gets ([`codec::gunzip_size_hint`],
-/// [`codec::uncompress_size_hint`], [`zstd::size_hint`]).
+/// the size hint of the decoder `input` gets ([`deflate::gunzip_size_hint`],
+/// [`deflate::uncompress_size_hint`], [`zstd::size_hint`]).
 ///
 /// ```
 /// use cmrx::decode::{size_hint, DecodeFormat};
@@ -206,8 +206,8 @@ pub struct Decoded {
 /// ```
 pub fn size_hint(format: DecodeFormat, input: &[u8], max_out: usize) -> usize {
     match format.decoder_for(input) {
-        Decoder::Gzip => codec::gunzip_size_hint(input, max_out),
-        Decoder::Zlib => codec::uncompress_size_hint(input, max_out),
+        Decoder::Gzip => deflate::gunzip_size_hint(input, max_out),
+        Decoder::Zlib => deflate::uncompress_size_hint(input, max_out),
         Decoder::Zstd => zstd::size_hint(input, max_out),
     }
 }
@@ -236,14 +236,14 @@ pub fn decode(
     let (counted, decoded) = match format.decoder_for(input) {
         Decoder::Gzip => (
             &counters::GZIP,
-            codec::gunzip_member(input, out, max_out).map(|inflated| Decoded {
+            deflate::gunzip_member(input, out, max_out).map(|inflated| Decoded {
                 len: inflated.len,
                 input_used: inflated.input_used,
             }),
         ),
         Decoder::Zlib => (
             &counters::ZLIB,
-            codec::uncompress(input, out, max_out).map(|len| Decoded {
+            deflate::uncompress(input, out, max_out).map(|len| Decoded {
                 len,
                 input_used: input.len(),
             }),
@@ -269,9 +269,9 @@ pub fn decode(
 /// and counts the miss when it gives up.
 fn count_miss(e: Error) -> Error {
     let event = match e {
-        Error::Codec(CodecError::NeedSpace(_))
+        Error::Deflate(DeflateError::NeedSpace(_))
         | Error::Zstd(zstd::Error::NeedSpace(_) | zstd::Error::UnknownDictionary(_)) => return e,
-        Error::Codec(CodecError::TooBig) | Error::Zstd(zstd::Error::TooBig) => {
+        Error::Deflate(DeflateError::TooBig) | Error::Zstd(zstd::Error::TooBig) => {
             counters::Event::TooBig
         }
         _ => counters::Event::Undecodable,
@@ -341,7 +341,7 @@ mod tests {
                 "Any reads {name}"
             );
             let want = if name == "zlib" {
-                Err(Error::Codec(CodecError::Data))
+                Err(Error::Deflate(DeflateError::Data))
             } else {
                 Ok(data.clone())
             };
@@ -353,7 +353,7 @@ mod tests {
         }
         assert_eq!(
             decode_vec(DecodeFormat::Gzip, &zs, 100, 100),
-            Err(Error::Codec(CodecError::Data))
+            Err(Error::Deflate(DeflateError::Data))
         );
         assert_eq!(
             decode_vec(DecodeFormat::Zstd, &gz, 100, 100),
@@ -374,10 +374,10 @@ mod tests {
         );
         assert_eq!(
             size_hint(DecodeFormat::Cached, &gz, 1 << 20),
-            codec::gunzip_size_hint(&gz, 1 << 20)
+            deflate::gunzip_size_hint(&gz, 1 << 20)
         );
         match decode_vec(DecodeFormat::Cached, &gz, 10, 1 << 20) {
-            Err(Error::Codec(CodecError::NeedSpace(n))) => assert!(n > 10 && n <= 1 << 20),
+            Err(Error::Deflate(DeflateError::NeedSpace(n))) => assert!(n > 10 && n <= 1 << 20),
             other => panic!("10 bytes for 100 000: {other:?}"),
         }
         let zs = zstd::compress_vec(&data, 3, None).unwrap();
@@ -389,7 +389,7 @@ mod tests {
         let z = zlib_vec(&data, 6).unwrap();
         assert_eq!(
             size_hint(DecodeFormat::Any, &z, 1 << 20),
-            codec::uncompress_size_hint(&z, 1 << 20)
+            deflate::uncompress_size_hint(&z, 1 << 20)
         );
         assert_eq!(
             decode_vec(DecodeFormat::Any, &z, data.len(), 1 << 20),

@@ -30,8 +30,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::slice;
 use std::sync::OnceLock;
 
-use crate::codec::{self, CodecError};
 use crate::decode::DecodeFormat;
+use crate::deflate::DeflateError;
 use crate::parser::ParseError;
 use crate::reports;
 
@@ -65,7 +65,7 @@ pub use self::parser::*;
 pub use self::zstd::*;
 
 abi_codes! {
-    /// What the C ABI's codec, zstd and dictionary functions return:
+    /// What the C ABI's gzip, zlib, zstd and dictionary functions return:
     /// `CMRX_OK` or a `CMRX_E_*` code (`cmrx_status_str` describes each).
     pub enum ResultCode {
         /// Done: `*out_len` bytes were written.
@@ -103,14 +103,14 @@ struct Failure {
     number: u64,
 }
 
-impl From<CodecError> for Failure {
-    fn from(e: CodecError) -> Failure {
+impl From<DeflateError> for Failure {
+    fn from(e: DeflateError) -> Failure {
         let (status, number) = match e {
-            CodecError::NeedSpace(n) => (ResultCode::NeedSpace, n as u64),
-            CodecError::Data => (ResultCode::Data, 0),
-            CodecError::TooBig => (ResultCode::TooBig, 0),
-            CodecError::Arg => (ResultCode::Arg, 0),
-            CodecError::NoMemory => (ResultCode::NoMemory, 0),
+            DeflateError::NeedSpace(n) => (ResultCode::NeedSpace, n as u64),
+            DeflateError::Data => (ResultCode::Data, 0),
+            DeflateError::TooBig => (ResultCode::TooBig, 0),
+            DeflateError::Arg => (ResultCode::Arg, 0),
+            DeflateError::NoMemory => (ResultCode::NoMemory, 0),
         };
         Failure { status, number }
     }
@@ -140,7 +140,7 @@ impl From<crate::zstd::Error> for Failure {
 impl From<crate::decode::Error> for Failure {
     fn from(e: crate::decode::Error) -> Failure {
         match e {
-            crate::decode::Error::Codec(e) => Failure::from(e),
+            crate::decode::Error::Deflate(e) => Failure::from(e),
             crate::decode::Error::Zstd(e) => Failure::from(e),
         }
     }
@@ -180,23 +180,42 @@ pub fn header_defines() -> String {
     }
     add("CMRX_EVENTS", crate::counters::EVENTS.to_string());
     add("CMRX_FMT_NONE", "0".to_owned());
-    add("CMRX_LEVEL_DEFAULT", codec::LEVEL_DEFAULT.to_string());
     add(
-        "CMRX_DEFAULT_GZIP_LEVEL",
-        codec::DEFAULT_GZIP_LEVEL.to_string(),
+        "CMRX_DEFLATE_USE_DEFAULT_LEVEL",
+        crate::deflate::USE_DEFAULT_LEVEL.to_string(),
     );
     add(
-        "CMRX_DEFAULT_ZLIB_LEVEL",
-        codec::DEFAULT_ZLIB_LEVEL.to_string(),
+        "CMRX_GZIP_DEFAULT_LEVEL",
+        crate::deflate::GZIP_DEFAULT_LEVEL.to_string(),
+    );
+    add(
+        "CMRX_ZLIB_DEFAULT_LEVEL",
+        crate::deflate::ZLIB_DEFAULT_LEVEL.to_string(),
     );
     add(
         "CMRX_DEFAULT_MAX_OUTPUT",
-        codec::DEFAULT_MAX_OUT.to_string(),
+        crate::deflate::DEFAULT_MAX_OUT.to_string(),
     );
-    add("CMRX_GZIP_MIN_LEVEL", codec::MIN_GZIP_LEVEL.to_string());
-    add("CMRX_GZIP_MAX_LEVEL", codec::MAX_GZIP_LEVEL.to_string());
-    add("CMRX_ZLIB_MIN_LEVEL", codec::MIN_ZLIB_LEVEL.to_string());
-    add("CMRX_ZLIB_MAX_LEVEL", codec::MAX_ZLIB_LEVEL.to_string());
+    add(
+        "CMRX_GZIP_MIN_LEVEL",
+        crate::deflate::GZIP_MIN_LEVEL.to_string(),
+    );
+    add(
+        "CMRX_GZIP_MAX_LEVEL",
+        crate::deflate::GZIP_MAX_LEVEL.to_string(),
+    );
+    add(
+        "CMRX_ZLIB_MIN_LEVEL",
+        crate::deflate::ZLIB_MIN_LEVEL.to_string(),
+    );
+    add(
+        "CMRX_ZLIB_MAX_LEVEL",
+        crate::deflate::ZLIB_MAX_LEVEL.to_string(),
+    );
+    add(
+        "CMRX_ZSTD_USE_DEFAULT_LEVEL",
+        crate::zstd::USE_DEFAULT_LEVEL.to_string(),
+    );
     add(
         "CMRX_ZSTD_DEFAULT_LEVEL",
         crate::zstd::DEFAULT_LEVEL.to_string(),
@@ -306,12 +325,12 @@ fn status(result: Result<usize, Failure>, out_len: &mut usize) -> i32 {
     }
 }
 
-/// Runs a codec call on C buffers, catching panics.
+/// Runs an engine call on C buffers (an input, an output), catching panics.
 ///
 /// # Safety
 /// `input_ptr`/`in_len` readable, `out`/`out_cap` writable and disjoint from
 /// the input, `out_len` writable or NULL (all as in cmrx.h).
-unsafe fn codec_call(
+unsafe fn with_buffers(
     input_ptr: *const u8,
     in_len: usize,
     out: *mut u8,

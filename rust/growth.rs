@@ -69,9 +69,10 @@ impl Expansion {
     }
 }
 
-/// The error of a decoder that writes into its caller's buffer, as
-/// [`decode_to_vec`] needs to see it.
-pub trait GrowthError: Sized {
+/// What [`decode_to_vec`] needs of the error type of a decoder that writes
+/// into its caller's buffer: whether an error asks for more space, and the
+/// two errors the loop makes itself.
+pub trait AsksForSpace: Sized {
     /// `Some(n)` when the buffer was too small and `n` bytes are to be
     /// tried next (its `NeedSpace(n)`).
     fn need_space(&self) -> Option<usize>;
@@ -90,7 +91,7 @@ pub trait GrowthError: Sized {
 /// # Safety
 /// When `decode` returns `Ok(n)`, `n` is at most the length of the buffer
 /// it was given and it has initialised the first `n` bytes of it.
-pub unsafe fn decode_to_vec<E: GrowthError>(
+pub unsafe fn decode_to_vec<E: AsksForSpace>(
     first: usize,
     max_out: usize,
     mut decode: impl FnMut(&mut [MaybeUninit<u8>]) -> Result<usize, E>,
@@ -154,7 +155,7 @@ mod tests {
         Bad,
     }
 
-    impl GrowthError for TestError {
+    impl AsksForSpace for TestError {
         fn need_space(&self) -> Option<usize> {
             match *self {
                 TestError::NeedSpace(n) => Some(n),

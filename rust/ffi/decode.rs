@@ -1,7 +1,7 @@
 //! The C ABI of decoding a stored value, whatever its format
 //! ([`crate::decode`], [`crate::sniff`]): plumbing only.
 
-use super::{codec_call, inspect, Failure, ResultCode};
+use super::{inspect, with_buffers, Failure, ResultCode};
 use crate::decode::{self, DecodeFormat};
 use crate::sniff;
 
@@ -58,9 +58,9 @@ pub unsafe extern "C" fn cmrx_decode(
     // as_mut yields None for NULL.
     let (in_used, dictionary) = unsafe { (in_used.as_mut(), dictionary.as_mut()) };
     let mut missing = None;
-    // SAFETY: the caller's contract is codec_call's.
+    // SAFETY: the caller's contract is with_buffers's.
     let status = unsafe {
-        codec_call(input, in_len, out, out_cap, out_len, |i, o| {
+        with_buffers(input, in_len, out, out_cap, out_len, |i, o| {
             let decoded = decode::decode(format, i, o, max_out).map_err(|e| {
                 let failure = Failure::from(e);
                 if failure.status == ResultCode::UnknownDictionary {

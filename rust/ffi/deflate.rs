@@ -1,10 +1,10 @@
-//! The C ABI of gzip and zlib ([`crate::codec`]): plumbing only.
+//! The C ABI of gzip and zlib ([`crate::deflate`]): plumbing only.
 
 use std::mem::MaybeUninit;
 use std::panic::catch_unwind;
 
-use super::{codec_call, inspect};
-use crate::codec;
+use super::{inspect, with_buffers};
+use crate::deflate;
 
 /// Defines the exports of the deflate compressors, which differ only in the
 /// codec function they run: `fn name = function;`, each with its doc
@@ -26,27 +26,27 @@ macro_rules! deflate_exports {
             out_len: *mut usize,
         ) -> i32 {
             let compress = |i: &[u8], o: &mut [MaybeUninit<u8>]| Ok($compress(i, level, o)?);
-            // SAFETY: the caller's contract is codec_call's.
-            unsafe { codec_call(input, in_len, out, out_cap, out_len, compress) }
+            // SAFETY: the caller's contract is with_buffers's.
+            unsafe { with_buffers(input, in_len, out, out_cap, out_len, compress) }
         }
     )*};
 }
 
 number_exports! {
     /// Largest gzip output for `in_len` bytes (`cmrx_gzip_bound`).
-    fn cmrx_gzip_bound(in_len: usize) -> usize = codec::gzip_bound(in_len);
+    fn cmrx_gzip_bound(in_len: usize) -> usize = deflate::gzip_bound(in_len);
     /// Largest zlib output for `in_len` bytes (`cmrx_zlib_bound`).
-    fn cmrx_zlib_bound(in_len: usize) -> usize = codec::zlib_bound(in_len);
+    fn cmrx_zlib_bound(in_len: usize) -> usize = deflate::zlib_bound(in_len);
     /// 1 if `level` is one `cmrx_gzip` accepts, else 0
     /// (`cmrx_gzip_level_valid`).
-    fn cmrx_gzip_level_valid(level: i32) -> i32 = i32::from(codec::gzip_level(level).is_ok());
+    fn cmrx_gzip_level_valid(level: i32) -> i32 = i32::from(deflate::gzip_level(level).is_ok());
 }
 
 deflate_exports! {
     /// gzip with memGzip's framing (`cmrx_gzip`).
-    fn cmrx_gzip = codec::gzip;
+    fn cmrx_gzip = deflate::gzip;
     /// zlib format with Compress::Zlib::compress's levels (`cmrx_zlib`).
-    fn cmrx_zlib = codec::zlib;
+    fn cmrx_zlib = deflate::zlib;
 }
 
 /// Whether a large input is not worth compressing
@@ -59,7 +59,7 @@ pub unsafe extern "C" fn cmrx_looks_incompressible(input: *const u8, in_len: usi
     // SAFETY: the caller's contract is inspect's.
     unsafe {
         inspect(input, in_len, 0, |src| {
-            i32::from(codec::looks_incompressible(src))
+            i32::from(deflate::looks_incompressible(src))
         })
     }
 }

@@ -5,7 +5,7 @@ use std::panic::catch_unwind;
 use std::ptr;
 use std::slice;
 
-use super::{codec_call, input, inspect, Failure, ResultCode};
+use super::{input, inspect, with_buffers, Failure, ResultCode};
 use crate::zstd;
 
 abi_codes! {
@@ -78,9 +78,9 @@ pub unsafe extern "C" fn cmrx_zstd_compress(
     out_cap: usize,
     out_len: *mut usize,
 ) -> i32 {
-    // SAFETY: the caller's contract is codec_call's.
+    // SAFETY: the caller's contract is with_buffers's.
     unsafe {
-        codec_call(input, in_len, out, out_cap, out_len, |i, o| {
+        with_buffers(input, in_len, out, out_cap, out_len, |i, o| {
             let dict = match dictionary {
                 0 => None,
                 id => Some(zstd::lookup(id).ok_or(zstd::Error::UnknownDictionary(id))?),
@@ -221,9 +221,9 @@ pub unsafe extern "C" fn cmrx_zstd_dictionary_with_id(
     out: *mut u8,
     out_len: *mut usize,
 ) -> i32 {
-    // SAFETY: the caller's contract is codec_call's, with out_cap = len.
+    // SAFETY: the caller's contract is with_buffers's, with out_cap = len.
     unsafe {
-        codec_call(bytes, len, out, len, out_len, |i, o| {
+        with_buffers(bytes, len, out, len, out_len, |i, o| {
             copy_dictionary(&zstd::with_dictionary_id(i, id)?, o)
         })
     }
@@ -307,9 +307,9 @@ pub unsafe extern "C" fn cmrx_zstd_train_with(
     };
     let mut used = (how.k, how.d);
     // SAFETY: out is writable for dict_size bytes and out_len writable
-    // (contract); codec_call checks them for NULL.
+    // (contract); with_buffers checks them for NULL.
     let status = unsafe {
-        codec_call(ptr::null(), 0, out, dict_size, out_len, |_, o| {
+        with_buffers(ptr::null(), 0, out, dict_size, out_len, |_, o| {
             let trained = zstd::train_with(&inputs, dict_size, &training)?;
             used = (trained.k, trained.d);
             copy_dictionary(&trained.bytes, o)

@@ -1,6 +1,6 @@
 //! A minimal safe wrapper over the raw libdeflate FFI (`libdeflate-sys`).
 //!
-//! Only what [`super`] (the codec) needs: owning compressor and decompressor
+//! Only what [`super`] (gzip and zlib) needs: owning compressor and decompressor
 //! handles freed on drop, raw-DEFLATE and zlib compression, the `_ex`
 //! decompression entry points (which report how much input the stream used),
 //! and CRC-32. Output buffers are `&mut [MaybeUninit<u8>]` because
@@ -60,7 +60,7 @@ unsafe fn assume_init(out: &[MaybeUninit<u8>], n: usize) -> &[u8] {
 
 /// An owned `struct libdeflate_compressor` for one compression level.
 ///
-/// Not `Send`/`Sync` (raw pointer): the codec keeps one per level per thread.
+/// Not `Send`/`Sync` (raw pointer): [`super`] keeps one per level per thread.
 pub struct Compressor {
     raw: NonNull<sys::libdeflate_compressor>,
 }
