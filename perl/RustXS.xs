@@ -61,10 +61,6 @@ enum pair_item { PAIR_NAME, PAIR_VALUE, PAIR_LEN }; /* a name and its value */
 #define OUTPUT_MIN_FILL_DIVISOR 2
 
 #define GETPARSER_CLASS "Cache::Memcached::RustXS::GetParser"
-/* compress_methods keeps what it compressed when it is at most this
- * fraction of the value, unless told Cache::Memcached::Fast's own ratio
- * (fast_options does): any saving. */
-#define KEEP_RATIO_DEFAULT 1.0
 
 /* ------------------------------------------------------------------------ */
 /* Shared helpers                                                           */
@@ -959,7 +955,7 @@ typedef struct {
     int    level;      /* its level (CMRX_*_USE_DEFAULT_LEVEL: the default) */
     U32    dictionary; /* zstd: the loaded dictionary's ID, 0 for none */
     size_t max_output; /* the decompressor's cap */
-    double keep_ratio; /* keeps a result of at most this fraction of the value */
+    double compress_ratio; /* keeps a result of at most this fraction of the value */
 } fast_methods;
 
 static MGVTBL fast_methods_vtbl; /* tells this magic from any other */
@@ -1017,7 +1013,7 @@ XS(xs_fast_compress)
         XSRETURN_NO;
     result = m->zstd ? zstd_to_mortal(aTHX_ in, len, m->level, m->dictionary, NULL)
                      : encode_to_mortal(aTHX_ cmrx_gzip, cmrx_gzip_bound(len), in, len, m->level);
-    if (!result || !value_kept_compressed(fast_methods_kind(m), m->dictionary, len, SvCUR(result), m->keep_ratio))
+    if (!result || !value_kept_compressed(fast_methods_kind(m), m->dictionary, len, SvCUR(result), m->compress_ratio))
         XSRETURN_NO;
     set_output(aTHX_ out_sv, result);
     XSRETURN_YES;
@@ -1214,12 +1210,12 @@ _counters()
     SPAGAIN;
 
 SV *
-_compress_methods(format, level_sv, dictionary, max_output_sv, keep_ratio_sv = &PL_sv_undef)
+_compress_methods(format, level_sv, dictionary, max_output_sv, compress_ratio_sv = &PL_sv_undef)
     const char *format
     SV *level_sv
     UV dictionary
     SV *max_output_sv
-    SV *keep_ratio_sv
+    SV *compress_ratio_sv
   PREINIT:
     fast_methods m;
     SV *settings;
@@ -1243,9 +1239,9 @@ _compress_methods(format, level_sv, dictionary, max_output_sv, keep_ratio_sv = &
     if (!SvOK(max_output_sv) || !looks_like_number(max_output_sv))
         croak("compress_methods: max_output must be a size in bytes");
     m.max_output = size_arg(aTHX_ SvIV_nomg(max_output_sv), "compress_methods: max_output");
-    SvGETMAGIC(keep_ratio_sv);
-    m.keep_ratio = SvOK(keep_ratio_sv) ? SvNV_nomg(keep_ratio_sv) : KEEP_RATIO_DEFAULT;
-    if (!(m.keep_ratio > 0))
+    SvGETMAGIC(compress_ratio_sv);
+    m.compress_ratio = SvOK(compress_ratio_sv) ? SvNV_nomg(compress_ratio_sv) : VALUE_COMPRESS_RATIO_DEFAULT;
+    if (!(m.compress_ratio > 0))
         croak("compress_methods: compress_ratio must be a number above 0");
     settings = sv_2mortal(newSVpvn((const char *)&m, sizeof m));
     pair = newAV();
