@@ -76,9 +76,9 @@ extern "C" {
 #define CMRX_DICT_DIFFERENT            2
 #define CMRX_DICT_ERROR                (-1)
 #define CMRX_TRAFFIC_ZSTD_DICTIONARY   0
-#define CMRX_TRAFFIC_ZSTD              1
-#define CMRX_TRAFFIC_GZIP              2
-#define CMRX_TRAFFIC_ZLIB              3
+#define CMRX_TRAFFIC_ZSTD              3
+#define CMRX_TRAFFIC_GZIP              1
+#define CMRX_TRAFFIC_ZLIB              2
 #define CMRX_EVENT_UNKNOWN_DICTIONARY  0
 #define CMRX_EVENT_UNDECODABLE         1
 #define CMRX_EVENT_TOO_BIG             2

@@ -9,6 +9,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::sniff::Format;
+
 /// Values that went one way, with their bytes before and after compression.
 #[derive(Debug, Default)]
 pub struct Traffic {
@@ -95,17 +97,18 @@ pub static ZLIB: ValueCounters = ValueCounters::new();
 
 abi_codes! {
     /// Whose values a row of traffic counts, and what a value written is
-    /// counted as: which counter each kind of traffic goes to is
+    /// counted as: a format of [`Format`], by its code, or zstd with a
+    /// dictionary. Which counter each kind of traffic goes to is
     /// [`note_written`]'s and [`each_traffic`]'s.
     pub enum TrafficKind {
         /// zstd with the dictionary whose ID the row gives.
         ZstdDictionary = 0 => "CMRX_TRAFFIC_ZSTD_DICTIONARY",
         /// zstd without a dictionary.
-        ZstdPlain = 1 => "CMRX_TRAFFIC_ZSTD",
+        ZstdPlain = Format::Zstd as i32 => "CMRX_TRAFFIC_ZSTD",
         /// gzip.
-        Gzip = 2 => "CMRX_TRAFFIC_GZIP",
+        Gzip = Format::Gzip as i32 => "CMRX_TRAFFIC_GZIP",
         /// zlib.
-        Zlib = 3 => "CMRX_TRAFFIC_ZLIB",
+        Zlib = Format::Zlib as i32 => "CMRX_TRAFFIC_ZLIB",
     }
 }
 

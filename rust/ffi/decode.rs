@@ -102,7 +102,7 @@ pub unsafe extern "C" fn cmrx_sniff_compressed(input: *const u8, in_len: usize) 
 /// The decoder `input`, a value stored compressed, needs by its magic
 /// number (`cmrx_decoder_format`): `CMRX_DECODE_ZSTD`, `CMRX_DECODE_GZIP`
 /// or `CMRX_DECODE_ZLIB`, or `CMRX_FMT_NONE` (0) for none of them (see
-/// [`decode::stored_decoder`]).
+/// [`sniff::decoder_format`]; its codes are `CMRX_DECODE_*`'s).
 ///
 /// # Safety
 /// `input` readable for `in_len` bytes.
@@ -111,7 +111,7 @@ pub unsafe extern "C" fn cmrx_decoder_format(input: *const u8, in_len: usize) ->
     // SAFETY: the caller's contract is inspect's.
     unsafe {
         inspect(input, in_len, 0, |src| {
-            decode::stored_decoder(src).map_or(0, |d| d.format() as i32)
+            sniff::decoder_format(src).map_or(0, sniff::Format::code)
         })
     }
 }
