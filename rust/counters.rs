@@ -112,16 +112,6 @@ abi_codes! {
     }
 }
 
-impl TrafficKind {
-    /// The kind with this code, if any.
-    pub fn from_code(code: i32) -> Option<TrafficKind> {
-        TrafficKind::ALL
-            .iter()
-            .map(|(k, _)| *k)
-            .find(|k| *k as i32 == code)
-    }
-}
-
 /// The counters of the kinds without a dictionary, with their kinds.
 pub fn plain_traffic() -> [(TrafficKind, &'static ValueCounters); 3] {
     [
@@ -197,20 +187,6 @@ const NO_EVENTS: AtomicU64 = AtomicU64::new(0);
 static EVENT_COUNTS: [AtomicU64; EVENTS] = [NO_EVENTS; EVENTS];
 
 impl Event {
-    /// The event with this code, if any.
-    ///
-    /// ```
-    /// use cmrx::counters::Event;
-    /// assert_eq!(Event::from_code(4), Some(Event::Incompressible));
-    /// assert_eq!(Event::from_code(99), None);
-    /// ```
-    pub fn from_code(code: i32) -> Option<Event> {
-        Event::ALL
-            .iter()
-            .map(|(e, _)| *e)
-            .find(|e| *e as i32 == code)
-    }
-
     /// Counts one more of it.
     ///
     /// ```

@@ -50,20 +50,6 @@ abi_codes! {
 }
 
 impl DecodeFormat {
-    /// The format with this `CMRX_DECODE_*` code, if there is one.
-    ///
-    /// ```
-    /// use cmrx::decode::DecodeFormat;
-    /// assert_eq!(DecodeFormat::from_code(4), Some(DecodeFormat::Cached));
-    /// assert_eq!(DecodeFormat::from_code(0), None);
-    /// ```
-    pub fn from_code(code: i32) -> Option<DecodeFormat> {
-        DecodeFormat::ALL
-            .iter()
-            .map(|&(format, _)| format)
-            .find(|&format| format as i32 == code)
-    }
-
     /// The format `input` is decoded as under this one (see the module
     /// docs): [`Format::Gzip`], [`Format::Zlib`] or [`Format::Zstd`].
     /// [`Cached`](Self::Cached) and [`Any`](Self::Any) look at its magic

@@ -30,9 +30,9 @@
 
 mod libdeflate;
 
+use crate::growth::Expansion;
 #[cfg(test)]
 use crate::growth::MIN_CAPACITY;
-use crate::growth::{AsksForSpace, Expansion};
 use crate::per_thread;
 
 use core::cell::RefCell;
@@ -96,20 +96,7 @@ pub struct Inflated {
     pub input_used: usize,
 }
 
-impl AsksForSpace for DeflateError {
-    fn need_space(&self) -> Option<usize> {
-        match *self {
-            DeflateError::NeedSpace(n) => Some(n),
-            _ => None,
-        }
-    }
-    fn too_big() -> Self {
-        DeflateError::TooBig
-    }
-    fn no_memory() -> Self {
-        DeflateError::NoMemory
-    }
-}
+asks_for_space!(DeflateError);
 
 /// What a level argument of -1 stands for: the default level of the
 /// function it is given to ([`GZIP_DEFAULT_LEVEL`] or [`ZLIB_DEFAULT_LEVEL`]),

@@ -151,90 +151,70 @@ impl From<crate::decode::Error> for Failure {
 /// "none", and the codecs' defaults and level ranges. The header holds exactly these lines between its
 /// `BEGIN GENERATED` and `END GENERATED` markers.
 pub fn header_defines() -> String {
-    let mut defines: Vec<(String, String)> = Vec::new();
-    let mut add = |name: &str, value: String| defines.push((name.to_owned(), value));
-    for &(kind, name) in EventKind::ALL {
-        add(name, (kind as i32).to_string());
+    use crate::{counters, deflate, zstd};
+    /// The `(name, code)` pairs of an enum of codes.
+    fn codes<T: Copy>(all: &[(T, &str)], code: impl Fn(T) -> i64) -> Vec<(String, i64)> {
+        all.iter()
+            .map(|&(v, name)| (name.to_owned(), code(v)))
+            .collect()
     }
-    for &(error, name) in ParseError::ALL {
-        add(name, error.code().to_string());
-    }
-    add("CMRX_PE_INTERNAL", PARSE_INTERNAL.to_string());
-    for &(status, name) in ResultCode::ALL {
-        add(name, (status as i32).to_string());
-    }
-    for &(format, name) in DecodeFormat::ALL {
-        add(name, (format as i32).to_string());
-    }
-    for &(method, name) in TrainMethod::ALL {
-        add(name, (method as i32).to_string());
-    }
-    for &(state, name) in LoadedState::ALL {
-        add(name, (state as i32).to_string());
-    }
-    for &(kind, name) in crate::counters::TrafficKind::ALL {
-        add(name, (kind as i32).to_string());
-    }
-    for &(event, name) in crate::counters::Event::ALL {
-        add(name, (event as i32).to_string());
-    }
-    add("CMRX_EVENTS", crate::counters::EVENTS.to_string());
-    add("CMRX_FMT_NONE", "0".to_owned());
-    add(
-        "CMRX_DEFLATE_USE_DEFAULT_LEVEL",
-        crate::deflate::USE_DEFAULT_LEVEL.to_string(),
-    );
-    add(
-        "CMRX_GZIP_DEFAULT_LEVEL",
-        crate::deflate::GZIP_DEFAULT_LEVEL.to_string(),
-    );
-    add(
-        "CMRX_ZLIB_DEFAULT_LEVEL",
-        crate::deflate::ZLIB_DEFAULT_LEVEL.to_string(),
-    );
-    add(
-        "CMRX_DEFAULT_MAX_OUTPUT",
-        crate::deflate::DEFAULT_MAX_OUT.to_string(),
-    );
-    add(
-        "CMRX_GZIP_MIN_LEVEL",
-        crate::deflate::GZIP_MIN_LEVEL.to_string(),
-    );
-    add(
-        "CMRX_GZIP_MAX_LEVEL",
-        crate::deflate::GZIP_MAX_LEVEL.to_string(),
-    );
-    add(
-        "CMRX_ZLIB_MIN_LEVEL",
-        crate::deflate::ZLIB_MIN_LEVEL.to_string(),
-    );
-    add(
-        "CMRX_ZLIB_MAX_LEVEL",
-        crate::deflate::ZLIB_MAX_LEVEL.to_string(),
-    );
-    add(
-        "CMRX_ZSTD_USE_DEFAULT_LEVEL",
-        crate::zstd::USE_DEFAULT_LEVEL.to_string(),
-    );
-    add(
-        "CMRX_ZSTD_DEFAULT_LEVEL",
-        crate::zstd::DEFAULT_LEVEL.to_string(),
-    );
-    add("CMRX_ZSTD_MIN_LEVEL", crate::zstd::MIN_LEVEL.to_string());
-    add("CMRX_ZSTD_MAX_LEVEL", crate::zstd::MAX_LEVEL.to_string());
-    add(
-        "CMRX_DEFAULT_WARN_INTERVAL",
-        reports::DEFAULT_WARN_INTERVAL.to_string(),
+    let mut defines: Vec<(String, i64)> = Vec::new();
+    defines.extend(codes(EventKind::ALL, |v| v as i64));
+    defines.extend(codes(ParseError::ALL, |v| i64::from(v.code())));
+    defines.push(("CMRX_PE_INTERNAL".to_owned(), i64::from(PARSE_INTERNAL)));
+    defines.extend(codes(ResultCode::ALL, |v| v as i64));
+    defines.extend(codes(DecodeFormat::ALL, |v| v as i64));
+    defines.extend(codes(TrainMethod::ALL, |v| v as i64));
+    defines.extend(codes(LoadedState::ALL, |v| v as i64));
+    defines.extend(codes(counters::TrafficKind::ALL, |v| v as i64));
+    defines.extend(codes(counters::Event::ALL, |v| v as i64));
+    // The constants (sizes and intervals are far below i64::MAX).
+    let constants: &[(&str, i64)] = &[
+        ("CMRX_EVENTS", counters::EVENTS as i64),
+        ("CMRX_FMT_NONE", 0),
+        (
+            "CMRX_DEFLATE_USE_DEFAULT_LEVEL",
+            i64::from(deflate::USE_DEFAULT_LEVEL),
+        ),
+        (
+            "CMRX_GZIP_DEFAULT_LEVEL",
+            i64::from(deflate::GZIP_DEFAULT_LEVEL),
+        ),
+        (
+            "CMRX_ZLIB_DEFAULT_LEVEL",
+            i64::from(deflate::ZLIB_DEFAULT_LEVEL),
+        ),
+        ("CMRX_DEFAULT_MAX_OUTPUT", deflate::DEFAULT_MAX_OUT as i64),
+        ("CMRX_GZIP_MIN_LEVEL", i64::from(deflate::GZIP_MIN_LEVEL)),
+        ("CMRX_GZIP_MAX_LEVEL", i64::from(deflate::GZIP_MAX_LEVEL)),
+        ("CMRX_ZLIB_MIN_LEVEL", i64::from(deflate::ZLIB_MIN_LEVEL)),
+        ("CMRX_ZLIB_MAX_LEVEL", i64::from(deflate::ZLIB_MAX_LEVEL)),
+        (
+            "CMRX_ZSTD_USE_DEFAULT_LEVEL",
+            i64::from(zstd::USE_DEFAULT_LEVEL),
+        ),
+        ("CMRX_ZSTD_DEFAULT_LEVEL", i64::from(zstd::DEFAULT_LEVEL)),
+        ("CMRX_ZSTD_MIN_LEVEL", i64::from(zstd::MIN_LEVEL)),
+        ("CMRX_ZSTD_MAX_LEVEL", i64::from(zstd::MAX_LEVEL)),
+        (
+            "CMRX_DEFAULT_WARN_INTERVAL",
+            reports::DEFAULT_WARN_INTERVAL as i64,
+        ),
+    ];
+    defines.extend(
+        constants
+            .iter()
+            .map(|&(name, value)| (name.to_owned(), value)),
     );
     let width = defines.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
     defines
         .iter()
         .map(|(name, value)| {
             // Negative values in parentheses, as macros must have them.
-            let value = if value.starts_with('-') {
+            let value = if *value < 0 {
                 format!("({value})")
             } else {
-                value.clone()
+                value.to_string()
             };
             format!("#define {name:width$} {value}\n")
         })

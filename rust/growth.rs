@@ -69,6 +69,27 @@ impl Expansion {
     }
 }
 
+/// Implements [`AsksForSpace`] for an error enum with the variants
+/// `NeedSpace(usize)`, `TooBig` and `NoMemory`, as every decoder's has.
+macro_rules! asks_for_space {
+    ($error:ty) => {
+        impl $crate::growth::AsksForSpace for $error {
+            fn need_space(&self) -> Option<usize> {
+                match *self {
+                    Self::NeedSpace(n) => Some(n),
+                    _ => None,
+                }
+            }
+            fn too_big() -> Self {
+                Self::TooBig
+            }
+            fn no_memory() -> Self {
+                Self::NoMemory
+            }
+        }
+    };
+}
+
 /// What [`decode_to_vec`] needs of the error type of a decoder that writes
 /// into its caller's buffer: whether an error asks for more space, and the
 /// two errors the loop makes itself.
@@ -155,20 +176,7 @@ mod tests {
         Bad,
     }
 
-    impl AsksForSpace for TestError {
-        fn need_space(&self) -> Option<usize> {
-            match *self {
-                TestError::NeedSpace(n) => Some(n),
-                _ => None,
-            }
-        }
-        fn too_big() -> Self {
-            TestError::TooBig
-        }
-        fn no_memory() -> Self {
-            TestError::NoMemory
-        }
-    }
+    asks_for_space!(TestError);
 
     /// A decoder of `len` bytes of 7s that asks for room the way the real
     /// ones do; the capacities it was given.

@@ -21,12 +21,14 @@
 
 #[macro_use]
 mod abi_codes;
+// Before the decoders, which use its asks_for_space! macro.
+#[macro_use]
+mod growth;
 
 pub mod counters;
 pub mod decode;
 pub mod deflate;
 pub mod ffi;
-mod growth;
 pub mod parser;
 mod per_thread;
 pub mod reports;

@@ -62,7 +62,7 @@ use std::fmt;
 use zstd::zstd_safe::{self, zstd_sys::ZSTD_ErrorCode, CCtx, DCtx, WriteBuf};
 
 use crate::counters;
-use crate::growth::{self, AsksForSpace};
+use crate::growth;
 use crate::per_thread;
 
 mod dictionary;
@@ -189,20 +189,7 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-impl AsksForSpace for Error {
-    fn need_space(&self) -> Option<usize> {
-        match *self {
-            Error::NeedSpace(n) => Some(n),
-            _ => None,
-        }
-    }
-    fn too_big() -> Self {
-        Error::TooBig
-    }
-    fn no_memory() -> Self {
-        Error::NoMemory
-    }
-}
+asks_for_space!(Error);
 
 // ------------------------------------------------------------ output buffer
 

@@ -21,16 +21,13 @@ abi_codes! {
 }
 
 impl TrainMethod {
-    /// The method with this code, if any.
-    fn from_code(code: i32) -> Option<zstd::Method> {
-        TrainMethod::ALL
-            .iter()
-            .find(|(m, _)| *m as i32 == code)
-            .map(|(m, _)| match m {
-                TrainMethod::FastCover => zstd::Method::FastCover,
-                TrainMethod::Cover => zstd::Method::Cover,
-                TrainMethod::Samples => zstd::Method::Samples,
-            })
+    /// The engine's method of this one.
+    fn method(self) -> zstd::Method {
+        match self {
+            TrainMethod::FastCover => zstd::Method::FastCover,
+            TrainMethod::Cover => zstd::Method::Cover,
+            TrainMethod::Samples => zstd::Method::Samples,
+        }
     }
 }
 
@@ -290,7 +287,7 @@ pub unsafe extern "C" fn cmrx_zstd_train_with(
     let Some(how) = (unsafe { how.as_mut() }) else {
         return ResultCode::Arg as i32;
     };
-    let Some(method) = TrainMethod::from_code(how.method) else {
+    let Some(method) = TrainMethod::from_code(how.method).map(TrainMethod::method) else {
         return ResultCode::Arg as i32;
     };
     // SAFETY: the caller's contract is sample_slices'.
