@@ -305,6 +305,16 @@ fn status(result: Result<usize, Failure>, out_len: &mut usize) -> i32 {
     }
 }
 
+/// The status of an engine call that returns only how it went, run under
+/// `catch_unwind`.
+fn status_of<E: Into<Failure>>(outcome: std::thread::Result<Result<(), E>>) -> i32 {
+    match outcome {
+        Ok(Ok(())) => ResultCode::Ok as i32,
+        Ok(Err(e)) => e.into().status as i32,
+        Err(_) => ResultCode::Panic as i32,
+    }
+}
+
 /// Runs an engine call on C buffers (an input, an output), catching panics.
 ///
 /// # Safety

@@ -5,7 +5,7 @@ use std::panic::catch_unwind;
 use std::ptr;
 use std::slice;
 
-use super::{input, inspect, with_buffers, Failure, ResultCode};
+use super::{input, inspect, status_of, with_buffers, Failure, ResultCode};
 use crate::zstd;
 
 abi_codes! {
@@ -168,11 +168,7 @@ pub extern "C" fn cmrx_zstd_prepare(id: u32, level: i32) -> i32 {
             .ok_or(zstd::Error::UnknownDictionary(id))?
             .prepare(level)
     });
-    match prepared {
-        Ok(Ok(())) => ResultCode::Ok as i32,
-        Ok(Err(e)) => Failure::from(e).status as i32,
-        Err(_) => ResultCode::Panic as i32,
-    }
+    status_of(prepared)
 }
 
 /// The ID of the standard zstd dictionary `bytes`, once libzstd has loaded
@@ -351,22 +347,17 @@ pub unsafe extern "C" fn cmrx_zstd_frame_sizes(
             0 => None,
             _ => Some(zstd::Dictionary::from_bytes(dict_bytes)?),
         };
-        zstd::frame_sizes(&inputs, level, dictionary.as_ref())
-    });
-    match measured {
-        Ok(Ok(measured)) => {
-            // SAFETY: sizes is writable for count entries (contract;
-            // non-NULL when count > 0), and measured has count of them.
-            unsafe {
-                for (i, &n) in measured.iter().enumerate().take(count) {
-                    sizes.add(i).write(n);
-                }
+        let measured = zstd::frame_sizes(&inputs, level, dictionary.as_ref())?;
+        // SAFETY: sizes is writable for count entries (contract; non-NULL
+        // when count > 0), and measured has count of them.
+        unsafe {
+            for (i, &n) in measured.iter().enumerate().take(count) {
+                sizes.add(i).write(n);
             }
-            ResultCode::Ok as i32
         }
-        Ok(Err(e)) => Failure::from(e).status as i32,
-        Err(_) => ResultCode::Panic as i32,
-    }
+        Ok::<(), zstd::Error>(())
+    });
+    status_of(measured)
 }
 
 /// The dictionary ID in the header of the zstd frame `input` starts with
