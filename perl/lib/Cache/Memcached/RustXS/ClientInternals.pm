@@ -292,14 +292,14 @@ C<on_item> is the finalize closure of C<Cache::Memcached::_load_multi>. That
 closure is the same in every release from 1.24 to 1.30. C<finalize_root>
 compiles that known code in the running perl and compares its op tree (op
 names, and the globs and constants the ops refer to) with each anonymous sub
-in C<_load_multi>; the one that matches is the finalize, and the address of
-its op tree is what the XS compares each C<on_item> with. A release whose
+in C<_load_multi>; the one that matches is the finalize. GetParser's C<new>
+asks C<is_load_multi_finalize($on_item)>, which compares the address of
+C<$on_item>'s op tree with that one's (the look-up is kept until
+C<_load_multi> or C<$Cache::Memcached::VERSION> changes). A release whose
 finalize is different code has none that matches: GetParser then hands every
 value to C<on_item>, as any other parser does, and C<inline_finalize> is
-false. C<is_load_multi_finalize($code)> says whether a code reference is
-that closure (the look-up is kept until C<_load_multi> or
-C<$Cache::Memcached::VERSION> changes); C<is_known_finalize($code)> whether
-a code reference's code is the known finalize's.
+false. C<is_known_finalize($code)> says whether a code reference's code is
+the known finalize's.
 
 =head2 Cache::Memcached's compression (RustXS::Memcached's zstd)
 
