@@ -26,6 +26,13 @@
  * (a mortal) before perl code can run; and a parser that is running perl
  * code from the middle of a parse refuses to be re-entered (only on_item,
  * called once the parser's state is whole again, may parse more).
+ *
+ * Perl subs of this distribution: the XS calls one, and only by its name,
+ * Cache::Memcached::RustXS::Zstd::_rescan_for($id) (rescan_for_dictionary
+ * below), when a zstd frame names a dictionary that is not loaded. What
+ * else the modules decide (which closure is Cache::Memcached's finalize,
+ * their defaults) they pass in as arguments; how often a warning is said is
+ * the engine's (cmrx_report_due).
  */
 
 #define PERL_NO_GET_CONTEXT
@@ -54,16 +61,6 @@ enum pair_item { PAIR_NAME, PAIR_VALUE, PAIR_LEN }; /* a name and its value */
 #define OUTPUT_MIN_FILL_DIVISOR 2
 
 #define GETPARSER_CLASS "Cache::Memcached::RustXS::GetParser"
-/* $Cache::Memcached::RustXS::GetParser::InlineFinalize, unless it is set. */
-#define INLINE_FINALIZE_DEFAULT 1
-#define CLIENT_INTERNALS_CLASS "Cache::Memcached::RustXS::ClientInternals"
-/* $Cache::Memcached::RustXS::Zstd::WarnInterval, unless it is set: seconds
- * between two warnings of one kind about one thing. */
-#define WARN_INTERVAL_DEFAULT 60
-/* compress_methods keeps what it compressed when it is at most this
- * fraction of the value, unless told Cache::Memcached::Fast's own ratio
- * (fast_options does): any saving. */
-#define KEEP_RATIO_DEFAULT 1.0
 
 /* ------------------------------------------------------------------------ */
 /* Shared helpers                                                           */
@@ -206,8 +203,8 @@ static int
 checked_zstd_level(pTHX_ const char *what, IV level)
 {
     if (!level_accepted(level, cmrx_zstd_level_valid))
-        croak("%s: level must be 0 (the default), 1 to %d or -1 to %d, not %" IVdf, what,
-              CMRX_ZSTD_MAX_LEVEL, CMRX_ZSTD_MIN_LEVEL, level);
+        croak("%s: level must be %d (the default), 1 to %d or -1 to %d, not %" IVdf, what,
+              CMRX_ZSTD_USE_DEFAULT_LEVEL, CMRX_ZSTD_MAX_LEVEL, CMRX_ZSTD_MIN_LEVEL, level);
     return (int)level;
 }
 
@@ -215,24 +212,36 @@ static int
 checked_gzip_level(pTHX_ const char *what, IV level)
 {
     if (!level_accepted(level, cmrx_gzip_level_valid))
-        croak("%s: level must be %d (the default) or %d to %d, not %" IVdf, what, CMRX_LEVEL_DEFAULT,
+        croak("%s: level must be %d (the default) or %d to %d, not %" IVdf, what, CMRX_DEFLATE_USE_DEFAULT_LEVEL,
               CMRX_GZIP_MIN_LEVEL, CMRX_GZIP_MAX_LEVEL, level);
     return (int)level;
 }
 
 static IV warn_interval(pTHX);
 
+/* Whether `text` is to be said now: the engine says a warning at most once
+ * per $Cache::Memcached::RustXS::Zstd::WarnInterval seconds. */
+static int
+report_due(pTHX_ SV *text, NV now)
+{
+    STRLEN len;
+    const char *bytes = SvPV(text, len);
+    IV interval = warn_interval(aTHX);
+    return cmrx_report_due((const uint8_t *)bytes, len, now > 0 ? (uint64_t)now : 0,
+                           interval > 0 ? (uint64_t)interval : 0);
+}
+
 /* A value compressed with a zstd dictionary that is not loaded is a miss:
- * says so at most once per $Cache::Memcached::RustXS::Zstd::WarnInterval
- * seconds and dictionary, not once per value. */
+ * says so when the engine says it is due, not once per value. */
 static void
 warn_missing_dictionary(pTHX_ U32 id)
 {
-    IV interval = warn_interval(aTHX);
-    if (cmrx_zstd_report_due(id, (uint64_t)time(NULL), interval > 0 ? (uint64_t)interval : 0))
-        warn("Cache::Memcached::RustXS: zstd dictionary %lu is not loaded, so values compressed "
-             "with it are misses (load it with Cache::Memcached::RustXS::Zstd::load_dictionary)",
-             (unsigned long)id);
+    SV *text = sv_2mortal(newSVpvf(
+        "Cache::Memcached::RustXS: zstd dictionary %lu is not loaded, so values compressed "
+        "with it are misses (load it with Cache::Memcached::RustXS::Zstd::load_dictionary)",
+        (unsigned long)id));
+    if (report_due(aTHX_ text, (NV)time(NULL)))
+        warn("%" SVf, SVfARG(text));
 }
 
 /* The package variables read or set at every call. Their globs are looked
@@ -244,19 +253,11 @@ typedef struct {
     GV *gzerrno;         /* $Compress::Zlib::gzerrno */
     GV *level;           /* $Cache::Memcached::RustXS::Zlib::Level */
     GV *max_output;      /* $Cache::Memcached::RustXS::Zlib::MaxOutput */
-    GV *inline_finalize; /* $Cache::Memcached::RustXS::GetParser::InlineFinalize */
     GV *warn_interval;   /* $Cache::Memcached::RustXS::Zstd::WarnInterval */
-    /* Cache::Memcached::_load_multi as last seen (a counted reference, so
-     * its address cannot be reused), and the op tree of its finalize
-     * closure (0: none known). See finalize_is_known. */
-    CV *load_multi;
-    SV *load_multi_version; /* $Cache::Memcached::VERSION then */
-    UV finalize_root;
     /* A GetParser line buffer kept from a freed parser for the next one:
      * Cache::Memcached makes a parser per server per get_multi, and malloc
      * plus free of 64 KiB each time costs more than parsing small values. */
     char *spare_line_buffer;
-    int rescanning; /* a dictionary set's rescan is running (rescan_for_dictionary) */
 } my_cxt_t;
 START_MY_CXT
 
@@ -285,16 +286,11 @@ static void
 init_my_cxt(pTHX_ my_cxt_t *cxt)
 {
     cxt->spare_line_buffer = NULL; /* never shared with the interpreter cloned from */
-    cxt->load_multi = NULL;
-    cxt->load_multi_version = NULL;
-    cxt->finalize_root = 0;
-    cxt->rescanning = 0;
     call_atexit(free_spare_line_buffer, NULL);
     cxt->gzerrno = gv_fetchpvs("Compress::Zlib::gzerrno", GV_ADD | GV_ADDMULTI, SVt_PV);
-    cxt->level = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::Level", CMRX_DEFAULT_GZIP_LEVEL);
+    cxt->level = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::Level", CMRX_GZIP_DEFAULT_LEVEL);
     cxt->max_output = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::MaxOutput", CMRX_DEFAULT_MAX_OUTPUT);
-    cxt->inline_finalize = tunable(aTHX_ GETPARSER_CLASS "::InlineFinalize", INLINE_FINALIZE_DEFAULT);
-    cxt->warn_interval = tunable(aTHX_ "Cache::Memcached::RustXS::Zstd::WarnInterval", WARN_INTERVAL_DEFAULT);
+    cxt->warn_interval = tunable(aTHX_ "Cache::Memcached::RustXS::Zstd::WarnInterval", CMRX_DEFAULT_WARN_INTERVAL);
 }
 
 /* A tunable's value (get-magic first), or `fallback` when it is undef. */
@@ -321,18 +317,20 @@ static IV
 warn_interval(pTHX)
 {
     dMY_CXT;
-    return config_iv(aTHX_ MY_CXT.warn_interval, WARN_INTERVAL_DEFAULT);
+    return config_iv(aTHX_ MY_CXT.warn_interval, CMRX_DEFAULT_WARN_INTERVAL);
 }
 
 #define MAX_OUTPUT_NAME "$Cache::Memcached::RustXS::Zlib::MaxOutput"
-#define GZIP_LEVEL() config_iv(aTHX_ MY_CXT.level, CMRX_LEVEL_DEFAULT)
+#define GZIP_LEVEL() config_iv(aTHX_ MY_CXT.level, CMRX_DEFLATE_USE_DEFAULT_LEVEL)
 #define MAX_OUTPUT() \
     size_arg(aTHX_ config_iv(aTHX_ MY_CXT.max_output, CMRX_DEFAULT_MAX_OUTPUT), MAX_OUTPUT_NAME)
 
-/* Dictionary sets: the perl function that scans the loaded sets again (at
- * most once per rescan interval) and says whether dictionary `id` is loaded
- * now (Cache::Memcached::RustXS::Zstd::load_dictionaries), one of these
- * (which it has from _constants): */
+/* Dictionary sets: the one perl function of the distribution this file
+ * calls (see the top of this file). It scans the loaded sets again (at most
+ * once per rescan interval; Cache::Memcached::RustXS::Zstd::load_dictionaries)
+ * and says whether dictionary `id` is loaded now, one of these (which it
+ * has from _constants). It guards itself against re-entry (a reader that
+ * its own perl code runs). */
 #define RESCAN_SUB "Cache::Memcached::RustXS::Zstd::_rescan_for"
 enum rescan_answer {
     RESCAN_ABSENT, /* not loaded, after a scan (or no set is loaded) */
@@ -344,24 +342,18 @@ enum rescan_answer {
 /* Asks the loaded dictionary sets for dictionary `id` (RESCAN_*). Runs perl
  * code, inside an eval and with $@ localised: whatever it does, it does not
  * die through the caller, whose state must merely be whole (no pointer into
- * a scalar perl code can reach, nothing owned that a die would leak). A reader that
- * this perl code runs gets no rescan of its own. */
+ * a scalar perl code can reach, nothing owned that a die would leak). */
 static int
 rescan_for_dictionary(pTHX_ U32 id)
 {
-    dMY_CXT;
     CV *rescan = get_cv(RESCAN_SUB, 0);
     int found = RESCAN_ABSENT;
-    /* Not from inside a rescan (a reader that its perl code runs): that
-     * reader just misses. */
-    if (!rescan || MY_CXT.rescanning)
-        return RESCAN_ABSENT; /* no Zstd.pm, so no set either; or re-entered */
+    if (!rescan)
+        return RESCAN_ABSENT; /* no Zstd.pm, so no set either */
     {
         dSP;
         ENTER;
         SAVETMPS;
-        SAVEINT(MY_CXT.rescanning);
-        MY_CXT.rescanning = 1;
         save_scalar(PL_errgv);
         PUSHMARK(SP);
         mXPUSHu(id);
@@ -784,64 +776,6 @@ stored_item(void *ctx, const items_item *item)
     av_push(s->items, newRV_noinc((SV *)fields));
 }
 
-/* The op tree of the finalize closure in _load_multi, by address, as
- * ClientInternals.pm's finalize_root finds it (0 when none is the known
- * finalize's code). Perl code: call it before allocating. */
-static UV
-finalize_root_of(pTHX)
-{
-    UV root = 0;
-    dSP;
-    ENTER;
-    SAVETMPS;
-    PUSHMARK(SP);
-    PUTBACK;
-    if (call_pv(CLIENT_INTERNALS_CLASS "::finalize_root", G_SCALAR) == 1) {
-        SPAGAIN;
-        root = POPu;
-        PUTBACK;
-    }
-    FREETMPS;
-    LEAVE;
-    return root;
-}
-
-/* Whether on_item is the finalize closure of the Cache::Memcached::_load_multi
- * loaded now, whose code is the known finalize's (it does nothing to a value
- * without flags but drop its CRLF). Every closure made from one anonymous sub
- * shares its op tree, so an on_item whose op tree is that closure's is one
- * of them: a strict test, and cheap once the op tree is known. It is looked
- * up again whenever _load_multi or $Cache::Memcached::VERSION is another
- * than last time. */
-static int
-finalize_is_known(pTHX_ SV *on_item)
-{
-    dMY_CXT;
-    CV *cv, *load_multi;
-    SV *version;
-    if (!SvROK(on_item) || SvTYPE(SvRV(on_item)) != SVt_PVCV)
-        return 0;
-    cv = (CV *)SvRV(on_item);
-    if (!CvANON(cv) || CvISXSUB(cv) || !CvROOT(cv))
-        return 0;
-    load_multi = get_cv("Cache::Memcached::_load_multi", 0);
-    version = get_sv("Cache::Memcached::VERSION", 0);
-    if (!load_multi || !version || !SvOK(version))
-        return 0;
-    if (load_multi != MY_CXT.load_multi || !MY_CXT.load_multi_version
-        || !sv_eq(version, MY_CXT.load_multi_version)) {
-        UV root = finalize_root_of(aTHX);
-        SvREFCNT_dec((SV *)MY_CXT.load_multi);
-        MY_CXT.load_multi = (CV *)SvREFCNT_inc_simple_NN((SV *)load_multi);
-        if (!MY_CXT.load_multi_version)
-            MY_CXT.load_multi_version = newSVsv(version);
-        else
-            sv_setsv(MY_CXT.load_multi_version, version);
-        MY_CXT.finalize_root = root;
-    }
-    return MY_CXT.finalize_root != 0 && PTR2UV(CvROOT(cv)) == MY_CXT.finalize_root;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Cache::Memcached::RustXS::Zlib                                           */
 
@@ -1018,10 +952,10 @@ set_output(pTHX_ SV *out_sv, SV *result)
  * XSUB (so it lives as long as they do, and a new ithread gets its copy). */
 typedef struct {
     int    zstd;       /* the compressor writes zstd frames, else gzip */
-    int    level;      /* its level (CMRX_LEVEL_DEFAULT or 0: the default) */
+    int    level;      /* its level (CMRX_*_USE_DEFAULT_LEVEL: the default) */
     U32    dictionary; /* zstd: the loaded dictionary's ID, 0 for none */
     size_t max_output; /* the decompressor's cap */
-    double keep_ratio; /* keeps a result of at most this fraction of the value */
+    double compress_ratio; /* keeps a result of at most this fraction of the value */
 } fast_methods;
 
 static MGVTBL fast_methods_vtbl; /* tells this magic from any other */
@@ -1079,7 +1013,7 @@ XS(xs_fast_compress)
         XSRETURN_NO;
     result = m->zstd ? zstd_to_mortal(aTHX_ in, len, m->level, m->dictionary, NULL)
                      : encode_to_mortal(aTHX_ cmrx_gzip, cmrx_gzip_bound(len), in, len, m->level);
-    if (!result || !value_kept_compressed(fast_methods_kind(m), m->dictionary, len, SvCUR(result), m->keep_ratio))
+    if (!result || !value_kept_compressed(fast_methods_kind(m), m->dictionary, len, SvCUR(result), m->compress_ratio))
         XSRETURN_NO;
     set_output(aTHX_ out_sv, result);
     XSRETURN_YES;
@@ -1254,6 +1188,17 @@ _note_event(event)
     if (cmrx_note_event(event) != CMRX_OK)
         croak("Cache::Memcached::RustXS::_note_event: no event %d", event);
 
+int
+_report_due(text, now)
+    SV *text
+    NV now
+  CODE:
+    /* Whether a warning (its text) is to be said at `now` (seconds): at most
+     * once per $Cache::Memcached::RustXS::Zstd::WarnInterval seconds. */
+    RETVAL = report_due(aTHX_ text, now);
+  OUTPUT:
+    RETVAL
+
 void
 _counters()
   PPCODE:
@@ -1265,12 +1210,12 @@ _counters()
     SPAGAIN;
 
 SV *
-_compress_methods(format, level_sv, dictionary, max_output_sv, keep_ratio_sv = &PL_sv_undef)
+_compress_methods(format, level_sv, dictionary, max_output_sv, compress_ratio_sv = &PL_sv_undef)
     const char *format
     SV *level_sv
     UV dictionary
     SV *max_output_sv
-    SV *keep_ratio_sv
+    SV *compress_ratio_sv
   PREINIT:
     fast_methods m;
     SV *settings;
@@ -1284,7 +1229,7 @@ _compress_methods(format, level_sv, dictionary, max_output_sv, keep_ratio_sv = &
     if (!m.zstd && !strEQ(format, "gzip"))
         croak("compress_methods: unknown format %s", format);
     SvGETMAGIC(level_sv);
-    level = SvOK(level_sv) ? SvIV_nomg(level_sv) : m.zstd ? 0 : CMRX_LEVEL_DEFAULT;
+    level = SvOK(level_sv) ? SvIV_nomg(level_sv) : m.zstd ? CMRX_ZSTD_USE_DEFAULT_LEVEL : CMRX_DEFLATE_USE_DEFAULT_LEVEL;
     m.level = m.zstd ? checked_zstd_level(aTHX_ "compress_methods", level)
                      : checked_gzip_level(aTHX_ "compress_methods", level);
     if (dictionary > (UV)U32_MAX)
@@ -1294,9 +1239,9 @@ _compress_methods(format, level_sv, dictionary, max_output_sv, keep_ratio_sv = &
     if (!SvOK(max_output_sv) || !looks_like_number(max_output_sv))
         croak("compress_methods: max_output must be a size in bytes");
     m.max_output = size_arg(aTHX_ SvIV_nomg(max_output_sv), "compress_methods: max_output");
-    SvGETMAGIC(keep_ratio_sv);
-    m.keep_ratio = SvOK(keep_ratio_sv) ? SvNV_nomg(keep_ratio_sv) : KEEP_RATIO_DEFAULT;
-    if (!(m.keep_ratio > 0))
+    SvGETMAGIC(compress_ratio_sv);
+    m.compress_ratio = SvOK(compress_ratio_sv) ? SvNV_nomg(compress_ratio_sv) : VALUE_COMPRESS_RATIO_DEFAULT;
+    if (!(m.compress_ratio > 0))
         croak("compress_methods: compress_ratio must be a number above 0");
     settings = sv_2mortal(newSVpvn((const char *)&m, sizeof m));
     pair = newAV();
@@ -1309,11 +1254,12 @@ _compress_methods(format, level_sv, dictionary, max_output_sv, keep_ratio_sv = &
 MODULE = Cache::Memcached::RustXS  PACKAGE = Cache::Memcached::RustXS::GetParser
 
 SV *
-new(class, dest, namespace_len, on_item = &PL_sv_undef)
+_new(class, dest, namespace_len, on_item, inline_finalize)
     SV *class
     SV *dest
     IV namespace_len
     SV *on_item
+    int inline_finalize
   PREINIT:
     dMY_CXT;
     getparser *p;
@@ -1321,7 +1267,6 @@ new(class, dest, namespace_len, on_item = &PL_sv_undef)
     SV *self;
     const char *classname;
     size_t max_out;
-    int inline_finalize;
   CODE:
     /* Everything that can run perl code or croak comes first: nothing is
      * allocated yet. */
@@ -1332,8 +1277,6 @@ new(class, dest, namespace_len, on_item = &PL_sv_undef)
     if (SvOK(on_item) && !(SvROK(on_item) && SvTYPE(SvRV(on_item)) == SVt_PVCV))
         croak(GETPARSER_CLASS "->new: on_item must be a code reference");
     max_out = MAX_OUTPUT();
-    inline_finalize = config_iv(aTHX_ MY_CXT.inline_finalize, INLINE_FINALIZE_DEFAULT)
-                      && finalize_is_known(aTHX_ on_item);
     classname = SvROK(class) ? sv_reftype(SvRV(class), TRUE) : SvPV_nolen(class);
     Newxz(p, 1, getparser);
     if (reader_init(&p->reader, &getparser_callbacks, p, namespace_len > 0 ? (size_t)namespace_len : 0,
@@ -1348,7 +1291,7 @@ new(class, dest, namespace_len, on_item = &PL_sv_undef)
     p->on_item = SvOK(on_item) ? newSVsv(on_item) : NULL;
     p->batch = newHV();
     p->max_out = max_out;
-    p->inline_finalize = inline_finalize;
+    p->inline_finalize = inline_finalize && p->on_item; /* GetParser.pm asks ClientInternals */
     p->key = newSVpvs("");
     obj = newHV();
     self = newRV_noinc((SV *)obj);
@@ -1521,7 +1464,7 @@ compress(data, ...)
     /* As Compress::Zlib: no level is the default; an explicit undef is
      * level 0 (it warns there too, through SvIV). Levels zlib refuses give
      * undef, as there. */
-    level = items > ZLIB_LEVEL_ARG ? SvIV(ST(ZLIB_LEVEL_ARG)) : CMRX_LEVEL_DEFAULT;
+    level = items > ZLIB_LEVEL_ARG ? SvIV(ST(ZLIB_LEVEL_ARG)) : CMRX_DEFLATE_USE_DEFAULT_LEVEL;
     out = encode_arg(aTHX_ data, cmrx_zlib, cmrx_zlib_bound, level, "compress");
     ST(0) = out ? out : &PL_sv_undef;
     XSRETURN(1);

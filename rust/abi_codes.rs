@@ -21,6 +21,15 @@ macro_rules! abi_codes {
             /// Every code with its `cmrx.h` name, in declaration order.
             pub const ALL: &'static [($name, &'static str)] =
                 &[$(($name::$variant, $cname),)*];
+
+            /// The one with this code, if any.
+            #[allow(dead_code)] // not every enum is read back from C
+            pub fn from_code(code: i32) -> Option<$name> {
+                $name::ALL
+                    .iter()
+                    .map(|&(known, _)| known)
+                    .find(|&known| known as i32 == code)
+            }
         }
     };
     (

@@ -1,12 +1,13 @@
 /*
- * cmrx.h - the C ABI of the Cache::Memcached::RustXS engine (rust/ffi.rs).
+ * cmrx.h - the C ABI of the Cache::Memcached::RustXS engine (rust/ffi.rs and
+ * rust/ffi/, a file per subsystem).
  *
  * The engine is pure: bytes in, bytes or events out. It does no I/O and knows
  * nothing of Perl; perl/RustXS.xs is the only caller.
  *
  * Numbers: every code, default and level range below comes from the Rust
- * enums and constants (rust/ffi.rs, rust/parser.rs, rust/decode.rs,
- * rust/codec.rs, rust/zstd.rs). The GENERATED part
+ * enums and constants (rust/ffi/, rust/parser.rs, rust/decode.rs,
+ * rust/deflate.rs, rust/zstd.rs). The GENERATED part
  * is written by `CMRX_UPDATE_HEADER=1 cargo test`, and `cargo test` fails
  * while it and the Rust disagree: do not edit it by hand.
  *
@@ -32,71 +33,73 @@ extern "C" {
 #endif
 
 /* BEGIN GENERATED from rust/ffi.rs (CMRX_UPDATE_HEADER=1 cargo test) */
-#define CMRX_EV_ERROR                 (-1)
-#define CMRX_EV_PARTIAL               0
-#define CMRX_EV_VALUE                 1
-#define CMRX_EV_DATA                  2
-#define CMRX_EV_VALUE_END             3
-#define CMRX_EV_END                   4
-#define CMRX_PE_SERVER_ERROR          1
-#define CMRX_PE_CLIENT_ERROR          2
-#define CMRX_PE_ERROR                 3
-#define CMRX_PE_UNKNOWN_LINE          4
-#define CMRX_PE_BAD_VALUE_LINE        5
-#define CMRX_PE_BAD_KEY               6
-#define CMRX_PE_BAD_NUMBER            7
-#define CMRX_PE_TOO_LARGE             8
-#define CMRX_PE_BAD_TERMINATOR        9
-#define CMRX_PE_LINE_TOO_LONG         10
-#define CMRX_PE_BAD_LINE_END          11
-#define CMRX_PE_AFTER_END             12
-#define CMRX_PE_INTERNAL              99
-#define CMRX_OK                       0
-#define CMRX_E_NEED_SPACE             1
-#define CMRX_E_DATA                   (-3)
-#define CMRX_E_TOO_BIG                (-100)
-#define CMRX_E_ARG                    (-101)
-#define CMRX_E_PANIC                  (-102)
-#define CMRX_E_NO_MEMORY              (-103)
-#define CMRX_E_UNKNOWN_DICTIONARY     (-104)
-#define CMRX_E_BAD_DICTIONARY         (-105)
-#define CMRX_E_DICTIONARY_CONFLICT    (-106)
-#define CMRX_E_TRAINING               (-107)
-#define CMRX_DECODE_GZIP              1
-#define CMRX_DECODE_ZLIB              2
-#define CMRX_DECODE_ZSTD              3
-#define CMRX_DECODE_CACHED            4
-#define CMRX_DECODE_ANY               5
-#define CMRX_TRAIN_FASTCOVER          1
-#define CMRX_TRAIN_COVER              2
-#define CMRX_TRAIN_SAMPLES            3
-#define CMRX_DICT_NOT_LOADED          0
-#define CMRX_DICT_SAME                1
-#define CMRX_DICT_DIFFERENT           2
-#define CMRX_DICT_ERROR               (-1)
-#define CMRX_TRAFFIC_ZSTD_DICTIONARY  0
-#define CMRX_TRAFFIC_ZSTD             1
-#define CMRX_TRAFFIC_GZIP             2
-#define CMRX_TRAFFIC_ZLIB             3
-#define CMRX_EVENT_UNKNOWN_DICTIONARY 0
-#define CMRX_EVENT_UNDECODABLE        1
-#define CMRX_EVENT_TOO_BIG            2
-#define CMRX_EVENT_ALREADY_COMPRESSED 3
-#define CMRX_EVENT_INCOMPRESSIBLE     4
-#define CMRX_EVENT_TOO_SMALL          5
-#define CMRX_EVENTS                   6
-#define CMRX_FMT_NONE                 0
-#define CMRX_LEVEL_DEFAULT            (-1)
-#define CMRX_DEFAULT_GZIP_LEVEL       6
-#define CMRX_DEFAULT_ZLIB_LEVEL       6
-#define CMRX_DEFAULT_MAX_OUTPUT       67108864
-#define CMRX_GZIP_MIN_LEVEL           0
-#define CMRX_GZIP_MAX_LEVEL           12
-#define CMRX_ZLIB_MIN_LEVEL           0
-#define CMRX_ZLIB_MAX_LEVEL           9
-#define CMRX_ZSTD_DEFAULT_LEVEL       3
-#define CMRX_ZSTD_MIN_LEVEL           (-7)
-#define CMRX_ZSTD_MAX_LEVEL           22
+#define CMRX_EV_ERROR                  (-1)
+#define CMRX_EV_PARTIAL                0
+#define CMRX_EV_VALUE                  1
+#define CMRX_EV_DATA                   2
+#define CMRX_EV_VALUE_END              3
+#define CMRX_EV_END                    4
+#define CMRX_PE_SERVER_ERROR           1
+#define CMRX_PE_CLIENT_ERROR           2
+#define CMRX_PE_ERROR                  3
+#define CMRX_PE_UNKNOWN_LINE           4
+#define CMRX_PE_BAD_VALUE_LINE         5
+#define CMRX_PE_BAD_KEY                6
+#define CMRX_PE_BAD_NUMBER             7
+#define CMRX_PE_TOO_LARGE              8
+#define CMRX_PE_BAD_TERMINATOR         9
+#define CMRX_PE_LINE_TOO_LONG          10
+#define CMRX_PE_BAD_LINE_END           11
+#define CMRX_PE_AFTER_END              12
+#define CMRX_PE_INTERNAL               99
+#define CMRX_OK                        0
+#define CMRX_E_NEED_SPACE              1
+#define CMRX_E_DATA                    (-3)
+#define CMRX_E_TOO_BIG                 (-100)
+#define CMRX_E_ARG                     (-101)
+#define CMRX_E_PANIC                   (-102)
+#define CMRX_E_NO_MEMORY               (-103)
+#define CMRX_E_UNKNOWN_DICTIONARY      (-104)
+#define CMRX_E_BAD_DICTIONARY          (-105)
+#define CMRX_E_DICTIONARY_CONFLICT     (-106)
+#define CMRX_E_TRAINING                (-107)
+#define CMRX_DECODE_GZIP               1
+#define CMRX_DECODE_ZLIB               2
+#define CMRX_DECODE_ZSTD               3
+#define CMRX_DECODE_CACHED             4
+#define CMRX_DECODE_ANY                5
+#define CMRX_TRAIN_FASTCOVER           1
+#define CMRX_TRAIN_COVER               2
+#define CMRX_TRAIN_SAMPLES             3
+#define CMRX_DICT_NOT_LOADED           0
+#define CMRX_DICT_SAME                 1
+#define CMRX_DICT_DIFFERENT            2
+#define CMRX_DICT_ERROR                (-1)
+#define CMRX_TRAFFIC_ZSTD_DICTIONARY   0
+#define CMRX_TRAFFIC_ZSTD              3
+#define CMRX_TRAFFIC_GZIP              1
+#define CMRX_TRAFFIC_ZLIB              2
+#define CMRX_EVENT_UNKNOWN_DICTIONARY  0
+#define CMRX_EVENT_UNDECODABLE         1
+#define CMRX_EVENT_TOO_BIG             2
+#define CMRX_EVENT_ALREADY_COMPRESSED  3
+#define CMRX_EVENT_INCOMPRESSIBLE      4
+#define CMRX_EVENT_TOO_SMALL           5
+#define CMRX_EVENTS                    6
+#define CMRX_FMT_NONE                  0
+#define CMRX_DEFLATE_USE_DEFAULT_LEVEL (-1)
+#define CMRX_GZIP_DEFAULT_LEVEL        6
+#define CMRX_ZLIB_DEFAULT_LEVEL        6
+#define CMRX_DEFAULT_MAX_OUTPUT        67108864
+#define CMRX_GZIP_MIN_LEVEL            0
+#define CMRX_GZIP_MAX_LEVEL            12
+#define CMRX_ZLIB_MIN_LEVEL            0
+#define CMRX_ZLIB_MAX_LEVEL            9
+#define CMRX_ZSTD_USE_DEFAULT_LEVEL    0
+#define CMRX_ZSTD_DEFAULT_LEVEL        3
+#define CMRX_ZSTD_MIN_LEVEL            (-7)
+#define CMRX_ZSTD_MAX_LEVEL            22
+#define CMRX_DEFAULT_WARN_INTERVAL     60
 /* END GENERATED */
 
 /* ------------------------------------------------------------------------ */
@@ -156,10 +159,10 @@ int cmrx_parser_take_data(cmrx_parser *parser, uint64_t n);
 const char *cmrx_parse_error_str(int error);
 
 /* ------------------------------------------------------------------------ */
-/* The gzip / zlib codec (rust/codec.rs), libdeflate underneath, with       */
+/* Deflate: gzip and zlib (rust/deflate.rs), libdeflate underneath, with      */
 /* per-thread compressor and decompressor state.                            */
 
-/* CMRX_OK and CMRX_E_*: what the codec functions return:
+/* CMRX_OK and CMRX_E_*: what the deflate and zstd functions return:
  *   OK          done: *out_len bytes written
  *   NEED_SPACE  out is too small: *out_len holds the capacity to try next
  *               (never above max_out when decompressing)
@@ -170,26 +173,26 @@ const char *cmrx_parse_error_str(int error);
  *   NO_MEMORY   no memory for the compressor or decompressor state
  *   UNKNOWN_DICTIONARY, BAD_DICTIONARY, DICTIONARY_CONFLICT, TRAINING:
  *               zstd's dictionaries (below)
- * CMRX_LEVEL_DEFAULT as a level means the function's default:
- * CMRX_DEFAULT_GZIP_LEVEL for cmrx_gzip, CMRX_DEFAULT_ZLIB_LEVEL for
+ * CMRX_DEFLATE_USE_DEFAULT_LEVEL as a level means the function's default:
+ * CMRX_GZIP_DEFAULT_LEVEL for cmrx_gzip, CMRX_ZLIB_DEFAULT_LEVEL for
  * cmrx_zlib. CMRX_DEFAULT_MAX_OUTPUT is the cap the Perl modules start with. */
 
 /* Largest output cmrx_gzip / cmrx_zlib can produce for in_len input bytes. */
 size_t cmrx_gzip_bound(size_t in_len);
 size_t cmrx_zlib_bound(size_t in_len);
 
-/* 1 if cmrx_gzip accepts level (CMRX_LEVEL_DEFAULT or libdeflate's
+/* 1 if cmrx_gzip accepts level (CMRX_DEFLATE_USE_DEFAULT_LEVEL or libdeflate's
  * CMRX_GZIP_MIN_LEVEL..CMRX_GZIP_MAX_LEVEL), else 0. */
 int cmrx_gzip_level_valid(int level);
 
 /* gzip in[0..in_len) into out[0..out_cap): a libdeflate level (see
  * cmrx_gzip_level_valid; 1..9 mean roughly what they mean to zlib, the
- * levels above are slower near-optimal parsing) or CMRX_LEVEL_DEFAULT, framed with
+ * levels above are slower near-optimal parsing) or CMRX_DEFLATE_USE_DEFAULT_LEVEL, framed with
  * Compress::Zlib's memGzip header (1f 8b 08 00, mtime 0, xfl 0, os 0xff).
  * An out_cap of the bound always fits. */
 int cmrx_gzip(const uint8_t *in, size_t in_len, int level,
               uint8_t *out, size_t out_cap, size_t *out_len);
-/* zlib format with Compress::Zlib::compress's levels: CMRX_LEVEL_DEFAULT or
+/* zlib format with Compress::Zlib::compress's levels: CMRX_DEFLATE_USE_DEFAULT_LEVEL or
  * zlib's CMRX_ZLIB_MIN_LEVEL..CMRX_ZLIB_MAX_LEVEL (any other level is
  * CMRX_E_ARG, as zlib refuses it). */
 int cmrx_zlib(const uint8_t *in, size_t in_len, int level,
@@ -292,11 +295,11 @@ int cmrx_zstd_train_with(const uint8_t *const *samples, const size_t *lens,
 int cmrx_zstd_frame_sizes(const uint8_t *dict, size_t dict_len, int level,
                           const uint8_t *const *samples, const size_t *lens,
                           size_t count, size_t *sizes);
-/* 1 when a report that dictionary `id` is missing is due at `now`
- * (seconds): the first time, and again `interval` seconds after the last
- * one (0: every time); else 0. A reader warns at most once per interval
- * and dictionary, not once per value. */
-int cmrx_zstd_report_due(uint32_t id, uint64_t now, uint64_t interval);
+/* 1 when reporting text[0..len) is due at `now` (seconds): the first
+ * time, and again `interval` seconds after the last report of it (0: every
+ * time); else 0. A warning is said at most once per interval, not once per
+ * value (a reader's missing dictionary, a set that cannot be read). */
+int cmrx_report_due(const uint8_t *text, size_t len, uint64_t now, uint64_t interval);
 
 /* A static, NUL-terminated description of a CMRX_OK / CMRX_E_* status. */
 const char *cmrx_status_str(int status);

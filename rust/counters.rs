@@ -9,6 +9,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::sniff::Format;
+
 /// Values that went one way, with their bytes before and after compression.
 #[derive(Debug, Default)]
 pub struct Traffic {
@@ -94,6 +96,68 @@ pub static GZIP: ValueCounters = ValueCounters::new();
 pub static ZLIB: ValueCounters = ValueCounters::new();
 
 abi_codes! {
+    /// Whose values a row of traffic counts, and what a value written is
+    /// counted as: a format of [`Format`], by its code, or zstd with a
+    /// dictionary. Which counter each kind of traffic goes to is
+    /// [`note_written`]'s and [`each_traffic`]'s.
+    pub enum TrafficKind {
+        /// zstd with the dictionary whose ID the row gives.
+        ZstdDictionary = 0 => "CMRX_TRAFFIC_ZSTD_DICTIONARY",
+        /// zstd without a dictionary.
+        ZstdPlain = Format::Zstd as i32 => "CMRX_TRAFFIC_ZSTD",
+        /// gzip.
+        Gzip = Format::Gzip as i32 => "CMRX_TRAFFIC_GZIP",
+        /// zlib.
+        Zlib = Format::Zlib as i32 => "CMRX_TRAFFIC_ZLIB",
+    }
+}
+
+/// The counters of the kinds without a dictionary, with their kinds.
+pub fn plain_traffic() -> [(TrafficKind, &'static ValueCounters); 3] {
+    [
+        (TrafficKind::ZstdPlain, &ZSTD_PLAIN),
+        (TrafficKind::Gzip, &GZIP),
+        (TrafficKind::Zlib, &ZLIB),
+    ]
+}
+
+/// A value written with a dictionary that is not loaded: it has no
+/// counters to go to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DictionaryNotLoaded;
+
+/// Counts a value written as `kind` (with the loaded dictionary
+/// `dictionary` for [`TrafficKind::ZstdDictionary`], whose own counters
+/// take it), from `raw` bytes to `stored`.
+pub fn note_written(
+    kind: TrafficKind,
+    dictionary: u32,
+    raw: usize,
+    stored: usize,
+) -> Result<(), DictionaryNotLoaded> {
+    if kind == TrafficKind::ZstdDictionary {
+        let d = crate::zstd::lookup(dictionary).ok_or(DictionaryNotLoaded)?;
+        d.counters().written.add(raw, stored);
+        return Ok(());
+    }
+    if let Some((_, counted)) = plain_traffic().into_iter().find(|(k, _)| *k == kind) {
+        counted.written.add(raw, stored);
+    }
+    Ok(())
+}
+
+/// Calls `f` with each row of traffic: the kinds without a dictionary,
+/// then each loaded dictionary by ID.
+pub fn each_traffic(mut f: impl FnMut(TrafficKind, u32, &ValueCounters)) {
+    for (kind, counted) in plain_traffic() {
+        f(kind, 0, counted);
+    }
+    for d in crate::zstd::registered_dictionaries() {
+        f(TrafficKind::ZstdDictionary, d.id(), d.counters());
+    }
+}
+
+abi_codes! {
     /// What befell a value, beside being written or read: why a compressed
     /// value was a miss, or why one was left uncompressed.
     pub enum Event {
@@ -123,20 +187,6 @@ const NO_EVENTS: AtomicU64 = AtomicU64::new(0);
 static EVENT_COUNTS: [AtomicU64; EVENTS] = [NO_EVENTS; EVENTS];
 
 impl Event {
-    /// The event with this code, if any.
-    ///
-    /// ```
-    /// use cmrx::counters::Event;
-    /// assert_eq!(Event::from_code(4), Some(Event::Incompressible));
-    /// assert_eq!(Event::from_code(99), None);
-    /// ```
-    pub fn from_code(code: i32) -> Option<Event> {
-        Event::ALL
-            .iter()
-            .map(|(e, _)| *e)
-            .find(|e| *e as i32 == code)
-    }
-
     /// Counts one more of it.
     ///
     /// ```

@@ -15,30 +15,31 @@
 //!   may have stored: zstd or gzip (`1F 8B`) by their magic numbers, else
 //!   zlib, whose header is only two bytes with check bits.
 //!
-//! The magic numbers are read once, by [`sniff::decoder_format`]
-//! ([`stored_decoder`]), for both policies and for tools that ask which
-//! decoder a stored value needs.
+//! The magic numbers are read once, by [`sniff::decoder_format`], for both
+//! policies and for tools that ask which decoder a stored value needs. The
+//! formats are [`sniff::Format`]'s, the engine's one list of them: the three
+//! named decode formats have their codes.
 //!
-//! [`decode`] and [`size_hint`] then run the codec's or zstd's function for
+//! [`decode`] and [`size_hint`] then run deflate's or zstd's function for
 //! that decoder, with their growth-loop contract (`NeedSpace`, `max_out`).
 
 use core::fmt;
 use core::mem::MaybeUninit;
 
-use crate::codec::{self, CodecError};
 use crate::counters;
+use crate::deflate::{self, DeflateError};
 use crate::sniff::{self, Format};
 use crate::zstd;
 
 abi_codes! {
     /// What a reader asks to decode (`cmrx_decode`'s `format`).
     pub enum DecodeFormat {
-        /// gzip, as `Compress::Zlib::memGunzip`.
-        Gzip = 1 => "CMRX_DECODE_GZIP",
-        /// zlib, as `Compress::Zlib::uncompress`.
-        Zlib = 2 => "CMRX_DECODE_ZLIB",
-        /// One zstd frame.
-        Zstd = 3 => "CMRX_DECODE_ZSTD",
+        /// gzip, as `Compress::Zlib::memGunzip` (the code of [`Format::Gzip`]).
+        Gzip = Format::Gzip as i32 => "CMRX_DECODE_GZIP",
+        /// zlib, as `Compress::Zlib::uncompress` (the code of [`Format::Zlib`]).
+        Zlib = Format::Zlib as i32 => "CMRX_DECODE_ZLIB",
+        /// One zstd frame (the code of [`Format::Zstd`]).
+        Zstd = Format::Zstd as i32 => "CMRX_DECODE_ZSTD",
         /// A compressed memcached value as the Perl clients write them: a
         /// zstd frame (by its magic number), else gzip.
         Cached = 4 => "CMRX_DECODE_CACHED",
@@ -48,95 +49,36 @@ abi_codes! {
     }
 }
 
-/// One of the decoders: what a [`DecodeFormat`] comes down to for a value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decoder {
-    /// [`codec::gunzip_member`].
-    Gzip,
-    /// [`codec::uncompress`].
-    Zlib,
-    /// [`zstd::decompress`], with the registered dictionary the frame names.
-    Zstd,
-}
-
-impl Decoder {
-    /// The format that names this decoder alone.
-    ///
-    /// ```
-    /// use cmrx::decode::{DecodeFormat, Decoder};
-    /// assert_eq!(Decoder::Zstd.format(), DecodeFormat::Zstd);
-    /// ```
-    pub fn format(self) -> DecodeFormat {
-        match self {
-            Decoder::Gzip => DecodeFormat::Gzip,
-            Decoder::Zlib => DecodeFormat::Zlib,
-            Decoder::Zstd => DecodeFormat::Zstd,
-        }
-    }
-}
-
-/// The decoder a value stored compressed needs by the magic number it
-/// starts with, if it starts with one of the three: the reading of
-/// [`sniff::decoder_format`] (zstd's, gzip's, or a zlib header whose check
-/// bits hold). Tools that look at what a cache holds ask this; the
-/// policies of [`DecodeFormat::decoder_for`] are built on it.
-///
-/// ```
-/// use cmrx::decode::{stored_decoder, Decoder};
-/// assert_eq!(stored_decoder(b"\x78\x9c..."), Some(Decoder::Zlib));
-/// assert_eq!(stored_decoder(b"plain text"), None);
-/// ```
-#[inline]
-pub fn stored_decoder(input: &[u8]) -> Option<Decoder> {
-    match sniff::decoder_format(input)? {
-        Format::Zstd => Some(Decoder::Zstd),
-        Format::Gzip => Some(Decoder::Gzip),
-        Format::Zlib => Some(Decoder::Zlib),
-        _ => None,
-    }
-}
-
 impl DecodeFormat {
-    /// The format with this `CMRX_DECODE_*` code, if there is one.
+    /// The format `input` is decoded as under this one (see the module
+    /// docs): [`Format::Gzip`], [`Format::Zlib`] or [`Format::Zstd`].
+    /// [`Cached`](Self::Cached) and [`Any`](Self::Any) look at its magic
+    /// bytes ([`sniff::decoder_format`]), the others name their format
+    /// whatever the bytes are.
     ///
     /// ```
     /// use cmrx::decode::DecodeFormat;
-    /// assert_eq!(DecodeFormat::from_code(4), Some(DecodeFormat::Cached));
-    /// assert_eq!(DecodeFormat::from_code(0), None);
-    /// ```
-    pub fn from_code(code: i32) -> Option<DecodeFormat> {
-        DecodeFormat::ALL
-            .iter()
-            .map(|&(format, _)| format)
-            .find(|&format| format as i32 == code)
-    }
-
-    /// The decoder `input` gets under this format (see the module docs):
-    /// [`Cached`](Self::Cached) and [`Any`](Self::Any) look at its magic
-    /// bytes, the others name their decoder whatever the bytes are.
-    ///
-    /// ```
-    /// use cmrx::decode::{DecodeFormat, Decoder};
+    /// use cmrx::sniff::Format;
     /// let zstd_frame = [0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x00, 0x01, 0x00, 0x00];
-    /// assert_eq!(DecodeFormat::Cached.decoder_for(&zstd_frame), Decoder::Zstd);
-    /// assert_eq!(DecodeFormat::Cached.decoder_for(b"x\x9c..."), Decoder::Gzip);
-    /// assert_eq!(DecodeFormat::Any.decoder_for(b"x\x9c..."), Decoder::Zlib);
-    /// assert_eq!(DecodeFormat::Gzip.decoder_for(&zstd_frame), Decoder::Gzip);
+    /// assert_eq!(DecodeFormat::Cached.decoder_for(&zstd_frame), Format::Zstd);
+    /// assert_eq!(DecodeFormat::Cached.decoder_for(b"x\x9c..."), Format::Gzip);
+    /// assert_eq!(DecodeFormat::Any.decoder_for(b"x\x9c..."), Format::Zlib);
+    /// assert_eq!(DecodeFormat::Gzip.decoder_for(&zstd_frame), Format::Gzip);
     /// ```
     #[inline]
-    pub fn decoder_for(self, input: &[u8]) -> Decoder {
+    pub fn decoder_for(self, input: &[u8]) -> Format {
         match self {
-            DecodeFormat::Gzip => Decoder::Gzip,
-            DecodeFormat::Zlib => Decoder::Zlib,
-            DecodeFormat::Zstd => Decoder::Zstd,
+            DecodeFormat::Gzip => Format::Gzip,
+            DecodeFormat::Zlib => Format::Zlib,
+            DecodeFormat::Zstd => Format::Zstd,
             // Anything but a zstd frame is what the Perl clients write: gzip.
-            DecodeFormat::Cached => match stored_decoder(input) {
-                Some(Decoder::Zstd) => Decoder::Zstd,
-                _ => Decoder::Gzip,
+            DecodeFormat::Cached => match sniff::decoder_format(input) {
+                Some(Format::Zstd) => Format::Zstd,
+                _ => Format::Gzip,
             },
             // zlib has the weakest magic number: what has none of the three
             // is tried as zlib too, whose decoder then refuses it.
-            DecodeFormat::Any => stored_decoder(input).unwrap_or(Decoder::Zlib),
+            DecodeFormat::Any => sniff::decoder_format(input).unwrap_or(Format::Zlib),
         }
     }
 }
@@ -145,7 +87,7 @@ impl DecodeFormat {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Error {
     /// gzip's or zlib's.
-    Codec(CodecError),
+    Deflate(DeflateError),
     /// zstd's (with the ID of a dictionary that is not registered).
     Zstd(zstd::Error),
 }
@@ -161,7 +103,7 @@ impl fmt::Display for Error {
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Codec(e) => fmt::Display::fmt(e, f),
+            Error::Deflate(e) => fmt::Display::fmt(e, f),
             Error::Zstd(e) => fmt::Display::fmt(e, f),
         }
     }
@@ -171,9 +113,9 @@ impl fmt::Display for Error {
 /// `source`, so that a report does not say it twice.
 impl std::error::Error for Error {}
 
-impl From<CodecError> for Error {
-    fn from(e: CodecError) -> Error {
-        Error::Codec(e)
+impl From<DeflateError> for Error {
+    fn from(e: DeflateError) -> Error {
+        Error::Deflate(e)
     }
 }
 
@@ -190,14 +132,14 @@ pub struct Decoded {
     /// Bytes written to the front of the output buffer.
     pub len: usize,
     /// How much of the input the data took up: for gzip what `memGunzip`
-    /// consumes ([`codec::Inflated::input_used`]), for the others the whole
+    /// consumes ([`deflate::Inflated::input_used`]), for the others the whole
     /// input (zlib ignores bytes after its stream, zstd refuses them).
     pub input_used: usize,
 }
 
 /// A first output capacity for [`decode`]`(format, input, .., max_out)`:
-/// the size hint of the decoder `input` gets ([`codec::gunzip_size_hint`],
-/// [`codec::uncompress_size_hint`], [`zstd::size_hint`]).
+/// the size hint of the decoder `input` gets ([`deflate::gunzip_size_hint`],
+/// [`deflate::uncompress_size_hint`], [`zstd::size_hint`]).
 ///
 /// ```
 /// use cmrx::decode::{size_hint, DecodeFormat};
@@ -206,9 +148,10 @@ pub struct Decoded {
 /// ```
 pub fn size_hint(format: DecodeFormat, input: &[u8], max_out: usize) -> usize {
     match format.decoder_for(input) {
-        Decoder::Gzip => codec::gunzip_size_hint(input, max_out),
-        Decoder::Zlib => codec::uncompress_size_hint(input, max_out),
-        Decoder::Zstd => zstd::size_hint(input, max_out),
+        Format::Gzip => deflate::gunzip_size_hint(input, max_out),
+        Format::Zlib => deflate::uncompress_size_hint(input, max_out),
+        Format::Zstd => zstd::size_hint(input, max_out),
+        _ => 0, // decoder_for names none other
     }
 }
 
@@ -234,22 +177,22 @@ pub fn decode(
     max_out: usize,
 ) -> Result<Decoded, Error> {
     let (counted, decoded) = match format.decoder_for(input) {
-        Decoder::Gzip => (
+        Format::Gzip => (
             &counters::GZIP,
-            codec::gunzip_member(input, out, max_out).map(|inflated| Decoded {
+            deflate::gunzip_member(input, out, max_out).map(|inflated| Decoded {
                 len: inflated.len,
                 input_used: inflated.input_used,
             }),
         ),
-        Decoder::Zlib => (
+        Format::Zlib => (
             &counters::ZLIB,
-            codec::uncompress(input, out, max_out).map(|len| Decoded {
+            deflate::uncompress(input, out, max_out).map(|len| Decoded {
                 len,
                 input_used: input.len(),
             }),
         ),
         // zstd counts what it reads, with the dictionary it found.
-        Decoder::Zstd => {
+        Format::Zstd => {
             return zstd::decompress(input, out, max_out)
                 .map(|len| Decoded {
                     len,
@@ -257,6 +200,8 @@ pub fn decode(
                 })
                 .map_err(|e| count_miss(e.into()));
         }
+        // decoder_for names none other.
+        _ => return Err(count_miss(DeflateError::Data.into())),
     };
     let decoded = decoded.map_err(|e| count_miss(e.into()))?;
     counted.read.add(decoded.len, decoded.input_used);
@@ -269,9 +214,9 @@ pub fn decode(
 /// and counts the miss when it gives up.
 fn count_miss(e: Error) -> Error {
     let event = match e {
-        Error::Codec(CodecError::NeedSpace(_))
+        Error::Deflate(DeflateError::NeedSpace(_))
         | Error::Zstd(zstd::Error::NeedSpace(_) | zstd::Error::UnknownDictionary(_)) => return e,
-        Error::Codec(CodecError::TooBig) | Error::Zstd(zstd::Error::TooBig) => {
+        Error::Deflate(DeflateError::TooBig) | Error::Zstd(zstd::Error::TooBig) => {
             counters::Event::TooBig
         }
         _ => counters::Event::Undecodable,
@@ -318,20 +263,20 @@ mod tests {
         let gz = gzip_vec(&data, 6).unwrap();
         let z = zlib_vec(&data, 6).unwrap();
         let zs = zstd::compress_vec(&data, 3, None).unwrap();
-        let cases: [(&[u8], Decoder, Decoder); 5] = [
-            (&gz, Decoder::Gzip, Decoder::Gzip),
-            (&z, Decoder::Gzip, Decoder::Zlib),
-            (&zs, Decoder::Zstd, Decoder::Zstd),
-            (b"", Decoder::Gzip, Decoder::Zlib),
+        let cases: [(&[u8], Format, Format); 5] = [
+            (&gz, Format::Gzip, Format::Gzip),
+            (&z, Format::Gzip, Format::Zlib),
+            (&zs, Format::Zstd, Format::Zstd),
+            (b"", Format::Gzip, Format::Zlib),
             // Only the whole magic number counts.
-            (&zs[..3], Decoder::Gzip, Decoder::Zlib),
+            (&zs[..3], Format::Gzip, Format::Zlib),
         ];
         for (input, cached, any) in cases {
             assert_eq!(DecodeFormat::Cached.decoder_for(input), cached);
             assert_eq!(DecodeFormat::Any.decoder_for(input), any);
-            assert_eq!(DecodeFormat::Gzip.decoder_for(input), Decoder::Gzip);
-            assert_eq!(DecodeFormat::Zlib.decoder_for(input), Decoder::Zlib);
-            assert_eq!(DecodeFormat::Zstd.decoder_for(input), Decoder::Zstd);
+            assert_eq!(DecodeFormat::Gzip.decoder_for(input), Format::Gzip);
+            assert_eq!(DecodeFormat::Zlib.decoder_for(input), Format::Zlib);
+            assert_eq!(DecodeFormat::Zstd.decoder_for(input), Format::Zstd);
         }
         for (name, input) in [("gzip", &gz), ("zlib", &z), ("zstd", &zs)] {
             let n = data.len();
@@ -341,7 +286,7 @@ mod tests {
                 "Any reads {name}"
             );
             let want = if name == "zlib" {
-                Err(Error::Codec(CodecError::Data))
+                Err(Error::Deflate(DeflateError::Data))
             } else {
                 Ok(data.clone())
             };
@@ -353,7 +298,7 @@ mod tests {
         }
         assert_eq!(
             decode_vec(DecodeFormat::Gzip, &zs, 100, 100),
-            Err(Error::Codec(CodecError::Data))
+            Err(Error::Deflate(DeflateError::Data))
         );
         assert_eq!(
             decode_vec(DecodeFormat::Zstd, &gz, 100, 100),
@@ -374,10 +319,10 @@ mod tests {
         );
         assert_eq!(
             size_hint(DecodeFormat::Cached, &gz, 1 << 20),
-            codec::gunzip_size_hint(&gz, 1 << 20)
+            deflate::gunzip_size_hint(&gz, 1 << 20)
         );
         match decode_vec(DecodeFormat::Cached, &gz, 10, 1 << 20) {
-            Err(Error::Codec(CodecError::NeedSpace(n))) => assert!(n > 10 && n <= 1 << 20),
+            Err(Error::Deflate(DeflateError::NeedSpace(n))) => assert!(n > 10 && n <= 1 << 20),
             other => panic!("10 bytes for 100 000: {other:?}"),
         }
         let zs = zstd::compress_vec(&data, 3, None).unwrap();
@@ -389,7 +334,7 @@ mod tests {
         let z = zlib_vec(&data, 6).unwrap();
         assert_eq!(
             size_hint(DecodeFormat::Any, &z, 1 << 20),
-            codec::uncompress_size_hint(&z, 1 << 20)
+            deflate::uncompress_size_hint(&z, 1 << 20)
         );
         assert_eq!(
             decode_vec(DecodeFormat::Any, &z, data.len(), 1 << 20),

@@ -69,9 +69,31 @@ impl Expansion {
     }
 }
 
-/// The error of a decoder that writes into its caller's buffer, as
-/// [`decode_to_vec`] needs to see it.
-pub trait GrowthError: Sized {
+/// Implements [`AsksForSpace`] for an error enum with the variants
+/// `NeedSpace(usize)`, `TooBig` and `NoMemory`, as every decoder's has.
+macro_rules! asks_for_space {
+    ($error:ty) => {
+        impl $crate::growth::AsksForSpace for $error {
+            fn need_space(&self) -> Option<usize> {
+                match *self {
+                    Self::NeedSpace(n) => Some(n),
+                    _ => None,
+                }
+            }
+            fn too_big() -> Self {
+                Self::TooBig
+            }
+            fn no_memory() -> Self {
+                Self::NoMemory
+            }
+        }
+    };
+}
+
+/// What [`decode_to_vec`] needs of the error type of a decoder that writes
+/// into its caller's buffer: whether an error asks for more space, and the
+/// two errors the loop makes itself.
+pub trait AsksForSpace: Sized {
     /// `Some(n)` when the buffer was too small and `n` bytes are to be
     /// tried next (its `NeedSpace(n)`).
     fn need_space(&self) -> Option<usize>;
@@ -90,7 +112,7 @@ pub trait GrowthError: Sized {
 /// # Safety
 /// When `decode` returns `Ok(n)`, `n` is at most the length of the buffer
 /// it was given and it has initialised the first `n` bytes of it.
-pub unsafe fn decode_to_vec<E: GrowthError>(
+pub unsafe fn decode_to_vec<E: AsksForSpace>(
     first: usize,
     max_out: usize,
     mut decode: impl FnMut(&mut [MaybeUninit<u8>]) -> Result<usize, E>,
@@ -154,20 +176,7 @@ mod tests {
         Bad,
     }
 
-    impl GrowthError for TestError {
-        fn need_space(&self) -> Option<usize> {
-            match *self {
-                TestError::NeedSpace(n) => Some(n),
-                _ => None,
-            }
-        }
-        fn too_big() -> Self {
-            TestError::TooBig
-        }
-        fn no_memory() -> Self {
-            TestError::NoMemory
-        }
-    }
+    asks_for_space!(TestError);
 
     /// A decoder of `len` bytes of 7s that asks for room the way the real
     /// ones do; the capacities it was given.

@@ -1,7 +1,7 @@
 //! The engine of Cache::Memcached::RustXS.
 //!
 //! Bytes in, bytes or events out: no I/O and no Perl. [`parser`] turns the
-//! bytes of a memcached text-protocol `get` response into events; [`codec`]
+//! bytes of a memcached text-protocol `get` response into events; [`deflate`]
 //! is gzip and zlib with Compress::Zlib's semantics on top of libdeflate;
 //! [`zstd`] is zstd with trained dictionaries on top of libzstd; [`decode`]
 //! picks the decoder a compressed value gets by its magic bytes; [`sniff`]
@@ -21,14 +21,17 @@
 
 #[macro_use]
 mod abi_codes;
+// Before the decoders, which use its asks_for_space! macro.
+#[macro_use]
+mod growth;
 
-pub mod codec;
 pub mod counters;
 pub mod decode;
+pub mod deflate;
 pub mod ffi;
-mod growth;
 pub mod parser;
 mod per_thread;
+pub mod reports;
 pub mod sniff;
 /// Test support for the parser: its unit tests and the `parser_split` fuzz
 /// target (which enables the `testing` feature) share it.
@@ -47,7 +50,7 @@ mod tests {
     #[test]
     fn every_error_type_is_an_error() {
         fn is_error<E: std::error::Error + Send + Sync + 'static>() {}
-        is_error::<crate::codec::CodecError>();
+        is_error::<crate::deflate::DeflateError>();
         is_error::<crate::decode::Error>();
         is_error::<crate::parser::ParseError>();
         is_error::<crate::parser::DataOverrun>();

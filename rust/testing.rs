@@ -5,16 +5,16 @@
 //! every promise of [`ResponseParser::next`] on the way.
 //!
 //! It also holds the small deterministic PRNG the engine's tests share, and
-//! the codec's functions into a `Vec` that its tests and fuzz targets use.
+//! the deflate and zstd functions into a `Vec` that its tests and fuzz targets use.
 //!
 //! Compiled only for the crate's own tests and with the `testing` feature
 //! (which the fuzz crate turns on); never part of the release library.
 
 use core::mem::MaybeUninit;
 
-use crate::codec::{
+use crate::deflate::{
     gunzip, gunzip_size_hint, gzip, gzip_bound, uncompress, uncompress_size_hint, zlib, zlib_bound,
-    CodecError,
+    DeflateError,
 };
 use crate::parser::{
     Event, ParseError, ParseStatus, ResponseParser, DEFAULT_MAX_VALUE_LEN, MAX_KEY_LEN,
@@ -230,12 +230,12 @@ impl Rng {
     }
 }
 
-// ------------------------------------------------------- codec into a Vec
+// ----------------------------------------------------- deflate into a Vec
 
-/// The signature of [`gzip`](codec::gzip) and [`zlib`](codec::zlib).
-pub type CompressFn = fn(&[u8], i32, &mut [MaybeUninit<u8>]) -> Result<usize, CodecError>;
-/// The signature of [`gunzip`](codec::gunzip) and [`uncompress`](codec::uncompress).
-pub type DecompressFn = fn(&[u8], &mut [MaybeUninit<u8>], usize) -> Result<usize, CodecError>;
+/// The signature of [`gzip`](deflate::gzip) and [`zlib`](deflate::zlib).
+pub type CompressFn = fn(&[u8], i32, &mut [MaybeUninit<u8>]) -> Result<usize, DeflateError>;
+/// The signature of [`gunzip`](deflate::gunzip) and [`uncompress`](deflate::uncompress).
+pub type DecompressFn = fn(&[u8], &mut [MaybeUninit<u8>], usize) -> Result<usize, DeflateError>;
 
 /// Compress into a new `Vec` of the bound's capacity.
 fn compress_vec(
@@ -243,10 +243,10 @@ fn compress_vec(
     level: i32,
     bound: usize,
     f: CompressFn,
-) -> Result<Vec<u8>, CodecError> {
+) -> Result<Vec<u8>, DeflateError> {
     let mut v = Vec::new();
     v.try_reserve_exact(bound)
-        .map_err(|_| CodecError::NoMemory)?;
+        .map_err(|_| DeflateError::NoMemory)?;
     let n = f(input, level, v.spare_capacity_mut())?;
     // SAFETY: on Ok(n), f (gzip or zlib) has initialised the first n bytes of
     // the spare capacity, and n <= capacity.
@@ -260,29 +260,29 @@ fn decompress_vec(
     max_out: usize,
     hint: usize,
     f: DecompressFn,
-) -> Result<Vec<u8>, CodecError> {
+) -> Result<Vec<u8>, DeflateError> {
     // SAFETY: on Ok(n), f (gunzip or uncompress) has initialised the first n
     // bytes of the buffer it was given, and n is at most its length.
     unsafe { crate::growth::decode_to_vec(hint, max_out, |buf| f(input, buf, max_out)) }
 }
 
-/// [`gzip`](codec::gzip) into a new `Vec`.
-pub fn gzip_vec(input: &[u8], level: i32) -> Result<Vec<u8>, CodecError> {
+/// [`gzip`](deflate::gzip) into a new `Vec`.
+pub fn gzip_vec(input: &[u8], level: i32) -> Result<Vec<u8>, DeflateError> {
     compress_vec(input, level, gzip_bound(input.len()), gzip)
 }
 
-/// [`zlib`](codec::zlib) into a new `Vec`.
-pub fn zlib_vec(input: &[u8], level: i32) -> Result<Vec<u8>, CodecError> {
+/// [`zlib`](deflate::zlib) into a new `Vec`.
+pub fn zlib_vec(input: &[u8], level: i32) -> Result<Vec<u8>, DeflateError> {
     compress_vec(input, level, zlib_bound(input.len()), zlib)
 }
 
-/// [`gunzip`](codec::gunzip) into a new `Vec`, at most `max_out` bytes.
-pub fn gunzip_vec(input: &[u8], max_out: usize) -> Result<Vec<u8>, CodecError> {
+/// [`gunzip`](deflate::gunzip) into a new `Vec`, at most `max_out` bytes.
+pub fn gunzip_vec(input: &[u8], max_out: usize) -> Result<Vec<u8>, DeflateError> {
     decompress_vec(input, max_out, gunzip_size_hint(input, max_out), gunzip)
 }
 
-/// [`uncompress`](codec::uncompress) into a new `Vec`, at most `max_out` bytes.
-pub fn uncompress_vec(input: &[u8], max_out: usize) -> Result<Vec<u8>, CodecError> {
+/// [`uncompress`](deflate::uncompress) into a new `Vec`, at most `max_out` bytes.
+pub fn uncompress_vec(input: &[u8], max_out: usize) -> Result<Vec<u8>, DeflateError> {
     decompress_vec(
         input,
         max_out,

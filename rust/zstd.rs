@@ -8,7 +8,7 @@
 //!   or after the frame: a second frame, a skippable frame or any trailing
 //!   byte is [`Error::Data`] (a cache value is never a concatenation, and
 //!   garbage after a frame is better refused than ignored).
-//! * [`decompress`] has the growth-loop contract of `codec::gunzip`: start
+//! * [`decompress`] has the growth-loop contract of `deflate::gunzip`: start
 //!   from [`size_hint`], and on [`Error::NeedSpace`]`(n)` retry with `n`
 //!   bytes. A frame that states its content size (the normal case: every
 //!   one-shot encoder, and the `zstd` command reading a file) needs exactly
@@ -26,7 +26,7 @@
 //!   The process-wide registry ([`register`], [`lookup`]) is where
 //!   [`decompress`] finds the dictionary named by a frame's header.
 //! * Compression and decompression contexts are kept one per thread, made on
-//!   first use and reused, never made per call (as `codec` keeps libdeflate's
+//!   first use and reused, never made per call (as `deflate` keeps libdeflate's
 //!   state). libzstd 1.5.7 sizes them to the work: a compression context
 //!   holds about 260 KiB at level 3 after values of a few KB (1.3 MiB after a
 //!   1 MiB value, 18 MiB at level 19; it shrinks back when it stays
@@ -62,7 +62,7 @@ use std::fmt;
 use zstd::zstd_safe::{self, zstd_sys::ZSTD_ErrorCode, CCtx, DCtx, WriteBuf};
 
 use crate::counters;
-use crate::growth::{self, GrowthError};
+use crate::growth;
 use crate::per_thread;
 
 mod dictionary;
@@ -75,9 +75,7 @@ mod training;
 pub use dictionary::{with_dictionary_id, Dictionary, DICT_MAGIC};
 use frame::{frame_content_size, max_inflated, ZSTD_FRAME};
 pub use frame::{frame_dictionary_id, frame_header_dictionary_id, is_zstd_frame, size_hint, MAGIC};
-pub use registry::{
-    lookup, missing_report_due, register, registered, registered_dictionaries, Registered,
-};
+pub use registry::{lookup, register, registered, registered_dictionaries, Registered};
 pub use training::{
     train, train_with, Method, Trained, Training, MIN_DICT_SIZE, MIN_SAMPLES, TRAIN_MAX_K,
     TRAIN_MAX_STEPS, TRAIN_MIN_K,
@@ -102,7 +100,11 @@ pub const MIN_LEVEL: i32 = -7;
 /// ```
 pub const MAX_LEVEL: i32 = 22;
 
-/// zstd's default level, which level 0 also means.
+/// The level that asks for [`DEFAULT_LEVEL`] (libzstd's own convention), as
+/// [`crate::deflate::USE_DEFAULT_LEVEL`] asks gzip and zlib for theirs.
+pub const USE_DEFAULT_LEVEL: i32 = 0;
+
+/// zstd's default level, which [`USE_DEFAULT_LEVEL`] also means.
 ///
 /// ```
 /// use cmrx::zstd::{compress_vec, DEFAULT_LEVEL};
@@ -187,20 +189,7 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-impl GrowthError for Error {
-    fn need_space(&self) -> Option<usize> {
-        match *self {
-            Error::NeedSpace(n) => Some(n),
-            _ => None,
-        }
-    }
-    fn too_big() -> Self {
-        Error::TooBig
-    }
-    fn no_memory() -> Self {
-        Error::NoMemory
-    }
-}
+asks_for_space!(Error);
 
 // ------------------------------------------------------------ output buffer
 
@@ -277,7 +266,8 @@ fn vec_with_room<T>(n: usize) -> Result<Vec<T>, Error> {
 
 // ---------------------------------------------------------------- compress
 
-/// The level [`compress`] uses for `level`: 0 is [`DEFAULT_LEVEL`],
+/// The level [`compress`] uses for `level`: [`USE_DEFAULT_LEVEL`] is
+/// [`DEFAULT_LEVEL`],
 /// [`MIN_LEVEL`]`..=`[`MAX_LEVEL`] are themselves, anything else is `Arg`.
 /// The one place the zstd level range is checked.
 ///
@@ -289,7 +279,7 @@ fn vec_with_room<T>(n: usize) -> Result<Vec<T>, Error> {
 /// ```
 pub fn compression_level(level: i32) -> Result<i32, Error> {
     match level {
-        0 => Ok(DEFAULT_LEVEL),
+        USE_DEFAULT_LEVEL => Ok(DEFAULT_LEVEL),
         MIN_LEVEL..=MAX_LEVEL => Ok(level),
         _ => Err(Error::Arg),
     }

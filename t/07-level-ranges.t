@@ -26,8 +26,8 @@ my %h;
     }
 }
 my @names = qw(CMRX_GZIP_MIN_LEVEL CMRX_GZIP_MAX_LEVEL CMRX_ZLIB_MIN_LEVEL CMRX_ZLIB_MAX_LEVEL
-               CMRX_ZSTD_MIN_LEVEL CMRX_ZSTD_MAX_LEVEL CMRX_LEVEL_DEFAULT CMRX_DEFAULT_GZIP_LEVEL
-               CMRX_DEFAULT_ZLIB_LEVEL CMRX_ZSTD_DEFAULT_LEVEL CMRX_DEFAULT_MAX_OUTPUT);
+               CMRX_ZSTD_MIN_LEVEL CMRX_ZSTD_MAX_LEVEL CMRX_DEFLATE_USE_DEFAULT_LEVEL CMRX_GZIP_DEFAULT_LEVEL
+               CMRX_ZLIB_DEFAULT_LEVEL CMRX_ZSTD_DEFAULT_LEVEL CMRX_DEFAULT_MAX_OUTPUT);
 is_deeply [ grep { !defined $h{$_} } @names ], [], 'cmrx.h states every level range and default';
 my ($GZ_MIN, $GZ_MAX, $Z_MIN, $Z_MAX, $ZS_MIN, $ZS_MAX) = @h{@names[0 .. 5]};
 
@@ -53,13 +53,13 @@ my ($GZ_MIN, $GZ_MAX, $Z_MIN, $Z_MAX, $ZS_MIN, $ZS_MAX) = @h{@names[0 .. 5]};
 
 {
     local $Cache::Memcached::RustXS::Zlib::Level;
-    for my $level ($h{CMRX_LEVEL_DEFAULT}, $GZ_MIN, $GZ_MAX) {
+    for my $level ($h{CMRX_DEFLATE_USE_DEFAULT_LEVEL}, $GZ_MIN, $GZ_MAX) {
         $Cache::Memcached::RustXS::Zlib::Level = $level;
         ok defined Cache::Memcached::RustXS::Zlib::memGzip('x'), "gzip level $level: memGzip works";
         ok eval { Cache::Memcached::RustXS::Zlib::compress_methods(level => $level); 1 },
             '... and compress_methods accepts it';
     }
-    my $range = qr/level must be \Q$h{CMRX_LEVEL_DEFAULT}\E \(the default\) or \Q$GZ_MIN\E to \Q$GZ_MAX\E, not /;
+    my $range = qr/level must be \Q$h{CMRX_DEFLATE_USE_DEFAULT_LEVEL}\E \(the default\) or \Q$GZ_MIN\E to \Q$GZ_MAX\E, not /;
     for my $level ($GZ_MIN - 2, $GZ_MAX + 1) {
         $Cache::Memcached::RustXS::Zlib::Level = $level;
         ok !defined Cache::Memcached::RustXS::Zlib::memGzip('x'), "gzip level $level: memGzip gives undef";
@@ -67,7 +67,7 @@ my ($GZ_MIN, $GZ_MAX, $Z_MIN, $Z_MAX, $ZS_MIN, $ZS_MAX) = @h{@names[0 .. 5]};
             '... and compress_methods croaks';
         like $@, qr/compress_methods: $range\Q$level\E at /, '... naming the range';
     }
-    for my $level ($h{CMRX_LEVEL_DEFAULT}, $Z_MIN, $Z_MAX) {
+    for my $level ($h{CMRX_DEFLATE_USE_DEFAULT_LEVEL}, $Z_MIN, $Z_MAX) {
         ok defined Cache::Memcached::RustXS::Zlib::compress('x', $level), "zlib level $level: compress works";
     }
     ok !defined Cache::Memcached::RustXS::Zlib::compress('x', $_), "zlib level $_: compress gives undef"
@@ -91,9 +91,9 @@ is_deeply { Cache::Memcached::RustXS::_level_ranges() },
 
 is $Cache::Memcached::RustXS::Zlib::MaxOutput, $h{CMRX_DEFAULT_MAX_OUTPUT}, '$MaxOutput starts at the engine\'s default';
 is length(Cache::Memcached::RustXS::Zlib::memGzip('x' x 1000)),
-   length(do { local $Cache::Memcached::RustXS::Zlib::Level = $h{CMRX_DEFAULT_GZIP_LEVEL};
+   length(do { local $Cache::Memcached::RustXS::Zlib::Level = $h{CMRX_GZIP_DEFAULT_LEVEL};
                Cache::Memcached::RustXS::Zlib::memGzip('x' x 1000) }),
-   'memGzip\'s default level is CMRX_DEFAULT_GZIP_LEVEL';
+   'memGzip\'s default level is CMRX_GZIP_DEFAULT_LEVEL';
 
 # ---- what the POD says ---------------------------------------------------------------
 
@@ -109,9 +109,9 @@ my $MIB = $h{CMRX_DEFAULT_MAX_OUTPUT} / (1 << 20);
 my @defaults = (
     [ qr/\b0 for the default, (\d+)/,              $h{CMRX_ZSTD_DEFAULT_LEVEL} ],
     [ qr/\b0 \(the default\) for (\d+)/,           $h{CMRX_ZSTD_DEFAULT_LEVEL} ],
-    [ qr/-1 for the default \((\d+)\)/,            $h{CMRX_DEFAULT_GZIP_LEVEL} ],
-    [ qr/C<memGzip> uses, (\d+) by default/,      $h{CMRX_DEFAULT_GZIP_LEVEL} ],
-    [ qr/-1 \(the default, meaning (\d+)\) to \d/, $h{CMRX_DEFAULT_ZLIB_LEVEL} ],
+    [ qr/-1 for the default \((\d+)\)/,            $h{CMRX_GZIP_DEFAULT_LEVEL} ],
+    [ qr/C<memGzip> uses, (\d+) by default/,      $h{CMRX_GZIP_DEFAULT_LEVEL} ],
+    [ qr/-1 \(the default, meaning (\d+)\) to \d/, $h{CMRX_ZLIB_DEFAULT_LEVEL} ],
     [ qr/-1 \(the default, meaning \d+\) to (\d+)/, $Z_MAX ],
     [ qr/MaxOutput>(?: bytes)? \((\d+) MiB by default/, $MIB ],
     [ qr/max_output (?:=>|=E<gt>) (\d+) MiB/,      $MIB ],

@@ -48,6 +48,15 @@ SKIP: {
     ok $INTERNALS->can('finalize_root')->(), '... and its finalize is recognised';
 }
 ok !$INTERNALS->can('is_known_finalize')->(sub { chop $_[0] }), 'another closure is not the finalize';
+ok !$INTERNALS->can('is_load_multi_finalize')->(sub { chop $_[0] }), '... nor one of _load_multi';
+SKIP: {
+    skip "Cache::Memcached $version is not among the releases read", 1 unless $read;
+    require B;
+    my (undef, $pad) = B::svref_2object(\&Cache::Memcached::_load_multi)->PADLIST->ARRAY;
+    my @subs = map { $_->object_2svref } grep { $_->isa('B::CV') && ${ $_->ROOT } } $pad->ARRAY;
+    is scalar(grep { $INTERNALS->can('is_load_multi_finalize')->($_) } @subs), 1,
+        "one of _load_multi's anonymous subs is recognised as its finalize (GetParser's inline finalize)";
+}
 
 # A copy of the loaded Cache::Memcached's file, changed by $edit, is loaded
 # in a child perl that runs $code; what it prints comes back.

@@ -15,7 +15,7 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use cmrx::codec::CodecError;
+use cmrx::deflate::DeflateError;
 use cmrx::testing;
 use libfuzzer_sys::fuzz_target;
 
@@ -46,11 +46,11 @@ fuzz_target!(|data: &[u8]| {
     if !input.is_empty() {
         assert_eq!(
             testing::gunzip_vec(&gz, input.len() - 1),
-            Err(CodecError::TooBig)
+            Err(DeflateError::TooBig)
         );
         assert_eq!(
             testing::uncompress_vec(&z, input.len() - 1),
-            Err(CodecError::TooBig)
+            Err(DeflateError::TooBig)
         );
     }
 
@@ -65,6 +65,6 @@ fuzz_target!(|data: &[u8]| {
 
     // Levels out of range are refused, never clamped (-1 is the default).
     let bad = [-2, 13, i32::MIN, i32::MAX][usize::from(selector) % 4];
-    assert_eq!(testing::gzip_vec(input, bad), Err(CodecError::Arg));
-    assert_eq!(testing::zlib_vec(input, bad.max(10)), Err(CodecError::Arg));
+    assert_eq!(testing::gzip_vec(input, bad), Err(DeflateError::Arg));
+    assert_eq!(testing::zlib_vec(input, bad.max(10)), Err(DeflateError::Arg));
 });

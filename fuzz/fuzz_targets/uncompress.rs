@@ -14,14 +14,14 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use cmrx::codec::{self, CodecError};
+use cmrx::deflate::{self, DeflateError};
 use cmrx::testing;
 use libfuzzer_sys::fuzz_target;
 
 const CAP: usize = 1 << 20;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(plain) = common::check_decoder(data, CAP, testing::uncompress_vec, codec::uncompress) {
+    if let Ok(plain) = common::check_decoder(data, CAP, testing::uncompress_vec, deflate::uncompress) {
         // Re-encode at a level taken from the input (0..=9; 10..=12 are
         // exercised by compress_roundtrip) and decode again.
         let level = (data.len() % 10) as i32;
@@ -36,7 +36,7 @@ fuzz_target!(|data: &[u8]| {
         if !plain.is_empty() {
             assert_eq!(
                 testing::uncompress_vec(&z, plain.len() - 1),
-                Err(CodecError::TooBig)
+                Err(DeflateError::TooBig)
             );
         }
     }

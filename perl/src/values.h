@@ -74,5 +74,9 @@ int value_worth_compressing(const uint8_t *in, size_t len);
  * otherwise: Cache::Memcached::Fast's compress_ratio). Counted either way:
  * written as `kind` (CMRX_TRAFFIC_*) with `dictionary`, or incompressible. */
 int value_kept_compressed(int kind, uint32_t dictionary, size_t raw, size_t stored, double ratio);
+/* The ratio compress_methods keeps a value compressed at, unless told
+ * Cache::Memcached::Fast's own compress_ratio (fast_options does): any
+ * saving. */
+#define VALUE_COMPRESS_RATIO_DEFAULT 1.0
 
 #endif /* CMRX_VALUES_H */

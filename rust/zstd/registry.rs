@@ -1,9 +1,8 @@
 //! The process-wide dictionaries, by ID: where [`decompress`] finds the
-//! dictionary a frame names ([`register`], [`lookup`]), and when a missing
-//! one is reported ([`missing_report_due`]).
+//! dictionary a frame names ([`register`], [`lookup`]).
 
 use std::collections::btree_map::{BTreeMap, Entry};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use super::dictionary::dictionary_header_id;
 use super::{Dictionary, Error};
@@ -77,38 +76,6 @@ pub fn registered_dictionaries() -> Vec<Arc<Dictionary>> {
     map.values().cloned().collect()
 }
 
-/// When each missing dictionary was last reported in this process (the
-/// caller's clock, in seconds), by ID.
-static MISSING_REPORTED: Mutex<BTreeMap<u32, u64>> = Mutex::new(BTreeMap::new());
-
-/// Whether a report that dictionary `id` is missing (a frame named it, and
-/// it is not registered) is due at `now`: the first time, and again once
-/// `interval` has passed since the last one (`now` and `interval` in the
-/// caller's seconds; an interval of 0, every time). A reader warns at most
-/// once per interval and dictionary, not once per value: in a cache full of
-/// values made with a dictionary this process lacks, every read would warn
-/// otherwise; nor once per process, which hides a problem that lasts.
-///
-/// ```
-/// use cmrx::zstd::missing_report_due;
-/// assert!(missing_report_due(4_000_001, 100, 60));
-/// assert!(!missing_report_due(4_000_001, 159, 60));
-/// assert!(missing_report_due(4_000_001, 160, 60));
-/// assert!(missing_report_due(4_000_002, 159, 60));
-/// ```
-pub fn missing_report_due(id: u32, now: u64, interval: u64) -> bool {
-    let mut reported = MISSING_REPORTED
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    match reported.get(&id) {
-        Some(&last) if now.saturating_sub(last) < interval => false,
-        _ => {
-            reported.insert(id, now);
-            true
-        }
-    }
-}
-
 /// What the registry holds for an ID, compared with some dictionary's bytes
 /// (see [`registered`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,7 +116,6 @@ mod tests {
     use super::*;
     use crate::zstd::test_support::{dict, json_values, refs};
     use crate::zstd::{compress_vec, train, with_dictionary_id, MAX_LEVEL, MIN_LEVEL};
-    use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
     fn registry() {
@@ -206,44 +172,6 @@ mod tests {
         assert_eq!(
             compress_vec(v, 9, Some(&d)).unwrap(),
             compress_vec(v, 9, Some(&fresh)).unwrap()
-        );
-    }
-
-    #[test]
-    fn a_missing_dictionary_is_reported_once_per_interval_across_threads() {
-        // IDs no other test uses: the reports are the process's.
-        let ids = [3_000_001u32, 3_000_002, 3_000_003];
-        let reports = AtomicUsize::new(0);
-        std::thread::scope(|scope| {
-            for _ in 0..4 {
-                scope.spawn(|| {
-                    for _ in 0..10 {
-                        for &id in &ids {
-                            if missing_report_due(id, 1000, 60) {
-                                reports.fetch_add(1, Ordering::Relaxed);
-                            }
-                        }
-                    }
-                });
-            }
-        });
-        assert_eq!(
-            reports.load(Ordering::Relaxed),
-            ids.len(),
-            "one report per ID"
-        );
-        assert!(
-            !missing_report_due(ids[0], 1059, 60),
-            "not again within the interval"
-        );
-        assert!(
-            missing_report_due(ids[0], 1060, 60),
-            "again once it has passed"
-        );
-        assert!(missing_report_due(3_000_004, 1000, 60), "another ID is new");
-        assert!(
-            missing_report_due(3_000_005, 1000, 0) && missing_report_due(3_000_005, 1000, 0),
-            "interval 0: every time"
         );
     }
 }

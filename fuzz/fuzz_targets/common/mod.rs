@@ -1,4 +1,4 @@
-//! Helpers shared by the codec fuzz targets: a global allocator that measures
+//! Helpers shared by the deflate and zstd fuzz targets: a global allocator that measures
 //! peak live heap bytes, independent CRC-32 / Adler-32, format checks.
 #![allow(dead_code)]
 
@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering::Relaxed};
 
-use cmrx::codec::{self, CodecError};
+use cmrx::deflate::{self, DeflateError};
 
 /// The system allocator, counting live bytes while armed.
 struct Counting;
@@ -57,8 +57,8 @@ pub fn peak_heap<R>(f: impl FnOnce() -> R) -> (R, usize) {
     (r, PEAK.load(Relaxed).max(0) as usize)
 }
 
-pub type VecDecoder = fn(&[u8], usize) -> Result<Vec<u8>, CodecError>;
-pub type BufDecoder = fn(&[u8], &mut [MaybeUninit<u8>], usize) -> Result<usize, CodecError>;
+pub type VecDecoder = fn(&[u8], usize) -> Result<Vec<u8>, DeflateError>;
+pub type BufDecoder = fn(&[u8], &mut [MaybeUninit<u8>], usize) -> Result<usize, DeflateError>;
 
 thread_local! {
     static FIXED: RefCell<Vec<MaybeUninit<u8>>> = const { RefCell::new(Vec::new()) };
@@ -72,12 +72,12 @@ pub fn check_decoder(
     cap: usize,
     vec_fn: VecDecoder,
     buf_fn: BufDecoder,
-) -> Result<Vec<u8>, CodecError> {
+) -> Result<Vec<u8>, DeflateError> {
     let (r, peak) = peak_heap(|| vec_fn(data, cap));
     assert!(peak <= cap, "{peak} bytes of heap live at once, cap {cap}");
     match &r {
         Ok(v) => assert!(v.len() <= cap, "{} bytes out, cap {cap}", v.len()),
-        Err(CodecError::Data | CodecError::TooBig) => {}
+        Err(DeflateError::Data | DeflateError::TooBig) => {}
         Err(e) => panic!("decoder returned {e:?}"),
     }
     FIXED.with(|fixed| {
@@ -102,7 +102,7 @@ pub const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
 /// `gz` is a gzip member framed as memGzip frames it, holding `plain`.
 pub fn check_gzip_member(gz: &[u8], plain: &[u8]) {
     assert!(
-        gz.len() <= codec::gzip_bound(plain.len()),
+        gz.len() <= deflate::gzip_bound(plain.len()),
         "gzip over its bound"
     );
     assert!(gz.len() >= 18);
@@ -123,7 +123,7 @@ pub fn check_gzip_member(gz: &[u8], plain: &[u8]) {
 /// `z` is an RFC 1950 stream as Compress::Zlib::compress writes, holding `plain`.
 pub fn check_zlib_stream(z: &[u8], plain: &[u8]) {
     assert!(
-        z.len() <= codec::zlib_bound(plain.len()),
+        z.len() <= deflate::zlib_bound(plain.len()),
         "zlib over its bound"
     );
     assert!(z.len() >= 6);

@@ -84,6 +84,26 @@ sub _finalize_root {
 }
 
 # Whether the code reference is a closure whose code is the known finalize's.
+# finalize_root as last looked up, and the _load_multi (held, so its
+# address is not reused) and $Cache::Memcached::VERSION it was for: looked
+# up again only when either is another.
+my ($root_of_load_multi, $root_for_version, $finalize_root) = (undef, '', 0);
+
+sub is_load_multi_finalize {
+    my ($code) = @_;
+    return 0 unless ref $code eq 'CODE' && defined &Cache::Memcached::_load_multi
+                 && defined $Cache::Memcached::VERSION;
+    my $load_multi = \&Cache::Memcached::_load_multi;
+    if (!$root_of_load_multi || Scalar::Util::refaddr($load_multi) != Scalar::Util::refaddr($root_of_load_multi)
+        || $Cache::Memcached::VERSION ne $root_for_version) {
+        ($root_of_load_multi, $root_for_version) = ($load_multi, $Cache::Memcached::VERSION);
+        $finalize_root = finalize_root();
+    }
+    return 0 unless $finalize_root;
+    # Every closure of one anonymous sub shares its op tree.
+    return ${ B::svref_2object($code)->ROOT } == $finalize_root ? 1 : 0;
+}
+
 sub is_known_finalize {
     my ($code) = @_;
     return 0 unless ref $code eq 'CODE' && defined &Cache::Memcached::F_COMPRESS;
@@ -248,6 +268,7 @@ Cache::Memcached::RustXS::ClientInternals - what this distribution relies on ins
     my $why = Cache::Memcached::RustXS::ClientInternals::memgzip_redirect_unavailable();
     print $why eq '' ? "zstd writing works with this Cache::Memcached\n" : "$why\n";
     print "finalize recognised\n" if Cache::Memcached::RustXS::ClientInternals::finalize_root();
+    print "not a finalize\n" unless Cache::Memcached::RustXS::ClientInternals::is_load_multi_finalize(sub { });
 
 =head1 DESCRIPTION
 
@@ -271,11 +292,14 @@ C<on_item> is the finalize closure of C<Cache::Memcached::_load_multi>. That
 closure is the same in every release from 1.24 to 1.30. C<finalize_root>
 compiles that known code in the running perl and compares its op tree (op
 names, and the globs and constants the ops refer to) with each anonymous sub
-in C<_load_multi>; the one that matches is the finalize, and the address of
-its op tree is what the XS compares each C<on_item> with. A release whose
+in C<_load_multi>; the one that matches is the finalize. GetParser's C<new>
+asks C<is_load_multi_finalize($on_item)>, which compares the address of
+C<$on_item>'s op tree with that one's (the look-up is kept until
+C<_load_multi> or C<$Cache::Memcached::VERSION> changes). A release whose
 finalize is different code has none that matches: GetParser then hands every
 value to C<on_item>, as any other parser does, and C<inline_finalize> is
-false. C<is_known_finalize($code)> asks the same of one code reference.
+false. C<is_known_finalize($code)> says whether a code reference's code is
+the known finalize's.
 
 =head2 Cache::Memcached's compression (RustXS::Memcached's zstd)
 
@@ -308,6 +332,11 @@ says which holds for the Fast loaded now.
 The address of the op tree of the finalize closure in the loaded
 C<Cache::Memcached::_load_multi>, or 0 when none is the known finalize's
 code (or Cache::Memcached is not loaded). Never dies.
+
+=item is_load_multi_finalize($code)
+
+True when the code reference is a closure of the finalize that
+C<finalize_root> finds (its op tree is that one). Never dies.
 
 =item is_known_finalize($code)
 

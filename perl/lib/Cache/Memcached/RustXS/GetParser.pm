@@ -9,16 +9,23 @@ use Cache::Memcached::RustXS ();
 
 our $VERSION = '0.101';
 
-# new, parse_from_sock, parse_from_string, current_key, error,
-# inline_finalize and _get_response_items are XSUBs (perl/RustXS.xs).
+# parse_from_sock, parse_from_string, current_key, error, inline_finalize,
+# _new and _get_response_items are XSUBs (perl/RustXS.xs).
 
 # Whether new() finishes plain values itself when on_item is Cache::Memcached's
-# own finalize (see "INLINE FINALIZE"); read by new(). The XS sets it to 1.
-our $InlineFinalize;
+# own finalize (see "INLINE FINALIZE"); read by new().
+our $InlineFinalize = 1 unless defined $InlineFinalize;
 
-# The XS asks Cache::Memcached::RustXS::ClientInternals::finalize_root which
-# closure is Cache::Memcached's own finalize (see "INLINE FINALIZE").
+# Which closure is Cache::Memcached's own finalize is ClientInternals' to
+# say (see "INLINE FINALIZE").
 use Cache::Memcached::RustXS::ClientInternals ();
+
+sub new {
+    my ($class, $dest, $namespace_len, $on_item) = @_;
+    Carp::croak('Usage: ' . __PACKAGE__ . '->new(dest, namespace_len, on_item)') if @_ < 3 || @_ > 4;
+    return _new($class, $dest, $namespace_len, $on_item,
+                $InlineFinalize && Cache::Memcached::RustXS::ClientInternals::is_load_multi_finalize($on_item) ? 1 : 0);
+}
 
 # How much of a bad response get_response_items' message shows.
 my $SHOWN_BYTES = 80;
@@ -42,20 +49,15 @@ sub get_response_items {
 # ---- before a fork ----------------------------------------------------------------
 
 # Which closure is Cache::Memcached's own finalize is found out when the
-# first parser with an on_item is made, and kept for the process (the XS
-# asks ClientInternals, which loads B and compiles the known finalize). When
+# first parser with an on_item is made, and kept for the process
+# (ClientInternals loads B and compiles the known finalize). When
 # Cache::Memcached is loaded already, it is found out as this module loads:
 # a server that loads both and then forks its workers finds it out once for
 # all of them, where each worker would otherwise do it at its first
 # get_multi, at a cost in memory far above what it allocates (see
-# "PREFORKING SERVERS"). A failure here only leaves it to that first
-# get_multi, as before.
-_find_finalize() if defined &Cache::Memcached::_load_multi;
-
-sub _find_finalize {
-    eval { __PACKAGE__->new({}, 0, sub { }); 1 };
-    return;
-}
+# "PREFORKING SERVERS").
+Cache::Memcached::RustXS::ClientInternals::is_load_multi_finalize(sub { })
+    if defined &Cache::Memcached::_load_multi;
 
 1;
 __END__

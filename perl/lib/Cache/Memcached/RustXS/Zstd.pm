@@ -123,14 +123,15 @@ my $DEFAULT_RESCAN_INTERVAL = 60;
 
 # Seconds between two warnings of the same kind about the same thing (a
 # set that cannot be read again, a dictionary that is not loaded).
-our $WarnInterval;    # its default is the XS's (60), set when the engine loads
+our $WarnInterval;    # its default is the engine's (60), set when the engine loads
 
 # The sets this process loaded, by folder: { dir, identity, interval,
 # next_scan (epoch seconds), manifest (its SHA-256 when last loaded), set }.
 my %SETS;
 my %LOADED_SHA256; # SHA-256 of each dictionary loaded from a set, by ID
-my %WARNED;        # when each rescan failure was last reported, by folder and reason
-our $RESCANNING;   # a rescan runs: perl code it runs (a warn handler) gets no other
+# A rescan runs: perl code it runs (a warn handler, a reader in it) gets no
+# other. The one guard of the rescan, the XS's readers' too.
+our $RESCANNING;
 
 # The time a set's readers and writers go by: DictionarySet's clock (which
 # tests move), loaded with the first set.
@@ -207,8 +208,8 @@ sub _loaded_sha256 {
 # What _rescan_for says to the XS, in its numbers.
 my ($RESCAN_ABSENT, $RESCAN_FOUND, $RESCAN_NOT_DUE) = @SHARED{qw(RESCAN_ABSENT RESCAN_FOUND RESCAN_NOT_DUE)};
 
-# Called by the XS readers when a frame names dictionary $id, which is not
-# loaded: scans the loaded sets whose interval has passed, and says whether
+# The one sub of this distribution the XS calls (by this name): when a
+# frame names dictionary $id, which is not loaded, it scans the loaded sets whose interval has passed, and says whether
 # $id is loaded now ($RESCAN_FOUND), or not and a set is not due for a scan
 # yet ($RESCAN_NOT_DUE: the reader does not warn yet), or not at all. Never
 # dies (the XS calls it in an eval anyway).
@@ -228,7 +229,7 @@ sub _rescan_for {
 # Reads the set in $dir again when its interval has passed since the last
 # scan, and loads what it added; false when the scan was not due yet. A set
 # that cannot be read keeps the dictionaries loaded before, with a warning
-# at most once per $WarnInterval and reason.
+# that the engine lets through at most once per $WarnInterval.
 sub _rescan_if_due {
     my ($dir, $now) = @_;
     my $s = $SETS{$dir};
@@ -240,12 +241,9 @@ sub _rescan_if_due {
         return 1;
     }
     (my $why = _reason($@)) =~ s/\n\z//;
-    my $last = $WARNED{$dir}{$why};
-    if (!defined $last || $now - $last >= $WarnInterval) {
-        $WARNED{$dir}{$why} = $now;
-        warn "Cache::Memcached::RustXS::Zstd: rescanning the dictionary set in $dir: $why; "
-           . "the dictionaries loaded before stay\n";
-    }
+    my $warning = "Cache::Memcached::RustXS::Zstd: rescanning the dictionary set in $dir: $why; "
+                . "the dictionaries loaded before stay\n";
+    warn $warning if Cache::Memcached::RustXS::_report_due($warning, $now);
     return 1;
 }
 

@@ -1,6 +1,6 @@
 //! A minimal safe wrapper over the raw libdeflate FFI (`libdeflate-sys`).
 //!
-//! Only what [`super`] (the codec) needs: owning compressor and decompressor
+//! Only what [`super`] (gzip and zlib) needs: owning compressor and decompressor
 //! handles freed on drop, raw-DEFLATE and zlib compression, the `_ex`
 //! decompression entry points (which report how much input the stream used),
 //! and CRC-32. Output buffers are `&mut [MaybeUninit<u8>]` because
@@ -60,7 +60,17 @@ unsafe fn assume_init(out: &[MaybeUninit<u8>], n: usize) -> &[u8] {
 
 /// An owned `struct libdeflate_compressor` for one compression level.
 ///
-/// Not `Send`/`Sync` (raw pointer): the codec keeps one per level per thread.
+/// What a [`Compressor`] writes: raw DEFLATE (a gzip member's body) or a
+/// zlib stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    /// Raw DEFLATE.
+    RawDeflate,
+    /// zlib: a two-byte header, DEFLATE, an Adler-32.
+    Zlib,
+}
+
+/// Not `Send`/`Sync` (raw pointer): [`super`] keeps one per level per thread.
 pub struct Compressor {
     raw: NonNull<sys::libdeflate_compressor>,
 }
@@ -78,24 +88,19 @@ impl Compressor {
         NonNull::new(raw).map(|raw| Compressor { raw })
     }
 
-    /// Raw DEFLATE of `input` into `out`. `None` if it does not fit (an `out`
-    /// of [`deflate_bound`]`(input.len())` bytes always fits).
-    pub fn deflate_compress<'o>(
+    /// `input` compressed as `stream` into `out`. `None` if it does not fit
+    /// (an `out` of [`deflate_bound`] or [`zlib_bound`]`(input.len())` bytes
+    /// always fits).
+    pub fn compress<'o>(
         &mut self,
+        stream: Stream,
         input: &[u8],
         out: &'o mut [MaybeUninit<u8>],
     ) -> Option<&'o [u8]> {
-        self.compress_with(sys::libdeflate_deflate_compress, input, out)
-    }
-
-    /// zlib-format compression of `input` into `out`. `None` if it does not
-    /// fit (an `out` of [`zlib_bound`]`(input.len())` bytes always fits).
-    pub fn zlib_compress<'o>(
-        &mut self,
-        input: &[u8],
-        out: &'o mut [MaybeUninit<u8>],
-    ) -> Option<&'o [u8]> {
-        self.compress_with(sys::libdeflate_zlib_compress, input, out)
+        match stream {
+            Stream::RawDeflate => self.compress_with(sys::libdeflate_deflate_compress, input, out),
+            Stream::Zlib => self.compress_with(sys::libdeflate_zlib_compress, input, out),
+        }
     }
 
     /// Runs one of libdeflate's `*_compress` functions (they share a
@@ -227,28 +232,21 @@ impl Decompressor {
         }
     }
 
-    /// Inflate one raw DEFLATE stream from the front of `input` into `out`.
-    /// On success: (input bytes the stream used, rounded up to a whole byte;
-    /// the decompressed bytes). Bytes after the stream are not looked at; a
-    /// stream that does not end within `input` is `BadData`.
-    pub fn deflate_decompress_ex<'o>(
+    /// Decompress one `stream` from the front of `input` into `out`. On
+    /// success: (input bytes the stream used, rounded up to a whole byte,
+    /// with zlib's Adler-32; the decompressed bytes). Bytes after the stream
+    /// are not looked at; a stream that does not end within `input` is
+    /// `BadData`. zlib's header and Adler-32 are checked.
+    pub fn decompress<'o>(
         &mut self,
+        stream: Stream,
         input: &[u8],
         out: &'o mut [MaybeUninit<u8>],
     ) -> Result<(usize, &'o [u8]), DecompressError> {
-        self.run(sys::libdeflate_deflate_decompress_ex, input, out)
-    }
-
-    /// Decompress one zlib stream (header, DEFLATE, Adler-32, all checked)
-    /// from the front of `input` into `out`. On success: (input bytes used,
-    /// including the Adler-32; the decompressed bytes). Bytes after the
-    /// stream are ignored.
-    pub fn zlib_decompress_ex<'o>(
-        &mut self,
-        input: &[u8],
-        out: &'o mut [MaybeUninit<u8>],
-    ) -> Result<(usize, &'o [u8]), DecompressError> {
-        self.run(sys::libdeflate_zlib_decompress_ex, input, out)
+        match stream {
+            Stream::RawDeflate => self.run(sys::libdeflate_deflate_decompress_ex, input, out),
+            Stream::Zlib => self.run(sys::libdeflate_zlib_decompress_ex, input, out),
+        }
     }
 }
 

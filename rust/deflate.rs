@@ -11,9 +11,9 @@
 //!   checked, bytes after it ignored.
 //! * libdeflate works buffer to buffer, so decompression runs a growth loop:
 //!   start from [`gunzip_size_hint`] / [`uncompress_size_hint`], and on
-//!   [`CodecError::NeedSpace`]`(n)` retry with `n` bytes. Every capacity
+//!   [`DeflateError::NeedSpace`]`(n)` retry with `n` bytes. Every capacity
 //!   asked for is at most `max_out`, the caller's cap on the output size; an
-//!   output that would exceed it is [`CodecError::TooBig`], so a
+//!   output that would exceed it is [`DeflateError::TooBig`], so a
 //!   decompression bomb costs at most `max_out` bytes of memory and about
 //!   twice that in decompression work.
 //! * Compressor state (libdeflate 1.26: 198 KiB at level 1, 652 KiB at
@@ -30,20 +30,20 @@
 
 mod libdeflate;
 
+use crate::growth::Expansion;
 #[cfg(test)]
 use crate::growth::MIN_CAPACITY;
-use crate::growth::{Expansion, GrowthError};
 use crate::per_thread;
 
 use core::cell::RefCell;
 use core::fmt;
 use core::mem::MaybeUninit;
 
-use libdeflate::{Compressor, DecompressError, Decompressor};
+use libdeflate::{Compressor, DecompressError, Decompressor, Stream};
 
-/// Why a codec call did not produce output.
+/// Why a gzip or zlib call did not produce output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CodecError {
+pub enum DeflateError {
     /// The output buffer is too small: retry with at least this capacity.
     /// For decompression the value is never above `max_out` and always above
     /// the capacity just tried.
@@ -58,29 +58,29 @@ pub enum CodecError {
     NoMemory,
 }
 
-impl fmt::Display for CodecError {
+impl fmt::Display for DeflateError {
     /// A short English description, for error messages.
     ///
     /// ```
     /// use std::mem::MaybeUninit;
-    /// use cmrx::codec::{gunzip, CodecError};
+    /// use cmrx::deflate::{gunzip, DeflateError};
     /// let mut out = [MaybeUninit::new(0u8); 16];
     /// let e = gunzip(b"not gzip", &mut out, 16).unwrap_err();
-    /// assert_eq!(e, CodecError::Data);
+    /// assert_eq!(e, DeflateError::Data);
     /// assert_eq!(e.to_string(), "corrupt or truncated gzip or zlib data");
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CodecError::NeedSpace(n) => write!(f, "output buffer too small: {n} bytes needed"),
-            CodecError::Data => f.write_str("corrupt or truncated gzip or zlib data"),
-            CodecError::TooBig => f.write_str("gzip or zlib data larger than the size limit"),
-            CodecError::Arg => f.write_str("bad gzip or zlib compression level"),
-            CodecError::NoMemory => f.write_str("out of memory for libdeflate's state"),
+            DeflateError::NeedSpace(n) => write!(f, "output buffer too small: {n} bytes needed"),
+            DeflateError::Data => f.write_str("corrupt or truncated gzip or zlib data"),
+            DeflateError::TooBig => f.write_str("gzip or zlib data larger than the size limit"),
+            DeflateError::Arg => f.write_str("bad gzip or zlib compression level"),
+            DeflateError::NoMemory => f.write_str("out of memory for libdeflate's state"),
         }
     }
 }
 
-impl std::error::Error for CodecError {}
+impl std::error::Error for DeflateError {}
 
 /// What [`gunzip_member`] produced: `len` bytes of output, from the first
 /// `input_used` bytes of the input.
@@ -96,25 +96,12 @@ pub struct Inflated {
     pub input_used: usize,
 }
 
-impl GrowthError for CodecError {
-    fn need_space(&self) -> Option<usize> {
-        match *self {
-            CodecError::NeedSpace(n) => Some(n),
-            _ => None,
-        }
-    }
-    fn too_big() -> Self {
-        CodecError::TooBig
-    }
-    fn no_memory() -> Self {
-        CodecError::NoMemory
-    }
-}
+asks_for_space!(DeflateError);
 
 /// What a level argument of -1 stands for: the default level of the
-/// function it is given to ([`DEFAULT_GZIP_LEVEL`] or [`DEFAULT_ZLIB_LEVEL`]),
+/// function it is given to ([`GZIP_DEFAULT_LEVEL`] or [`ZLIB_DEFAULT_LEVEL`]),
 /// as zlib's `Z_DEFAULT_COMPRESSION` does.
-pub const LEVEL_DEFAULT: i32 = -1;
+pub const USE_DEFAULT_LEVEL: i32 = -1;
 
 /// The level [`gzip`] uses for `memGzip` (and for -1): the fastest
 /// libdeflate level whose output is within 1 % of zlib level 9's (what
@@ -123,13 +110,13 @@ pub const LEVEL_DEFAULT: i32 = -1;
 /// 1321 B (+3.2 %) / 95 336 B, level 6 1289 B (+0.7 %) / 94 573 B (+0.17 %)
 /// in 30 µs / 4.2 ms, against 80 µs / 19.8 ms for memGzip and 39 µs /
 /// 7.9 ms for libdeflate level 9.
-pub const DEFAULT_GZIP_LEVEL: i32 = 6;
+pub const GZIP_DEFAULT_LEVEL: i32 = 6;
 
 /// The level [`zlib`] uses for `compress` without a level (and for -1):
 /// zlib's default is 6 as well
 /// (libdeflate 6 vs zlib 6: 1277 B vs 1270 B and 94 561 B vs 94 689 B on the
 /// same two inputs).
-pub const DEFAULT_ZLIB_LEVEL: i32 = 6;
+pub const ZLIB_DEFAULT_LEVEL: i32 = 6;
 
 /// The default cap on decompressed sizes (the Perl modules' `$MaxOutput`):
 /// 64 MiB (memcached items are at most 1 MiB by default, 1 GiB with `-I`).
@@ -168,82 +155,82 @@ const LEVELS: usize = libdeflate::MAX_LEVEL as usize + 1;
 
 /// Run `f` with this thread's compressor for `level` (0..=12), made on
 /// first use (see [`per_thread::with_in`]).
-fn with_compressor<R>(level: i32, f: impl FnOnce(&mut Compressor) -> R) -> Result<R, CodecError> {
+fn with_compressor<R>(level: i32, f: impl FnOnce(&mut Compressor) -> R) -> Result<R, DeflateError> {
     let index = usize::try_from(level)
         .ok()
         .filter(|&i| i < LEVELS)
-        .ok_or(CodecError::Arg)?;
+        .ok_or(DeflateError::Arg)?;
     per_thread::with_in(
         &COMPRESSORS,
         |slots| slots.get_mut(index),
         || Compressor::new(level),
         f,
     )
-    .ok_or(CodecError::NoMemory)
+    .ok_or(DeflateError::NoMemory)
 }
 
 /// Run `f` with this thread's decompressor, made on first use.
-fn with_decompressor<R>(f: impl FnOnce(&mut Decompressor) -> R) -> Result<R, CodecError> {
-    per_thread::with(&DECOMPRESSOR, Decompressor::new, f).ok_or(CodecError::NoMemory)
+fn with_decompressor<R>(f: impl FnOnce(&mut Decompressor) -> R) -> Result<R, DeflateError> {
+    per_thread::with(&DECOMPRESSOR, Decompressor::new, f).ok_or(DeflateError::NoMemory)
 }
 
-/// The lowest level [`gzip`] accepts (besides [`LEVEL_DEFAULT`]): libdeflate's
+/// The lowest level [`gzip`] accepts (besides [`USE_DEFAULT_LEVEL`]): libdeflate's
 /// 0, which stores.
 ///
 /// ```
-/// use cmrx::codec::{gzip_level, MIN_GZIP_LEVEL};
-/// assert!(gzip_level(MIN_GZIP_LEVEL).is_ok());
-/// assert!(gzip_level(MIN_GZIP_LEVEL - 2).is_err());
+/// use cmrx::deflate::{gzip_level, GZIP_MIN_LEVEL};
+/// assert!(gzip_level(GZIP_MIN_LEVEL).is_ok());
+/// assert!(gzip_level(GZIP_MIN_LEVEL - 2).is_err());
 /// ```
-pub const MIN_GZIP_LEVEL: i32 = libdeflate::MIN_LEVEL;
+pub const GZIP_MIN_LEVEL: i32 = libdeflate::MIN_LEVEL;
 
 /// The highest level [`gzip`] accepts: libdeflate's 12 (10..=12 are its
 /// slower near-optimal parsing).
 ///
 /// ```
-/// use cmrx::codec::{gzip_level, MAX_GZIP_LEVEL};
-/// assert!(gzip_level(MAX_GZIP_LEVEL).is_ok());
-/// assert!(gzip_level(MAX_GZIP_LEVEL + 1).is_err());
+/// use cmrx::deflate::{gzip_level, GZIP_MAX_LEVEL};
+/// assert!(gzip_level(GZIP_MAX_LEVEL).is_ok());
+/// assert!(gzip_level(GZIP_MAX_LEVEL + 1).is_err());
 /// ```
-pub const MAX_GZIP_LEVEL: i32 = libdeflate::MAX_LEVEL;
+pub const GZIP_MAX_LEVEL: i32 = libdeflate::MAX_LEVEL;
 
-/// The lowest level [`zlib`] accepts (besides [`LEVEL_DEFAULT`]): zlib's 0.
+/// The lowest level [`zlib`] accepts (besides [`USE_DEFAULT_LEVEL`]): zlib's 0.
 ///
 /// ```
-/// use cmrx::codec::{zlib_level, MIN_ZLIB_LEVEL};
-/// assert!(zlib_level(MIN_ZLIB_LEVEL).is_ok());
+/// use cmrx::deflate::{zlib_level, ZLIB_MIN_LEVEL};
+/// assert!(zlib_level(ZLIB_MIN_LEVEL).is_ok());
 /// ```
-pub const MIN_ZLIB_LEVEL: i32 = 0;
+pub const ZLIB_MIN_LEVEL: i32 = 0;
 
 /// The highest level [`zlib`] accepts: zlib's, which `Compress::Zlib::compress`
 /// passes on (libdeflate's 10..=12 are not zlib levels).
 ///
 /// ```
-/// use cmrx::codec::{zlib_level, MAX_ZLIB_LEVEL};
-/// assert!(zlib_level(MAX_ZLIB_LEVEL).is_ok());
-/// assert!(zlib_level(MAX_ZLIB_LEVEL + 1).is_err());
+/// use cmrx::deflate::{zlib_level, ZLIB_MAX_LEVEL};
+/// assert!(zlib_level(ZLIB_MAX_LEVEL).is_ok());
+/// assert!(zlib_level(ZLIB_MAX_LEVEL + 1).is_err());
 /// ```
-pub const MAX_ZLIB_LEVEL: i32 = 9;
+pub const ZLIB_MAX_LEVEL: i32 = 9;
 
 /// The libdeflate level [`gzip`] uses for `level`: -1 is the default, 0..=12
-/// are themselves, anything else is [`CodecError::Arg`]. The one place the
+/// are themselves, anything else is [`DeflateError::Arg`]. The one place the
 /// gzip level range is checked.
-pub fn gzip_level(level: i32) -> Result<i32, CodecError> {
+pub fn gzip_level(level: i32) -> Result<i32, DeflateError> {
     match level {
-        LEVEL_DEFAULT => Ok(DEFAULT_GZIP_LEVEL),
-        MIN_GZIP_LEVEL..=MAX_GZIP_LEVEL => Ok(level),
-        _ => Err(CodecError::Arg),
+        USE_DEFAULT_LEVEL => Ok(GZIP_DEFAULT_LEVEL),
+        GZIP_MIN_LEVEL..=GZIP_MAX_LEVEL => Ok(level),
+        _ => Err(DeflateError::Arg),
     }
 }
 
 /// The level [`zlib`] uses for `level`, with `Compress::Zlib::compress`'s
 /// rules: -1 is the default, 0..=9 are themselves, anything else (which zlib
-/// refuses) is [`CodecError::Arg`].
-pub fn zlib_level(level: i32) -> Result<i32, CodecError> {
+/// refuses) is [`DeflateError::Arg`].
+pub fn zlib_level(level: i32) -> Result<i32, DeflateError> {
     match level {
-        LEVEL_DEFAULT => Ok(DEFAULT_ZLIB_LEVEL),
-        MIN_ZLIB_LEVEL..=MAX_ZLIB_LEVEL => Ok(level),
-        _ => Err(CodecError::Arg),
+        USE_DEFAULT_LEVEL => Ok(ZLIB_DEFAULT_LEVEL),
+        ZLIB_MIN_LEVEL..=ZLIB_MAX_LEVEL => Ok(level),
+        _ => Err(DeflateError::Arg),
     }
 }
 
@@ -274,11 +261,11 @@ fn put(out: &mut [MaybeUninit<u8>], bytes: &[u8]) {
 /// a smaller one that does not is `NeedSpace(gzip_bound(..))`.
 ///
 /// ```
-/// use cmrx::codec::{gunzip, gunzip_size_hint, gzip, gzip_bound, DEFAULT_GZIP_LEVEL};
+/// use cmrx::deflate::{gunzip, gunzip_size_hint, gzip, gzip_bound, GZIP_DEFAULT_LEVEL};
 /// let input = br#"{"user":42,"tags":["a","b"]}"#.repeat(20);
 /// // Into the spare capacity of a Vec (a Perl scalar's, in the XS).
 /// let mut gz: Vec<u8> = Vec::with_capacity(gzip_bound(input.len()));
-/// let n = gzip(&input, DEFAULT_GZIP_LEVEL, gz.spare_capacity_mut()).unwrap();
+/// let n = gzip(&input, GZIP_DEFAULT_LEVEL, gz.spare_capacity_mut()).unwrap();
 /// // SAFETY: gzip initialised the first n bytes of the spare capacity.
 /// unsafe { gz.set_len(n) };
 /// assert_eq!(gz[..4], [0x1f, 0x8b, 0x08, 0x00]); // memGzip's header
@@ -290,22 +277,24 @@ fn put(out: &mut [MaybeUninit<u8>], bytes: &[u8]) {
 /// unsafe { out.set_len(m) };
 /// assert_eq!(out, input);
 /// ```
-pub fn gzip(input: &[u8], level: i32, out: &mut [MaybeUninit<u8>]) -> Result<usize, CodecError> {
+pub fn gzip(input: &[u8], level: i32, out: &mut [MaybeUninit<u8>]) -> Result<usize, DeflateError> {
     let level = gzip_level(level)?;
     let bound = gzip_bound(input.len());
     let frame = GZIP_HEADER.len() + GZIP_TRAILER_LEN;
     let Some(body_cap) = out.len().checked_sub(frame) else {
-        return Err(CodecError::NeedSpace(bound));
+        return Err(DeflateError::NeedSpace(bound));
     };
     let (head, rest) = out.split_at_mut(GZIP_HEADER.len());
-    let body = rest.get_mut(..body_cap).ok_or(CodecError::TooBig)?;
-    let n = with_compressor(level, |c| c.deflate_compress(input, body).map(<[u8]>::len))?;
+    let body = rest.get_mut(..body_cap).ok_or(DeflateError::TooBig)?;
+    let n = with_compressor(level, |c| {
+        c.compress(Stream::RawDeflate, input, body).map(<[u8]>::len)
+    })?;
     let Some(n) = n else {
         // Cannot happen with out.len() >= bound (libdeflate's guarantee).
         return Err(if out.len() >= bound {
-            CodecError::TooBig
+            DeflateError::TooBig
         } else {
-            CodecError::NeedSpace(bound)
+            DeflateError::NeedSpace(bound)
         });
     };
     put(head, &GZIP_HEADER);
@@ -316,7 +305,7 @@ pub fn gzip(input: &[u8], level: i32, out: &mut [MaybeUninit<u8>]) -> Result<usi
     // The trailer follows the n body bytes; n <= body_cap = rest.len() - 8.
     let dst = rest
         .get_mut(n..n + GZIP_TRAILER_LEN)
-        .ok_or(CodecError::TooBig)?;
+        .ok_or(DeflateError::TooBig)?;
     put(dst, &trailer);
     Ok(GZIP_HEADER.len() + n + GZIP_TRAILER_LEN)
 }
@@ -328,16 +317,16 @@ pub fn gzip(input: &[u8], level: i32, out: &mut [MaybeUninit<u8>]) -> Result<usi
 ///
 /// ```
 /// use std::mem::MaybeUninit;
-/// use cmrx::codec::{uncompress, zlib, zlib_bound, CodecError, LEVEL_DEFAULT};
+/// use cmrx::deflate::{uncompress, zlib, zlib_bound, DeflateError, USE_DEFAULT_LEVEL};
 /// let input = b"the same words, the same words, ".repeat(20);
 /// let mut z: Vec<u8> = Vec::with_capacity(zlib_bound(input.len()));
-/// let n = zlib(&input, LEVEL_DEFAULT, z.spare_capacity_mut()).unwrap();
+/// let n = zlib(&input, USE_DEFAULT_LEVEL, z.spare_capacity_mut()).unwrap();
 /// // SAFETY: zlib initialised the first n bytes of the spare capacity.
 /// unsafe { z.set_len(n) };
 /// // zlib states no size: a buffer too small is told what to try next.
 /// let max_out = 1 << 20;
 /// let mut small = [MaybeUninit::new(0u8); 16];
-/// let Err(CodecError::NeedSpace(next)) = uncompress(&z, &mut small, max_out) else {
+/// let Err(DeflateError::NeedSpace(next)) = uncompress(&z, &mut small, max_out) else {
 ///     panic!("16 bytes are too few");
 /// };
 /// let mut out: Vec<u8> = Vec::with_capacity(next);
@@ -346,22 +335,24 @@ pub fn gzip(input: &[u8], level: i32, out: &mut [MaybeUninit<u8>]) -> Result<usi
 /// unsafe { out.set_len(m) };
 /// assert_eq!(out, input);
 /// ```
-pub fn zlib(input: &[u8], level: i32, out: &mut [MaybeUninit<u8>]) -> Result<usize, CodecError> {
+pub fn zlib(input: &[u8], level: i32, out: &mut [MaybeUninit<u8>]) -> Result<usize, DeflateError> {
     let level = zlib_level(level)?;
     let bound = zlib_bound(input.len());
     let out_len = out.len();
-    match with_compressor(level, |c| c.zlib_compress(input, out).map(<[u8]>::len))? {
+    match with_compressor(level, |c| {
+        c.compress(Stream::Zlib, input, out).map(<[u8]>::len)
+    })? {
         Some(n) => Ok(n),
-        None if out_len >= bound => Err(CodecError::TooBig), // cannot happen
-        None => Err(CodecError::NeedSpace(bound)),
+        None if out_len >= bound => Err(DeflateError::TooBig), // cannot happen
+        None => Err(DeflateError::NeedSpace(bound)),
     }
 }
 
 /// The error for an output that did not fit in `tried` bytes.
-fn grow(tried: usize, in_len: usize, max_out: usize) -> CodecError {
+fn grow(tried: usize, in_len: usize, max_out: usize) -> DeflateError {
     DEFLATE
         .next_capacity(tried, in_len, max_out)
-        .map_or(CodecError::TooBig, CodecError::NeedSpace)
+        .map_or(DeflateError::TooBig, DeflateError::NeedSpace)
 }
 
 /// A first output capacity for [`gunzip`]`(input)`: the trailer's ISIZE when
@@ -400,35 +391,35 @@ pub fn uncompress_size_hint(input: &[u8], max_out: usize) -> usize {
 /// Where the DEFLATE data of the gzip member `input` starts, after the
 /// header and its optional fields, as `memGunzip`'s `_removeGzipHeader`
 /// reads them. The FHCRC is skipped, not checked (as memGunzip does).
-fn gzip_body_offset(input: &[u8]) -> Result<usize, CodecError> {
+fn gzip_body_offset(input: &[u8]) -> Result<usize, DeflateError> {
     let Some(&[id1, id2, method, flags, ..]) = input.get(..GZIP_HEADER.len()) else {
-        return Err(CodecError::Data);
+        return Err(DeflateError::Data);
     };
     if id1 != 0x1f || id2 != 0x8b || method != 8 || flags & FRESERVED != 0 {
-        return Err(CodecError::Data);
+        return Err(DeflateError::Data);
     }
     let mut pos = GZIP_HEADER.len();
     if flags & FEXTRA != 0 {
         let xlen = input
             .get(pos..pos + 2)
             .map(|b| usize::from(u16::from_le_bytes([b[0], b[1]])))
-            .ok_or(CodecError::Data)?;
+            .ok_or(DeflateError::Data)?;
         pos += 2 + xlen;
         if pos > input.len() {
-            return Err(CodecError::Data);
+            return Err(DeflateError::Data);
         }
     }
     for flag in [FNAME, FCOMMENT] {
         if flags & flag != 0 {
-            let rest = input.get(pos..).ok_or(CodecError::Data)?;
-            let nul = memchr::memchr(0, rest).ok_or(CodecError::Data)?;
+            let rest = input.get(pos..).ok_or(DeflateError::Data)?;
+            let nul = memchr::memchr(0, rest).ok_or(DeflateError::Data)?;
             pos += nul + 1;
         }
     }
     if flags & FHCRC != 0 {
         pos += 2;
         if pos > input.len() {
-            return Err(CodecError::Data);
+            return Err(DeflateError::Data);
         }
     }
     Ok(pos)
@@ -441,7 +432,7 @@ pub fn gunzip(
     input: &[u8],
     out: &mut [MaybeUninit<u8>],
     max_out: usize,
-) -> Result<usize, CodecError> {
+) -> Result<usize, DeflateError> {
     gunzip_member(input, out, max_out).map(|inflated| inflated.len)
 }
 
@@ -457,14 +448,14 @@ pub fn gunzip_member(
     input: &[u8],
     out: &mut [MaybeUninit<u8>],
     max_out: usize,
-) -> Result<Inflated, CodecError> {
+) -> Result<Inflated, DeflateError> {
     let start = gzip_body_offset(input)?;
-    let body = input.get(start..).ok_or(CodecError::Data)?;
+    let body = input.get(start..).ok_or(DeflateError::Data)?;
     let usable = out.len().min(max_out);
-    let out = out.get_mut(..usable).ok_or(CodecError::Data)?;
-    let (used, data) = match with_decompressor(|d| d.deflate_decompress_ex(body, out))? {
+    let out = out.get_mut(..usable).ok_or(DeflateError::Data)?;
+    let (used, data) = match with_decompressor(|d| d.decompress(Stream::RawDeflate, body, out))? {
         Ok(done) => done,
-        Err(DecompressError::BadData) => return Err(CodecError::Data),
+        Err(DecompressError::BadData) => return Err(DeflateError::Data),
         Err(DecompressError::InsufficientSpace) => return Err(grow(usable, input.len(), max_out)),
     };
     let after = body.get(used..).unwrap_or_default();
@@ -480,7 +471,7 @@ pub fn gunzip_member(
     // ISIZE is the length modulo 2^32 (RFC 1952). (memGunzip compares it
     // with the full length, which only differs past 4 GiB of output.)
     if isize != data.len() as u32 || crc != libdeflate::crc32(0, data) {
-        return Err(CodecError::Data);
+        return Err(DeflateError::Data);
     }
     Ok(Inflated {
         len: data.len(),
@@ -497,12 +488,12 @@ pub fn uncompress(
     input: &[u8],
     out: &mut [MaybeUninit<u8>],
     max_out: usize,
-) -> Result<usize, CodecError> {
+) -> Result<usize, DeflateError> {
     let usable = out.len().min(max_out);
-    let out = out.get_mut(..usable).ok_or(CodecError::Data)?;
-    match with_decompressor(|d| d.zlib_decompress_ex(input, out))? {
+    let out = out.get_mut(..usable).ok_or(DeflateError::Data)?;
+    match with_decompressor(|d| d.decompress(Stream::Zlib, input, out))? {
         Ok((_, data)) => Ok(data.len()),
-        Err(DecompressError::BadData) => Err(CodecError::Data),
+        Err(DecompressError::BadData) => Err(DeflateError::Data),
         Err(DecompressError::InsufficientSpace) => Err(grow(usable, input.len(), max_out)),
     }
 }
@@ -532,7 +523,7 @@ pub fn looks_incompressible(input: &[u8]) -> bool {
     };
     let mut out: Vec<u8> = Vec::with_capacity(bound);
     let compressed = with_compressor(1, |c| {
-        c.deflate_compress(sample, out.spare_capacity_mut())
+        c.compress(Stream::RawDeflate, sample, out.spare_capacity_mut())
             .map(<[u8]>::len)
     });
     match compressed {
@@ -707,7 +698,7 @@ mod tests {
     }
 
     /// Decompress with a fresh `MaybeUninit` buffer of exactly `cap` bytes.
-    fn gunzip_cap(input: &[u8], cap: usize, max_out: usize) -> Result<Vec<u8>, CodecError> {
+    fn gunzip_cap(input: &[u8], cap: usize, max_out: usize) -> Result<Vec<u8>, DeflateError> {
         let mut buf = vec![MaybeUninit::new(0xa5u8); cap];
         let n = gunzip(input, &mut buf, max_out)?;
         Ok(buf[..n]
@@ -724,7 +715,7 @@ mod tests {
         max_out: usize,
         hint: fn(&[u8], usize) -> usize,
         f: DecompressFn,
-    ) -> (Result<Vec<u8>, CodecError>, Vec<usize>) {
+    ) -> (Result<Vec<u8>, DeflateError>, Vec<usize>) {
         let mut cap = hint(input, max_out);
         assert!(cap <= max_out, "hint {cap} above max_out {max_out}");
         let mut tried = Vec::new();
@@ -744,7 +735,7 @@ mod tests {
                         .collect();
                     return (Ok(v), tried);
                 }
-                Err(CodecError::NeedSpace(next)) => {
+                Err(DeflateError::NeedSpace(next)) => {
                     assert!(next > cap, "NeedSpace({next}) after {cap}");
                     assert!(next <= max_out, "NeedSpace({next}) above max_out {max_out}");
                     cap = next;
@@ -793,7 +784,7 @@ mod tests {
     #[test]
     fn compression_actually_compresses() {
         let json = json_like(60);
-        let gz = gzip_vec(&json, DEFAULT_GZIP_LEVEL).unwrap();
+        let gz = gzip_vec(&json, GZIP_DEFAULT_LEVEL).unwrap();
         assert!(gz.len() * 3 < json.len(), "{} -> {}", json.len(), gz.len());
         let zeros = vec![0u8; 1 << 20];
         assert!(gzip_vec(&zeros, 1).unwrap().len() < 8 << 10);
@@ -835,13 +826,13 @@ mod tests {
     fn bad_levels_are_arg() {
         let mut buf = [MaybeUninit::new(0u8); 64];
         for level in [-2, 13, 100, i32::MIN, i32::MAX] {
-            assert_eq!(gzip(b"abc", level, &mut buf), Err(CodecError::Arg));
-            assert_eq!(gzip_vec(b"abc", level), Err(CodecError::Arg));
+            assert_eq!(gzip(b"abc", level, &mut buf), Err(DeflateError::Arg));
+            assert_eq!(gzip_vec(b"abc", level), Err(DeflateError::Arg));
         }
         // compress()'s levels are zlib's: libdeflate's 10..=12 are not.
         for level in [-2, 10, 11, 12, 13, i32::MIN, i32::MAX] {
-            assert_eq!(zlib(b"abc", level, &mut buf), Err(CodecError::Arg));
-            assert_eq!(zlib_vec(b"abc", level), Err(CodecError::Arg));
+            assert_eq!(zlib(b"abc", level, &mut buf), Err(DeflateError::Arg));
+            assert_eq!(zlib_vec(b"abc", level), Err(DeflateError::Arg));
         }
     }
 
@@ -849,14 +840,14 @@ mod tests {
     fn level_minus_one_is_the_default() {
         let json = json_like(50);
         assert_eq!(
-            gzip_vec(&json, LEVEL_DEFAULT),
-            gzip_vec(&json, DEFAULT_GZIP_LEVEL)
+            gzip_vec(&json, USE_DEFAULT_LEVEL),
+            gzip_vec(&json, GZIP_DEFAULT_LEVEL)
         );
         assert_eq!(
-            zlib_vec(&json, LEVEL_DEFAULT),
-            zlib_vec(&json, DEFAULT_ZLIB_LEVEL)
+            zlib_vec(&json, USE_DEFAULT_LEVEL),
+            zlib_vec(&json, ZLIB_DEFAULT_LEVEL)
         );
-        assert_eq!(gzip_level(LEVEL_DEFAULT), Ok(DEFAULT_GZIP_LEVEL));
+        assert_eq!(gzip_level(USE_DEFAULT_LEVEL), Ok(GZIP_DEFAULT_LEVEL));
         assert_eq!(zlib_level(9), Ok(9));
     }
 
@@ -871,14 +862,14 @@ mod tests {
                 let mut buf = vec![MaybeUninit::new(0u8); cap];
                 assert_eq!(
                     f(&data, 6, &mut buf),
-                    Err(CodecError::NeedSpace(bound)),
+                    Err(DeflateError::NeedSpace(bound)),
                     "cap {cap}"
                 );
             }
             let mut buf = vec![MaybeUninit::new(0u8); bound];
             assert!(f(&data, 6, &mut buf).is_ok());
             // Also for empty input into nothing.
-            assert!(matches!(f(b"", 6, &mut []), Err(CodecError::NeedSpace(n)) if n >= 8));
+            assert!(matches!(f(b"", 6, &mut []), Err(DeflateError::NeedSpace(n)) if n >= 8));
         }
     }
 
@@ -957,7 +948,7 @@ mod tests {
             for cut in 0..=header_len {
                 assert_eq!(
                     gunzip_vec(&full[..cut], 1000),
-                    Err(CodecError::Data),
+                    Err(DeflateError::Data),
                     "flags {flags:#x} cut {cut}"
                 );
                 assert!(gunzip_size_hint(&full[..cut], 1000) <= 1000);
@@ -967,30 +958,30 @@ mod tests {
         let mut gz = vec![0x1f, 0x8b, 8, FEXTRA, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff];
         gz.extend_from_slice(&raw_deflate(data, 6));
         gz.extend_from_slice(&trailer(data));
-        assert_eq!(gunzip_vec(&gz, 1000), Err(CodecError::Data));
+        assert_eq!(gunzip_vec(&gz, 1000), Err(DeflateError::Data));
         // FNAME without a terminating NUL anywhere.
         let mut gz = vec![0x1f, 0x8b, 8, FNAME, 0, 0, 0, 0, 0, 0xff];
         gz.extend_from_slice(&[b'a'; 40]);
-        assert_eq!(gunzip_vec(&gz, 1000), Err(CodecError::Data));
+        assert_eq!(gunzip_vec(&gz, 1000), Err(DeflateError::Data));
     }
 
     #[test]
     fn short_inputs_are_data() {
-        assert_eq!(gunzip_vec(b"", 1000), Err(CodecError::Data));
+        assert_eq!(gunzip_vec(b"", 1000), Err(DeflateError::Data));
         let gz = gzip_vec(b"abc", 6).unwrap();
         for cut in 0..=10 {
             assert_eq!(
                 gunzip_vec(&gz[..cut], 1000),
-                Err(CodecError::Data),
+                Err(DeflateError::Data),
                 "cut {cut}"
             );
             assert_eq!(
                 gunzip_cap(&gz[..cut], 0, 0),
-                Err(CodecError::Data),
+                Err(DeflateError::Data),
                 "cut {cut}"
             );
         }
-        assert_eq!(gunzip_vec(&GZIP_HEADER, 1000), Err(CodecError::Data));
+        assert_eq!(gunzip_vec(&GZIP_HEADER, 1000), Err(DeflateError::Data));
     }
 
     #[test]
@@ -1013,7 +1004,7 @@ mod tests {
             bad[at] = value;
             assert_eq!(
                 gunzip_vec(&bad, 1000),
-                Err(CodecError::Data),
+                Err(DeflateError::Data),
                 "byte {at} = {value:#x}"
             );
         }
@@ -1055,20 +1046,13 @@ mod tests {
         for (name, data) in corpus() {
             let gz = gzip_vec(&data, 6).unwrap();
             let n = gz.len();
-            for at in n - 8..n {
+            for (at, flip) in (n - 8..n).flat_map(|at| [(at, 0x01), (at, 0x80)]) {
                 let mut bad = gz.clone();
-                bad[at] ^= 0x01;
+                bad[at] ^= flip;
                 assert_eq!(
                     gunzip_vec(&bad, DEFAULT_MAX_OUT),
-                    Err(CodecError::Data),
-                    "{name}: trailer byte {}",
-                    at + 8 - n
-                );
-                bad[at] ^= 0x81;
-                assert_eq!(
-                    gunzip_vec(&bad, DEFAULT_MAX_OUT),
-                    Err(CodecError::Data),
-                    "{name}: trailer byte {}",
+                    Err(DeflateError::Data),
+                    "{name}: trailer byte {} ^ {flip:#x}",
                     at + 8 - n
                 );
             }
@@ -1099,7 +1083,7 @@ mod tests {
             for cut in (10..body_end).step_by(step).chain([body_end - 1]) {
                 assert_eq!(
                     gunzip_vec(&gz[..cut], DEFAULT_MAX_OUT),
-                    Err(CodecError::Data),
+                    Err(DeflateError::Data),
                     "{name}: cut at {cut} of {body_end}"
                 );
             }
@@ -1107,7 +1091,7 @@ mod tests {
         // A reserved block type (3).
         let mut gz = GZIP_HEADER.to_vec();
         gz.extend_from_slice(&[0x07, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-        assert_eq!(gunzip_vec(&gz, 1000), Err(CodecError::Data));
+        assert_eq!(gunzip_vec(&gz, 1000), Err(DeflateError::Data));
         // Random bodies and random corruption: Data or (rarely) a success
         // whose checks pass; never a panic.
         let mut rng = Rng(99);
@@ -1120,7 +1104,10 @@ mod tests {
             }
             let r = gunzip_vec(&bad, 1 << 20);
             assert!(
-                matches!(r, Err(CodecError::Data) | Err(CodecError::TooBig) | Ok(_)),
+                matches!(
+                    r,
+                    Err(DeflateError::Data) | Err(DeflateError::TooBig) | Ok(_)
+                ),
                 "{r:?}"
             );
             let mut junk = GZIP_HEADER.to_vec();
@@ -1202,7 +1189,7 @@ mod tests {
             v.extend_from_slice(&crc32_ref(&data).to_le_bytes());
             v.extend_from_slice(&claim.to_le_bytes());
             let (r, _) = drive(&v, DEFAULT_MAX_OUT, gunzip_size_hint, gunzip);
-            assert_eq!(r, Err(CodecError::Data), "claim {claim}");
+            assert_eq!(r, Err(DeflateError::Data), "claim {claim}");
         }
         // An implausible ISIZE (more than DEFLATE can expand the input to) is
         // not used as a hint at all.
@@ -1232,7 +1219,7 @@ mod tests {
                         assert_eq!(n, data.len());
                         break;
                     }
-                    Err(CodecError::NeedSpace(next)) => {
+                    Err(DeflateError::NeedSpace(next)) => {
                         assert!(next > cap && next <= max_out, "{cap} -> {next}");
                         cap = next;
                         steps += 1;
@@ -1247,7 +1234,10 @@ mod tests {
             // One byte short of the cap: TooBig, whatever the buffer size.
             for cap in [data.len() - 1, data.len(), data.len() + 100] {
                 let mut buf = vec![MaybeUninit::new(0xa5u8); cap];
-                assert_eq!(f(input, &mut buf, data.len() - 1), Err(CodecError::TooBig));
+                assert_eq!(
+                    f(input, &mut buf, data.len() - 1),
+                    Err(DeflateError::TooBig)
+                );
                 // Nothing written past max_out.
                 assert!(buf[data.len() - 1..]
                     .iter()
@@ -1256,11 +1246,11 @@ mod tests {
             }
             // A buffer smaller than the cap: NeedSpace up to the cap.
             let mut buf = vec![MaybeUninit::new(0u8); 1000];
-            assert_eq!(f(input, &mut buf, 1500), Err(CodecError::NeedSpace(1500)));
+            assert_eq!(f(input, &mut buf, 1500), Err(DeflateError::NeedSpace(1500)));
             let mut buf = vec![MaybeUninit::new(0u8); 1500];
-            assert_eq!(f(input, &mut buf, 1500), Err(CodecError::TooBig));
+            assert_eq!(f(input, &mut buf, 1500), Err(DeflateError::TooBig));
             // max_out 0.
-            assert_eq!(f(input, &mut [], 0), Err(CodecError::TooBig));
+            assert_eq!(f(input, &mut [], 0), Err(DeflateError::TooBig));
         }
     }
 
@@ -1338,18 +1328,18 @@ mod tests {
         gz.extend_from_slice(&(total as u32).to_le_bytes());
         let max_out = DEFAULT_MAX_OUT;
         let (r, tried) = drive(&gz, max_out, gunzip_size_hint, gunzip);
-        assert_eq!(r, Err(CodecError::TooBig));
+        assert_eq!(r, Err(DeflateError::TooBig));
         assert!(tried.iter().all(|&c| c <= max_out), "{tried:?}");
         assert_eq!(*tried.last().unwrap(), max_out);
         assert!(tried.len() <= 4, "{tried:?}");
-        assert_eq!(gunzip_vec(&gz, max_out), Err(CodecError::TooBig));
+        assert_eq!(gunzip_vec(&gz, max_out), Err(DeflateError::TooBig));
 
         // The same as zlib.
         let mut z = vec![0x78, 0x9c];
         z.extend_from_slice(&raw);
         z.extend_from_slice(&[0, 0, 0, 0]);
         let (r, tried) = drive(&z, max_out, uncompress_size_hint, uncompress);
-        assert_eq!(r, Err(CodecError::TooBig));
+        assert_eq!(r, Err(DeflateError::TooBig));
         assert!(tried.iter().all(|&c| c <= max_out), "{tried:?}");
 
         // A libdeflate-made bomb: 32 MiB of zeros, cap 1 MiB.
@@ -1357,9 +1347,9 @@ mod tests {
         let gz = gzip_vec(&zeros, 1).unwrap();
         assert!(gz.len() < 64 << 10);
         let (r, tried) = drive(&gz, 1 << 20, gunzip_size_hint, gunzip);
-        assert_eq!(r, Err(CodecError::TooBig));
+        assert_eq!(r, Err(DeflateError::TooBig));
         assert!(tried.iter().all(|&c| c <= 1 << 20), "{tried:?}");
-        assert_eq!(gunzip_vec(&gz, (32 << 20) - 1), Err(CodecError::TooBig));
+        assert_eq!(gunzip_vec(&gz, (32 << 20) - 1), Err(DeflateError::TooBig));
         assert_eq!(gunzip_vec(&gz, 32 << 20).unwrap().len(), 32 << 20);
     }
 
@@ -1381,7 +1371,7 @@ mod tests {
                 bad[at] ^= 1 << bit;
                 assert_eq!(
                     uncompress_vec(&bad, DEFAULT_MAX_OUT),
-                    Err(CodecError::Data),
+                    Err(DeflateError::Data),
                     "byte {at} bit {bit}"
                 );
             }
@@ -1390,7 +1380,7 @@ mod tests {
         for cut in 0..z.len() {
             assert_eq!(
                 uncompress_vec(&z[..cut], DEFAULT_MAX_OUT),
-                Err(CodecError::Data),
+                Err(DeflateError::Data),
                 "cut {cut}"
             );
         }
@@ -1407,7 +1397,7 @@ mod tests {
             bad[1] = flg;
             assert_eq!(
                 uncompress_vec(&bad, DEFAULT_MAX_OUT),
-                Err(CodecError::Data),
+                Err(DeflateError::Data),
                 "{cmf:#x} {flg:#x}"
             );
         }
@@ -1418,9 +1408,15 @@ mod tests {
         assert_eq!(uncompress_vec(&small, DEFAULT_MAX_OUT).unwrap(), data);
         // gzip is not zlib, nor is the reverse.
         let gz = gzip_vec(&data, 6).unwrap();
-        assert_eq!(uncompress_vec(&gz, DEFAULT_MAX_OUT), Err(CodecError::Data));
-        assert_eq!(gunzip_vec(&z, DEFAULT_MAX_OUT), Err(CodecError::Data));
-        assert_eq!(uncompress_vec(b"", DEFAULT_MAX_OUT), Err(CodecError::Data));
+        assert_eq!(
+            uncompress_vec(&gz, DEFAULT_MAX_OUT),
+            Err(DeflateError::Data)
+        );
+        assert_eq!(gunzip_vec(&z, DEFAULT_MAX_OUT), Err(DeflateError::Data));
+        assert_eq!(
+            uncompress_vec(b"", DEFAULT_MAX_OUT),
+            Err(DeflateError::Data)
+        );
     }
 
     // ------------------------------------------ cross-check with Compress::Zlib
@@ -1433,7 +1429,7 @@ mod tests {
     fn assert_agrees_with_perl(
         func: &str,
         cases: &[Vec<u8>],
-        ours: fn(&[u8], usize) -> Result<Vec<u8>, CodecError>,
+        ours: fn(&[u8], usize) -> Result<Vec<u8>, DeflateError>,
     ) {
         let theirs = perl_batch(func, cases).unwrap();
         let mut mismatches = Vec::new();
@@ -1502,7 +1498,7 @@ mod tests {
         // Ours -> memGunzip / uncompress.
         let ours_gz: Vec<Vec<u8>> = corpus
             .iter()
-            .map(|d| gzip_vec(d, DEFAULT_GZIP_LEVEL).unwrap())
+            .map(|d| gzip_vec(d, GZIP_DEFAULT_LEVEL).unwrap())
             .collect();
         let Some(back) = perl_batch("memGunzip", &ours_gz) else {
             eprintln!("perl with Compress::Zlib not available: skipped");
@@ -1513,7 +1509,7 @@ mod tests {
         }
         let ours_z: Vec<Vec<u8>> = corpus
             .iter()
-            .map(|d| zlib_vec(d, DEFAULT_ZLIB_LEVEL).unwrap())
+            .map(|d| zlib_vec(d, ZLIB_DEFAULT_LEVEL).unwrap())
             .collect();
         for (d, b) in corpus
             .iter()
