@@ -58,7 +58,7 @@ sub _zstd_writer {
 # less a hair (any whole number of bytes below 80 % of the value, none at 80
 # %), so that it declines -- and counts -- exactly what Cache::Memcached
 # would store raw.
-my $KEEP_RATIO = 1 - Cache::Memcached::RustXS::ClientInternals::compress_savings() - 1e-12;
+my $COMPRESS_RATIO = 1 - Cache::Memcached::RustXS::ClientInternals::compress_savings() - 1e-12;
 
 # What stands in for memGzip while this object sets a key: the engine's
 # compressor for Fast (the same checks, and counted as Fast's are), which
@@ -67,7 +67,7 @@ my $KEEP_RATIO = 1 - Cache::Memcached::RustXS::ClientInternals::compress_savings
 sub _writer {
     my ($format, $level, $id) = @_;
     my ($compress) = @{ Cache::Memcached::RustXS::_compress_methods($format, $level, $id,
-                            $Cache::Memcached::RustXS::Zlib::MaxOutput, $KEEP_RATIO) };
+                            $Cache::Memcached::RustXS::Zlib::MaxOutput, $COMPRESS_RATIO) };
     return sub {
         my $out;
         return $compress->(\$_[0], \$out) ? $out : $_[0];
