@@ -246,7 +246,7 @@ for my $code (readme_examples(slurp('README.md'))) {
         skip "$where: needs what is missing here: $missing", 2 + keys %said if $missing;
         (my $run = $code) =~ s/(['"])[\w.-]+:11211\1/'$addr'/g;
         $run .= "\n;\nrequire Data::Dumper;\n\$Data::Dumper::Sortkeys = 1;\n\$Data::Dumper::Indent = 0;\n"
-              . join '', map { "print 'VALUE $_ ', Data::Dumper::Dumper($_), \"\\n\";\n" } sort keys %said;
+              . join '', map { "print 'SAID $_ ', Data::Dumper::Dumper($_), \"\\n\";\n" } sort keys %said;
         my $out = run_in_scratch($scratch, $run);
         is $?, 0, "$where: runs as written" or diag $out;
         unlike $out, qr/warn|uninitialized|deprecated/i, "$where: without warnings";
@@ -254,7 +254,7 @@ for my $code (readme_examples(slurp('README.md'))) {
             local $Data::Dumper::Sortkeys = 1;
             local $Data::Dumper::Indent = 0;
             my $expected = Data::Dumper::Dumper(eval $said{$var});
-            my ($got) = $out =~ /^VALUE \Q$var\E (.*)$/m;
+            my ($got) = $out =~ /^SAID \Q$var\E (.*)$/m;
             is $got, $expected, "$where: $var is $said{$var}, as its comment says";
         }
     }

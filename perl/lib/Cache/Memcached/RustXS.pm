@@ -26,6 +26,15 @@ sub _check_options {
     return;
 }
 
+# The message of an exception without the " at FILE line N." that die and
+# croak add, for a message that names its own subject. The one place the
+# modules and cmrx-dict take it off.
+sub _error_message {
+    my ($err) = @_;
+    $err =~ s/ at \S+ line [0-9]+\.?\n?\z//;
+    return $err;
+}
+
 # Fast keeps compress_threshold in a C int: a larger one would wrap.
 my $FAST_INT_MAX = 2**31 - 1;
 

@@ -28,13 +28,6 @@ our @CARP_NOT = ('Cache::Memcached::RustXS::Memcached');
 # training methods' codes, zstd's default level, what _rescan_for says.
 my %SHARED = Cache::Memcached::RustXS::_constants();
 
-# The message of an exception from the XS, without its " at FILE line N.".
-sub _reason {
-    my ($err) = @_;
-    $err =~ s/ at \S+ line \d+\.?\n\z//;
-    return $err;
-}
-
 sub load_dictionary {
     my ($path) = @_;
     Carp::croak('load_dictionary: the path of a zstd dictionary file is needed')
@@ -45,7 +38,7 @@ sub load_dictionary {
     Carp::croak("load_dictionary: cannot read $path: $!") unless defined $bytes;
     close $fh;
     my $id = eval { _load_dictionary_bytes($bytes) };
-    Carp::croak("load_dictionary: $path: " . _reason($@)) unless defined $id;
+    Carp::croak("load_dictionary: $path: " . Cache::Memcached::RustXS::_error_message($@)) unless defined $id;
     return $id;
 }
 
@@ -95,7 +88,7 @@ sub _train_as_asked {
         _train($samples, $how{size}, $method->{code}, @how{qw(k d steps level id)});
     };
     if (!@trained) {
-        (my $why = _reason($@)) =~ s/\Atrain_dictionary: /$who: /;
+        (my $why = Cache::Memcached::RustXS::_error_message($@)) =~ s/\Atrain_dictionary: /$who: /;
         Carp::croak($why);
     }
     return ($trained[0], { method => $how{method}, k => $trained[1], d => $trained[2],
@@ -112,7 +105,7 @@ sub frame_sizes {
     Carp::croak('frame_sizes: level must be a whole number')
         unless $level =~ /\A-?[0-9]+\z/;
     my $sizes = eval { _frame_sizes($opt{dictionary}, $level, $values) };
-    Carp::croak(_reason($@)) unless $sizes;
+    Carp::croak(Cache::Memcached::RustXS::_error_message($@)) unless $sizes;
     return $sizes;
 }
 
@@ -147,7 +140,7 @@ sub load_dictionaries {
         unless defined $interval && $interval =~ /\A(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\z/;
     my $known = $SETS{$dir};
     my $loaded = eval { _load_set($dir, $known ? $known->{identity} : undef) };
-    Carp::croak("load_dictionaries: " . _reason($@)) unless $loaded;
+    Carp::croak("load_dictionaries: " . Cache::Memcached::RustXS::_error_message($@)) unless $loaded;
     $SETS{$dir} = { %$loaded, dir => $dir, interval => $interval,
                     next_scan => _now() + $interval };
     return $loaded->{set};
@@ -192,7 +185,7 @@ sub _load_set {
     for my $e ($set->for_readers) {
         if (exists $bytes{ $e->{id} }) {
             my $id = eval { _load_dictionary_bytes($bytes{ $e->{id} }) };
-            die $set->path_of($e->{id}) . ': ' . _reason($@) . "\n" unless defined $id;
+            die $set->path_of($e->{id}) . ': ' . Cache::Memcached::RustXS::_error_message($@) . "\n" unless defined $id;
             $LOADED_SHA256{$id} = $e->{sha256};
         }
         _prepare_dictionary($e->{id}, $e->{level});
@@ -240,7 +233,7 @@ sub _rescan_if_due {
         @$s{qw(set manifest)} = @$loaded{qw(set manifest)};
         return 1;
     }
-    (my $why = _reason($@)) =~ s/\n\z//;
+    (my $why = Cache::Memcached::RustXS::_error_message($@)) =~ s/\n\z//;
     my $warning = "Cache::Memcached::RustXS::Zstd: rescanning the dictionary set in $dir: $why; "
                 . "the dictionaries loaded before stay\n";
     warn $warning if Cache::Memcached::RustXS::_report_due($warning, $now);
@@ -298,7 +291,7 @@ sub compress_methods {
 sub _xs_methods {
     my ($format, $level, $id, $limits) = @_;
     my $methods = eval { Cache::Memcached::RustXS::_compress_methods($format, $level, $id, @$limits) };
-    Carp::croak(_reason($@)) unless $methods;
+    Carp::croak(Cache::Memcached::RustXS::_error_message($@)) unless $methods;
     return $methods;
 }
 

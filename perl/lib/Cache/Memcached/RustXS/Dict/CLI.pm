@@ -8,6 +8,7 @@ use File::Temp ();
 use Getopt::Long 2.36 ();
 use Pod::Usage ();
 
+use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Dict qw(fail sum_length);
 use Cache::Memcached::RustXS::Dict::Server ();
 use Cache::Memcached::RustXS::Dict::Pool ();
@@ -280,7 +281,7 @@ sub train_choice {
     @how{qw(k d steps)} = ($c->{k}, $c->{d}, 0) if $c->{method} ne 'samples';
     my ($dict) = eval { Cache::Memcached::RustXS::Zstd::train_dictionary_with_parameters($values, %how) };
     return ($dict) if defined $dict;
-    (my $why = $@) =~ s/ at \S+ line \d+\.?\n?\z//;
+    my $why = Cache::Memcached::RustXS::_error_message($@);
     $why =~ s/\Atrain_dictionary_with_parameters: //;
     return (undef, $why);
 }
@@ -516,7 +517,7 @@ sub write_file {
     $dir = File::Spec->catpath($volume, $dir, '');
     $dir = File::Spec->curdir unless length $dir;
     my $tmp = eval { File::Temp->new(DIR => $dir, TEMPLATE => '.cmrx-dict-XXXXXX', UNLINK => 1) }
-        or fail("cannot write in $dir: " . ($@ =~ /: (.*?)(?: at \S+ line \d+)?\.?\n?\z/ ? $1 : $!));
+        or fail("cannot write in $dir: " . (Cache::Memcached::RustXS::_error_message($@) =~ /: (.*?)\.?\n?\z/ ? $1 : $!));
     binmode $tmp;
     print {$tmp} $bytes or fail("cannot write $path: $!");
     close $tmp or fail("cannot write $path: $!");

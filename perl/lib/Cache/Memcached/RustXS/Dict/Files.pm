@@ -5,6 +5,7 @@ use warnings;
 
 use Exporter 5.57 'import';
 
+use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Dict qw(fail);
 use Cache::Memcached::RustXS::Dict::Memory ();
 use Cache::Memcached::RustXS::GetParser ();
@@ -39,7 +40,7 @@ sub read {
         CORE::close $fh if $arg ne '-';
         my ($items, $complete) = eval { Cache::Memcached::RustXS::GetParser::get_response_items($response) };
         if (!$items) {
-            (my $why = $@) =~ s/ at \S+ line \d+\.?\n?\z//;
+            my $why = Cache::Memcached::RustXS::_error_message($@);
             fail("$name: $why");
         }
         fail("$name: cut short: no END line after its " . scalar(@$items) . ' values') unless $complete;

@@ -5,6 +5,7 @@ use warnings;
 
 use Exporter 5.57 'import';
 
+use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(epoch_of);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::State qw(now);
@@ -36,7 +37,7 @@ sub read_set {
     my ($dir) = @_;
     my $set = eval { Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir) };
     return $set if $set;
-    (my $why = $@) =~ s/ at \S+ line [0-9]+\.?\n?\z//;
+    my $why = Cache::Memcached::RustXS::_error_message($@);
     fail($why);
 }
 
@@ -111,7 +112,7 @@ sub prune_set {
         $set->retire($_, retired => $now) for @record;
         $set->remove($_) for @remove;
         eval { $set->write; 1 } or do {
-            (my $why = $@) =~ s/ at \S+ line [0-9]+\.?\n?\z//;
+            my $why = Cache::Memcached::RustXS::_error_message($@);
             fail($why =~ /changed since this set was read/
                  ? "$dir changed while prune sampled the values (another writer): nothing was removed; "
                    . 'run prune again' : $why);

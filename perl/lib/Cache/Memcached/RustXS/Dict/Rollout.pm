@@ -5,6 +5,7 @@ use warnings;
 
 use Exporter 5.57 'import';
 
+use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Dict qw(fail);
 use Cache::Memcached::RustXS::Dict::Report qw(prefix_text);
 use Cache::Memcached::RustXS::Dict::Prune qw(read_set);
@@ -68,7 +69,7 @@ sub rollback_set {
     my $at_once = $to == ($current || 0) || $stage <= 0;
     my $id = $to->{entry}{id};
     my $entry = eval { $set->make_current($id, $at_once ? (current_from => $now) : (stage => $stage)) };
-    fail(_reason($@)) unless $entry;
+    fail(Cache::Memcached::RustXS::_error_message($@)) unless $entry;
     $set->write unless $opt{dry_run};
     # The time the set says, once written: the stage counts from the write.
     my $when = $set->entry($id)->{current_from};
@@ -77,12 +78,6 @@ sub rollback_set {
              from => $current ? 0 + $current->{entry}{id} : undef, to => 0 + $id,
              current_from => $when, at_once => $at_once ? 1 : 0,
              cancelled => [ map { 0 + $_->{entry}{id} } grep { $_ != $to } @staged ] };
-}
-
-sub _reason {
-    my ($err) = @_;
-    $err =~ s/ at \S+ line [0-9]+\.?\n?\z//;
-    return $err;
 }
 
 1;
