@@ -339,7 +339,7 @@ why and what it costs otherwise.
 =head1 PERFORMANCE
 
 Measured with F<bench/run.pl> (medians of 15 interleaved rounds, ratios
-against the other parsers in the same run; the README has the whole table):
+against the other parsers in the same run; F<bench/README.md> has the whole table):
 
                                   GetParserXS  GetParser    ours   vs XS
   parse-only (socketpair, with Cache::Memcached's finalize as on_item)

@@ -1106,7 +1106,7 @@ Items resident in a memcached of 64 MB (C<-m 64>, filled past its memory
 through Cache::Memcached::Fast, counted by the server: C<curr_items>), the
 JSON families of the benchmark corpus, the set made by C<cmrx-dict train
 --all> of half of the values and every writer filled with the other half
-(F<bench/memory.pl>; the README has the run):
+(F<bench/memory.pl>; F<bench/README.md> has the run):
 
                               Fast's default  our gzip  zstd, no    the tuned
                               gzip                      dictionary  set
@@ -1165,7 +1165,7 @@ On realistic small values (the benchmark corpus in F<bench/data/values>:
 583 real JSON documents and HTML fragments, 100 B to 10 KB), per value, with
 a 16 KiB dictionary per kind of value trained with L</train_dictionary(\@samples, size =E<gt> 16384)> on
 half of its values and measured on the other half, against gzip in the same
-run (see the README for the full table):
+run (F<bench/README.md> has the full table):
 
                                stored bytes   compress      decompress
                                / our gzip's   vs our gzip   vs our gunzip
