@@ -11,6 +11,7 @@ use utf8;
 use Exporter 'import';
 use CMRXBench::Runner qw(median);
 use CMRXBench::Memory qw(commas);
+use CMRXBench::Report qw(svg_escape write_svg_file);
 
 our @EXPORT_OK = qw(summarize print_tables evaluate_bars write_markdown write_svg);
 
@@ -213,7 +214,6 @@ sub write_markdown {
 
 # ---- SVG ---------------------------------------------------------------------------------
 
-sub _esc { my $s = shift; $s =~ s/&/&amp;/g; $s =~ s/</&lt;/g; $s =~ s/>/&gt;/g; $s =~ s/"/&quot;/g; $s }
 
 # Two panels per scale: requests/s (the bar the median, the line the
 # lowest and highest round) and p99 latency, a row per configuration;
@@ -248,13 +248,13 @@ sub write_svg {
     for my $scale (@$scales) {
         my $load = load_during($s, $scale);
         push @body, sprintf('<text x="8" y="%d" class="g">%s</text>', $y + 14,
-                            _esc($meta->{scales}{$scale}{title} . ($load ? "; the machine's load average $load" : '')));
+                            svg_escape($meta->{scales}{$scale}{title} . ($load ? "; the machine's load average $load" : '')));
         $y += $rh + 2;
         my $y0 = $y;
         for my $c (grep { $s->{$scale}{ $_->{id} } } @$configs) {
             my $r = $s->{$scale}{ $c->{id} };
             my $cy = $y + $rh / 2;
-            push @body, sprintf('<text x="%d" y="%.1f" class="l">%s</text>', $lw - 8, $cy + 4, _esc($c->{label}));
+            push @body, sprintf('<text x="%d" y="%.1f" class="l">%s</text>', $lw - 8, $cy + 4, svg_escape($c->{label}));
             if ($r->{missing} || !defined $r->{rps}) {
                 push @body, sprintf('<text x="%d" y="%.1f" class="na">not available</text>', $x1 + 4, $cy + 4);
                 $y += $rh;
@@ -286,33 +286,23 @@ sub write_svg {
     }
     my $w = $x2 + $pw2 + 70;
     my $h = $y + 6;
-    my $title = _esc("Cache-Memcached-RustXS: a PSGI app under Starman, every configuration in one run ($meta->{date})");
-    my $sub1 = _esc(sprintf('Starman %d workers (--preload-app), wrk %d connections; %d keys a request, Zipf(%s) over %s keys of real JSON, '
+    my $title = svg_escape("Cache-Memcached-RustXS: a PSGI app under Starman, every configuration in one run ($meta->{date})");
+    my $sub1 = svg_escape(sprintf('Starman %d workers (--preload-app), wrk %d connections; %d keys a request, Zipf(%s) over %s keys of real JSON, '
                           . '%.1f ms a backend fetch; %s, %s', $meta->{workers}, $meta->{connections}, $meta->{per_request}, $meta->{zipf},
                             commas($meta->{keys}), $meta->{fetch_ms}, "perl $meta->{perl}", "$meta->{machine}{cores} cores"));
-    my $sub2 = _esc(sprintf('bar: median of %d interleaved rounds of %s s, line: lowest to highest round; green: this distribution, grey: the stock clients',
+    my $sub2 = svg_escape(sprintf('bar: median of %d interleaved rounds of %s s, line: lowest to highest round; green: this distribution, grey: the stock clients',
                             $meta->{rounds}, $meta->{duration}));
-    my $h1 = _esc('requests/s (higher is better; vs the stock client)');
-    my $h2 = _esc('p99 latency, ms (lower is better)');
-    open my $fh, '>:encoding(UTF-8)', $path or die "$path: $!\n";
-    print $fh <<"SVG";
-<?xml version="1.0" encoding="UTF-8"?>
-<svg xmlns="http://www.w3.org/2000/svg" width="$w" height="$h" viewBox="0 0 $w $h" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">
-<style>
-.g{font-size:13px;font-weight:bold;fill:#222}.l{font-size:12px;text-anchor:end;fill:#222}.v{font-size:11px;fill:#222}
-.na{font-size:11px;fill:#888;font-style:italic}.a{font-size:10px;text-anchor:middle;fill:#555}.h{font-size:12px;fill:#222}
-.ours{fill:#3a9a4a}.stock{fill:#8a9bb0}.grid{stroke:#ddd;stroke-width:1}.r{stroke:#000;stroke-width:1.2}
-</style>
-<rect width="100%" height="100%" fill="#fff"/>
-<text x="8" y="20" font-size="14" font-weight="bold">$title</text>
-<text x="8" y="37" font-size="10.5" fill="#555">$sub1</text>
-<text x="8" y="51" font-size="10.5" fill="#555">$sub2</text>
-<text x="$x1" y="70" class="h">$h1</text>
-<text x="$x2" y="70" class="h">$h2</text>
-@{[ join "\n", @body ]}
-</svg>
-SVG
-    close $fh or die "$path: $!\n";
+    my $h1 = svg_escape('requests/s (higher is better; vs the stock client)');
+    my $h2 = svg_escape('p99 latency, ms (lower is better)');
+    write_svg_file($path, $w, $h,
+        ".a{font-size:10px;text-anchor:middle;fill:#555}.h{font-size:12px;fill:#222}\n"
+      . '.ours{fill:#3a9a4a}.stock{fill:#8a9bb0}.grid{stroke:#ddd;stroke-width:1}.r{stroke:#000;stroke-width:1.2}',
+        qq(<text x="8" y="20" font-size="14" font-weight="bold">$title</text>),
+        qq(<text x="8" y="37" font-size="10.5" fill="#555">$sub1</text>),
+        qq(<text x="8" y="51" font-size="10.5" fill="#555">$sub2</text>),
+        qq(<text x="$x1" y="70" class="h">$h1</text>),
+        qq(<text x="$x2" y="70" class="h">$h2</text>),
+        @body);
     return;
 }
 

@@ -8,7 +8,7 @@ use warnings;
 use utf8;
 use Exporter 'import';
 
-our @EXPORT_OK = qw(evaluate print_table write_json write_svg fmt_time);
+our @EXPORT_OK = qw(evaluate print_table write_json write_svg fmt_time svg_escape write_svg_file);
 
 # ---- ratios and bars -------------------------------------------------------
 
@@ -213,7 +213,27 @@ sub _row_met {
 
 # ---- SVG -------------------------------------------------------------------
 
-sub _esc { my $s = shift; $s =~ s/&/&amp;/g; $s =~ s/</&lt;/g; $s =~ s/>/&gt;/g; $s =~ s/"/&quot;/g; $s }
+sub svg_escape { my $s = shift; $s =~ s/&/&amp;/g; $s =~ s/</&lt;/g; $s =~ s/>/&gt;/g; $s =~ s/"/&quot;/g; $s }
+
+# The benchmarks' charts: an SVG file $w x $h on white, the text classes
+# every chart uses and $style's own, then @elements (lines of SVG).
+sub write_svg_file {
+    my ($path, $w, $h, $style, @elements) = @_;
+    open my $fh, '>:encoding(UTF-8)', $path or die "$path: $!\n";
+    print $fh <<"SVG";
+<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="$w" height="$h" viewBox="0 0 $w $h" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">
+<style>
+.g{font-size:13px;font-weight:bold;fill:#222}.l{font-size:12px;text-anchor:end;fill:#222}.v{font-size:11px;fill:#222}
+.na{font-size:11px;fill:#888;font-style:italic}$style
+</style>
+<rect width="100%" height="100%" fill="#fff"/>
+@{[ join "\n", @elements ]}
+</svg>
+SVG
+    close $fh or die "$path: $!\n";
+    return;
+}
 
 sub write_svg {
     my ($path, $meta, $groups, @rows) = @_;
@@ -237,11 +257,11 @@ sub write_svg {
     my $y = $top;
     for my $g (@$groups) {
         my @gr = grep { $_->{group} eq $g->{id} } @rows or next;
-        push @body, sprintf('<text x="8" y="%d" class="g">%s</text>', $y + 15, _esc($g->{title}));
+        push @body, sprintf('<text x="8" y="%d" class="g">%s</text>', $y + 15, svg_escape($g->{title}));
         $y += $rh;
         for my $row (@gr) {
             my $cy = $y + $rh / 2;
-            push @body, sprintf('<text x="%d" y="%d" class="l">%s</text>', $lw - 8, $cy + 4, _esc($row->{label}));
+            push @body, sprintf('<text x="%d" y="%d" class="l">%s</text>', $lw - 8, $cy + 4, svg_escape($row->{label}));
             my @rb = grep { $_->{kind} ne 'size' } @{ $row->{bars} || [] };
             my $met = @rb ? $rb[0]{met} : undef;
             my $class = !@rb ? 'nb' : !defined $met ? 'nb' : $met ? 'ok' : 'bad';
@@ -251,12 +271,12 @@ sub write_svg {
                 my $extra = '';
                 $extra = sprintf(' (ours %s, %s %s)', fmt_time(_ours($row)->{median}), bar_text($rb[0]), _mark($met))
                     if @rb && $rb[0]{kind} eq 'max_us';
-                push @body, sprintf('<text x="%.1f" y="%d" class="v">%s</text>', $x->($hi) + 16, $cy + 4, _esc(fmt_ratio($r) . $extra));
+                push @body, sprintf('<text x="%.1f" y="%d" class="v">%s</text>', $x->($hi) + 16, $cy + 4, svg_escape(fmt_ratio($r) . $extra));
                 push @body, sprintf('<text x="%.1f" y="%d" class="v">%s</text>', $x2 + 2, $cy + 4, '»') if $r > $hi;
                 push @body, sprintf('<text x="%.1f" y="%d" class="v" text-anchor="end">%s</text>', $x1 - 2, $cy + 4, '«') if $r < $lo;
             } else {
                 my $why = join ', ', map { "$_->{label} $_->{status}" } grep { !_ok($_) } @{ $row->{impls} };
-                push @body, sprintf('<text x="%.1f" y="%d" class="na">%s</text>', $x->($hi) + 16, $cy + 4, _esc($why || 'no ratio'));
+                push @body, sprintf('<text x="%.1f" y="%d" class="na">%s</text>', $x->($hi) + 16, $cy + 4, svg_escape($why || 'no ratio'));
             }
             for my $bar (@rb) {
                 next unless $bar->{kind} =~ /^(ratio|noloss)$/;
@@ -274,26 +294,16 @@ sub write_svg {
         push @axis, sprintf('<text x="%.1f" y="%d" class="a">%s×</text>', $ax, $y + 16, $v >= 1 ? $v : '1/' . (1 / $v));
     }
     my $w = $lw + $pw + 300;
-    my $title = _esc("Cache-Memcached-RustXS: speed ratio baseline/ours (log scale), $meta->{date}");
-    my $sub = _esc("perl $meta->{perl}, $meta->{rounds} rounds; green: bar met, red: missed, grey: no bar or not evaluated; black tick: target");
-    open my $fh, '>:encoding(UTF-8)', $path or die "$path: $!\n";
-    print $fh <<"SVG";
-<?xml version="1.0" encoding="UTF-8"?>
-<svg xmlns="http://www.w3.org/2000/svg" width="$w" height="$h" viewBox="0 0 $w $h" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">
-<style>
-.g{font-size:13px;font-weight:bold;fill:#222}.l{font-size:12px;text-anchor:end;fill:#222}.v{font-size:11px;fill:#222}
-.na{font-size:11px;fill:#888;font-style:italic}.a{font-size:11px;text-anchor:middle;fill:#555}
-.ok{fill:#3a9a4a}.bad{fill:#c8453a}.nb{fill:#8a9bb0}.grid{stroke:#ddd;stroke-width:1}.one{stroke:#000;stroke-width:1.5}
-.t{stroke:#000;stroke-width:2.5}
-</style>
-<rect width="100%" height="100%" fill="#fff"/>
-<text x="8" y="20" font-size="15" font-weight="bold">$title</text>
-<text x="8" y="38" font-size="11" fill="#555">$sub</text>
-@{[ join "\n", @axis ]}
-@{[ join "\n", @body ]}
-</svg>
-SVG
-    close $fh or die "$path: $!\n";
+    my $title = svg_escape("Cache-Memcached-RustXS: speed ratio baseline/ours (log scale), $meta->{date}");
+    my $sub = svg_escape("perl $meta->{perl}, $meta->{rounds} rounds; green: bar met, red: missed, grey: no bar or not evaluated; black tick: target");
+    write_svg_file($path, $w, $h,
+        ".a{font-size:11px;text-anchor:middle;fill:#555}\n"
+      . '.ok{fill:#3a9a4a}.bad{fill:#c8453a}.nb{fill:#8a9bb0}.grid{stroke:#ddd;stroke-width:1}.one{stroke:#000;stroke-width:1.5}' . "\n"
+      . '.t{stroke:#000;stroke-width:2.5}',
+        qq(<text x="8" y="20" font-size="15" font-weight="bold">$title</text>),
+        qq(<text x="8" y="38" font-size="11" fill="#555">$sub</text>),
+        @axis, @body);
+    return;
 }
 
 1;
