@@ -18,6 +18,7 @@ my $VALUE_CRLF   = 2;
 my $FLAGS_BYTES  = 4;
 my $CHUNK_ALIGN  = 8;     # every chunk size is a multiple of this
 my $MAX_CLASSES  = 63;    # MAX_NUMBER_OF_SLAB_CLASSES - 1
+my $CHUNK_HEADER = 48;    # sizeof(item_chunk): the head of each chunk of a chunked item
 
 my %DEFAULT = (
     growth_factor  => 1.25,           # -f
@@ -26,6 +27,7 @@ my %DEFAULT = (
     slab_chunk_max => 512 * 1024,     # -o slab_chunk_max: half a page
     slab_page_size => 1024 * 1024,    # memory is handed to classes in pages of 1 MiB
     cas            => 1,              # without -C
+    slab_reassign  => 1,              # pages are whole pages (1.6's default); off: chunks * per page
     memory_limit   => 64 * 1024 * 1024,    # -m 64, memcached's default
 );
 my @OPTIONS = (sort(keys %DEFAULT), 'chunk_sizes');
@@ -43,6 +45,7 @@ sub new {
         unless defined $self->{growth_factor} && $self->{growth_factor} =~ /\A[0-9]+(?:\.[0-9]+)?\z/
             && $self->{growth_factor} > 1;
     $self->{cas} = $self->{cas} ? 1 : 0;
+    $self->{slab_reassign} = $self->{slab_reassign} ? 1 : 0;
     if ($opt{chunk_sizes}) {
         my @sizes = sort { $a <=> $b } @{ $opt{chunk_sizes} };
         Carp::croak('Cache::Memcached::RustXS::Dict::Memory->new: chunk_sizes must be whole numbers of bytes')
@@ -83,6 +86,7 @@ sub from_stats {
     $opt{slab_chunk_max} = $settings->{slab_chunk_max} if defined $settings->{slab_chunk_max};
     $opt{memory_limit}   = $settings->{maxbytes}       if defined $settings->{maxbytes};
     $opt{cas} = $settings->{cas_enabled} eq 'yes' ? 1 : 0 if defined $settings->{cas_enabled};
+    $opt{slab_reassign} = $settings->{slab_reassign} eq 'yes' ? 1 : 0 if defined $settings->{slab_reassign};
     my $self = $class->new(%opt);
     $self->{classes_from} = 'stats settings';
     # Classes in use that the computation does not know (a server started
@@ -165,6 +169,135 @@ sub resident_items {
         # one of the class's own items: the count stays.
     }
     return $resident;
+}
+
+# A copy of the model with other settings (the classes computed afresh).
+sub with {
+    my ($self, %change) = @_;
+    my %opt = map { ($_ => $self->{$_}) } keys %DEFAULT;
+    return ref($self)->new(%opt, %change);
+}
+
+# The chunks an item takes, { chunk size => count }, as memcached 1.6
+# allocates them (do_item_alloc, do_item_alloc_chunk): one chunk of the
+# smallest class that holds it; an item over slab_chunk_max is a header
+# (key, flags, CAS and a chunk head) in its own class, and its value and
+# "\r\n" in chunks of at most slab_chunk_max, each with a 48-byte head,
+# the last one of the smallest class that holds the rest.
+sub item_chunks {
+    my ($self, $key_length, $value_length, $flags) = @_;
+    my $size = $self->item_size($key_length, $value_length, $flags);
+    return undef if $size > $self->{item_size_max};
+    my $largest = $self->{slab_chunk_max};
+    return { $self->_class_of($size) => 1 } if $size <= $largest;
+    my %chunks;
+    $chunks{ $self->_class_of($size - $value_length - $VALUE_CRLF + $CHUNK_HEADER) }++;
+    my $remain = $value_length + $VALUE_CRLF;
+    while ($remain > 0) {
+        my $want = $remain + $CHUNK_HEADER;
+        my $chunk = $want >= $largest ? $largest : $self->_class_of($want);
+        $chunks{$chunk}++;
+        $remain -= $chunk - $CHUNK_HEADER;
+    }
+    return \%chunks;
+}
+
+sub _class_of {
+    my ($self, $size) = @_;
+    my $sizes = $self->{chunk_sizes};
+    my ($lo, $hi) = (0, $#$sizes);
+    while ($lo < $hi) {
+        my $mid = int(($lo + $hi) / 2);
+        if ($sizes->[$mid] >= $size) { $hi = $mid } else { $lo = $mid + 1 }
+    }
+    return $sizes->[$lo];
+}
+
+# The bytes of memory one page of a class counts against -m: a whole page
+# with slab_reassign (memcached 1.6's default), else only its chunks.
+sub _page_bytes {
+    my ($self, $chunk) = @_;
+    my $per_page = int($self->{slab_page_size} / $chunk) || 1;
+    return $self->{slab_reassign} ? $self->{slab_page_size} : $chunk * $per_page;
+}
+
+# How many items the server holds once written past its memory with items
+# of these sizes, [$key_length, $value_length, $flags, $times], in this
+# order over and over ($times: written that many times in a row, 1 if not
+# given), until every class has filled its last page: memcached hands a
+# class a page when it has no free chunk, while the pages counted so far
+# leave room under -m (a class without any page gets its first regardless);
+# a class that gets none evicts its own items. The whole rounds are counted
+# by class; the round in which memory runs out, item by item.
+sub forecast_items {
+    my ($self, $items) = @_;
+    my (@kinds, %per_round);
+    for my $item (@$items) {
+        my $chunks = $self->item_chunks(@{$item}[0 .. 2]);
+        next unless $chunks;
+        my $times = defined $item->[3] ? $item->[3] : 1;
+        next unless $times > 0;
+        push @kinds, [ $chunks, $times ];
+        $per_round{$_} += $chunks->{$_} * $times for keys %$chunks;
+    }
+    return 0 unless @kinds;
+    my $limit = $self->{memory_limit};
+    my ($malloced, %capacity, %used) = (0);
+    my $add = sub {    # $n more chunks of class $chunk; false once memory ran out for it
+        my ($chunk, $n) = @_;
+        my $per_page = int($self->{slab_page_size} / $chunk) || 1;
+        my $short = ($used{$chunk} || 0) + $n - ($capacity{$chunk} || 0);
+        if ($short > 0) {
+            my $pages = int(($short + $per_page - 1) / $per_page);
+            my $bytes = $self->_page_bytes($chunk);
+            my $room = int(($limit - $malloced) / $bytes);
+            $room = 0 if $room < 0;
+            $room = 1 if !$room && !$capacity{$chunk};
+            my $got = $pages < $room ? $pages : $room;
+            $malloced += $got * $bytes;
+            $capacity{$chunk} += $got * $per_page;
+            $used{$chunk} = ($used{$chunk} || 0) + $n;
+            return $got == $pages;
+        }
+        $used{$chunk} = ($used{$chunk} || 0) + $n;
+        return 1;
+    };
+    # Whole rounds while they fit: each needs the pages its chunks fill.
+    for (;;) {
+        my $bytes = 0;
+        for my $chunk (keys %per_round) {
+            my $short = ($used{$chunk} || 0) + $per_round{$chunk} - ($capacity{$chunk} || 0);
+            next unless $short > 0;
+            my $per_page = int($self->{slab_page_size} / $chunk) || 1;
+            $bytes += int(($short + $per_page - 1) / $per_page) * $self->_page_bytes($chunk);
+        }
+        last if $malloced + $bytes > $limit;
+        $add->($_, $per_round{$_}) for keys %per_round;
+    }
+    # The round in which memory runs out, in order.
+    for my $kind (@kinds) {
+        my ($chunks, $times) = @$kind;
+        $add->($_, $chunks->{$_} * $times) for sort { $a <=> $b } keys %$chunks;
+    }
+    # Written on, every class fills its pages and then evicts its own: each
+    # class's chunks are shared by the items that use it as they are
+    # written, an item held while all its chunks are.
+    my ($held, $rounds) = (0, 0);
+    for my $chunk (keys %per_round) {
+        my $r = ($capacity{$chunk} || 0) / $per_round{$chunk};
+        $rounds = $r if $r > $rounds;
+    }
+    for my $kind (@kinds) {
+        my ($chunks, $times) = @$kind;
+        my $share;
+        for my $chunk (keys %$chunks) {
+            my $s = ($capacity{$chunk} || 0) / $per_round{$chunk};
+            $share = $s if !defined $share || $s < $share;
+        }
+        $held += $times * $share;
+    }
+    $held = int($held + 0.5);
+    return wantarray ? ($held, int($rounds) + 1) : $held;
 }
 
 1;
