@@ -77,6 +77,9 @@ sub _tuned_held_out {
     my $id = load_dictionary_bytes(Cache::Memcached::RustXS::Zstd::dictionary_with_id(
         $tuned->{dictionary}, $HELD_OUT_ID + ++$held_out_dictionaries));
     my $level = $c->{level};
+    # The frames' sizes, for those who forecast memory with them.
+    @{ $opt{frame_sizes} } = @{ Cache::Memcached::RustXS::Zstd::frame_sizes(
+        $held, level => $level, dictionary => $tuned->{dictionary}) } if $opt{frame_sizes};
     $measured->{zstd_dict} = measure_codec($held, {
         compress   => sub { Cache::Memcached::RustXS::Zstd::compress($_[0], level => $level, dictionary => $id) },
         decompress => \&Cache::Memcached::RustXS::Zstd::decompress });

@@ -107,6 +107,7 @@ sub from_server {
 }
 
 sub chunk_sizes   { @{ $_[0]{chunk_sizes} } }
+sub item_header   { $ITEM_HEADER }    # the bytes of an item before -n's data room
 sub classes_from  { $_[0]{classes_from} }
 sub memory_limit  { $_[0]{memory_limit} }
 sub item_size_max { $_[0]{item_size_max} }
@@ -376,6 +377,34 @@ C<from_stats> with the stats of a L<Cache::Memcached::RustXS::Dict::Server>.
 =item chunk_sizes
 
 The chunk sizes of the classes, ascending.
+
+=item item_header
+
+The 48 bytes of an item's header: the smallest class is this plus C<-n>.
+
+=item with(%settings)
+
+A copy of the model with these settings changed (the classes computed
+afresh).
+
+=item item_chunks($key_length, $value_length, $flags)
+
+The chunks the item takes, C<{ chunk size =E<gt> count }>: one, or for an
+item over C<slab_chunk_max> a header chunk and the chunks of its value (each
+with a 48-byte head, the last of the smallest class that holds the rest), as
+memcached 1.6 allocates them; C<undef> over C<item_size_max>.
+
+=item forecast_items(\@items)
+
+How many items the server holds once written past its memory, over and
+over, with items of these sizes, C<[$key_length, $value_length, $flags,
+$times]> (C<$times> of each in a row, 1 if not given; it may be a fraction:
+a sampled value standing for that many of the cache's): memcached gives a
+class a page when it has no free chunk while C<-m> has room (a class with no
+page gets its first one regardless), and once memory is out each class
+evicts its own. In list context also the rounds of writes it takes until
+every class is full. The test F<t/63-memory-forecast.t> checks it against
+real servers started with other settings.
 
 =item standard_chunk_sizes
 
