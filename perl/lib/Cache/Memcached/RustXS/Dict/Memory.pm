@@ -280,23 +280,34 @@ sub forecast_items {
         my ($chunks, $times) = @$kind;
         $add->($_, $chunks->{$_} * $times) for sort { $a <=> $b } keys %$chunks;
     }
-    # Written on, every class fills its pages and then evicts its own: each
-    # class's chunks are shared by the items that use it as they are
-    # written, an item held while all its chunks are.
+    # Written on, every class fills its pages and then evicts its own. A
+    # chunked item is held while all its chunks are: its share of each of
+    # its classes as it is written, the least of them counting (it is
+    # evicted with all its chunks, which the other items of those classes
+    # then take). The items of one chunk take the rest of their class.
     my ($held, $rounds) = (0, 0);
     for my $chunk (keys %per_round) {
         my $r = ($capacity{$chunk} || 0) / $per_round{$chunk};
         $rounds = $r if $r > $rounds;
     }
+    my %left = map { ($_ => $capacity{$_} || 0) } keys %per_round;
+    my %single;
     for my $kind (@kinds) {
         my ($chunks, $times) = @$kind;
+        my @classes = keys %$chunks;
+        if (@classes == 1 && $chunks->{ $classes[0] } == 1) {
+            $single{ $classes[0] } = 1;
+            next;
+        }
         my $share;
-        for my $chunk (keys %$chunks) {
+        for my $chunk (@classes) {
             my $s = ($capacity{$chunk} || 0) / $per_round{$chunk};
             $share = $s if !defined $share || $s < $share;
         }
         $held += $times * $share;
+        $left{$_} -= $times * $share * $chunks->{$_} for @classes;
     }
+    $held += $left{$_} > 0 ? $left{$_} : 0 for keys %single;
     $held = int($held + 0.5);
     return wantarray ? ($held, int($rounds) + 1) : $held;
 }
