@@ -6,9 +6,10 @@ use warnings;
 use Exporter 5.57 'import';
 
 use Cache::Memcached::RustXS::Dict::Memory ();
+use Cache::Memcached::RustXS::Zstd ();
 
 our $VERSION = '0.101';
-our @EXPORT_OK = qw(node_facts stored_item cas_use advise print_advice advice_data);
+our @EXPORT_OK = qw(node_facts stored_item report_items set_items cas_use advise print_advice advice_data);
 
 my @FACTORS       = (1.25, 1.2, 1.15, 1.1, 1.08, 1.05);    # -f values forecast
 my $SMALL_CHUNK_MAX = 16384;    # the slab_chunk_max forecast beside the node's own
@@ -32,6 +33,46 @@ sub stored_item {
     return [ $key_length, $frame_length, 2 ]
         if defined $frame_length && $value_length >= $threshold && $frame_length <= $ratio * $value_length;
     return [ $key_length, $value_length, 0 ];
+}
+
+# The held-out values of a group as the set would write them: with the
+# prefix's tuned dictionary when it has one worth it (its frames'
+# sizes), else as zstd -3 writes them; each standing for its share of the
+# prefix's keys.
+sub report_items {
+    my ($g, $values, $frame_sizes) = @_;
+    my $h = $g->{held_out};
+    my @held = map { $values->[$_] } grep { $_ % 2 } 0 .. $#$values;
+    return () unless @held;
+    my @keys = map { $g->{value_keys}[$_] } grep { $_ % 2 } 0 .. $#$values;
+    my $with_dictionary = @$frame_sizes == @held && !$h->{zstd_dict_refused};
+    my $sizes = $with_dictionary ? $frame_sizes : Cache::Memcached::RustXS::Zstd::frame_sizes(\@held, level => 3);
+    my $threshold = $with_dictionary ? 64 : 208;    # fast_options' compress_threshold
+    my $times = ($g->{keys} || @held) / @held;
+    return map { [ @{ stored_item(length(defined $keys[$_] ? $keys[$_] : ''), length $held[$_], $sizes->[$_],
+                                  $threshold, 0.8) }, $times ] } 0 .. $#held;
+}
+
+# The sampled values of report --dictionaries as the set writes them (a
+# writer per prefix, fast_options' threshold and ratio), each standing for
+# its share of the prefix's keys.
+sub set_items {
+    my ($result) = @_;
+    my @items;
+    for my $d (@{ $result->{prefixes} }) {
+        my $pairs = $d->{group} && $d->{group}{pairs};
+        next unless $pairs && @$pairs;
+        my $methods = Cache::Memcached::RustXS::Zstd::compress_methods(
+            dictionaries => $result->{dir}, prefix => defined $d->{set_prefix} ? $d->{set_prefix} : '');
+        my $times = ($d->{group}{keys} || @$pairs) / @$pairs;
+        for my $pair (@$pairs) {
+            my ($key, $value) = @$pair;
+            my $frame;
+            my $n = $methods->[0]->(\$value, \$frame) ? length $frame : undef;
+            push @items, [ @{ stored_item(length $key, length $value, $n, 64, 0.8) }, $times ];
+        }
+    }
+    return @items;
 }
 
 # The counters that say a client used cas on the node since it started
@@ -257,6 +298,21 @@ L<Cache::Memcached::RustXS::Dict::Server>.
 C<[$key_length, $length, $flags]> as a writer stores a value: its frame
 (flags 2) when the value is at least C<$threshold> bytes and the frame at
 most C<$ratio> of it, else the value (flags 0).
+
+=item report_items($group, \@values, \@frame_sizes)
+
+The held-out values of a group that C<report> measured (those at odd
+positions of C<@values>) as items written by the set it would make: the
+frames of the prefix's tuned dictionary (C<@frame_sizes>, filled by
+L<Cache::Memcached::RustXS::Dict::Measure/measure_held_out>) where it has
+one worth it, else zstd -3's; each standing for the prefix's keys over its
+held-out values.
+
+=item set_items($report_set_result)
+
+The values C<report --dictionaries> sampled, as the set writes them (its
+C<compress_methods> for each prefix, C<fast_options>' threshold 64 and
+ratio 0.8).
 
 =item cas_use(\%stats)
 

@@ -18,7 +18,7 @@ use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_repor
                                              print_train_all print_report_set set_data print_prune prune_data
                                              print_list list_data print_rollback rollback_data skipped_note shown);
 use Cache::Memcached::RustXS::Dict::Memory ();
-use Cache::Memcached::RustXS::Dict::Advice qw(node_facts stored_item advise print_advice advice_data);
+use Cache::Memcached::RustXS::Dict::Advice qw(node_facts report_items set_items advise print_advice advice_data);
 use Cache::Memcached::RustXS::Dict::Tune ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict::SetTrainer qw(train_all report_set);
@@ -130,7 +130,7 @@ sub cmd_report {
         $g->{held_out} = measure_held_out($values, keys => $g->{value_keys}, frame_sizes => \@frame_sizes,
                                           tune => { %tuning, keys => $g->{keys},
                                                     progress => sub { $progress->show("$tag: $_[0]") } });
-        push @written, written_items($g, $values, \@frame_sizes);
+        push @written, report_items($g, $values, \@frame_sizes);
     }
     my $advice = advise(items => \@written, nodes => [ map { node_facts($_) } server_nodes($server) ],
                         uses_cas => $opt->{'uses-cas'});
@@ -148,24 +148,6 @@ sub cmd_report {
 
 # The nodes of a source: a pool's, or the one server.
 sub server_nodes { $_[0]->can('nodes') ? $_[0]->nodes : ($_[0]) }
-
-# The held-out values of a group as the set would write them: with the
-# prefix's tuned dictionary when it has one worth it (its frames'
-# sizes), else as zstd -3 writes them; each standing for its share of the
-# prefix's keys.
-sub written_items {
-    my ($g, $values, $frame_sizes) = @_;
-    my $h = $g->{held_out};
-    my @held = map { $values->[$_] } grep { $_ % 2 } 0 .. $#$values;
-    return () unless @held;
-    my @keys = map { $g->{value_keys}[$_] } grep { $_ % 2 } 0 .. $#$values;
-    my $with_dictionary = @$frame_sizes == @held && !$h->{zstd_dict_refused};
-    my $sizes = $with_dictionary ? $frame_sizes : Cache::Memcached::RustXS::Zstd::frame_sizes(\@held, level => 3);
-    my $threshold = $with_dictionary ? 64 : 208;    # fast_options' compress_threshold
-    my $times = ($g->{keys} || @held) / @held;
-    return map { [ @{ stored_item(length(defined $keys[$_] ? $keys[$_] : ''), length $held[$_], $sizes->[$_],
-                                  $threshold, 0.8) }, $times ] } 0 .. $#held;
-}
 
 # ---- train ----------------------------------------------------------------------
 
@@ -326,7 +308,7 @@ sub run_set_command {
     my %common = set_command($what, $opt, $args);
     my $result = $run->(%common);
     my $advice = $what eq 'report --dictionaries' && defined $opt->{server}
-        ? advise(items => [ set_written_items($result) ], uses_cas => $opt->{'uses-cas'},
+        ? advise(items => [ set_items($result) ], uses_cas => $opt->{'uses-cas'},
                  nodes => [ map { node_facts($_) } server_nodes($common{source}) ])
         : undef;
     $progress->clear;
@@ -334,28 +316,6 @@ sub run_set_command {
     if ($opt->{json}) { print_json(\*STDOUT, { %{ set_data($result) }, $advice ? (memcached_settings => advice_data($advice)) : () }) }
     else              { $print_text->(\*STDOUT, $result); print_advice(\*STDOUT, $advice) }
     return;
-}
-
-# The sampled values of report --dictionaries as the set writes them (a
-# writer per prefix, fast_options' threshold and ratio), each standing for
-# its share of the prefix's keys.
-sub set_written_items {
-    my ($result) = @_;
-    my @items;
-    for my $d (@{ $result->{prefixes} }) {
-        my $pairs = $d->{group} && $d->{group}{pairs};
-        next unless $pairs && @$pairs;
-        my $methods = Cache::Memcached::RustXS::Zstd::compress_methods(
-            dictionaries => $result->{dir}, prefix => defined $d->{set_prefix} ? $d->{set_prefix} : '');
-        my $times = ($d->{group}{keys} || @$pairs) / @$pairs;
-        for my $pair (@$pairs) {
-            my ($key, $value) = @$pair;
-            my $frame;
-            my $n = $methods->[0]->(\$value, \$frame) ? length $frame : undef;
-            push @items, [ @{ stored_item(length $key, length $value, $n, 64, 0.8) }, $times ];
-        }
-    }
-    return @items;
 }
 
 # The source, the memory model and the tuning options of a set command.
@@ -677,6 +637,12 @@ and their checks.
 C<($dictionary_bytes)> or C<(undef, $why)>: the tuner's choice (C<method>,
 C<size>, C<level>, C<k>, C<d>) trained on every value, as C<train> writes
 it (with a random ID, as zstd gives one).
+
+=item server_nodes($source)
+
+The nodes of a L<Cache::Memcached::RustXS::Dict::Pool>, or the one
+L<Cache::Memcached::RustXS::Dict::Server>: those whose settings the
+advisor of C<report> reads.
 
 =item cmd_train_all(\%options, \@arguments), cmd_report_set(\%options, \@arguments)
 

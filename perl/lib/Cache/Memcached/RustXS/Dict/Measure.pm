@@ -261,6 +261,11 @@ says why there is none (too few values, none fast enough), and
 C<zstd_dict_refused> why the choice is not worth a dictionary
 (L<Cache::Memcached::RustXS::Dict::Tune/worth_a_dictionary($tuned, $keys)>),
 when it is not.
+With C<< frame_sizes => \@sizes >>, C<@sizes> is filled with the size of
+each held-out value's frame with the chosen dictionary at its level (left
+empty when there is no choice): what
+L<Cache::Memcached::RustXS::Dict::Advice> forecasts memcached's memory
+with.
 
 =item codecs(dictionary => $id)
 

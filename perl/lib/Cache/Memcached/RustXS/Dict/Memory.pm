@@ -336,6 +336,13 @@ Cache::Memcached::RustXS::Dict::Memory - the memory memcached gives an item: hea
     my @writes = map { [ 20, 180 + $_ % 400, 2 ] } 1 .. 500_000;
     print $memory->resident_items(\@writes), "\n";
 
+    # And how many it holds once written on until every slab class is full,
+    # with memcached started with -f 1.08 -C instead (the sizes of a sample,
+    # each standing for 250 items): the forecast cmrx-dict report makes.
+    my @sample = map { [ 20, 180 + $_ % 400, 2, 250 ] } 1 .. 2000;
+    printf "%d items, %d with -f 1.08 -C\n", scalar $memory->forecast_items(\@sample),
+        scalar $memory->with(growth_factor => 1.08, cas => 0)->forecast_items(\@sample);
+
     # The classes and limits of a running server, as its stats say:
     #   Cache::Memcached::RustXS::Dict::Memory->from_stats(\%stats_settings, \@chunk_sizes_in_use)
     #   Cache::Memcached::RustXS::Dict::Memory->from_server($dict_server)
@@ -367,15 +374,16 @@ A model of a server with these settings; each defaults to memcached 1.6's:
 C<growth_factor> (C<-f>, 1.25), C<chunk_size> (C<-n>, 48: the data room of
 the smallest item), C<item_size_max> (C<-I>, 1 MiB), C<slab_chunk_max>
 (512 KiB), C<slab_page_size> (1 MiB: memory goes to classes a page at a
-time), C<cas> (1; 0 for a server run with C<-C>), C<memory_limit> (C<-m>,
-64 MiB). C<chunk_sizes> gives the classes outright instead of computing
+time), C<cas> (1; 0 for a server run with C<-C>), C<slab_reassign> (1: each page
+counts a whole page against C<-m>; 0: only its chunks), C<memory_limit>
+(C<-m>, 64 MiB). C<chunk_sizes> gives the classes outright instead of computing
 them. It croaks on an unknown option and on a value out of range.
 
 =item from_stats(\%settings, \@chunk_sizes_in_use)
 
 A model of the server whose C<stats settings> are C<%settings> (its
 C<growth_factor>, C<chunk_size>, C<item_size_max>, C<slab_chunk_max>,
-C<maxbytes> and C<cas_enabled>; missing ones take the defaults). The classes
+C<maxbytes>, C<cas_enabled> and C<slab_reassign>; missing ones take the defaults). The classes
 are computed from them, as memcached does; when the chunk sizes of the
 classes in use (from C<stats slabs>) include one the computation does not
 give (a server started with C<-o slab_sizes>), the server's list is used
