@@ -9,12 +9,15 @@ use warnings;
 
 use lib 't/lib', 'dev/lib';
 use Test::More;
+use JSON::PP ();
 use IO::Socket::INET ();
 use Compress::Zlib ();
 use CMRXTest::Memcached;
 use CMRXDev::Corpus qw(corpus_values);
 use Cache::Memcached::RustXS::Dict::Memory;
 use Cache::Memcached::RustXS::Dict::Advice qw(advise stored_item cas_use);
+use CMRXTest::DictCorpus ();
+use CMRXTest::DictSets qw(run_dict json_of @FIXED_TUNING @NO_LIMITS);
 
 my $MODEL = 'Cache::Memcached::RustXS::Dict::Memory';
 my $MB    = 12;    # -m of the servers filled: small, so that a fill takes a second or two
@@ -100,6 +103,39 @@ SKIP: {
         cmp_ok abs($forecast - $st->{curr_items}), '<=', 0.01 * $st->{curr_items},
             "$name: forecast $forecast items, curr_items $st->{curr_items} (within 1 %)";
     }
+}
+
+# ---- cmrx-dict report: the advice per node and for the pool -----------------
+
+my @pool = CMRXTest::Memcached->start_optional(count => 2);
+SKIP: {
+    skip(CMRXTest::Memcached->unavailable, 1) unless @pool;
+    my @nodes = map { $_->address } @pool;
+    my @conns = map { IO::Socket::INET->new(PeerAddr => $_, Timeout => 10) or die "connect: $@" } @nodes;
+    for my $i (1 .. 200) {
+        my $v = CMRXTest::DictCorpus::user_json($i);
+        print {$conns[ $i % 2 ]} "set user:$i 0 0 " . length($v) . " noreply\r\n$v\r\n";
+    }
+    stats($_) for @conns;    # the sets are in
+    # A cas on the second node (it misses): counted in its stats.
+    print {$conns[1]} "cas user:1 0 0 1 12345\r\nx\r\n";
+    my $reply = readline $conns[1];
+    my @report = ('report', (map { ('--server', $_) } @nodes), @FIXED_TUNING, @NO_LIMITS, '--json');
+    my ($status, $out, $err) = run_dict(\@report);
+    is $status, 0, 'report --json: exit status 0' or diag $err;
+    my $advice = json_of($out)->{memcached_settings};
+    my @n = @{ $advice->{nodes} || [] };
+    is scalar @n, 2, 'report --json: the advice of each node';
+    is $n[0]{version}, stats($conns[0])->{version}, '... with its version';
+    is $advice->{pool}{current}, $n[0]{current} + $n[1]{current}, "... and the pool's items";
+    like $advice->{procedure}, qr/one node at a time/, '... and the procedure';
+    ok scalar(grep { $_->{options} =~ /-C/ } @{ $n[0]{forecasts} }), '... -C forecast for the node without cas';
+    is scalar(grep { $_->{options} =~ /-C/ } @{ $n[1]{forecasts} }), 0, '... none for the node a cas was counted on';
+    like $n[1]{no_cas_why}, qr/its stats show cas in use \(cas_\w+ 1\)/, '... and says why';
+    ($status, $out, $err) = run_dict([ @report, '--uses-cas' ]);
+    $advice = json_of($out)->{memcached_settings};
+    is scalar(grep { $_->{options} =~ /-C/ } map { @{ $_->{forecasts} } } @{ $advice->{nodes} || [] }), 0,
+        'report --uses-cas: no -C for any node';
 }
 
 done_testing;
