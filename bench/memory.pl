@@ -250,7 +250,7 @@ my $all_seq = fill_order($fill, @FAMILIES);
 my $set_forms = stored_forms($set_way, $all_seq);
 my $advice = Cache::Memcached::RustXS::Dict::Advice::advise(
     items => [ map { [ length($all_seq->[$_][1]) + 8, @{ $set_forms->[$_] } ] } 0 .. $#$all_seq ],
-    nodes => [ { spec => 'a default node', version => 'this one', stats => {},
+    nodes => [ { spec => 'a default node', version => 'this one', stats => { cas_misses => 0, cas_hits => 0, cas_badval => 0 },
                  settings => { growth_factor => '1.25', chunk_size => 48, slab_chunk_max => 524288,
                                item_size_max => 1048576, maxbytes => $MEMORY_MB << 20, cas_enabled => 'yes',
                                slab_reassign => 'yes' } } ]);

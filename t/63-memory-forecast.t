@@ -36,7 +36,8 @@ my %settings = (growth_factor => '1.25', chunk_size => 48, slab_chunk_max => 524
 
 # ---- the advice, without a server -------------------------------------------
 
-my $free = advise(items => \@items, nodes => [ { spec => 'a', settings => \%settings, stats => {} } ]);
+my %NO_CAS = (cas_misses => 0, cas_hits => 0, cas_badval => 0);
+my $free = advise(items => \@items, nodes => [ { spec => 'a', settings => \%settings, stats => \%NO_CAS } ]);
 my $node = $free->{nodes}[0];
 ok $node->{change}, 'on defaults, a change is advised';
 ok scalar(grep { $_->{options} =~ /-C/ } @{ $node->{forecasts} }), '... -C forecast where no counter shows CAS in use';
@@ -45,7 +46,9 @@ is $node->{defaults}, $node->{current}, "the node's own settings are memcached's
 
 for my $case ([ 'cas_hits counted', { stats => { cas_hits => 1 } } ],
               [ 'cas_badval counted', { stats => { cas_badval => 2 } } ],
-              [ 'uses_cas given', { stats => {} }, uses_cas => 1 ]) {
+              [ 'uses_cas given', { stats => \%NO_CAS }, uses_cas => 1 ],
+              [ 'stats not read', { stats => undef } ],
+              [ 'no cas counters in stats', { stats => { cmd_get => 5 } } ]) {
     my ($name, $extra, @opt) = @$case;
     my $a = advise(items => \@items, nodes => [ { spec => 'a', settings => \%settings, %$extra } ], @opt);
     my $n = $a->{nodes}[0];
@@ -58,11 +61,11 @@ is cas_use({ cas_misses => 0, cas_hits => 0, cas_badval => 0, cmd_get => 9 }), u
 
 my %old = %settings;
 delete $old{slab_chunk_max};
-my $older = advise(items => \@items, nodes => [ { spec => 'a', settings => \%old, stats => {} } ]);
+my $older = advise(items => \@items, nodes => [ { spec => 'a', settings => \%old, stats => \%NO_CAS } ]);
 is scalar(grep { $_->{options} =~ /slab_chunk_max/ } @{ $older->{nodes}[0]{forecasts} }), 0,
     'a version without slab_chunk_max in its stats settings: the option is not named';
 
-my $pool = advise(items => \@items, nodes => [ map { { spec => $_, settings => \%settings, stats => {} } } 1 .. 3 ]);
+my $pool = advise(items => \@items, nodes => [ map { { spec => $_, settings => \%settings, stats => \%NO_CAS } } 1 .. 3 ]);
 is $pool->{pool}{current}, 3 * $node->{current}, "the pool's items: the nodes' summed";
 is $pool->{pool}{best}, 3 * $node->{best}{items}, "... and with the advice";
 

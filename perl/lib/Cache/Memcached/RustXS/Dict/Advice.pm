@@ -19,10 +19,14 @@ my %DEFAULTS      = (growth_factor => 1.25, chunk_size => 48, slab_chunk_max => 
 
 # What the advisor reads of a node: `stats settings`, `stats` and
 # `version`, three short commands.
+# A server that does not answer `stats` (or `version`) gets advice
+# without them: no -C, as CAS use cannot be ruled out.
 sub node_facts {
     my ($server) = @_;
-    return { spec => $server->spec, settings => $server->settings, stats => $server->stats,
-             version => $server->version };
+    my %facts = (spec => $server->spec, settings => $server->settings);
+    $facts{stats}   = eval { $server->stats };
+    $facts{version} = eval { $server->version };
+    return \%facts;
 }
 
 # [key length, stored length, flags] of a value as a writer stores it:
@@ -140,8 +144,9 @@ sub advise {
         my $model = Cache::Memcached::RustXS::Dict::Memory->from_stats($node->{settings}, []);
         my %named = map { ($_ => exists $node->{settings}{$_} ? 1 : 0) }
                     qw(growth_factor chunk_size slab_chunk_max cas_enabled);
-        my $cas_seen = cas_use($node->{stats} || {});
-        my $no_cas_ok = !$opt{uses_cas} && !$cas_seen && $named{cas_enabled};
+        my $cas_seen = $node->{stats} ? cas_use($node->{stats}) : undef;
+        my $counted = $node->{stats} && !grep { !defined $node->{stats}{$_} } @CAS_COUNTERS;
+        my $no_cas_ok = !$opt{uses_cas} && !$cas_seen && $counted && $named{cas_enabled};
         my $own = $model->settings;
         my %current = map { ($_ => $own->{$_}) } keys %DEFAULTS;
         my @rows = ({ name => 'current', settings => \%current },
@@ -176,6 +181,7 @@ sub advise {
                  gain => $gain, change => $gain >= $WORTH ? 1 : 0);
         $n{no_cas_why} = $opt{uses_cas} ? 'a client uses gets/cas (--uses-cas)'
                        : $cas_seen ? "its stats show cas in use ($cas_seen)"
+                       : !$counted ? 'its stats do not count cas_misses, cas_hits and cas_badval'
                        : !$named{cas_enabled} ? 'its version does not say cas_enabled' : undef;
         push @nodes, \%n;
         $pool{$_} += $n{$_} for qw(current defaults);
@@ -291,7 +297,8 @@ says that a changed setting needs a restart, one node at a time.
 =item node_facts($server)
 
 C<{ spec, settings, stats, version }> of a
-L<Cache::Memcached::RustXS::Dict::Server>.
+L<Cache::Memcached::RustXS::Dict::Server>; C<stats> and C<version> are
+C<undef> when the server does not answer them (then C<-C> is not named).
 
 =item stored_item($key_length, $value_length, $frame_length, $threshold, $ratio)
 
