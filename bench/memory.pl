@@ -40,6 +40,7 @@ my $THRESHOLD = 100;                # compress_threshold of every writer
 my $BATCH     = 500;                # keys per set_multi
 my $FILL_FACTOR = 1.5;              # items written per item the model says fit
 my $MAX_FILLS = 3;                  # more writes when the server is not full yet
+my $MAX_SETTINGS_FILL = 8;          # a fill with other settings: at most this many times the first's writes
 my $CHECKED   = 200;                # values read back from each fill
 my $BAR_ITEMS = 2.85;               # the set's items over Fast's default gzip's, all families
 my $BAR_DECOMPRESS = 1.5;           # the set's decompression speed over our memGunzip's
@@ -166,12 +167,19 @@ sub fill {
     return { unavailable => $way->{unavailable} } if $way->{unavailable};
     my $seq = fill_order($values, @$fams);
     my $forms = stored_forms($way, $seq);
-    my $forecast = $memory->with(settings_of(@server_args))
-        ->forecast_items([ map { [ length($seq->[$_][1]) + 8, @{ $forms->[$_] } ] } 0 .. $#$seq ]);
+    my $model = @server_args ? $memory->with(settings_of(@server_args)) : $memory;
+    my ($forecast, $rounds) = $model->forecast_items([ map { [ length($seq->[$_][1]) + 8, @{ $forms->[$_] } ] } 0 .. $#$seq ]);
     # What fits, roughly: the memory over the mean chunk of one round.
     my $chunks = 0;
-    $chunks += $memory->item_memory(length($seq->[$_][1]) + 8, @{ $forms->[$_] }) for 0 .. $#$seq;
+    $chunks += $model->item_memory(length($seq->[$_][1]) + 8, @{ $forms->[$_] }) for 0 .. $#$seq;
     my $count = int($FILL_FACTOR * ($MEMORY_MB << 20) / ($chunks / @$seq));
+    # Servers started with other settings are filled on until every class
+    # is full (the forecast's rounds), up to $MAX_SETTINGS_FILL times that.
+    if (@server_args) {
+        my $until_full = $rounds * @$seq;
+        $count = $until_full < $MAX_SETTINGS_FILL * $count ? $until_full : $MAX_SETTINGS_FILL * $count
+            if $until_full > $count;
+    }
     require CMRXDev::Memcached;
     my $server = CMRXDev::Memcached->start(args => [ '-m', $MEMORY_MB, @server_args ]);
     my $client = clients($way, $server->address, $fams);
@@ -206,7 +214,7 @@ sub fill {
     my $bytes = 0;
     $bytes += stored_form($way, $_->[0], $_->[2])->[0] for @once;
     return { items => 0 + $st->{curr_items}, evictions => 0 + $st->{evictions}, written => $n,
-             model => $memory->resident_items(\@written), forecast => $forecast, wrong => $wrong, missing => $missing,
+             model => $model->resident_items(\@written), forecast => $forecast, rounds_until_full => $rounds, written_per_round => scalar @$seq, wrong => $wrong, missing => $missing,
              stored_bytes => 0 + $st->{bytes}, bytes_per_value => $bytes / @once };
 }
 
@@ -325,10 +333,16 @@ print "\nItems in the same memcached started with other settings (all three; rat
     . "memcached's defaults; the advised settings are what cmrx-dict report names for the set's values; "
     . "the forecast is Dict::Memory's of a fill that runs on until every class is full)\n\n";
 my $gzip_base = $by_setting{"memcached's defaults"}{$BASE};
-table([ 'memcached started with', $BASE, $SET, 'the set forecast' ],
+table([ 'memcached started with', $BASE, $SET, 'forecast, gzip / the set', 'items written, gzip / the set' ],
       map { my $r = $by_setting{ $_->[0] };
             [ $_->[0], items_cell($r->{$BASE}, $_->[0] eq "memcached's defaults" ? undef : $gzip_base),
-              items_cell($r->{$SET}, $gzip_base), commas($r->{$SET}{forecast}) ] } @SETTINGS);
+              items_cell($r->{$SET}, $gzip_base), join(' / ', map { commas($r->{$_}{forecast}) } $BASE, $SET),
+              join(' / ', map { commas($r->{$_}{written}) } $BASE, $SET) ] } @SETTINGS);
+print "  forecast against curr_items: ",
+      join(', ', map { my $name = $_->[0]; map { my $x = $by_setting{$name}{$_};
+          sprintf('%s, %s: %+.2f %%%s', $name, $_ eq $BASE ? 'gzip' : 'the set', 100 * ($x->{forecast} / $x->{items} - 1),
+                  $x->{written} >= $x->{rounds_until_full} * $x->{written_per_round} ? '' : ' (not filled until every class was full)') }
+          $BASE, $SET } @SETTINGS), "\n";
 
 print "\nMicroseconds per value (the fill halves of all three, medians of $ROUNDS interleaved rounds)\n\n";
 table([ 'way', 'compress', 'decompress' ],
