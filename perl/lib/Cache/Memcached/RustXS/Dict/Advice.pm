@@ -12,7 +12,8 @@ our $VERSION = '0.101';
 our @EXPORT_OK = qw(node_facts stored_item report_items set_items cas_use advise print_advice advice_data);
 
 my @FACTORS       = (1.25, 1.2, 1.15, 1.1, 1.08, 1.05);    # -f values forecast
-my $SMALL_CHUNK_MAX = 16384;    # the slab_chunk_max forecast beside the node's own
+my @CHUNK_MAXES   = (16384, 32768, 65536);    # slab_chunk_max values forecast beside the node's own
+my $TOP_GAP       = 1.25 ** 2;  # a candidate's top step: no more than memcached's defaults can make
 my $WORTH         = 0.01;       # a change is named when it holds at least 1 % more items
 my @CAS_COUNTERS  = qw(cas_misses cas_hits cas_badval);
 my %DEFAULTS      = (growth_factor => 1.25, chunk_size => 48, slab_chunk_max => 524288, cas => 1);
@@ -111,7 +112,8 @@ sub _candidates {
     my $fitted = defined $smallest ? $smallest - $model->item_header : undef;
     push @n, $fitted if defined $fitted && $fitted > 8 && $fitted < 1024 && !grep { $_ == $fitted } @n;
     my @chunk_max = ($own->{slab_chunk_max});
-    push @chunk_max, $SMALL_CHUNK_MAX if $named->{slab_chunk_max} && $own->{slab_chunk_max} != $SMALL_CHUNK_MAX;
+    push @chunk_max, grep { $_ != $own->{slab_chunk_max} && $_ <= $own->{item_size_max} } @CHUNK_MAXES
+        if $named->{slab_chunk_max};
     my @cas = ($own->{cas});
     push @cas, 0 if $own->{cas} && $no_cas_ok;
     push @cas, 1 if !$own->{cas};
@@ -126,9 +128,14 @@ sub _candidates {
     return @c;
 }
 
+# The items of a model with these settings; undef for settings memcached
+# refuses, and for a candidate whose classes run out below slab_chunk_max
+# (items a little over its largest class would take a whole
+# slab_chunk_max chunk: a sample without them does not show the cost).
 sub _forecast {
-    my ($model, $items, %s) = @_;
+    my ($model, $items, $candidate, %s) = @_;
     my $m = eval { $model->with(%s) } or return undef;
+    return undef if $candidate && $m->top_gap > $TOP_GAP;
     return scalar $m->forecast_items($items);
 }
 
@@ -156,7 +163,7 @@ sub advise {
         for my $r (@rows) {
             my $key = join ' ', map { "$_=$r->{settings}{$_}" } sort keys %{ $r->{settings} };
             next if $done{$key}++ && $r->{name} eq 'candidate';
-            my $n = _forecast($model, $items, %{ $r->{settings} });
+            my $n = _forecast($model, $items, $r->{name} eq 'candidate', %{ $r->{settings} });
             next unless defined $n;
             push @out, { %$r, options => _options_text($r->{settings}, \%named), items => $n };
         }

@@ -107,6 +107,16 @@ sub from_server {
 }
 
 sub chunk_sizes   { @{ $_[0]{chunk_sizes} } }
+
+# slab_chunk_max over the largest class below it: at most -f when the
+# classes reach it, more when memcached's 63 classes run out first (with
+# -f 1.08 they end at 13,800 bytes, and an item of 14 KB takes a chunk of
+# slab_chunk_max, 512 KB by default).
+sub top_gap {
+    my ($self) = @_;
+    my @sizes = @{ $self->{chunk_sizes} };
+    return @sizes > 1 ? $sizes[-1] / $sizes[-2] : 1;
+}
 sub item_header   { $ITEM_HEADER }    # the bytes of an item before -n's data room
 sub classes_from  { $_[0]{classes_from} }
 sub memory_limit  { $_[0]{memory_limit} }
@@ -396,6 +406,13 @@ C<from_stats> with the stats of a L<Cache::Memcached::RustXS::Dict::Server>.
 =item chunk_sizes
 
 The chunk sizes of the classes, ascending.
+
+=item top_gap
+
+C<slab_chunk_max> over the largest class below it: at most C<-f> when
+the classes grow all the way to it, more when memcached's 63 classes run
+out first (C<-f 1.08> ends at 13,800 bytes, so an item of 14 KB takes a
+512 KB chunk unless C<slab_chunk_max> is lowered too).
 
 =item item_header
 
