@@ -220,11 +220,16 @@ sub fill {
 
 # Dict::Memory's settings of memcached's options -f, -n and -C.
 sub settings_of {
-    my %arg = @_ % 2 ? (@_, 1) : @_;
+    my @args = @_;
     my %s;
-    $s{growth_factor} = $arg{-f} if defined $arg{-f};
-    $s{chunk_size}    = $arg{-n} if defined $arg{-n};
-    $s{cas}           = 0 if grep { $_ eq '-C' } @_;
+    while (@args) {
+        my $o = shift @args;
+        if    ($o eq '-C') { $s{cas} = 0 }
+        elsif ($o eq '-f') { $s{growth_factor} = shift @args }
+        elsif ($o eq '-n') { $s{chunk_size} = shift @args }
+        elsif ($o eq '-o' && $args[0] =~ /\Aslab_chunk_max=([0-9]+)\z/) { shift @args; $s{slab_chunk_max} = $1 }
+        else  { die "settings_of: '$o' is not modelled\n" }
+    }
     return %s;
 }
 
@@ -263,9 +268,11 @@ my $advice = Cache::Memcached::RustXS::Dict::Advice::advise(
                                item_size_max => 1048576, maxbytes => $MEMORY_MB << 20, cas_enabled => 'yes',
                                slab_reassign => 'yes' } } ]);
 my $advised = $advice->{nodes}[0]{best};
-my @advised_args = (($advised->{settings}{growth_factor} != 1.25 ? ('-f', $advised->{settings}{growth_factor}) : ()),
-                    ($advised->{settings}{chunk_size} != 48 ? ('-n', $advised->{settings}{chunk_size}) : ()),
-                    ($advised->{settings}{cas} ? () : '-C'));
+my $a_s = $advised->{settings};
+my @advised_args = (($a_s->{growth_factor} != 1.25 ? ('-f', $a_s->{growth_factor}) : ()),
+                    ($a_s->{chunk_size} != 48 ? ('-n', $a_s->{chunk_size}) : ()),
+                    ($a_s->{slab_chunk_max} != 524288 ? ('-o', "slab_chunk_max=$a_s->{slab_chunk_max}") : ()),
+                    ($a_s->{cas} ? () : '-C'));
 my @SETTINGS = ([ "memcached's defaults", [] ], [ '-f 1.08', [ '-f', '1.08' ] ], [ '-f 1.08 -C', [ '-f', '1.08', '-C' ] ]);
 push @SETTINGS, [ "@advised_args (advised)", \@advised_args ] unless grep { "@{ $_->[1] }" eq "@advised_args" } @SETTINGS;
 $_->[0] .= ' (advised)' for grep { "@{ $_->[1] }" eq "@advised_args" && $_->[0] !~ /advised/ } @SETTINGS;
