@@ -495,7 +495,14 @@ Items over C<item_size_max> are not counted.
 
 The header sizes are memcached 1.6's on 64-bit hosts (32-bit hosts have a
 smaller header); extstore, custom C<-o slab_sizes> given only through
-C<new>, and the page moves of C<slab_automove> are not modelled.
+C<new>, and the page moves of C<slab_automove> are not modelled. The
+forecast is of pages handed out as memory fills; a node that has been full
+for a while has had C<slab_automove> (on by default) move some pages
+between classes by the age of their items, which changes its items by a
+few percent either way (a fill of 40 s with gzipped JSON: 13 pages moved,
+0.5 % more items than forecast; fills of minutes through the clients in
+F<bench/memory.pl>: 2 to 3 % fewer for Fast's gzip, and for the set's
+values as forecast).
 
 =head1 SEE ALSO
 
