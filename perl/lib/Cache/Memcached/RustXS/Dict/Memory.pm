@@ -501,8 +501,8 @@ for a while has had C<slab_automove> (on by default) move some pages
 between classes by the age of their items, which changes its items by a
 few percent either way (a fill of 40 s with gzipped JSON: 13 pages moved,
 0.5 % more items than forecast; fills of minutes through the clients in
-F<bench/memory.pl>: 2 to 3 % fewer for Fast's gzip, and for the set's
-values as forecast).
+F<bench/memory.pl>: 2 to 3 % fewer for Fast's gzip (the pages moved there
+were not counted), the set's values as forecast).
 
 =head1 SEE ALSO
 
