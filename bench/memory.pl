@@ -40,6 +40,7 @@ my $THRESHOLD = 100;                # compress_threshold of every writer
 my $BATCH     = 500;                # keys per set_multi
 my $FILL_FACTOR = 1.5;              # items written per item the model says fit
 my $MAX_FILLS = 3;                  # more writes when the server is not full yet
+my $MAX_SETTINGS_FILL = 8;          # a fill with other settings: at most this many times the first's writes
 my $CHECKED   = 200;                # values read back from each fill
 my $BAR_ITEMS = 2.85;               # the set's items over Fast's default gzip's, all families
 my $BAR_DECOMPRESS = 1.5;           # the set's decompression speed over our memGunzip's
@@ -162,16 +163,25 @@ sub same {
 # Items resident after filling a fresh server past its memory, as memcached
 # counts them, with the model's figure beside.
 sub fill {
-    my ($way, $values, $fams) = @_;
+    my ($way, $values, $fams, @server_args) = @_;
     return { unavailable => $way->{unavailable} } if $way->{unavailable};
     my $seq = fill_order($values, @$fams);
     my $forms = stored_forms($way, $seq);
+    my $model = @server_args ? $memory->with(settings_of(@server_args)) : $memory;
+    my ($forecast, $rounds) = $model->forecast_items([ map { [ length($seq->[$_][1]) + 8, @{ $forms->[$_] } ] } 0 .. $#$seq ]);
     # What fits, roughly: the memory over the mean chunk of one round.
     my $chunks = 0;
-    $chunks += $memory->item_memory(length($seq->[$_][1]) + 8, @{ $forms->[$_] }) for 0 .. $#$seq;
+    $chunks += $model->item_memory(length($seq->[$_][1]) + 8, @{ $forms->[$_] }) for 0 .. $#$seq;
     my $count = int($FILL_FACTOR * ($MEMORY_MB << 20) / ($chunks / @$seq));
+    # Servers started with other settings are filled on until every class
+    # is full (the forecast's rounds), up to $MAX_SETTINGS_FILL times that.
+    if (@server_args) {
+        my $until_full = $rounds * @$seq;
+        $count = $until_full < $MAX_SETTINGS_FILL * $count ? $until_full : $MAX_SETTINGS_FILL * $count
+            if $until_full > $count;
+    }
     require CMRXDev::Memcached;
-    my $server = CMRXDev::Memcached->start(args => [ '-m', $MEMORY_MB ]);
+    my $server = CMRXDev::Memcached->start(args => [ '-m', $MEMORY_MB, @server_args ]);
     my $client = clients($way, $server->address, $fams);
     my ($n, @written, $st) = (0);
     for my $pass (1 .. $MAX_FILLS) {
@@ -204,8 +214,23 @@ sub fill {
     my $bytes = 0;
     $bytes += stored_form($way, $_->[0], $_->[2])->[0] for @once;
     return { items => 0 + $st->{curr_items}, evictions => 0 + $st->{evictions}, written => $n,
-             model => $memory->resident_items(\@written), wrong => $wrong, missing => $missing,
+             model => $model->resident_items(\@written), forecast => $forecast, rounds_until_full => $rounds, written_per_round => scalar @$seq, wrong => $wrong, missing => $missing,
              stored_bytes => 0 + $st->{bytes}, bytes_per_value => $bytes / @once };
+}
+
+# Dict::Memory's settings of memcached's options -f, -n and -C.
+sub settings_of {
+    my @args = @_;
+    my %s;
+    while (@args) {
+        my $o = shift @args;
+        if    ($o eq '-C') { $s{cas} = 0 }
+        elsif ($o eq '-f') { $s{growth_factor} = shift @args }
+        elsif ($o eq '-n') { $s{chunk_size} = shift @args }
+        elsif ($o eq '-o' && $args[0] =~ /\Aslab_chunk_max=([0-9]+)\z/) { shift @args; $s{slab_chunk_max} = $1 }
+        else  { die "settings_of: '$o' is not modelled\n" }
+    }
+    return %s;
 }
 
 # "123,456 (2.30x)" against $base, or why the way did not run.
@@ -222,6 +247,42 @@ for my $row (@ROWS) {
     for my $way (@WAYS) {
         print STDERR "filling a ${MEMORY_MB} MB memcached: $name, $way->{name}\n" unless $way->{unavailable};
         $items{$name}{ $way->{name} } = fill($way, $fill, $fams);
+    }
+}
+
+# ---- memcached's settings: defaults, the advisor's, others --------------------------------
+#
+# Fast's gzip and the set (a Fast object per prefix), all three families,
+# in servers started with other settings: the ones cmrx-dict report's
+# advisor names for the set's values on a default node, and -f 1.08 with
+# and without CAS.
+
+require Cache::Memcached::RustXS::Dict::Advice;
+my ($set_way) = grep { $_->{name} eq $SET } @WAYS;
+my $all_seq = fill_order($fill, @FAMILIES);
+my $set_forms = stored_forms($set_way, $all_seq);
+my $advice = Cache::Memcached::RustXS::Dict::Advice::advise(
+    items => [ map { [ length($all_seq->[$_][1]) + 8, @{ $set_forms->[$_] } ] } 0 .. $#$all_seq ],
+    nodes => [ { spec => 'a default node', version => 'this one', stats => { cas_misses => 0, cas_hits => 0, cas_badval => 0 },
+                 settings => { growth_factor => '1.25', chunk_size => 48, slab_chunk_max => 524288,
+                               item_size_max => 1048576, maxbytes => $MEMORY_MB << 20, cas_enabled => 'yes',
+                               slab_reassign => 'yes' } } ]);
+my $advised = $advice->{nodes}[0]{best};
+my $a_s = $advised->{settings};
+my @advised_args = (($a_s->{growth_factor} != 1.25 ? ('-f', $a_s->{growth_factor}) : ()),
+                    ($a_s->{chunk_size} != 48 ? ('-n', $a_s->{chunk_size}) : ()),
+                    ($a_s->{slab_chunk_max} != 524288 ? ('-o', "slab_chunk_max=$a_s->{slab_chunk_max}") : ()),
+                    ($a_s->{cas} ? () : '-C'));
+my @SETTINGS = ([ "memcached's defaults", [] ], [ '-f 1.08', [ '-f', '1.08' ] ], [ '-f 1.08 -C', [ '-f', '1.08', '-C' ] ]);
+push @SETTINGS, [ "@advised_args (advised)", \@advised_args ] unless grep { "@{ $_->[1] }" eq "@advised_args" } @SETTINGS;
+$_->[0] .= ' (advised)' for grep { "@{ $_->[1] }" eq "@advised_args" && $_->[0] !~ /advised/ } @SETTINGS;
+my %by_setting;
+for my $setting (@SETTINGS) {
+    my ($name, $args) = @$setting;
+    for my $way (grep { $_->{name} eq $BASE || $_->{name} eq $SET } @WAYS) {
+        print STDERR "filling a ${MEMORY_MB} MB memcached started with $name: $way->{name}\n";
+        $by_setting{$name}{ $way->{name} } = $name eq "memcached's defaults"
+            ? $items{ $ROWS[-1][0] }{ $way->{name} } : fill($way, $fill, \@FAMILIES, @$args);
     }
 }
 
@@ -275,6 +336,21 @@ my $all = $items{ $ROWS[-1][0] };
 my $items_ratio = $all->{$SET}{items} / $all->{$BASE}{items};
 my $c_ratio = $timing{compress}{$BASE} / $timing{compress}{$SET};
 my $d_ratio = $timing{decompress}{'our gzip'} / $timing{decompress}{$SET};
+print "\nItems in the same memcached started with other settings (all three; ratios against Fast's gzip on "
+    . "memcached's defaults; the advised settings are what cmrx-dict report names for the set's values; "
+    . "the forecast is Dict::Memory's of a fill that runs on until every class is full)\n\n";
+my $gzip_base = $by_setting{"memcached's defaults"}{$BASE};
+table([ 'memcached started with', $BASE, $SET, 'forecast, gzip / the set', 'items written, gzip / the set' ],
+      map { my $r = $by_setting{ $_->[0] };
+            [ $_->[0], items_cell($r->{$BASE}, $_->[0] eq "memcached's defaults" ? undef : $gzip_base),
+              items_cell($r->{$SET}, $gzip_base), join(' / ', map { commas($r->{$_}{forecast}) } $BASE, $SET),
+              join(' / ', map { commas($r->{$_}{written}) } $BASE, $SET) ] } @SETTINGS);
+print "  forecast against curr_items: ",
+      join(', ', map { my $name = $_->[0]; map { my $x = $by_setting{$name}{$_};
+          sprintf('%s, %s: %+.2f %%%s', $name, $_ eq $BASE ? 'gzip' : 'the set', 100 * ($x->{forecast} / $x->{items} - 1),
+                  $x->{written} >= $x->{rounds_until_full} * $x->{written_per_round} ? '' : ' (not filled until every class was full)') }
+          $BASE, $SET } @SETTINGS), "\n";
+
 print "\nMicroseconds per value (the fill halves of all three, medians of $ROUNDS interleaved rounds)\n\n";
 table([ 'way', 'compress', 'decompress' ],
       map { my $n = $_->{name}; [ $n, sprintf('%.1f', 1e6 * $timing{compress}{$n}), sprintf('%.1f', 1e6 * $timing{decompress}{$n}) ] } @TIMED);
@@ -315,6 +391,7 @@ if (eval { require JSON::PP; 1 }) {
     print {$j} JSON::PP->new->canonical->pretty->encode({
         date => POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime), perl => sprintf('%vd', $^V),
         memory_mb => $MEMORY_MB, families => \@FAMILIES, rounds => $ROUNDS, items => \%items,
+        items_by_settings => \%by_setting, advised => { options => $advised->{options}, args => \@advised_args },
         us_per_value => { map { my $d = $_; ($d => { map { ($_->{name} => 1e6 * $timing{$d}{ $_->{name} }) } @TIMED }) } keys %timing },
         bars => [ map { { what => $_->[0], met => $_->[1] ? JSON::PP::true() : JSON::PP::false(), bar => $_->[2] } } @bars ],
         set => [ $set->entries ], set_1_byte_ids => [ $small_set->entries ], fallback => $fb, storable => $storable,

@@ -52,9 +52,15 @@ my %AFTER = (
     'Cache::Memcached::RustXS::Dict::Report' => q{
         $report->{total}{values} == 150 && $report->{prefixes}[0]{prefix} eq 'user' or die "report_data\n";
     },
+    'Cache::Memcached::RustXS::Dict::Advice' => q{
+        $advice->{nodes}[0]{best}{items} > $advice->{nodes}[0]{current}
+            && $advice->{nodes}[0]{change} or die "advise\n";
+    },
     'Cache::Memcached::RustXS::Dict::Memory' => q{
         $memory->item_memory(30, 600, 2) == 752 && $memory->item_memory(30, 400, 2) == 600 or die "item_memory\n";
         $memory->resident_items(\@writes) > 100_000 or die "resident_items\n";
+        $memory->with(growth_factor => 1.08, cas => 0)->forecast_items(\@sample)
+            > $memory->forecast_items(\@sample) or die "forecast_items\n";
     },
     'Cache::Memcached::RustXS::Dict::Tune' => q{
         $tuned->{choice} && $tuned->{choice}{memory} < $tuned->{baseline}{memGzip}{memory} or die "tune\n";

@@ -190,6 +190,12 @@ The memory memcached gives an item: header, key, flags and value, rounded
 up to its slab class; and how many items a server filled past its memory
 keeps.
 
+=item L<Cache::Memcached::RustXS::Dict::Advice>
+
+The items each memcached setting (C<-f>, C<-n>, C<slab_chunk_max>, C<-C>)
+would hold for the values the set writes, per node and for the pool, and
+the change that holds most, named only where it is safe.
+
 =item L<Cache::Memcached::RustXS::Dict::Report>
 
 Its output, every subcommand's, as text tables or JSON.

@@ -90,6 +90,11 @@ and how long each takes; the held-out split; training.
 The memory memcached gives an item; the dictionary, size and level that
 make a prefix's values take least of it.
 
+=item L<Cache::Memcached::RustXS::Dict::Advice>
+
+The items each memcached setting would hold for the values as the set
+writes them, and the change worth making, safely (C<report>'s last part).
+
 =item L<Cache::Memcached::RustXS::Dict::SetTrainer>, L<Cache::Memcached::RustXS::Dict::Prune>
 
 The dictionary sets: C<train --all> and C<report --dictionaries> (one

@@ -19,6 +19,7 @@ use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_repor
                                              print_train_all print_report_set set_data print_prune prune_data
                                              print_list list_data print_rollback rollback_data skipped_note shown);
 use Cache::Memcached::RustXS::Dict::Memory ();
+use Cache::Memcached::RustXS::Dict::Advice qw(node_facts report_items set_items advise print_advice advice_data);
 use Cache::Memcached::RustXS::Dict::Tune ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict::SetTrainer qw(train_all report_set);
@@ -114,9 +115,10 @@ sub cmd_report {
     my @args = @_;
     my $opt = parse_options('report', \@args, qw(server=s@ delimiter=s sample=s size=s
                                                  prefix=s@ dictionary=s@ timeout=s json
-                                                 dictionaries=s), @SET_OPTIONS);
+                                                 dictionaries=s uses-cas), @SET_OPTIONS);
     return show_help() if $opt->{help};
     return cmd_report_set($opt, \@args) if defined $opt->{dictionaries};
+    usage_error('report: --uses-cas is for --server') if $opt->{'uses-cas'} && !defined $opt->{server};
     usage_error('report: --if-better is for --dictionaries') if defined $opt->{'if-better'};
     usage_error('report: --server HOST:PORT is needed') unless defined $opt->{server};
     usage_error("report takes no arguments besides its options, not '$args[0]'") if @args;
@@ -131,25 +133,34 @@ sub cmd_report {
     $tuning{memory} = Cache::Memcached::RustXS::Dict::Memory->from_server($server);
     my @groups = sort { $b->{item_bytes} <=> $a->{item_bytes} || $a->{prefix} cmp $b->{prefix} }
                  values %{ $listing->{groups} };
+    my @written;
     for my $i (0 .. $#groups) {
         my $g = $groups[$i];
         my $tag = sprintf 'prefix %d/%d, %s', $i + 1, scalar @groups, shown($g->{prefix});
         my $values = fetch_values($server, $g, progress => fetch_progress($tag));
         $progress->show("$tag: measuring");
-        $g->{held_out} = measure_held_out($values, keys => $g->{value_keys},
+        my @frame_sizes;
+        $g->{held_out} = measure_held_out($values, keys => $g->{value_keys}, frame_sizes => \@frame_sizes,
                                           tune => { %tuning, keys => $g->{keys},
                                                     progress => sub { $progress->show("$tag: $_[0]") } });
+        push @written, report_items($g, $values, \@frame_sizes);
     }
+    my $advice = advise(items => \@written, nodes => [ map { node_facts($_) } server_nodes($server) ],
+                        uses_cas => $opt->{'uses-cas'});
     $progress->clear;
     $server->close;
 
     my $report = report_data(server => $server->spec, delimiter => $opt->{delimiter},
                              sample => $opt->{sample}, dictionary_size => $size_given ? $opt->{size} : undef,
                              memory => $tuning{memory}, listing => $listing, groups => \@groups);
+    $report->{memcached_settings} = advice_data($advice);
     if ($opt->{json}) { print_json(\*STDOUT, $report) }
-    else              { print_report(\*STDOUT, $report) }
+    else              { print_report(\*STDOUT, $report); print_advice(\*STDOUT, $advice) }
     return;
 }
+
+# The nodes of a source: a pool's, or the one server.
+sub server_nodes { $_[0]->can('nodes') ? $_[0]->nodes : ($_[0]) }
 
 # ---- train ----------------------------------------------------------------------
 
@@ -309,10 +320,14 @@ sub run_set_command {
     my ($what, $opt, $args, $run, $print_text) = @_;
     my %common = set_command($what, $opt, $args);
     my $result = $run->(%common);
+    my $advice = $what eq 'report --dictionaries' && defined $opt->{server}
+        ? advise(items => [ set_items($result) ], uses_cas => $opt->{'uses-cas'},
+                 nodes => [ map { node_facts($_) } server_nodes($common{source}) ])
+        : undef;
     $progress->clear;
     $common{source}->close;
-    if ($opt->{json}) { print_json(\*STDOUT, set_data($result)) }
-    else              { $print_text->(\*STDOUT, $result) }
+    if ($opt->{json}) { print_json(\*STDOUT, { %{ set_data($result) }, $advice ? (memcached_settings => advice_data($advice)) : () }) }
+    else              { $print_text->(\*STDOUT, $result); print_advice(\*STDOUT, $advice) }
     return;
 }
 
@@ -635,6 +650,12 @@ and their checks.
 C<($dictionary_bytes)> or C<(undef, $why)>: the tuner's choice (C<method>,
 C<size>, C<level>, C<k>, C<d>) trained on every value, as C<train> writes
 it (with a random ID, as zstd gives one).
+
+=item server_nodes($source)
+
+The nodes of a L<Cache::Memcached::RustXS::Dict::Pool>, or the one
+L<Cache::Memcached::RustXS::Dict::Server>: those whose settings the
+advisor of C<report> reads.
 
 =item cmd_train_all(\%options, \@arguments), cmd_report_set(\%options, \@arguments)
 

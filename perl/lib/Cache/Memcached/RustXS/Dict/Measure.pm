@@ -77,6 +77,9 @@ sub _tuned_held_out {
     my $id = load_dictionary_bytes(Cache::Memcached::RustXS::Zstd::dictionary_with_id(
         $tuned->{dictionary}, $HELD_OUT_ID + ++$held_out_dictionaries));
     my $level = $c->{level};
+    # The frames' sizes, for those who forecast memory with them.
+    @{ $opt{frame_sizes} } = @{ Cache::Memcached::RustXS::Zstd::frame_sizes(
+        $held, level => $level, dictionary => $tuned->{dictionary}) } if $opt{frame_sizes};
     $measured->{zstd_dict} = measure_codec($held, {
         compress   => sub { Cache::Memcached::RustXS::Zstd::compress($_[0], level => $level, dictionary => $id) },
         decompress => \&Cache::Memcached::RustXS::Zstd::decompress });
@@ -258,6 +261,11 @@ says why there is none (too few values, none fast enough), and
 C<zstd_dict_refused> why the choice is not worth a dictionary
 (L<Cache::Memcached::RustXS::Dict::Tune/worth_a_dictionary($tuned, $keys)>),
 when it is not.
+With C<< frame_sizes => \@sizes >>, C<@sizes> is filled with the size of
+each held-out value's frame with the chosen dictionary at its level (left
+empty when there is no choice): what
+L<Cache::Memcached::RustXS::Dict::Advice> forecasts memcached's memory
+with.
 
 =item codecs(dictionary => $id)
 

@@ -18,6 +18,7 @@ my $VALUE_CRLF   = 2;
 my $FLAGS_BYTES  = 4;
 my $CHUNK_ALIGN  = 8;     # every chunk size is a multiple of this
 my $MAX_CLASSES  = 63;    # MAX_NUMBER_OF_SLAB_CLASSES - 1
+my $CHUNK_HEADER = 48;    # sizeof(item_chunk): the head of each chunk of a chunked item
 
 my %DEFAULT = (
     growth_factor  => 1.25,           # -f
@@ -26,6 +27,7 @@ my %DEFAULT = (
     slab_chunk_max => 512 * 1024,     # -o slab_chunk_max: half a page
     slab_page_size => 1024 * 1024,    # memory is handed to classes in pages of 1 MiB
     cas            => 1,              # without -C
+    slab_reassign  => 1,              # pages are whole pages (1.6's default); off: chunks * per page
     memory_limit   => 64 * 1024 * 1024,    # -m 64, memcached's default
 );
 my @OPTIONS = (sort(keys %DEFAULT), 'chunk_sizes');
@@ -43,6 +45,7 @@ sub new {
         unless defined $self->{growth_factor} && $self->{growth_factor} =~ /\A[0-9]+(?:\.[0-9]+)?\z/
             && $self->{growth_factor} > 1;
     $self->{cas} = $self->{cas} ? 1 : 0;
+    $self->{slab_reassign} = $self->{slab_reassign} ? 1 : 0;
     if ($opt{chunk_sizes}) {
         my @sizes = sort { $a <=> $b } @{ $opt{chunk_sizes} };
         Carp::croak('Cache::Memcached::RustXS::Dict::Memory->new: chunk_sizes must be whole numbers of bytes')
@@ -83,6 +86,7 @@ sub from_stats {
     $opt{slab_chunk_max} = $settings->{slab_chunk_max} if defined $settings->{slab_chunk_max};
     $opt{memory_limit}   = $settings->{maxbytes}       if defined $settings->{maxbytes};
     $opt{cas} = $settings->{cas_enabled} eq 'yes' ? 1 : 0 if defined $settings->{cas_enabled};
+    $opt{slab_reassign} = $settings->{slab_reassign} eq 'yes' ? 1 : 0 if defined $settings->{slab_reassign};
     my $self = $class->new(%opt);
     $self->{classes_from} = 'stats settings';
     # Classes in use that the computation does not know (a server started
@@ -103,6 +107,17 @@ sub from_server {
 }
 
 sub chunk_sizes   { @{ $_[0]{chunk_sizes} } }
+
+# slab_chunk_max over the largest class below it: at most -f when the
+# classes reach it, more when memcached's 63 classes run out first (with
+# -f 1.08 they end at 13,800 bytes, and an item of 14 KB takes a chunk of
+# slab_chunk_max, 512 KB by default).
+sub top_gap {
+    my ($self) = @_;
+    my @sizes = @{ $self->{chunk_sizes} };
+    return @sizes > 1 ? $sizes[-1] / $sizes[-2] : 1;
+}
+sub item_header   { $ITEM_HEADER }    # the bytes of an item before -n's data room
 sub classes_from  { $_[0]{classes_from} }
 sub memory_limit  { $_[0]{memory_limit} }
 sub item_size_max { $_[0]{item_size_max} }
@@ -167,6 +182,146 @@ sub resident_items {
     return $resident;
 }
 
+# A copy of the model with other settings (the classes computed afresh).
+sub with {
+    my ($self, %change) = @_;
+    my %opt = map { ($_ => $self->{$_}) } keys %DEFAULT;
+    return ref($self)->new(%opt, %change);
+}
+
+# The chunks an item takes, { chunk size => count }, as memcached 1.6
+# allocates them (do_item_alloc, do_item_alloc_chunk): one chunk of the
+# smallest class that holds it; an item over slab_chunk_max is a header
+# (key, flags, CAS and a chunk head) in its own class, and its value and
+# "\r\n" in chunks of at most slab_chunk_max, each with a 48-byte head,
+# the last one of the smallest class that holds the rest.
+sub item_chunks {
+    my ($self, $key_length, $value_length, $flags) = @_;
+    my $size = $self->item_size($key_length, $value_length, $flags);
+    return undef if $size > $self->{item_size_max};
+    my $largest = $self->{slab_chunk_max};
+    return { $self->_class_of($size) => 1 } if $size <= $largest;
+    my %chunks;
+    $chunks{ $self->_class_of($size - $value_length - $VALUE_CRLF + $CHUNK_HEADER) }++;
+    my $remain = $value_length + $VALUE_CRLF;
+    while ($remain > 0) {
+        my $want = $remain + $CHUNK_HEADER;
+        my $chunk = $want >= $largest ? $largest : $self->_class_of($want);
+        $chunks{$chunk}++;
+        $remain -= $chunk - $CHUNK_HEADER;
+    }
+    return \%chunks;
+}
+
+sub _class_of {
+    my ($self, $size) = @_;
+    my $sizes = $self->{chunk_sizes};
+    my ($lo, $hi) = (0, $#$sizes);
+    while ($lo < $hi) {
+        my $mid = int(($lo + $hi) / 2);
+        if ($sizes->[$mid] >= $size) { $hi = $mid } else { $lo = $mid + 1 }
+    }
+    return $sizes->[$lo];
+}
+
+# The bytes of memory one page of a class counts against -m: a whole page
+# with slab_reassign (memcached 1.6's default), else only its chunks.
+sub _page_bytes {
+    my ($self, $chunk) = @_;
+    my $per_page = int($self->{slab_page_size} / $chunk) || 1;
+    return $self->{slab_reassign} ? $self->{slab_page_size} : $chunk * $per_page;
+}
+
+# How many items the server holds once written past its memory with items
+# of these sizes, [$key_length, $value_length, $flags, $times], in this
+# order over and over ($times: written that many times in a row, 1 if not
+# given), until every class has filled its last page: memcached hands a
+# class a page when it has no free chunk, while the pages counted so far
+# leave room under -m (a class without any page gets its first regardless);
+# a class that gets none evicts its own items. The whole rounds are counted
+# by class; the round in which memory runs out, item by item.
+sub forecast_items {
+    my ($self, $items) = @_;
+    my (@kinds, %per_round);
+    for my $item (@$items) {
+        my $chunks = $self->item_chunks(@{$item}[0 .. 2]);
+        next unless $chunks;
+        my $times = defined $item->[3] ? $item->[3] : 1;
+        next unless $times > 0;
+        push @kinds, [ $chunks, $times ];
+        $per_round{$_} += $chunks->{$_} * $times for keys %$chunks;
+    }
+    return 0 unless @kinds;
+    my $limit = $self->{memory_limit};
+    my ($malloced, %capacity, %used) = (0);
+    my $add = sub {    # $n more chunks of class $chunk; false once memory ran out for it
+        my ($chunk, $n) = @_;
+        my $per_page = int($self->{slab_page_size} / $chunk) || 1;
+        my $short = ($used{$chunk} || 0) + $n - ($capacity{$chunk} || 0);
+        if ($short > 0) {
+            my $pages = int(($short + $per_page - 1) / $per_page);
+            my $bytes = $self->_page_bytes($chunk);
+            my $room = int(($limit - $malloced) / $bytes);
+            $room = 0 if $room < 0;
+            $room = 1 if !$room && !$capacity{$chunk};
+            my $got = $pages < $room ? $pages : $room;
+            $malloced += $got * $bytes;
+            $capacity{$chunk} += $got * $per_page;
+            $used{$chunk} = ($used{$chunk} || 0) + $n;
+            return $got == $pages;
+        }
+        $used{$chunk} = ($used{$chunk} || 0) + $n;
+        return 1;
+    };
+    # Whole rounds while they fit: each needs the pages its chunks fill.
+    for (;;) {
+        my $bytes = 0;
+        for my $chunk (keys %per_round) {
+            my $short = ($used{$chunk} || 0) + $per_round{$chunk} - ($capacity{$chunk} || 0);
+            next unless $short > 0;
+            my $per_page = int($self->{slab_page_size} / $chunk) || 1;
+            $bytes += int(($short + $per_page - 1) / $per_page) * $self->_page_bytes($chunk);
+        }
+        last if $malloced + $bytes > $limit;
+        $add->($_, $per_round{$_}) for keys %per_round;
+    }
+    # The round in which memory runs out, in order.
+    for my $kind (@kinds) {
+        my ($chunks, $times) = @$kind;
+        $add->($_, $chunks->{$_} * $times) for sort { $a <=> $b } keys %$chunks;
+    }
+    # Written on, every class fills its pages and then evicts its own. A
+    # chunked item is held while all its chunks are: its share of each of
+    # its classes as it is written, the least of them counting (it is
+    # evicted with all its chunks, which the other items of those classes
+    # then take). The items of one chunk take the rest of their class.
+    my ($held, $rounds) = (0, 0);
+    for my $chunk (keys %per_round) {
+        my $r = ($capacity{$chunk} || 0) / $per_round{$chunk};
+        $rounds = $r if $r > $rounds;
+    }
+    my %left = map { ($_ => $capacity{$_} || 0) } keys %per_round;
+    my %single;
+    for my $kind (@kinds) {
+        my ($chunks, $times) = @$kind;
+        my @classes = keys %$chunks;
+        if (@classes == 1 && $chunks->{ $classes[0] } == 1) {
+            $single{ $classes[0] } = 1;
+            next;
+        }
+        my $share;
+        for my $chunk (@classes) {
+            my $s = ($capacity{$chunk} || 0) / $per_round{$chunk};
+            $share = $s if !defined $share || $s < $share;
+        }
+        $held += $times * $share;
+        $left{$_} -= $times * $share * $chunks->{$_} for @classes;
+    }
+    $held += $left{$_} > 0 ? $left{$_} : 0 for keys %single;
+    $held = int($held + 0.5);
+    return wantarray ? ($held, int($rounds) + 1) : $held;
+}
+
 1;
 __END__
 
@@ -190,6 +345,13 @@ Cache::Memcached::RustXS::Dict::Memory - the memory memcached gives an item: hea
     # this order, over and over, past its memory.
     my @writes = map { [ 20, 180 + $_ % 400, 2 ] } 1 .. 500_000;
     print $memory->resident_items(\@writes), "\n";
+
+    # And how many it holds once written on until every slab class is full,
+    # with memcached started with -f 1.08 -C instead (the sizes of a sample,
+    # each standing for 250 items): the forecast cmrx-dict report makes.
+    my @sample = map { [ 20, 180 + $_ % 400, 2, 250 ] } 1 .. 2000;
+    printf "%d items, %d with -f 1.08 -C\n", scalar $memory->forecast_items(\@sample),
+        scalar $memory->with(growth_factor => 1.08, cas => 0)->forecast_items(\@sample);
 
     # The classes and limits of a running server, as its stats say:
     #   Cache::Memcached::RustXS::Dict::Memory->from_stats(\%stats_settings, \@chunk_sizes_in_use)
@@ -222,15 +384,16 @@ A model of a server with these settings; each defaults to memcached 1.6's:
 C<growth_factor> (C<-f>, 1.25), C<chunk_size> (C<-n>, 48: the data room of
 the smallest item), C<item_size_max> (C<-I>, 1 MiB), C<slab_chunk_max>
 (512 KiB), C<slab_page_size> (1 MiB: memory goes to classes a page at a
-time), C<cas> (1; 0 for a server run with C<-C>), C<memory_limit> (C<-m>,
-64 MiB). C<chunk_sizes> gives the classes outright instead of computing
+time), C<cas> (1; 0 for a server run with C<-C>), C<slab_reassign> (1: each page
+counts a whole page against C<-m>; 0: only its chunks), C<memory_limit>
+(C<-m>, 64 MiB). C<chunk_sizes> gives the classes outright instead of computing
 them. It croaks on an unknown option and on a value out of range.
 
 =item from_stats(\%settings, \@chunk_sizes_in_use)
 
 A model of the server whose C<stats settings> are C<%settings> (its
 C<growth_factor>, C<chunk_size>, C<item_size_max>, C<slab_chunk_max>,
-C<maxbytes> and C<cas_enabled>; missing ones take the defaults). The classes
+C<maxbytes>, C<cas_enabled> and C<slab_reassign>; missing ones take the defaults). The classes
 are computed from them, as memcached does; when the chunk sizes of the
 classes in use (from C<stats slabs>) include one the computation does not
 give (a server started with C<-o slab_sizes>), the server's list is used
@@ -243,6 +406,41 @@ C<from_stats> with the stats of a L<Cache::Memcached::RustXS::Dict::Server>.
 =item chunk_sizes
 
 The chunk sizes of the classes, ascending.
+
+=item top_gap
+
+C<slab_chunk_max> over the largest class below it: at most C<-f> when
+the classes grow all the way to it, more when memcached's 63 classes run
+out first (C<-f 1.08> ends at 13,800 bytes, so an item of 14 KB takes a
+512 KB chunk unless C<slab_chunk_max> is lowered too).
+
+=item item_header
+
+The 48 bytes of an item's header: the smallest class is this plus C<-n>.
+
+=item with(%settings)
+
+A copy of the model with these settings changed (the classes computed
+afresh).
+
+=item item_chunks($key_length, $value_length, $flags)
+
+The chunks the item takes, C<{ chunk size =E<gt> count }>: one, or for an
+item over C<slab_chunk_max> a header chunk and the chunks of its value (each
+with a 48-byte head, the last of the smallest class that holds the rest), as
+memcached 1.6 allocates them; C<undef> over C<item_size_max>.
+
+=item forecast_items(\@items)
+
+How many items the server holds once written past its memory, over and
+over, with items of these sizes, C<[$key_length, $value_length, $flags,
+$times]> (C<$times> of each in a row, 1 if not given; it may be a fraction:
+a sampled value standing for that many of the cache's): memcached gives a
+class a page when it has no free chunk while C<-m> has room (a class with no
+page gets its first one regardless), and once memory is out each class
+evicts its own. In list context also the rounds of writes it takes until
+every class is full. The test F<t/63-memory-forecast.t> checks it against
+real servers started with other settings.
 
 =item standard_chunk_sizes
 
@@ -297,7 +495,14 @@ Items over C<item_size_max> are not counted.
 
 The header sizes are memcached 1.6's on 64-bit hosts (32-bit hosts have a
 smaller header); extstore, custom C<-o slab_sizes> given only through
-C<new>, and the page moves of C<slab_automove> are not modelled.
+C<new>, and the page moves of C<slab_automove> are not modelled. The
+forecast is of pages handed out as memory fills; a node that has been full
+for a while has had C<slab_automove> (on by default) move some pages
+between classes by the age of their items, which changes its items by a
+few percent either way (a fill of 40 s with gzipped JSON: 13 pages moved,
+0.5 % more items than forecast; fills of minutes through the clients in
+F<bench/memory.pl>: 2 to 3 % fewer for Fast's gzip (the pages moved there
+were not counted), the set's values as forecast).
 
 =head1 SEE ALSO
 

@@ -164,6 +164,14 @@ sub settings {
     return $s;
 }
 
+# The server's version, as `version` answers it ("1.6.18"), or undef.
+sub version {
+    my ($self) = @_;
+    $self->send("version\r\n");
+    my $line = $self->read_line;
+    return $line =~ /\AVERSION (\S+)/ ? $1 : undef;
+}
+
 # The slab classes `stats slabs` lists (the ones that hold memory), by
 # class number: [ { class => N, chunk_size => BYTES, ... } ], ascending.
 sub slab_classes {
@@ -319,6 +327,10 @@ C<stats> (C<$group> undef) or C<stats $group>, as C<< { name => value } >>.
 C<stats settings>, checked to state C<item_size_max> (the largest item, in
 bytes) and C<growth_factor> (by how much each slab class's chunk size
 grows over the one before: C<-f>).
+
+=item version
+
+The server's version as C<version> answers it (C<1.6.18>), or C<undef>.
 
 =item slab_classes
 
