@@ -311,14 +311,11 @@ sub plural {
 
 sub print_train_all {
     my ($fh, $result) = @_;
-    my @all = _print_decided($fh, "cmrx-dict train --all into $result->{dir}", $result);
-    my @rows;
-    for my $p (@all) {
-        my $e = $p->{entry};
-        push @rows, [ _decided_name($p), $p->{action},
-                      $e ? ($e->{id}, $e->{file}, $e->{level}, $e->{size}) : ('-') x 4,
-                      defined $p->{why} ? $p->{why} : '' ];
-    }
+    my @rows = map {
+        my $e = $_->{entry};
+        [ _decided_name($_), $_->{action}, $e ? ($e->{id}, $e->{file}, $e->{level}, $e->{size}) : ('-') x 4,
+          defined $_->{why} ? $_->{why} : '' ]
+    } _print_decided($fh, "cmrx-dict train --all into $result->{dir}", $result);
     print {$fh} "\nThe set\n";
     table($fh, [ 'prefix', 'action', 'ID', 'file', 'level', 'bytes', 'why' ], @rows);
     if (defined $result->{current_from}) {
@@ -344,18 +341,16 @@ sub print_train_all {
 
 sub print_report_set {
     my ($fh, $result) = @_;
-    my @all = _print_decided($fh, "cmrx-dict report on the dictionary set in $result->{dir}", $result);
-    my @rows;
-    for my $p (@all) {
-        my $c = $p->{current};
-        my $choice = $p->{tuned} && $p->{tuned}{choice};
-        push @rows, [ _decided_name($p),
-                      $c ? "ID $c->{id}, level $c->{level}" : '-',
-                      $c && defined $c->{memory} ? $c->{memory} : '-',
-                      $choice ? $choice->{memory} : '-',
-                      defined $p->{gain_over_current} ? "$p->{gain_over_current} %" : '-',
-                      $p->{verdict} . (defined $p->{why} ? ": $p->{why}" : '') ];
-    }
+    my @rows = map {
+        my $c = $_->{current};
+        my $choice = $_->{tuned} && $_->{tuned}{choice};
+        [ _decided_name($_),
+          $c ? "ID $c->{id}, level $c->{level}" : '-',
+          $c && defined $c->{memory} ? $c->{memory} : '-',
+          $choice ? $choice->{memory} : '-',
+          defined $_->{gain_over_current} ? "$_->{gain_over_current} %" : '-',
+          $_->{verdict} . (defined $_->{why} ? ": $_->{why}" : '') ]
+    } _print_decided($fh, "cmrx-dict report on the dictionary set in $result->{dir}", $result);
     print {$fh} "\nPrefixes (memory of the held-out values; retrain when a fresh dictionary takes at least "
               . "$result->{if_better} % less)\n";
     table($fh, [ 'prefix', 'current', 'memory', 'fresh', 'fresh saves', 'verdict' ], @rows);

@@ -602,7 +602,7 @@ sub _with_id {
     my ($bytes, $id) = @_;
     require Cache::Memcached::RustXS::Zstd;
     my $out = eval { Cache::Memcached::RustXS::Zstd::dictionary_with_id($bytes, $id) };
-    Carp::croak('add: ' . Cache::Memcached::RustXS::Zstd::_reason($@)) unless defined $out;
+    Carp::croak('add: ' . Cache::Memcached::RustXS::_error_message($@)) unless defined $out;
     return $out;
 }
 
@@ -610,7 +610,7 @@ sub _check_engine {
     my ($bytes) = @_;
     require Cache::Memcached::RustXS::Zstd;
     my $ok = eval { Cache::Memcached::RustXS::Zstd::dictionary_id($bytes) };
-    Carp::croak('add: ' . Cache::Memcached::RustXS::Zstd::_reason($@)) unless $ok;
+    Carp::croak('add: ' . Cache::Memcached::RustXS::_error_message($@)) unless $ok;
     return;
 }
 
