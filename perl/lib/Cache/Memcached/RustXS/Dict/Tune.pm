@@ -17,7 +17,7 @@ use Cache::Memcached::RustXS::Dict::Memory ();
 our $VERSION = '0.101';
 
 our @EXPORT_OK = qw(tune tune_fallback split_samples stored_memory dictionary_memory worth_a_dictionary
-                    choices_error candidate_sizes);
+                    choices_error candidate_sizes advantage_and_spread smallest_within_spread);
 
 # What is tried. Dictionary sizes from 2 KiB (a prefix of a few hundred
 # keys pays for no more) up to zstd's own default (112640 bytes: past about
@@ -46,6 +46,11 @@ my $MAX_TIMED     = 12;    # candidates timed at most, best first, until one is 
 my $F_COMPRESS    = { Cache::Memcached::RustXS::_constants() }->{F_COMPRESS};    # the clients' flag
 my $MIN_GAIN      = 5;     # percent less memory than without a dictionary, to be worth one
 our $COMPRESS_RATIO = 0.8; # the clients keep a compressed value at most 0.8 of the raw one
+# A larger dictionary or a higher level is taken over a smaller, lower
+# candidate only when the cost it saves exceeds $SPREADS standard error of
+# that saving as the held-out values measure it (value by value): within
+# that, which values happened to be held out could have reversed it.
+our $SPREADS = 1;
 my %ZSTD_LEVELS = Cache::Memcached::RustXS::_level_ranges();    # the engine's (cmrx.h)
 
 # Timing: interleaved rounds, each at least $ROUND_TIME seconds; the median
@@ -73,17 +78,18 @@ sub split_samples {
 # when the frame is at most $COMPRESS_RATIO of the value, else raw.
 sub stored_memory {
     my ($memory, $samples, $frame_sizes) = @_;
-    my ($total, $bytes) = (0, 0);
+    my ($total, $bytes, @each) = (0, 0);
     for my $i (0 .. $#$samples) {
         my ($key, $value) = @{ $samples->[$i] };
         my $n = $frame_sizes->[$i];
         my ($len, $flags) = defined $n && $n <= $COMPRESS_RATIO * length $value
             ? ($n, $F_COMPRESS) : (length $value, 0);
         my $chunk = $memory->item_memory(length $key, $len, $flags);
-        $total += defined $chunk ? $chunk : 0;
+        push @each, defined $chunk ? $chunk : 0;
+        $total += $each[-1];
         $bytes += $len;
     }
-    return { memory => $total, bytes => $bytes };
+    return { memory => $total, bytes => $bytes, per_value => \@each };
 }
 
 # The memory and bytes of the held-out values with dictionary $bytes (not
@@ -177,6 +183,11 @@ sub tune {
             || $a->{dictionary_bytes} <=> $b->{dictionary_bytes}
             || $a->{level} <=> $b->{level} || $method_rank{ $a->{method} } <=> $method_rank{ $b->{method} }
     } @candidates;
+    # The smallest, lowest candidate that the best does not beat by more
+    # than the estimate can tell apart goes first.
+    if (my $smaller = smallest_within_spread(\@candidates, \%tuned)) {
+        @candidates = ($smaller, grep { $_ != $smaller } @candidates);
+    }
 
     # The first one, best first, that is fast enough.
     my $timed = 0;
@@ -193,8 +204,11 @@ sub tune {
     }
     for my $c (@candidates) {
         next if $c->{verdict};
-        $c->{verdict} = $tuned{choice} ? 'more memory' : 'not timed';
+        $c->{verdict} = !$tuned{choice} ? 'not timed'
+                      : $c->{cost} < $tuned{choice}{cost} ? _within_spread_verdict($c, $tuned{choice}, \%tuned)
+                      : 'more memory';
     }
+    delete $_->{per_value} for @candidates;
     $tuned{candidates} = \@candidates;
     if (!$tuned{choice}) {
         $tuned{no_dictionary} = "none of the $timed best candidates was fast enough ("
@@ -317,6 +331,58 @@ sub worth_a_dictionary {
     return (1);
 }
 
+# ---- telling candidates apart ----------------------------------------------------
+
+# Whether $larger is a larger dictionary or a higher level than $smaller
+# (neither smaller nor lower, one of them larger or higher).
+sub _larger_than {
+    my ($larger, $smaller) = @_;
+    return $larger->{size} >= $smaller->{size} && $larger->{level} >= $smaller->{level}
+        && ($larger->{size} > $smaller->{size} || $larger->{level} > $smaller->{level});
+}
+
+# (advantage, spread): the cost $better saves over $other, and $SPREADS
+# standard errors of that saving as the held-out values measure it -- the
+# value-by-value differences of their memory, whose sum's standard error is
+# sqrt(n) times their standard deviation, over the keys as the cost counts
+# them. (The dictionaries' own bytes are counted exactly: no spread.)
+sub advantage_and_spread {
+    my ($better, $other, $tuned) = @_;
+    my ($ours, $theirs) = ($better->{per_value} || [], $other->{per_value} || []);
+    my $n = @$ours < @$theirs ? scalar @$ours : scalar @$theirs;
+    my $spread = 0;
+    if ($n > 1) {
+        my @d = map { $theirs->[$_] - $ours->[$_] } 0 .. $n - 1;
+        my $mean = 0;
+        $mean += $_ / $n for @d;
+        my $var = 0;
+        $var += ($_ - $mean)**2 / ($n - 1) for @d;
+        $spread = $SPREADS * sqrt($n * $var);
+        $spread = $spread * $tuned->{keys} / $tuned->{held_out} if defined $tuned->{keys} && $tuned->{held_out};
+    }
+    return ($other->{cost} - $better->{cost}, $spread);
+}
+
+# Of candidates ranked best first, the smallest dictionary (then the
+# lowest level, then the least cost) that the best saves no more than the
+# spread over, when it is smaller or lower than the best; else undef.
+sub smallest_within_spread {
+    my ($candidates, $tuned) = @_;
+    my $best = $candidates->[0] or return undef;
+    my @within = grep {
+        my ($advantage, $spread) = advantage_and_spread($best, $_, $tuned);
+        _larger_than($best, $_) && $advantage <= $spread;
+    } @$candidates[ 1 .. $#$candidates ];
+    my ($smallest) = sort { $a->{size} <=> $b->{size} || $a->{level} <=> $b->{level} || $a->{cost} <=> $b->{cost} } @within;
+    return $smallest;
+}
+
+sub _within_spread_verdict {
+    my ($c, $choice, $tuned) = @_;
+    my ($advantage, $spread) = advantage_and_spread($c, $choice, $tuned);
+    return sprintf 'larger, and less memory by %d, within the estimate\'s spread (%d)', $advantage, $spread;
+}
+
 # A dictionary of one method and size trained on the training values,
 # measured at every level on the held-out ones: a candidate per level (the
 # ranking and the speed limits look at dictionary and level together).
@@ -336,7 +402,7 @@ sub _train_candidate {
         my $measured = dictionary_memory($memory, $held, $dict, $_);
         +{ method => $how{method}, size => $how{size}, k => $used->{k}, d => $used->{d},
            dictionary => $dict, dictionary_bytes => length $dict, level => $_,
-           memory => $measured->{memory}, bytes => $measured->{bytes} };
+           memory => $measured->{memory}, bytes => $measured->{bytes}, per_value => $measured->{per_value} };
     } @$levels;
 }
 
