@@ -205,7 +205,8 @@ sub tune {
     for my $c (@candidates) {
         next if $c->{verdict};
         $c->{verdict} = !$tuned{choice} ? 'not timed'
-                      : $c->{cost} < $tuned{choice}{cost} ? _within_spread_verdict($c, $tuned{choice}, \%tuned)
+                      : $c->{cost} <= $tuned{choice}{cost} && _larger_than($c, $tuned{choice})
+                        ? _within_spread_verdict($c, $tuned{choice}, \%tuned)
                       : 'more memory';
     }
     delete $_->{per_value} for @candidates;
@@ -333,12 +334,12 @@ sub worth_a_dictionary {
 
 # ---- telling candidates apart ----------------------------------------------------
 
-# Whether $larger is a larger dictionary or a higher level than $smaller
-# (neither smaller nor lower, one of them larger or higher).
+# Whether $larger asks a larger dictionary than $smaller, or the same
+# size at a higher level: what must pay for itself.
 sub _larger_than {
     my ($larger, $smaller) = @_;
-    return $larger->{size} >= $smaller->{size} && $larger->{level} >= $smaller->{level}
-        && ($larger->{size} > $smaller->{size} || $larger->{level} > $smaller->{level});
+    return $larger->{size} > $smaller->{size}
+        || ($larger->{size} == $smaller->{size} && $larger->{level} > $smaller->{level});
 }
 
 # (advantage, spread): the cost $better saves over $other, and $SPREADS
@@ -352,12 +353,15 @@ sub advantage_and_spread {
     my $n = @$ours < @$theirs ? scalar @$ours : scalar @$theirs;
     my $spread = 0;
     if ($n > 1) {
-        my @d = map { $theirs->[$_] - $ours->[$_] } 0 .. $n - 1;
-        my $mean = 0;
-        $mean += $_ / $n for @d;
-        my $var = 0;
-        $var += ($_ - $mean)**2 / ($n - 1) for @d;
-        $spread = $SPREADS * sqrt($n * $var);
+        my ($sum, $squares) = (0, 0);
+        for my $i (0 .. $n - 1) {
+            my $d = $theirs->[$i] - $ours->[$i];
+            $sum += $d;
+            $squares += $d * $d;
+        }
+        # n times the variance of the differences, in whole numbers.
+        my $n_var = ($n * $squares - $sum * $sum) / ($n - 1);
+        $spread = $SPREADS * sqrt($n_var > 0 ? $n_var : 0);
         $spread = $spread * $tuned->{keys} / $tuned->{held_out} if defined $tuned->{keys} && $tuned->{held_out};
     }
     return ($other->{cost} - $better->{cost}, $spread);
