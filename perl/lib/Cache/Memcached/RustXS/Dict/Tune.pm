@@ -11,12 +11,12 @@ use Compress::Zlib ();
 use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
-use Cache::Memcached::RustXS::Dict qw(sum_length round ratio);
+use Cache::Memcached::RustXS::Dict qw(sum_length round ratio held_out_split);
 use Cache::Memcached::RustXS::Dict::Memory ();
 
 our $VERSION = '0.101';
 
-our @EXPORT_OK = qw(tune tune_fallback split_samples stored_memory dictionary_memory worth_a_dictionary
+our @EXPORT_OK = qw(tune tune_fallback stored_memory dictionary_memory worth_a_dictionary
                     choices_error candidate_sizes advantage_and_spread smallest_within_spread);
 
 # What is tried. Dictionary sizes from 2 KiB (a prefix of a few hundred
@@ -35,7 +35,7 @@ my $COVER_SIZES   = 2;     # cover (slow) is tried at the best sizes of fastcove
 # a tuning's time and moved the chosen candidate's cost by 2.1 % at the
 # most, either way.
 my $COVER_D       = 8;
-my $HOLD_OUT      = 4;     # every 4th value is held out: three quarters train
+our $HOLD_OUT     = 4;     # every 4th value is held out: three quarters train
 my $MIN_TRAIN     = 5;     # zstd trains on 5 values at the least
 my $MIN_HELD      = 2;
 # Candidates name a 4-byte ID, as the dictionaries written do: a set's
@@ -58,18 +58,6 @@ my %ZSTD_LEVELS = Cache::Memcached::RustXS::_level_ranges();    # the engine's (
 # of the median ratio.
 my $ROUNDS     = 7;
 my $ROUND_TIME = 0.004;
-
-# ---- the split -------------------------------------------------------------------
-
-# Every 4th sample (the 4th, 8th, ...) is held out, the others train.
-sub split_samples {
-    my ($samples) = @_;
-    my (@train, @held);
-    for my $i (0 .. $#$samples) {
-        push @{ $i % $HOLD_OUT == $HOLD_OUT - 1 ? \@held : \@train }, $samples->[$i];
-    }
-    return (\@train, \@held);
-}
 
 # ---- memory ----------------------------------------------------------------------
 
@@ -116,7 +104,7 @@ sub tune {
     my $limits = _speed_limits(%opt);
     my $keys = $opt{keys};
 
-    my ($train, $held) = split_samples($samples);
+    my ($train, $held) = held_out_split($samples, $HOLD_OUT);
     my %tuned = (samples => scalar @$samples, sample_bytes => sum_length([ map { $_->[1] } @$samples ]),
              trained_on => scalar @$train, held_out => scalar @$held,
              held_out_bytes => sum_length([ map { $_->[1] } @$held ]), limits => $limits,
@@ -806,10 +794,6 @@ best then stays first).
 
 The bytes a candidate's dictionary takes when trained on every sample, as
 the cost counts them.
-
-=item split_samples(\@samples)
-
-C<(\@train, \@held)>: every 4th sample held out (the 4th, 8th, ...).
 
 =item stored_memory($model, \@pairs, \@frame_sizes)
 
