@@ -177,11 +177,11 @@ for my $s (@sets) {
 # ---- what the tuner estimated --------------------------------------------------------------
 
 # The tuner's held-out memory per value of each prefix's choice (or of the
-# best way without a dictionary), weighted by the prefix's share of the
-# fill: the bytes of memcached memory per item it expects; memcached's own
-# is the memory over the items it holds.
-my %share = map { ($_ => scalar @{ $values{$_} }) } @FAMILIES;
-my $all_values = List::Util::sum(values %share);
+# best way without a dictionary), averaged over the prefixes (the fill
+# writes as many items of each): the bytes of memcached memory per item it
+# expects; memcached's own is the memory over the items it holds.
+my %share = map { ($_ => 1) } @FAMILIES;
+my $all_values = @FAMILIES;
 for my $s (@sets) {
     my ($expected, %choice) = (0);
     for my $d (@{ $s->{result}{prefixes} }) {
