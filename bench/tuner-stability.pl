@@ -163,7 +163,8 @@ sub fill_items {
         last if $st->{evictions} > 0;
     }
     $server->stop;
-    return { items => 0 + $st->{curr_items}, evictions => 0 + $st->{evictions}, bytes => 0 + $st->{bytes} };
+    return { items => 0 + $st->{curr_items}, evictions => 0 + $st->{evictions}, bytes => 0 + $st->{bytes},
+             chunk_per_item => $chunks / @seq };
 }
 
 print STDERR "filling a $opt{memory} MB memcached: Fast's gzip\n";
@@ -214,13 +215,17 @@ printf "Items resident in a %d MB memcached (-m %d, filled past its memory throu
      . "pool of %d nodes holding a quarter of the keys each\n\n",
     $opt{memory}, $opt{memory}, join('/', @FAMILIES), $opt{copies}, commas(scalar @items), $opt{samplings}, $NODES;
 table([ 'set', 'items', 'vs Fast gzip', 'vs fewest of one node', 'tuning, s',
-        'tuner expects, bytes/item', 'memcached, bytes/item', 'estimate off by' ],
-      [ "Fast's gzip", commas($gzip->{items}), '1.00x', '-', '-', '-',
+        'tuner expects, bytes/item', 'chunks of the fill, bytes/item', 'memcached, bytes/item', 'estimate off by' ],
+      [ "Fast's gzip", commas($gzip->{items}), '1.00x', '-', '-', '-', sprintf('%.0f', $gzip->{chunk_per_item}),
         sprintf('%.0f', ($opt{memory} << 20) / $gzip->{items}), '-' ],
       map { [ $_->{name}, commas($_->{fill}{items}), sprintf('%.3fx', $_->{fill}{items} / $gzip->{items}),
               sprintf('%+.2f %%', 100 * ($_->{fill}{items} / $fewest - 1)), sprintf('%.1f', $_->{seconds}),
-              sprintf('%.0f', $_->{expected_per_item}), sprintf('%.0f', $_->{measured_per_item}),
+              sprintf('%.0f', $_->{expected_per_item}), sprintf('%.0f', $_->{fill}{chunk_per_item}),
+              sprintf('%.0f', $_->{measured_per_item}),
               sprintf('%+.1f %%', 100 * ($_->{expected_per_item} / $_->{measured_per_item} - 1)) ] } @sets);
+print "\n  (tuner expects: each prefix's choice's memory per value on its own held-out values, averaged over the "
+    . "prefixes; chunks of the fill: the slab chunk of every value the fill writes, as Dict::Memory counts it; "
+    . "memcached: its memory over the items it holds, pages and classes it did not fill included)\n";
 
 print "\nThe choices (method, dictionary size asked, level; none: no dictionary)\n\n";
 table([ 'prefix', map { $_->{name} } @sets ],
