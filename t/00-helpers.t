@@ -18,7 +18,7 @@ use Test::More;
 
 use CMRXTest::DevLib;
 use CMRXDev::GetResponse qw(response_values stored_items);
-use CMRXTest::DictSets qw(halves corpus_halves run_dict read_file dump_of write_dump json_of by_prefix named_by
+use CMRXTest::DictSets qw(corpus_halves run_dict read_file dump_of write_dump json_of by_prefix named_by
                           @NO_LIMITS);
 use CMRXTest::FakeServer;
 use CMRXTest::Memcached;
@@ -244,7 +244,6 @@ ok !eval { CMRXTest::FakeServer->start(script => [ [bogus => 1] ]); 1 },
 # ---- CMRXTest::DictSets ----------------------------------------------------
 
 {
-    is_deeply [ halves(qw(a b c d e)) ], [ [qw(a c e)], [qw(b d)] ], 'halves: the even positions, then the odd';
     is dump_of([ 'k:1', 'xy' ], [ 'k:2', 'z', 2 ]), "VALUE k:1 0 2\r\nxy\r\nVALUE k:2 2 1\r\nz\r\nEND\r\n",
         'dump_of: a get response, flags 0 unless given';
     my $dir = File::Temp::tempdir(CLEANUP => 1);
@@ -252,11 +251,14 @@ ok !eval { CMRXTest::FakeServer->start(script => [ [bogus => 1] ]); 1 },
     my $file = write_dump("$dir/fam.values", @items);
     is $file, "$dir/fam.values", 'write_dump: returns the path';
     is read_file($file), dump_of(@items), '... of a file holding the dump';
-    is_deeply +{ corpus_halves(dir => $dir, families => ['fam']) }, { fam => [ halves(@items) ] },
-        'corpus_halves: the family read back from the dump, in halves';
-    ok !eval { corpus_halves(dir => $dir, families => ['nosuch']); 1 }, '... a family not there dies';
-    my %all = corpus_halves();
-    is scalar(keys %all), 7, '... all seven families of the corpus by default';
+    {
+        local $CMRXDev::Corpus::DIR = $dir;
+        is_deeply [ corpus_halves('fam') ], [ { fam => [ @items[0, 2, 4] ] }, { fam => [ @items[1, 3] ] } ],
+            'corpus_halves: the family read back from the dump, the even positions to train, the odd held out';
+        ok !eval { corpus_halves('nosuch'); 1 }, '... a family not there dies';
+    }
+    my ($all) = corpus_halves();
+    is scalar(keys %$all), 7, '... all seven families of the corpus by default';
     is_deeply by_prefix({ prefixes => [ { prefix => 'a:', n => 1 } ] }), { 'a:' => { prefix => 'a:', n => 1 } },
         'by_prefix: entries by prefix';
     is_deeply named_by({ dictionaries => [ { id => 3, named_by => 7 } ] }), { 3 => 7 }, 'named_by: counts by ID';

@@ -24,13 +24,15 @@ use Compress::Zlib ();
 use Storable ();
 use Cache::Memcached::RustXS::Zstd qw(compress decompress train_dictionary load_dictionary);
 
+use Cache::Memcached::RustXS::Dict qw(held_out_split);
+use Cache::Memcached::RustXS::Dict::Measure ();
 use Cache::Memcached::RustXS::Dict::Server ();
 use Cache::Memcached::RustXS::Dict::Memory ();
 use Cache::Memcached::RustXS::Dict::Tune ();
 use Cache::Memcached::RustXS::Dict::CLI ();
 use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Memcached;
-use CMRXTest::DictSets qw(halves run_dict read_file write_file @FIXED_TUNING %FIXED_TUNING);
+use CMRXTest::DictSets qw(run_dict read_file write_file @FIXED_TUNING %FIXED_TUNING);
 use CMRXTest::Raw qw(raw_request raw_set);
 
 my $server = CMRXTest::Memcached->start_or_skip;
@@ -66,7 +68,7 @@ my $expected_dictionaries = 0;    # loaded by expected_held_out, each under an I
 # none for a full tuning) at its level.
 sub expected_held_out {
     my ($tuning, $keys, @values) = @_;
-    my ($train, $held) = halves(@values);
+    my ($train, $held) = held_out_split(\@values, $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT);
     my @train = @$train;
     my @held  = @$held;
     my %e = (values => scalar @held, raw => sum_length(@held),

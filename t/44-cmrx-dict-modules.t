@@ -20,11 +20,11 @@ use POSIX ();
 use Compress::Zlib ();
 use Storable ();
 use Cache::Memcached::RustXS::Zstd qw(compress train_dictionary load_dictionary frame_dictionary_id);
-use Cache::Memcached::RustXS::Dict qw(sum_length);
+use Cache::Memcached::RustXS::Dict qw(sum_length held_out_split);
 use Cache::Memcached::RustXS::Dict::Server ();
 use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values decode_value);
 use Cache::Memcached::RustXS::Dict::Files qw(read_sample_files);
-use Cache::Memcached::RustXS::Dict::Measure qw(held_out_split measure_held_out codecs measure
+use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out codecs measure
                                               measure_codec compress_all train load_dictionary_file);
 use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_report print_train
                                              print_json skipped_note shown text);
@@ -353,8 +353,9 @@ my %values_of;
 # ---- Measure -----------------------------------------------------------------------------
 
 {
-    my ($train, $held) = held_out_split([qw(a b c d e)]);
-    is_deeply [ $train, $held ], [ [qw(a c e)], [qw(b d)] ], 'held_out_split: even positions train, odd are held out';
+    my ($train, $held) = held_out_split([qw(a b c d e)], $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT);
+    is_deeply [ $train, $held ], [ [qw(a c e)], [qw(b d)] ], 'held_out_split as Measure splits: even positions train, odd are held out';
+    is_deeply [ held_out_split([ 1 .. 9 ], 4) ], [ [ 1, 2, 3, 5, 6, 7, 9 ], [ 4, 8 ] ], '... as the tuner does: every 4th held out';
 
     my @in = @{ $values_of{page} };
     my $gzip = measure_codec(\@in, codecs()->{gzip});
@@ -370,7 +371,7 @@ my %values_of;
 
     my @user = @{ $values_of{user} };
     my $h = measure_held_out(\@user, size => 2048);
-    my ($t, $o) = held_out_split(\@user);
+    my ($t, $o) = held_out_split(\@user, $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT);
     my $id = load_dictionary_file(do { spew("$TMP/u.dict", train_dictionary($t, size => 2048)); "$TMP/u.dict" });
     is_deeply [ @{$h}{qw(values raw_bytes trained_on training_bytes)}, $h->{gzip}{bytes}, $h->{zstd}{bytes},
                 $h->{zstd_dict}{bytes}, $h->{zstd_dict}{dictionary_bytes} ],

@@ -27,7 +27,7 @@ use CMRXTest::Memcached;
 my $HAVE_JSON = eval { require JSON::PP; 1 };
 my $HAVE_ZSTD = !system('sh', '-c', 'zstd --version >/dev/null 2>&1');
 my $TMP = File::Temp::tempdir(CLEANUP => 1);
-my %half = corpus_halves(families => [qw(gh npm compat method)]);    # family => [ [even], [odd] ]
+my ($train, $held) = corpus_halves(qw(gh npm compat method));    # family => [[key, value], ...]
 
 # ---- helpers -----------------------------------------------------------------
 
@@ -37,8 +37,8 @@ sub dump_file { my ($name, @items) = @_; write_dump(File::Spec->catfile($TMP, $n
 # ---- train --all from files ------------------------------------------------------
 
 my @few = map { [ "tiny:$_", qq({"id":$_,"x":"y"}) ] } 1 .. 3;             # too few for a dictionary
-my @bare = map { [ "bare$_", $half{npm}[0][$_][1] ] } 0 .. 9;               # no delimiter: the fallback
-my $train_file = dump_file('train.values', map({ @{ $half{$_}[0] } } qw(gh npm compat)), @few, @bare);
+my @bare = map { [ "bare$_", $train->{npm}[$_][1] ] } 0 .. 9;               # no delimiter: the fallback
+my $train_file = dump_file('train.values', map({ @{ $train->{$_} } } qw(gh npm compat)), @few, @bare);
 my $set_dir = File::Spec->catfile($TMP, 'set');
 
 SKIP: {
@@ -85,7 +85,7 @@ is $set->fallback->{method} =~ /\A(?:gzip|zstd)\z/ ? 1 : 0, 1, 'the fallback is 
 # zstd -d -D, and a stock gunzip refuses them.
 {
     my $m = Cache::Memcached::RustXS::Zstd::compress_methods(dictionaries => $set_dir, prefix => 'gh:');
-    my $value = $half{gh}[1][0][1];
+    my $value = $held->{gh}[0][1];
     my $frame;
     ok $m->[0]->(\$value, \$frame), "the set's gh: writer compresses";
     is Cache::Memcached::RustXS::Zstd::frame_dictionary_id($frame), $entry{'gh:'}{id}, '... naming its ID';
@@ -105,7 +105,7 @@ is $set->fallback->{method} =~ /\A(?:gzip|zstd)\z/ ? 1 : 0, 1, 'the fallback is 
 SKIP: {
     skip 'JSON::PP is needed for --json', 1 unless $HAVE_JSON;
     my $dir = File::Spec->catfile($TMP, 'limits');
-    my $file = dump_file('compat.values', @{ $half{compat}[0] });
+    my $file = dump_file('compat.values', @{ $train->{compat} });
     my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $dir, @FIXED_TUNING, '--json', '--compress-time', '1',
                                       '--decompress-time', '1', $file ]);
     is $st, 0, 'train --all with the default limits given' or diag $err;
@@ -137,12 +137,12 @@ my @files_before = sort glob "$set_dir/*.dict";
 {
     # A first set of few npm values, then the whole half: replaced.
     my $small_dir = File::Spec->catfile($TMP, 'small');
-    my $few_npm = dump_file('few-npm.values', @{ $half{npm}[0] }[0 .. 15]);
+    my $few_npm = dump_file('few-npm.values', @{ $train->{npm} }[0 .. 15]);
     my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $small_dir, @FIXED_TUNING, $few_npm ]);
     is $st, 0, 'train --all on 16 npm values' or diag $err;
     my $first = Cache::Memcached::RustXS::Zstd::DictionarySet->read($small_dir)->current('npm:');
     ok $first, '... gives npm: a dictionary';
-    my $more = dump_file('more.values', @{ $half{npm}[0] }, @{ $half{method}[0] });
+    my $more = dump_file('more.values', @{ $train->{npm} }, @{ $train->{method} });
     ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $small_dir, @FIXED_TUNING, '--if-better', '1', $more ]);
     is $st, 0, 'train --all on all of them, --if-better 1' or diag $err;
     my $s = Cache::Memcached::RustXS::Zstd::DictionarySet->read($small_dir);
@@ -160,7 +160,7 @@ is_deeply [ grep { !-f $_ } @files_before ], [], 'no dictionary file was removed
 
 {
     my $dir = File::Spec->catfile($TMP, 'stdin-set');
-    my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $dir, @FIXED_TUNING, '-' ], stdin => dump_of(@{ $half{compat}[0] }));
+    my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $dir, @FIXED_TUNING, '-' ], stdin => dump_of(@{ $train->{compat} }));
     is $st, 0, 'train --all from standard input' or diag $err;
     ok(Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)->current('compat:'), '... writes compat:');
 }
@@ -171,8 +171,8 @@ is_deeply [ grep { !-f $_ } @files_before ], [], 'no dictionary file was removed
     # Today's values: gh's other half stored with the set's writer (naming
     # its ID), npm's raw, and a prefix the set does not have.
     my $m = Cache::Memcached::RustXS::Zstd::compress_methods(dictionaries => $set_dir, prefix => 'gh:');
-    my @gh = map { my ($k, $v) = @$_; my $f; $m->[0]->(\$v, \$f); [ $k, $f, 2 ] } @{ $half{gh}[1] };
-    my $today = dump_file('today.values', @gh, @{ $half{npm}[1] }, @{ $half{method}[1] });
+    my @gh = map { my ($k, $v) = @$_; my $f; $m->[0]->(\$v, \$f); [ $k, $f, 2 ] } @{ $held->{gh} };
+    my $today = dump_file('today.values', @gh, @{ $held->{npm} }, @{ $held->{method} });
     SKIP: {
         skip 'JSON::PP is needed for --json', 1 unless $HAVE_JSON;
         my ($st, $out, $err) = run_dict([ 'report', '--dictionaries', $set_dir, @FIXED_TUNING, '--json', $today ]);
@@ -199,10 +199,10 @@ is_deeply [ grep { !-f $_ } @files_before ], [], 'no dictionary file was removed
 # A set whose fresh dictionary would be much better: retrain.
 {
     my $dir = File::Spec->catfile($TMP, 'weak');
-    my $weak = dump_file('weak.values', @{ $half{npm}[0] }[0 .. 9]);
+    my $weak = dump_file('weak.values', @{ $train->{npm} }[0 .. 9]);
     my ($st) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $dir, @FIXED_TUNING, $weak ]);
     is $st, 0, 'a set trained on 10 npm values';
-    my $today = dump_file('npm-today.values', @{ $half{npm}[0] }, @{ $half{npm}[1] });
+    my $today = dump_file('npm-today.values', @{ $train->{npm} }, @{ $held->{npm} });
     (my $st2, my $out) = run_dict([ 'report', '--dictionaries', $dir, @FIXED_TUNING, $today ]);
     is $st2, 0, 'report on it with all of npm';
     like $out, qr/^\s+npm:.*\bretrain\b/m, '... says retrain';

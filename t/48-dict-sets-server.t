@@ -42,7 +42,7 @@ my $whole = pop @servers;    # one node holding every key
 my @pool = map { $_->address } @servers;
 my @POOL = map { ('--server', $_) } @pool;
 my $TMP = File::Temp::tempdir(CLEANUP => 1);
-my %half = corpus_halves(families => [qw(gh compat)]);    # family => [ [even], [odd] ]
+my ($train, $held) = corpus_halves(qw(gh compat));    # family => [[key, value], ...]
 
 # ---- the pool -------------------------------------------------------------------------------
 
@@ -51,7 +51,7 @@ my %half = corpus_halves(families => [qw(gh compat)]);    # family => [ [even], 
 my (%node_of, %original, %keys_on);
 for my $family (qw(gh compat)) {
     for my $copy (1 .. 4) {
-        for my $item (@{ $half{$family}[0] }) {
+        for my $item (@{ $train->{$family} }) {
             my $key = "$item->[0]:$copy";
             my $node = unpack('N', Digest::MD5::md5($key)) % $NODES;
             my $gz = Compress::Zlib::memGzip($item->[1]);
@@ -70,7 +70,7 @@ for my $family (qw(gh compat)) {
     my $listing = list_keys($source, delimiter => ':', per_prefix => 40);
     for my $family (qw(gh compat)) {
         my $g = $listing->{groups}{$family};
-        my $keys = 4 * @{ $half{$family}[0] };
+        my $keys = 4 * @{ $train->{$family} };
         is $g->{keys}, $keys, "pool: $family: the keys of every node, summed ($keys)";
         is_deeply $g->{keys_by_node}, [ map { $_ || 0 } @{ $keys_on{$family} }[ 0 .. $NODES - 1 ] ],
             "... each node's (@{ $g->{keys_by_node} })";
@@ -130,16 +130,16 @@ SKIP: {
     my $methods = Cache::Memcached::RustXS::Zstd::compress_methods(dictionaries => $dir, prefix => 'gh:');
     my $zstd = Cache::Memcached::Fast->new({ servers => \@pool, compress_threshold => 100,
                                              compress_methods => $methods });
-    $zstd->set(@$_) or die "set $_->[0] failed\n" for @{ $half{gh}[1] };
+    $zstd->set(@$_) or die "set $_->[0] failed\n" for @{ $held->{gh} };
     # Values the writer did not compress (it declines data that does not
     # shrink to 0.8) are stored raw: a stock client reads those, and only
     # those.
     my @raw = map { $_->[0] } grep { my ($v, $o) = ($_->[1]); !($methods->[0]->(\$v, \$o) && length $o <= 0.8 * length $v) }
-              @{ $half{gh}[1] };
+              @{ $held->{gh} };
     my $plain = Cache::Memcached::Fast->new({ servers => \@pool, compress_threshold => 100 });
-    my $stock = $plain->get_multi(map { $_->[0] } @{ $half{gh}[1] });
+    my $stock = $plain->get_multi(map { $_->[0] } @{ $held->{gh} });
     is join(' ', sort keys %$stock), join(' ', sort @raw), 'a stock Fast sees the values the set compressed as misses';
-    my $zstd_stored = @{ $half{gh}[1] } - @raw;
+    my $zstd_stored = @{ $held->{gh} } - @raw;
     my $gh_id = $s->current('gh:')->{id};
 
     my ($st, $out, $err) = run_dict([ 'report', '--dictionaries', $dir, @POOL, @FIXED_TUNING, '--json' ]);
@@ -151,7 +151,7 @@ SKIP: {
     ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', $dir, @POOL, '--dry-run', '--json' ]);
     is $st, 0, 'prune --dry-run on the pool: exit 0' or diag $err;
     $r = json_of($out);
-    is_deeply [ $r->{keys}, named_by($r)->{$gh_id} ], [ 4 * (@{ $half{gh}[0] } + @{ $half{compat}[0] }) + @{ $half{gh}[1] },
+    is_deeply [ $r->{keys}, named_by($r)->{$gh_id} ], [ 4 * (@{ $train->{gh} } + @{ $train->{compat} }) + @{ $held->{gh} },
                                                        $zstd_stored ],
         '... lists every node\'s keys and counts the values naming gh:\'s ID on all of them';
 }
@@ -164,14 +164,14 @@ SKIP: {
     my $r = json_of($out);
     my $compat = $r->{prefixes}[0] || {};
     is_deeply [ $r->{server}, $compat->{keys}, $compat->{keys_by_node} ],
-              [ join(', ', @pool), 4 * @{ $half{compat}[0] }, [ map { $_ || 0 } @{ $keys_on{compat} }[ 0 .. $NODES - 1 ] ] ],
+              [ join(', ', @pool), 4 * @{ $train->{compat} }, [ map { $_ || 0 } @{ $keys_on{compat} }[ 0 .. $NODES - 1 ] ] ],
         '... of every node: the keys summed, and each node\'s' or diag explain $r;
-    is $compat->{held_out}{zstd_dict}{keys_counted}, 4 * @{ $half{compat}[0] }, "... the dictionary weighed against them";
+    is $compat->{held_out}{zstd_dict}{keys_counted}, 4 * @{ $train->{compat} }, "... the dictionary weighed against them";
 
     my $file = File::Spec->catfile($TMP, 'compat.dict');
     ($st, $out, $err) = run_dict([ 'train', @POOL, '--prefix', 'compat', @FIXED_TUNING, '--out', $file, @NO_LIMITS ]);
     is $st, 0, 'train --prefix on the pool: exit 0' or diag $err;
-    like $out, qr/^cmrx-dict train: prefix 'compat' of \Q@{[ join ', ', @pool ]}\E: ${\ (4 * @{ $half{compat}[0] }) } keys listed/m,
+    like $out, qr/^cmrx-dict train: prefix 'compat' of \Q@{[ join ', ', @pool ]}\E: ${\ (4 * @{ $train->{compat} }) } keys listed/m,
         "... from every node's keys";
     ok -s $file, '... and writes the dictionary';
 }

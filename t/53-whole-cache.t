@@ -33,7 +33,7 @@ my $HAVE_ZSTD = !system('sh', '-c', 'zstd --version >/dev/null 2>&1');
 my $TMP    = File::Temp::tempdir(CLEANUP => 1);
 my $Set    = 'Cache::Memcached::RustXS::Zstd::DictionarySet';
 my $GZIP   = "\x1f\x8b";
-my %half = corpus_halves(families => [qw(gh npm compat method)]);    # family => [ [even], [odd] ]
+my ($train, $held) = corpus_halves(qw(gh npm compat method));    # family => [[key, value], ...]
 
 my @WARNINGS;
 $SIG{__WARN__} = sub { push @WARNINGS, $_[0] };
@@ -88,7 +88,7 @@ sub warnings_like {
 # Tests never depend on timings: run_dict runs the set commands (train
 # --all, report --dictionaries) without speed limits; they tune with
 # @FIXED_TUNING (one size, two levels, two methods): t/54 tests the tuner.
-my ($st, $out, $err, $dir, $keys, $SAMPLE) = train_whole_cache_set($TMP, \%half);
+my ($st, $out, $err, $dir, $keys, $SAMPLE) = train_whole_cache_set($TMP, $train, $held);
 my %keys_of = %$keys;
 {
     is $st, 0, "train --all --sample $SAMPLE from a file: exit 0" or diag $err;
@@ -123,7 +123,7 @@ ok $set->verify, '... and its file is as the manifest says';
 
 # ---- compress_methods without prefix ----------------------------------------------------
 
-my $value = $half{npm}[1][20][1];
+my $value = $held->{npm}[20][1];
 {
     my ($w, $m) = warnings_like(sub { compress_methods(dictionaries => $dir) });
     is_deeply $w, [], 'compress_methods(dictionaries => DIR) without prefix: no warning';
@@ -151,7 +151,7 @@ my $value = $half{npm}[1][20][1];
 my $old_dir = File::Spec->catfile($TMP, 'old-set');
 {
     my $old = $Set->create($old_dir);
-    my @s = map { $_->[1] } @{ $half{gh}[0] };
+    my @s = map { $_->[1] } @{ $train->{gh} };
     $old->add(prefix => 'gh:', dictionary => train_dictionary(\@s, size => 8192), level => 3, id => 60);
     $old->write;
     ok !eval { compress_methods(dictionaries => $old_dir); 1 }, 'a set without a whole-cache entry, no prefix: croaks';
@@ -195,8 +195,8 @@ my $ok0_dir = File::Spec->catfile($TMP, 'other-keys-0');
 my $ok1_dir = File::Spec->catfile($TMP, 'other-keys-1');
 my %manual;
 {
-    my @gh  = map { $_->[1] } @{ $half{gh}[0] };
-    my @all = map { $_->[1] } map { @{ $half{$_}[0] } } qw(gh npm compat);
+    my @gh  = map { $_->[1] } @{ $train->{gh} };
+    my @all = map { $_->[1] } map { @{ $train->{$_} } } qw(gh npm compat);
     for my $case ([ $ok0_dir, 0, 70 ], [ $ok1_dir, 1, 80 ]) {
         my ($d, $other, $id) = @$case;
         my $s = $Set->create($d);
@@ -231,8 +231,8 @@ SKIP: {
     # One Fast object for the whole application, the prefix in each key.
     my $one = Cache::Memcached::Fast->new({ servers => [$ADDR], compress_threshold => 100,
                                             compress_methods => compress_methods(dictionaries => $dir) });
-    my @items = map { @{ $half{$_}[1] } } qw(gh npm compat);
-    push @items, map { [ "other:$_", $half{method}[1][$_][1] ] } 0 .. 9;
+    my @items = map { @{ $held->{$_} } } qw(gh npm compat);
+    push @items, map { [ "other:$_", $held->{method}[$_][1] ] } 0 .. 9;
     $one->set(@$_) or die "set $_->[0] failed" for @items;
     my %want = map { ($_->[0] => $_->[1]) } @items;
     my @keys = sort keys %want;
@@ -265,13 +265,13 @@ SKIP: {
 SKIP: {
     skip cache_memcached_missing(), 1 if cache_memcached_missing();
     require Cache::Memcached::RustXS::Memcached;
-    my $v = $half{method}[1][3][1];
+    my $v = $held->{method}[3][1];
     for my $case ([ $ok1_dir, 1, $manual{1} + 1 ], [ $ok0_dir, 0, undef ]) {
         my ($d, $other, $want) = @$case;
         my $memd = Cache::Memcached::RustXS::Memcached->new({ servers => [$ADDR], compress_threshold => 100,
                                                              zstd => { dictionaries => $d } });
         $memd->set("app:zz:$other", $v) or die 'set failed';
-        $memd->set("app:gh:$other", $half{gh}[1][0][1]) or die 'set failed';
+        $memd->set("app:gh:$other", $held->{gh}[0][1]) or die 'set failed';
         my (undef, $data) = raw_get($ADDR, "app:zz:$other");
         if ($want) {
             is frame_dictionary_id($data), $want, '::Memcached, other_keys=1: a key without a prefix entry gets the whole-cache entry';
@@ -287,10 +287,10 @@ SKIP: {
         Cache::Memcached::RustXS::Memcached->new({ servers => [$ADDR], compress_threshold => 100,
                                                   namespace => 'gh', zstd => { dictionaries => $dir } }) });
     is_deeply $w, [], "::Memcached, namespace 'gh': no warning";
-    $memd->set('42', $half{gh}[1][1][1]) or die 'set failed';
+    $memd->set('42', $held->{gh}[1][1]) or die 'set failed';
     my (undef, $data) = raw_get($ADDR, 'gh42');
     is frame_dictionary_id($data), $set->current('gh:')->{id}, "... its keys (gh42) get 'gh:'s dictionary";
-    is $memd->get('42'), $half{gh}[1][1][1], '... and read back';
+    is $memd->get('42'), $held->{gh}[1][1], '... and read back';
     ($w) = warnings_like(sub {
         Cache::Memcached::RustXS::Memcached->new({ servers => [$ADDR], namespace => 'ns:', zstd => { dictionaries => $dir } })
             for 1 .. 2 });

@@ -18,9 +18,11 @@ use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use Cache::Memcached::RustXS::Dict::Server ();
 use Cache::Memcached::RustXS::Dict::Memory ();
+use Cache::Memcached::RustXS::Dict qw(held_out_split);
+use Cache::Memcached::RustXS::Dict::Measure ();
 use Cache::Memcached::RustXS::Dict::Tune ();
 use CMRXDev::Corpus qw(corpus_values);
-use CMRXTest::DictSets qw(halves run_dict json_of by_prefix @NO_LIMITS @AT_ONCE);
+use CMRXTest::DictSets qw(run_dict json_of by_prefix @NO_LIMITS @AT_ONCE);
 use CMRXTest::Memcached;
 use CMRXTest::Raw qw(raw_set);
 
@@ -93,8 +95,8 @@ is join(' ', grep { length } Cache::Memcached::RustXS::Zstd::DictionarySet->read
 # the next size up, which holds them all: on the training values of the
 # corpus's JSON halves (as t/47 trains on them) and of a handful.
 for my $family (qw(gh npm compat)) {
-    my ($half) = halves(sort { $a->[0] cmp $b->[0] } @{ $corpus->{$family} });
-    my ($train) = Cache::Memcached::RustXS::Dict::Tune::split_samples($half);
+    my ($half) = held_out_split([ sort { $a->[0] cmp $b->[0] } @{ $corpus->{$family} } ], $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT);
+    my ($train) = held_out_split($half, $Cache::Memcached::RustXS::Dict::Tune::HOLD_OUT);
     my $bytes = 0;
     $bytes += length $_->[1] for @$train;
     my $sizes = Cache::Memcached::RustXS::Dict::Tune::candidate_sizes(training_bytes => $bytes);
@@ -116,7 +118,7 @@ is_deeply Cache::Memcached::RustXS::Dict::Tune::candidate_sizes(training_bytes =
 # The choice on npm's even half (report's and train's training half), as
 # the tuner makes it here.
 my @sorted = sort { $a->[0] cmp $b->[0] } @npm;
-my ($even) = halves(@sorted);
+my ($even) = held_out_split(\@sorted, $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT);
 my $memory = Cache::Memcached::RustXS::Dict::Memory->from_server(Cache::Memcached::RustXS::Dict::Server->connect($ADDR));
 my $want = Cache::Memcached::RustXS::Dict::Tune::tune(samples => $even, keys => 137, memory => $memory,
                                                       compress_time => 0, decompress_time => 0)->{choice};

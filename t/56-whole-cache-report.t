@@ -25,14 +25,14 @@ use CMRXTest::Raw qw(raw_set);
 my $HAVE_JSON = eval { require JSON::PP; 1 };
 my $TMP  = File::Temp::tempdir(CLEANUP => 1);
 my $F_COMPRESS = 2;    # the clients' flag of a compressed value
-my %half = corpus_halves(families => [qw(gh npm compat)]);    # family => [ [even], [odd] ]
+my ($train, $held) = corpus_halves(qw(gh npm compat));    # family => [[key, value], ...]
 
 # ---- report --dictionaries ----------------------------------------------------------------
 
 # Tests never depend on timings: run_dict runs the set commands (train
 # --all, report --dictionaries) without speed limits; they tune with
 # @FIXED_TUNING (one size, two levels, two methods): t/54 tests the tuner.
-my ($st, $out, $err, $dir) = train_whole_cache_set($TMP, \%half);
+my ($st, $out, $err, $dir) = train_whole_cache_set($TMP, $train, $held);
 is $st, 0, 'train --all: the set, with its whole-cache entry' or diag $err;
 my $whole = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)->whole_cache;
 ok $whole, '... which it has' or do { done_testing; exit };
@@ -41,7 +41,7 @@ ok $whole, '... which it has' or do { done_testing; exit };
     # with the whole-cache entry.
     my $m = compress_methods(dictionaries => $dir);
     my @today = map { my ($k, $v) = @$_; my $f; $m->[0]->(\$v, \$f) ? [ $k, $f, $F_COMPRESS ] : [ $k, $v ] }
-                @{ $half{npm}[1] }, @{ $half{gh}[1] };
+                @{ $held->{npm} }, @{ $held->{gh} };
     my $named = grep { $_->[2] } @today;
     my $file = write_dump(File::Spec->catfile($TMP, 'today.values'), @today);
     SKIP: {
@@ -73,15 +73,15 @@ SKIP: {
         raw_set($addr, $key, $F_COMPRESS, Compress::Zlib::memGzip($value)) or die "set $key failed";
     };
     # gh: values under 3 keys each, compat: under one.
-    for my $copy (1 .. 3) { $store->("$_->[0]-$copy", $_->[1]) for @{ $half{gh}[0] } }
-    $store->(@$_) for @{ $half{compat}[0] };
+    for my $copy (1 .. 3) { $store->("$_->[0]-$copy", $_->[1]) for @{ $train->{gh} } }
+    $store->(@$_) for @{ $train->{compat} };
     my $d = File::Spec->catfile($TMP, 'server-set');
     my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--server', $addr, '--out-dir', $d, @FIXED_TUNING, '--json' ]);
     is $st, 0, 'train --all --server: exit 0' or diag $err;
     my $w = json_of($out)->{whole_cache} || {};
-    is_deeply $w->{shares}, { gh => 3 * @{ $half{gh}[0] }, compat => scalar @{ $half{compat}[0] } },
+    is_deeply $w->{shares}, { gh => 3 * @{ $train->{gh} }, compat => scalar @{ $train->{compat} } },
         "... the whole cache pooled as the server holds it (gh: 3 keys a value, compat: 1)";
-    is $w->{keys}, 3 * @{ $half{gh}[0] } + @{ $half{compat}[0] }, '... over every key';
+    is $w->{keys}, 3 * @{ $train->{gh} } + @{ $train->{compat} }, '... over every key';
 }
 
 done_testing;

@@ -31,7 +31,7 @@ my $Set = 'Cache::Memcached::RustXS::Zstd::DictionarySet';
 my $TMP = File::Temp->newdir;
 my $HOUR = 3600;                 # train --all's default --stage
 my $FIRST_RANDOM_ID = 65536;     # new_id draws from here up
-my %half = corpus_halves(families => [qw(npm compat)]);
+my ($train, $held) = corpus_halves(qw(npm compat));
 my @PREFIXES = map { ('--prefix', $_) } qw(npm compat);
 
 sub date { POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime $_[0]) }
@@ -69,12 +69,12 @@ sub writers_now {
     return $result || {};
 }
 
-my %value = ('npm:' => $half{npm}[1][0][1], 'compat:' => $half{compat}[1][0][1]);
+my %value = ('npm:' => $held->{npm}[0][1], 'compat:' => $held->{compat}[0][1]);
 
 # ---- --stage 0: current at once --------------------------------------------------
 
 my $dir = "$TMP/set";
-my $few = write_dump("$TMP/few.values", @{ $half{npm}[0] }[0 .. 15]);
+my $few = write_dump("$TMP/few.values", @{ $train->{npm} }[0 .. 15]);
 my $before = time;
 my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $dir, @FIXED_TUNING, @PREFIXES, $few ]);
 is $st, 0, 'train --all --stage 0 on 16 npm values: exit 0' or diag $err;
@@ -89,7 +89,7 @@ is writers_now($dir, 'npm:' => $value{'npm:'})->{ids}{'npm:'}, $first->{id}, '..
 
 # ---- the default: staged an hour ----------------------------------------------------
 
-my $more = write_dump("$TMP/more.values", @{ $half{npm}[0] }, @{ $half{compat}[0] });
+my $more = write_dump("$TMP/more.values", @{ $train->{npm} }, @{ $train->{compat} });
 my @retrain = ('train', '--all', '--out-dir', $dir, @FIXED_TUNING, @PREFIXES, '--if-better', '1', $more);
 $before = time;
 ($st, $out, $err) = run_dict(\@retrain);
@@ -155,7 +155,7 @@ is_deeply $now->{decodes}, { $npm->{id} => 1, $compat->{id} => 1 }, '... and hav
     # Stored values naming $named: zstd frames made, in a child process, with
     # a dictionary under that ID (this process and the next never load it).
     my $named = 3_000_000_017;
-    my @compat = @{ $half{compat}[0] };
+    my @compat = @{ $train->{compat} };
     my ($frames) = in_child(sub {
         my $dict = Cache::Memcached::RustXS::Zstd::dictionary_with_id(
             Cache::Memcached::RustXS::Zstd::train_dictionary([ map { $_->[1] } @compat ], size => 4096), $named);

@@ -28,14 +28,14 @@ use CMRXTest::Raw qw(raw_get);
 my @FAMILIES = qw(gh npm compat);
 my $F_COMPRESS = 2;
 my $TMP = File::Temp->newdir;
-my %half = corpus_halves(families => \@FAMILIES);
+my ($train, $held) = corpus_halves(@FAMILIES);
 
 # ---- two sets made apart ----------------------------------------------------------
 
 my (%dir, %ids);
 for my $set ([ A => 0 ], [ B => 1 ]) {
     my ($name, $i) = @$set;
-    my $file = write_dump("$TMP/$name.values", map { @{ $half{$_}[$i] } } @FAMILIES);
+    my $file = write_dump("$TMP/$name.values", map { @{ ($train, $held)[$i]{$_} } } @FAMILIES);
     $dir{$name} = "$TMP/set-$name";
     my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $dir{$name}, @FIXED_TUNING, $file ]);
     is $st, 0, "set $name: train --all on the " . ($i ? 'odd' : 'even') . " half of @FAMILIES: exit 0" or diag $err;
@@ -59,7 +59,7 @@ my $addr = $server->address;
 
 # Every value of the three families, under its key through the Fast object
 # of its prefix, and under "KEY/one" through one Fast object for every key.
-my @items = map { my $f = $_; map { [ $_->[0], $_->[1], "$f:" ] } map { @$_ } @{ $half{$f} } } @FAMILIES;
+my @items = map { my $f = $_; map { [ $_->[0], $_->[1], "$f:" ] } map { @$_ } $train->{$f}, $held->{$f} } @FAMILIES;
 my %want = map { ($_->[0] => $_->[1], "$_->[0]/one" => $_->[1]) } @items;
 
 my ($written) = in_child(sub {

@@ -13,7 +13,10 @@ use File::Basename ();
 use File::Spec ();
 use Compress::Zlib ();
 use IO::Socket::INET ();
-use CMRXDev::Corpus qw(corpus_values);
+# corpus_halves ((\%train, \%fill): the half of bench/data/values to train
+# on, and the half to write) is the tests' too: exported from here for the
+# scripts.
+use CMRXDev::Corpus qw(corpus_halves);
 
 our @EXPORT_OK = qw(corpus_halves train_set small_id_copy key_of shuffled_ids
                     zipf_cdf zipf_rank zipf_guide zipf_rank_guided check_zipf_guide
@@ -22,20 +25,6 @@ our @EXPORT_OK = qw(corpus_halves train_set small_id_copy key_of shuffled_ids
 # The distribution's folder, from this file's place in it (bench/lib/CMRXBench):
 # the same for the scripts and for an app that Starman loads.
 my $ROOT = File::Spec->rel2abs(File::Basename::dirname(__FILE__) . '/../../..');
-
-# (\%train, \%fill): family => [[key, value], ...], the even-numbered values
-# of bench/data/values to train on and the odd-numbered ones to write.
-sub corpus_halves {
-    my (@families) = @_;
-    my $corpus = corpus_values("$ROOT/bench/data/values");
-    my (%train, %fill);
-    for my $f (@families) {
-        my $v = $corpus->{$f} or die "no family $f in bench/data/values\n";
-        $train{$f} = [ @$v[ grep { $_ % 2 == 0 } 0 .. $#$v ] ];
-        $fill{$f}  = [ @$v[ grep { $_ % 2 == 1 } 0 .. $#$v ] ];
-    }
-    return (\%train, \%fill);
-}
 
 # Runs `cmrx-dict train --all --stage 0 --out-dir $dir FILE`, no other
 # option (--stage 0: what it adds is current at once, for the writers that

@@ -7,11 +7,19 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use File::Basename ();
+use File::Spec ();
 
 use CMRXDev::GetResponse qw(stored_items);
+use Cache::Memcached::RustXS::Dict qw(held_out_split);
+use Cache::Memcached::RustXS::Dict::Measure ();
 
 our $VERSION   = '0.01';
-our @EXPORT_OK = qw(corpus_values);
+our @EXPORT_OK = qw(corpus_values corpus_halves);
+
+# The corpus's folder, from this file's place in the distribution
+# (dev/lib/CMRXDev): the same for the tests and the benchmark.
+our $DIR = File::Spec->rel2abs(File::Basename::dirname(__FILE__) . '/../../../bench/data/values');
 
 # Family name => [[key, value], ...] in file order, for each FAMILY.values
 # file in $dir: a memcached get response (VALUE <key> 0 <bytes>, the bytes,
@@ -33,6 +41,21 @@ sub corpus_values {
         $family{$family_name} = $values;
     }
     return \%family;
+}
+
+# (\%train, \%held): family => [[key, value], ...] of each family asked for
+# (every family without any) of $DIR, split as cmrx-dict report splits a
+# prefix's values: the training half and the held-out half.
+sub corpus_halves {
+    my (@families) = @_;
+    my $corpus = corpus_values($DIR);
+    @families = sort keys %$corpus unless @families;
+    my (%train, %held);
+    for my $f (@families) {
+        my $values = $corpus->{$f} or die "$DIR has no family $f\n";
+        ($train{$f}, $held{$f}) = held_out_split($values, $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT);
+    }
+    return (\%train, \%held);
 }
 
 1;
@@ -76,6 +99,17 @@ so the distribution must be built and in C<@INC> (C<prove -b>, C<perl
 -Mblib>). Dies naming the file on anything that parser refuses (a line
 that is not a C<VALUE> line, a value cut short, a missing C<END>, ...) and
 on flags other than 0.
+
+=item C<corpus_halves(@families)>
+
+C<(\%train, \%held)>: family name => C<[[key, value], ...]> of each
+family asked for (all of them when none is), split as C<cmrx-dict report>
+splits a prefix's values
+(L<Cache::Memcached::RustXS::Dict/held_out_split(\@items, $every)>, every
+2nd value held out): the half a dictionary is trained on and the half
+it is judged on, or the benchmark fills memcached with. Reads
+C<$CMRXDev::Corpus::DIR> (F<bench/data/values> of this distribution; a
+test may C<local>ise it); dies on a family not there.
 
 =back
 

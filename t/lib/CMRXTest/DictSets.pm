@@ -1,7 +1,8 @@
 package CMRXTest::DictSets;
 
 # Test helper: what the tests of cmrx-dict and of dictionary sets share --
-# the corpus split into a training and a held-out half, get responses
+# the corpus split into a training and a held-out half (CMRXDev::Corpus's
+# corpus_halves, exported from here), get responses
 # written to files, bin/cmrx-dict run with captured output, and the
 # reading of its --json reports. See the POD at the end of the file.
 
@@ -14,11 +15,11 @@ use File::Spec ();
 use Test::More ();
 
 use CMRXTest::DevLib;    # dev/lib, where CMRXDev::Corpus lives
-use CMRXDev::Corpus qw(corpus_values);
+use CMRXDev::Corpus qw(corpus_halves);    # exported from here for the tests
 use CMRXTest::Child qw(run_command);
 
 our $VERSION   = '0.01';
-our @EXPORT_OK = qw(halves corpus_halves run_dict read_file write_file dump_of write_dump
+our @EXPORT_OK = qw(corpus_halves run_dict read_file write_file dump_of write_dump
                     json_of by_prefix named_by train_whole_cache_set $CORPUS_DIR $SCRIPT @NO_LIMITS
                     @FIXED_TUNING %FIXED_TUNING @AT_ONCE);
 
@@ -40,26 +41,6 @@ our %FIXED_TUNING = (sizes => [4096], max_size => 4096, levels => [ 3, 9 ], meth
 # train --all stages what it adds (an hour by default): the tests that
 # write, read or report with the set right after make it current at once.
 our @AT_ONCE = ('--stage', '0');
-
-# ([even positions], [odd positions]) of a list: the half a dictionary is
-# trained on and the half held out, as cmrx-dict splits them.
-sub halves {
-    my (@list) = @_;
-    return ([ @list[ grep { $_ % 2 == 0 } 0 .. $#list ] ], [ @list[ grep { $_ % 2 } 0 .. $#list ] ]);
-}
-
-# family => [ [[key, value] of the even positions], [... of the odd] ] for
-# each family asked for (all of them without families), from dir.
-sub corpus_halves {
-    my (%opt) = @_;
-    my $dir    = defined $opt{dir} ? $opt{dir} : $CORPUS_DIR;
-    my $corpus = corpus_values($dir);
-    my @families = $opt{families} ? @{ $opt{families} } : sort keys %$corpus;
-    return map {
-        my $v = $corpus->{$_} or croak "$dir has no family $_";
-        ($_ => [ halves(@$v) ]);
-    } @families;
-}
 
 # Runs bin/cmrx-dict with these arguments; returns (exit status, stdout,
 # stderr). Set commands that tune (train --all, report --dictionaries) get
@@ -109,16 +90,16 @@ sub write_dump { my ($path, @items) = @_; return write_file($path, dump_of(@item
 
 # The set of t/53 and t/56: train --all --sample $WHOLE_CACHE_SAMPLE
 # @FIXED_TUNING on the training halves of gh, npm and compat and 12 keys
-# without a delimiter, into $tmp/set. Returns (status, stdout, stderr, the set's folder, the
+# without a delimiter (npm's held-out values), into $tmp/set. Returns (status, stdout, stderr, the set's folder, the
 # keys of each prefix in the file, the sample asked).
 my $WHOLE_CACHE_SAMPLE = 24;
 my $BARE_KEYS          = 12;
 sub train_whole_cache_set {
-    my ($tmp, $half) = @_;
-    my @bare = map { [ "bare$_", $half->{npm}[1][$_][1] ] } 0 .. $BARE_KEYS - 1;
-    my $file = write_dump(File::Spec->catfile($tmp, 'train.values'), map({ @{ $half->{$_}[0] } } qw(gh npm compat)), @bare);
+    my ($tmp, $train, $held) = @_;
+    my @bare = map { [ "bare$_", $held->{npm}[$_][1] ] } 0 .. $BARE_KEYS - 1;
+    my $file = write_dump(File::Spec->catfile($tmp, 'train.values'), map({ @{ $train->{$_} } } qw(gh npm compat)), @bare);
     my $dir = File::Spec->catfile($tmp, 'set');
-    my %keys_of = ((map { ($_ => scalar @{ $half->{$_}[0] }) } qw(gh npm compat)), '(none)' => scalar @bare);
+    my %keys_of = ((map { ($_ => scalar @{ $train->{$_} }) } qw(gh npm compat)), '(none)' => scalar @bare);
     my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $dir, '--sample', $WHOLE_CACHE_SAMPLE,
                                       @FIXED_TUNING, (eval { require JSON::PP; 1 } ? '--json' : ()), $file ]);
     return ($st, $out, $err, $dir, \%keys_of, $WHOLE_CACHE_SAMPLE);
@@ -149,17 +130,17 @@ CMRXTest::DictSets - the corpus halves, get-response files, cmrx-dict runs and -
     use lib 't/lib';
     use CMRXTest::DictSets qw(corpus_halves run_dict dump_of write_dump json_of by_prefix named_by @AT_ONCE);
 
-    my %half = corpus_halves(families => [qw(gh npm)]);    # from bench/data/values
-    my $file = write_dump("$tmp/train.values", @{ $half{gh}[0] }, @{ $half{npm}[0] });
+    my ($train, $held) = corpus_halves(qw(gh npm));         # from bench/data/values
+    my $file = write_dump("$tmp/train.values", @{ $train->{gh} }, @{ $train->{npm} });
     my ($status, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', "$tmp/set", '--json', $file ]);
     is $status, 0, 'train --all: exit 0' or diag $err;
     my $prefix = by_prefix(json_of($out));                  # 'gh:' => { action => 'added', ... }
 
-    my $today = write_dump("$tmp/today.values", @{ $half{gh}[1] });
+    my $today = write_dump("$tmp/today.values", @{ $held->{gh} });
     ($status, $out) = run_dict([ 'report', '--dictionaries', "$tmp/set", '--json', $today ]);
     my $named = named_by(json_of($out));                    # dictionary ID => values naming it
 
-    run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', "$tmp/other", '-' ], stdin => dump_of(@{ $half{npm}[1] }));
+    run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', "$tmp/other", '-' ], stdin => dump_of(@{ $held->{npm} }));
 
 =head1 DESCRIPTION
 
@@ -175,20 +156,11 @@ it prints. The functions are exported on request.
 
 =over 4
 
-=item C<halves(@list)>
+=item C<corpus_halves(@families)>
 
-C<(\@even, \@odd)>: the items at the even positions (0, 2, ...), which a
-dictionary is trained on, and those at the odd positions, held out -- the
-split C<cmrx-dict> makes of the values of a prefix in key order.
-
-=item C<corpus_halves(%options)>
-
-The corpus of real values (L<CMRXDev::Corpus>) split with C<halves>, as a
-list of C<< family => [ \@even, \@odd ] >> pairs, each item a C<[key,
-value]>. Options: C<< families => [...] >>, the families wanted (default:
-all, in name order; one not in the corpus dies); C<< dir => $dir >>, the
-folder of F<FAMILY.values> files (default C<$CORPUS_DIR>,
-F<bench/data/values>).
+L<CMRXDev::Corpus>'s, exported from here: C<(\%train, \%held)>, family =>
+C<[[key, value], ...]> of the corpus split as C<cmrx-dict report> splits
+a prefix's values (the benchmark splits it with the same function).
 
 =back
 
@@ -260,14 +232,15 @@ C<--stage 0>: C<train --all> makes what it adds current at once, for the
 tests that write, read or report with the set right after it (by default
 it stages what it adds an hour, and writers go on with what they used).
 
-=item C<train_whole_cache_set($tmp, \%half)>
+=item C<train_whole_cache_set($tmp, $train, $held)>
 
 The set with a whole-cache entry that F<t/53-whole-cache.t> checks and
 F<t/56-whole-cache-report.t> reports on: C<train --all --sample 24>
 C<@FIXED_TUNING> (with
 C<--json> when L<JSON::PP> loads; C<@AT_ONCE>) on a file, in C<$tmp>, of the training
-halves of C<gh>, C<npm> and C<compat> (C<%half> as C<corpus_halves>
-returns it) and 12 keys without the delimiter, into C<$tmp/set>. Returns
+halves of C<gh>, C<npm> and C<compat> (C<$train> and C<$held> as
+C<corpus_halves> returns them) and 12 keys without the delimiter (values of
+npm's held-out half), into C<$tmp/set>. Returns
 C<(exit status, stdout, stderr, $dir, \%keys_of, $sample)>:
 C<%keys_of> counts the keys of each prefix in the file (C<(none)> for
 those without the delimiter).

@@ -7,7 +7,7 @@ use Exporter 5.57 'import';
 
 our $VERSION = '0.101';
 
-our @EXPORT_OK = qw(fail unusable sum_length round ratio);
+our @EXPORT_OK = qw(fail unusable sum_length round ratio held_out_split);
 
 # The exceptions of cmrx-dict's modules; the command turns their kinds into
 # exit statuses.
@@ -29,6 +29,16 @@ sub round {
 sub ratio {
     my ($x, $y) = @_;
     return $y ? round($x / $y, 3) : undef;
+}
+
+# The one split of samples into those a dictionary is trained on and those
+# it is judged on: every $every-th item held out (the $every-th, the
+# 2 x $every-th, ...), the others train, both in order.
+sub held_out_split {
+    my ($items, $every) = @_;
+    my (@train, @held);
+    push @{ $_ % $every == $every - 1 ? \@held : \@train }, $items->[$_] for 0 .. $#$items;
+    return (\@train, \@held);
 }
 
 package Cache::Memcached::RustXS::Dict::Error;
@@ -139,6 +149,15 @@ The sum of their lengths, in bytes for strings of bytes.
 =item round($x, $places)
 
 C<$x> rounded to C<$places> decimals, as a number.
+
+=item held_out_split(\@items, $every)
+
+C<(\@train, \@held)>: every C<$every>-th item held out (the
+C<$every>-th, the 2 x C<$every>-th, ...), the others to train on, both in
+order. C<cmrx-dict report> and C<train> measure on every 2nd sampled value
+(2: the odd positions, 2nd, 4th, ...); the tuner judges its candidates on
+every 4th of the values it is given; the tests and the benchmark split the
+corpus as C<report> does.
 
 =item ratio($x, $y)
 

@@ -9,11 +9,11 @@ use Time::HiRes ();
 
 use Compress::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
-use Cache::Memcached::RustXS::Dict qw(fail sum_length round);
+use Cache::Memcached::RustXS::Dict qw(fail sum_length round held_out_split);
 
 our $VERSION = '0.101';
 
-our @EXPORT_OK = qw(held_out_split measure_held_out codecs measure measure_codec compress_all
+our @EXPORT_OK = qw(measure_held_out codecs measure measure_codec compress_all
                     train load_dictionary_file load_dictionary_bytes);
 
 our $ZSTD_LEVEL = 3;
@@ -21,21 +21,13 @@ my $SAMPLE_KEY = 'sample:0000000001';    # the key of a sample read without one 
 my $ROUNDS     = 3;        # timing rounds; the fastest counts
 my $ROUND_TIME = 0.005;    # seconds a timing round lasts at least
 my $CALLS_IF_INSTANT = 1000;    # calls a round when one took no measurable time
-
-# The values at even positions (0, 2, ...) train, those at odd positions
-# (1, 3, ...) are held out.
-sub held_out_split {
-    my ($values) = @_;
-    my (@train, @held);
-    push @{ $_ % 2 ? \@held : \@train }, $values->[$_] for 0 .. $#$values;
-    return (\@train, \@held);
-}
+our $HOLD_OUT = 2;         # every 2nd value is measured, the others train
 
 # gzip, zstd and zstd with a dictionary trained on the training half, each
 # measured on the held-out half.
 sub measure_held_out {
     my ($values, %opt) = @_;
-    my ($train, $held) = held_out_split($values);
+    my ($train, $held) = held_out_split($values, $HOLD_OUT);
     my %measured = (values => scalar @$held, raw_bytes => sum_length($held),
              trained_on => scalar @$train, training_bytes => sum_length($train));
     return \%measured unless @$held;
@@ -62,8 +54,8 @@ my $held_out_dictionaries = 0;
 sub _tuned_held_out {
     my ($measured, $train, $held, %opt) = @_;
     require Cache::Memcached::RustXS::Dict::Tune;
-    my @keys = map { defined $opt{keys} && defined $opt{keys}[ 2 * $_ ] ? $opt{keys}[ 2 * $_ ] : $SAMPLE_KEY }
-               0 .. $#$train;
+    my ($train_keys) = held_out_split($opt{keys} || [], $HOLD_OUT);
+    my @keys = map { defined $train_keys->[$_] ? $train_keys->[$_] : $SAMPLE_KEY } 0 .. $#$train;
     my $tuned = Cache::Memcached::RustXS::Dict::Tune::tune(
         %{ $opt{tune} }, samples => [ map { [ $keys[$_], $train->[$_] ] } 0 .. $#$train ]);
     my $c = $tuned->{choice};
@@ -231,11 +223,6 @@ for what it cannot read.
 Exported on request: every function below.
 
 =over 4
-
-=item held_out_split(\@values)
-
-C<(\@train, \@held)>: the values at even positions (1st, 3rd, ...) and at
-odd positions (2nd, 4th, ...), in order.
 
 =item measure_held_out(\@values, size => 16384)
 

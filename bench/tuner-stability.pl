@@ -1,0 +1,266 @@
+#!/usr/bin/perl
+# Whether the tuner's choices hold when the sample moves: one cache (every
+# value of bench/data/values under --copies keys, gzipped as the clients
+# store it) is sampled by `cmrx-dict train --all` several times -- from a
+# node holding every key, filled in a different order each time, so that
+# each listing samples other keys, and from a pool of 4 nodes holding a
+# quarter of the keys each -- and each set fills a 64 MB memcached past its
+# memory through Cache::Memcached::Fast: the items each set holds, against
+# each other and against Fast's gzip, what the tuner chose for each prefix
+# in each set, and its held-out estimate beside what memcached holds.
+#
+#   perl -Mblib bench/tuner-stability.pl [--quick] [--samplings 5] [--copies 100] [--memory 64]
+#
+# Knobs: BENCH_STABILITY_FAMILIES (default: every family). See
+# bench/README.md ("Tuner stability").
+use strict;
+use warnings;
+use utf8;
+use FindBin ();
+use lib "$FindBin::Bin/lib", "$FindBin::Bin/../dev/lib";
+use Digest::MD5 ();
+use File::Path ();
+use File::Temp ();
+use Getopt::Long ();
+use List::Util ();
+use POSIX ();
+use Time::HiRes ();
+
+use CMRXBench::Memory qw(corpus_halves gzip_methods set_methods stats commas table);
+
+binmode STDOUT, ':encoding(UTF-8)';
+STDERR->autoflush(1);
+$SIG{INT} = $SIG{TERM} = sub { print STDERR "\ninterrupted\n"; exit 130 };
+
+my %opt = (quick => $ENV{BENCH_QUICK} ? 1 : 0, samplings => 5, copies => 100, memory => 64);
+Getopt::Long::GetOptions(\%opt, 'quick!', 'samplings=i', 'copies=i', 'memory=i', 'help|h')
+    && !$opt{help} && $opt{samplings} >= 2 && $opt{copies} >= 1 && $opt{memory} >= 8
+    or die "usage: perl -Mblib bench/tuner-stability.pl [--quick] [--samplings N (2 or more)] "
+         . "[--copies N] [--memory MB (8 or more)]\n";
+if ($opt{quick}) { $opt{samplings} = 2; $opt{copies} = 20; $opt{memory} = 16 }
+my @FAMILIES  = split /,/, ($ENV{BENCH_STABILITY_FAMILIES} || 'api,compat,doc,gh,method,news,npm');
+my $NODES     = 4;
+my $THRESHOLD = 100;       # compress_threshold of every writer
+my $BATCH     = 500;       # keys per set_multi
+my $OVERFILL  = 1.5;       # items written per item the model says fit
+my $MAX_FILLS = 3;         # more writes when the server is not full yet
+my $BAR_SPREAD = 1;        # percent: sets of different samplings, most items over fewest
+my $BAR_POOL   = 99;       # percent: the pool's set's items of one node's
+
+for my $m (qw(Cache::Memcached::Fast Cache::Memcached::RustXS::Zstd Cache::Memcached::RustXS::Dict::Memory
+              Cache::Memcached::RustXS::Dict::Server Cache::Memcached::RustXS::Dict::Pool
+              Cache::Memcached::RustXS::Dict::SetTrainer CMRXDev::Memcached)) {
+    eval "require $m; 1" or die "bench/tuner-stability.pl needs $m (perl Makefile.PL && make, then perl -Mblib): "
+                              . (split /\n/, $@)[0] . "\n";
+}
+
+my $tmp = File::Temp->newdir;
+my $out = "$FindBin::Bin/results";
+File::Path::make_path($out);
+
+# Every value of the families, the training and held-out halves together:
+# the cache is all of them.
+my ($even, $odd) = corpus_halves(@FAMILIES);
+my %values = map { ($_ => [ @{ $even->{$_} }, @{ $odd->{$_} } ]) } @FAMILIES;
+my @items = map { my $f = $_; map { my $v = $_; map { [ "$v->[0]:$_", $v->[1], $f ] } 1 .. $opt{copies} } @{ $values{$f} } }
+            @FAMILIES;
+
+# ---- the sets ------------------------------------------------------------------------------
+
+# The cache's keys written, in an order drawn with $seed, to the nodes
+# (each key to the node its MD5 names, as a client hashes keys over a pool).
+sub fill_cache {
+    my ($seed, @nodes) = @_;
+    srand $seed;
+    my @order = List::Util::shuffle(0 .. $#items);
+    my @client = map { Cache::Memcached::Fast->new({ servers => [ $_->address ], compress_threshold => $THRESHOLD,
+                                                     compress_methods => gzip_methods() }) } @nodes;
+    my @batch = map { [] } @nodes;
+    for my $i (@order) {
+        my $node = @nodes == 1 ? 0 : unpack('N', Digest::MD5::md5($items[$i][0])) % @nodes;
+        push @{ $batch[$node] }, [ @{ $items[$i] }[0, 1] ];
+        next if @{ $batch[$node] } < $BATCH;
+        $client[$node]->set_multi(@{ $batch[$node] });
+        $batch[$node] = [];
+    }
+    $client[$_]->set_multi(@{ $batch[$_] }) for grep { @{ $batch[$_] } } 0 .. $#nodes;
+    return;
+}
+
+# A set trained by train --all (no option but --stage 0) on the nodes; its
+# decisions and the seconds the tuning took.
+sub train_on {
+    my ($name, @nodes) = @_;
+    my @addresses = map { $_->address } @nodes;
+    my $source = @nodes == 1 ? Cache::Memcached::RustXS::Dict::Server->connect($addresses[0])
+                             : Cache::Memcached::RustXS::Dict::Pool->connect(\@addresses);
+    my $memory = Cache::Memcached::RustXS::Dict::Memory->from_server($source);
+    my $t0 = Time::HiRes::time();
+    my $result = Cache::Memcached::RustXS::Dict::SetTrainer::train_all(
+        dir => "$tmp/$name", source => $source, memory => $memory, delimiter => ':', sample => 1000, stage => 0);
+    my $seconds = Time::HiRes::time() - $t0;
+    $source->close;
+    return { name => $name, dir => "$tmp/$name", seconds => $seconds, result => $result };
+}
+
+my @sets;
+my $server_args = [ '-m', 4096, '-o', 'no_lru_maintainer' ];    # holds the cache whole
+for my $sampling (1 .. $opt{samplings}) {
+    print STDERR "sampling $sampling: one node holding every key, filled in order $sampling, train --all\n";
+    my $node = CMRXDev::Memcached->start(args => $server_args);
+    fill_cache($sampling, $node);
+    push @sets, train_on("one node, order $sampling", $node);
+    $node->stop;
+}
+{
+    print STDERR "a pool of $NODES nodes holding a quarter of the keys each, train --all\n";
+    my @nodes = CMRXDev::Memcached->start(count => $NODES, args => $server_args);
+    fill_cache(1, @nodes);
+    push @sets, train_on("pool of $NODES, order 1", @nodes);
+    $_->stop for @nodes;
+}
+
+# ---- filling a memcached with each set -----------------------------------------------------
+
+my $model = Cache::Memcached::RustXS::Dict::Memory->new(memory_limit => $opt{memory} << 20);
+
+# The values in turn (a family at a time), written again and again under
+# new keys until the server evicts; the items it holds then.
+sub fill_items {
+    my ($methods_of) = @_;
+    my @seq;
+    my ($longest) = sort { $b <=> $a } map { scalar @{ $values{$_} } } @FAMILIES;
+    for my $i (0 .. $longest - 1) {
+        push @seq, map { [ $_, @{ $values{$_}[ $i % @{ $values{$_} } ] } ] } @FAMILIES;
+    }
+    my %client = map { ($_ => Cache::Memcached::Fast->new({ servers => [], compress_threshold => $THRESHOLD,
+                                                            compress_methods => $methods_of->($_) })) } @FAMILIES;
+    # Stored sizes, for how many to write.
+    my $chunks = 0;
+    for my $s (@seq) {
+        my ($f, $key, $value) = @$s;
+        my ($c, $len, $flags) = (undef, length $value, 0);
+        ($len, $flags) = (length $c, 2)
+            if $methods_of->($f)->[0]->(\$value, \$c) && length $c <= 0.8 * length $value;
+        $chunks += $model->item_memory(length($key) + 8, $len, $flags) || 0;
+    }
+    my $count = int($OVERFILL * ($opt{memory} << 20) / ($chunks / @seq));
+    my $server = CMRXDev::Memcached->start(args => [ '-m', $opt{memory} ]);
+    %client = map { ($_ => Cache::Memcached::Fast->new({ servers => [ $server->address ], compress_threshold => $THRESHOLD,
+                                                         compress_methods => $methods_of->($_) })) } @FAMILIES;
+    my ($n, $st) = (0);
+    for my $pass (1 .. $MAX_FILLS) {
+        my %by;
+        for my $i (1 .. $count) {
+            my ($f, $key, $value) = @{ $seq[ $n % @seq ] };
+            push @{ $by{$f} }, [ sprintf('%s:%07d', $key, $n++), $value ];
+            if (@{ $by{$f} } == $BATCH || $i == $count) {
+                $client{$_}->set_multi(@{ $by{$_} }) for grep { @{ $by{$_} } } keys %by;
+                %by = ();
+            }
+        }
+        $st = stats($server->address);
+        last if $st->{evictions} > 0;
+    }
+    $server->stop;
+    return { items => 0 + $st->{curr_items}, evictions => 0 + $st->{evictions}, bytes => 0 + $st->{bytes},
+             chunk_per_item => $chunks / @seq };
+}
+
+print STDERR "filling a $opt{memory} MB memcached: Fast's gzip\n";
+my $gzip = fill_items(sub { gzip_methods() });
+for my $s (@sets) {
+    print STDERR "filling a $opt{memory} MB memcached: the set of $s->{name}\n";
+    my $dir = $s->{dir};
+    $s->{fill} = fill_items(sub { set_methods($dir, "$_[0]:") });
+}
+
+# ---- what the tuner estimated --------------------------------------------------------------
+
+# The tuner's held-out memory per value of each prefix's choice (or of the
+# best way without a dictionary), averaged over the prefixes (the fill
+# writes as many items of each): the bytes of memcached memory per item it
+# expects; memcached's own is the memory over the items it holds.
+my %share = map { ($_ => 1) } @FAMILIES;
+my $all_values = @FAMILIES;
+for my $s (@sets) {
+    my ($expected, %choice) = (0);
+    for my $d (@{ $s->{result}{prefixes} }) {
+        my $f = $d->{group}{prefix};
+        next unless $share{$f};
+        my $t = $d->{tuned} || {};
+        my $c = $t->{choice};
+        my $per = $d->{entry} && $c ? $c->{memory} / $t->{held_out}
+                : $t->{held_out} ? $t->{baseline}{best_memory} / $t->{held_out} : 0;
+        $expected += $per * $share{$f} / $all_values;
+        $choice{$f} = $d->{entry} && $c ? "$c->{method} $c->{size} L$c->{level}" : 'none';
+        $s->{estimate}{$f} = $per;
+    }
+    $s->{choice} = \%choice;
+    $s->{expected_per_item} = $expected;
+    $s->{measured_per_item} = ($opt{memory} << 20) / $s->{fill}{items};
+}
+
+# ---- the tables --------------------------------------------------------------------------------
+
+my @one = grep { $_->{name} =~ /\Aone node/ } @sets;
+my ($pool) = grep { $_->{name} =~ /\Apool/ } @sets;
+my ($most, $fewest) = (List::Util::max(map { $_->{fill}{items} } @one), List::Util::min(map { $_->{fill}{items} } @one));
+my $spread = 100 * ($most / $fewest - 1);
+my $pool_of_one = 100 * $pool->{fill}{items} / $one[0]{fill}{items};
+
+printf "Items resident in a %d MB memcached (-m %d, filled past its memory through Cache::Memcached::Fast, its "
+     . "own curr_items) with sets that `cmrx-dict train --all` made of one cache (%s, every value under %d keys, "
+     . "%s keys, gzipped), sampled %d times from one node filled in a different order each time and once from a "
+     . "pool of %d nodes holding a quarter of the keys each\n\n",
+    $opt{memory}, $opt{memory}, join('/', @FAMILIES), $opt{copies}, commas(scalar @items), $opt{samplings}, $NODES;
+table([ 'set', 'items', 'vs Fast gzip', 'vs fewest of one node', 'tuning, s',
+        'tuner expects, bytes/item', 'chunks of the fill, bytes/item', 'memcached, bytes/item', 'estimate off by' ],
+      [ "Fast's gzip", commas($gzip->{items}), '1.00x', '-', '-', '-', sprintf('%.0f', $gzip->{chunk_per_item}),
+        sprintf('%.0f', ($opt{memory} << 20) / $gzip->{items}), '-' ],
+      map { [ $_->{name}, commas($_->{fill}{items}), sprintf('%.3fx', $_->{fill}{items} / $gzip->{items}),
+              sprintf('%+.2f %%', 100 * ($_->{fill}{items} / $fewest - 1)), sprintf('%.1f', $_->{seconds}),
+              sprintf('%.0f', $_->{expected_per_item}), sprintf('%.0f', $_->{fill}{chunk_per_item}),
+              sprintf('%.0f', $_->{measured_per_item}),
+              sprintf('%+.1f %%', 100 * ($_->{expected_per_item} / $_->{measured_per_item} - 1)) ] } @sets);
+print "\n  (tuner expects: each prefix's choice's memory per value on its own held-out values, averaged over the "
+    . "prefixes; chunks of the fill: the slab chunk of every value the fill writes, as Dict::Memory counts it; "
+    . "memcached: its memory over the items it holds, pages and classes it did not fill included)\n";
+
+print "\nThe choices (method, dictionary size asked, level; none: no dictionary)\n\n";
+table([ 'prefix', map { $_->{name} } @sets ],
+      map { my $f = $_; [ "$f:", map { $_->{choice}{$f} || '-' } @sets ] } @FAMILIES);
+
+# Where two samplings chose differently for a prefix: what the tuner
+# expected of each choice (its own held-out memory per value) and what the
+# sets' items say.
+my @moved = grep { my $f = $_; my %c = map { ($_->{choice}{$f} || '-' => 1) } @sets; keys %c > 1 } @FAMILIES;
+print "\nPrefixes whose choice moved with the sample: ", (@moved ? join(', ', map { "$_:" } @moved) : 'none'), "\n";
+for my $f (@moved) {
+    table([ "$f:", 'choice', 'tuner expects, bytes/value (its held-out values)' ],
+          map { [ $_->{name}, $_->{choice}{$f}, sprintf('%.0f', $_->{estimate}{$f}) ] } @sets);
+}
+
+my @bars = (
+    [ sprintf('sets of %d samplings hold items within %.2f %% of each other', scalar @one, $spread),
+      $spread <= $BAR_SPREAD, "<= $BAR_SPREAD %" ],
+    [ sprintf("the pool's set holds %.2f %% of the items of one node's (order 1)", $pool_of_one),
+      $pool_of_one >= $BAR_POOL, ">= $BAR_POOL %" ],
+);
+print "\nBars\n\n";
+printf "  %s %s (bar %s)\n", ($_->[1] ? '✓' : '✗'), $_->[0], $_->[2] for @bars;
+printf "\nTuning: %.1f s a set on average (%d samples a prefix at most)\n",
+    List::Util::sum(map { $_->{seconds} } @sets) / @sets, 1000;
+
+if (eval { require JSON::PP; 1 }) {
+    open my $j, '>', "$out/tuner-stability.json" or die "$out/tuner-stability.json: $!\n";
+    print {$j} JSON::PP->new->canonical->pretty->encode({
+        date => POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime), perl => sprintf('%vd', $^V), %opt,
+        families => \@FAMILIES, gzip => $gzip,
+        sets => [ map { +{ name => $_->{name}, items => $_->{fill}, seconds => $_->{seconds}, choice => $_->{choice},
+                           expected_per_item => $_->{expected_per_item}, measured_per_item => $_->{measured_per_item} } } @sets ],
+        bars => [ map { +{ what => $_->[0], met => $_->[1] ? JSON::PP::true() : JSON::PP::false(), bar => $_->[2] } } @bars ],
+    });
+    close $j;
+    print "results: bench/results/tuner-stability.json\n";
+}
