@@ -18,8 +18,8 @@ use Test::More;
 
 use CMRXTest::DevLib;
 use CMRXDev::GetResponse qw(response_values stored_items);
-use CMRXTest::DictSets qw(corpus_halves run_dict read_file dump_of write_dump json_of by_prefix named_by
-                          @NO_LIMITS);
+use CMRXTest::DictSets qw(corpus_halves run_dict dump_of write_dump json_of by_prefix named_by @NO_LIMITS);
+use CMRXTest::Peers qw(slurp);
 use CMRXTest::FakeServer;
 use CMRXTest::Memcached;
 use CMRXTest::Timing qw(timing_ok);
@@ -250,7 +250,7 @@ ok !eval { CMRXTest::FakeServer->start(script => [ [bogus => 1] ]); 1 },
     my @items = map { [ "fam:$_", "value $_" ] } 1 .. 5;
     my $file = write_dump("$dir/fam.values", @items);
     is $file, "$dir/fam.values", 'write_dump: returns the path';
-    is read_file($file), dump_of(@items), '... of a file holding the dump';
+    is slurp($file), dump_of(@items), '... of a file holding the dump';
     {
         local $CMRXDev::Corpus::DIR = $dir;
         is_deeply [ corpus_halves('fam') ], [ { fam => [ @items[0, 2, 4] ] }, { fam => [ @items[1, 3] ] } ],

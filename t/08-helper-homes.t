@@ -40,7 +40,7 @@ my %defines = map { my $file = $_; ($file => { map { ($_ => 1) } subs_defined($f
 # home => the helpers it alone defines, and where no other may define them.
 my @HOMES = (
     [ 'dev/lib/CMRXDev/GetResponse.pm', \@ALL_FILES,  qw(response_values stored_items) ],
-    [ 'dev/lib/CMRXDev/Corpus.pm',      \@ALL_FILES,  qw(corpus_values) ],
+    [ 'dev/lib/CMRXDev/Corpus.pm',      \@ALL_FILES,  qw(corpus_values corpus_halves) ],
     [ 't/lib/CMRXTest/Clients.pm',      \@TEST_FILES, qw(cache_memcached same_value why_missing) ],
     [ 't/lib/CMRXTest/LeakCheck.pm',    \@TEST_FILES, qw(no_leaks leaked_svs leaktrace_missing) ],
     [ 't/lib/CMRXTest/Raw.pm',          \@TEST_FILES, qw(raw_request raw_set raw_get) ],
@@ -87,5 +87,18 @@ my %MAY_READ = (
 my @readers = grep { !$MAY_READ{$_} && code_of($_) =~ $HAND_READ } perl_files(qw(t xt dev bench perl/lib bin));
 is_deeply \@readers, [], 'get responses are read by the parser (through CMRXDev::GetResponse in t, dev and bench) alone';
 ok code_of('t/lib/CMRXTest/FaultProxy.pm') =~ $HAND_READ, '... FaultProxy, which may, does (the check still sees a reader)';
+
+# The distribution's modules take " at FILE line N." off a message through
+# Cache::Memcached::RustXS::_error_message alone, and write a date of a
+# dictionary set through its Manifest's manifest_date alone.
+{
+    my $STRIP = qr/line \[0-9\]\+|line \\d\+/;
+    like 's/ at \S+ line \d+\.?\n?\z//', $STRIP, 'a message stripped by hand is found';
+    my @strippers = grep { code_of($_) =~ $STRIP } perl_files('perl/lib');
+    is_deeply \@strippers, ['perl/lib/Cache/Memcached/RustXS.pm'], '" at FILE line N" is taken off in one place';
+    my @dates = grep { code_of($_) =~ /strftime\('%Y-%m-%dT%H:%M:%SZ'/ } perl_files('perl/lib');
+    is_deeply \@dates, ['perl/lib/Cache/Memcached/RustXS/Zstd/DictionarySet/Manifest.pm'],
+        "a set's dates are written in one place";
+}
 
 done_testing;

@@ -32,7 +32,8 @@ use Cache::Memcached::RustXS::Dict::Tune ();
 use Cache::Memcached::RustXS::Dict::CLI ();
 use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Memcached;
-use CMRXTest::DictSets qw(run_dict read_file write_file @FIXED_TUNING %FIXED_TUNING);
+use CMRXTest::DictSets qw(run_dict @FIXED_TUNING %FIXED_TUNING);
+use CMRXTest::Peers qw(slurp spew);
 use CMRXTest::Raw qw(raw_request raw_set);
 
 my $server = CMRXTest::Memcached->start_or_skip;
@@ -55,7 +56,7 @@ sub sum_length { my $n = 0; $n += length for @_; $n }
 # A dictionary trained here, loaded here; its ID.
 sub load_trained {
     my ($samples, $name) = @_;
-    my $file = write_file(File::Spec->catfile($TMP, $name), train_dictionary($samples, size => 16384));
+    my $file = spew(File::Spec->catfile($TMP, $name), train_dictionary($samples, size => 16384));
     return ($file, load_dictionary($file));
 }
 
@@ -79,7 +80,7 @@ sub expected_held_out {
                                                        keys => scalar @$keys, memory => $memory,
                                                        compress_time => 0, decompress_time => 0, %$tuning);
     if (defined $t->{dictionary}) {
-        my $file = write_file(File::Spec->catfile($TMP, "expected-" . (0 + @train) . "-" . length($held[0]) . ".dict"),
+        my $file = spew(File::Spec->catfile($TMP, "expected-" . (0 + @train) . "-" . length($held[0]) . ".dict"),
                               Cache::Memcached::RustXS::Zstd::dictionary_with_id($t->{dictionary}, 0x7d00_0000 + ++$expected_dictionaries));
         my $id = load_dictionary($file);
         $e{dict} = sum_length(map { compress($_, level => $t->{choice}{level}, dictionary => $id) } @held);
@@ -225,7 +226,7 @@ is table_rows($out, 'Held-out half, bytes')->{npm}[0], 5, '--sample 10: 5 held o
     # hiding it.
     my $hide = File::Spec->catdir($TMP, 'no-json');
     mkdir $_ or die "$_: $!" for $hide, File::Spec->catdir($hide, 'JSON');
-    write_file(File::Spec->catfile($hide, 'JSON', 'PP.pm'), qq{die "Can't locate JSON/PP.pm (hidden)\\n";\n});
+    spew(File::Spec->catfile($hide, 'JSON', 'PP.pm'), qq{die "Can't locate JSON/PP.pm (hidden)\\n";\n});
     ($status, $out, $err) = run_dict([ 'report', '--server', $ADDR, '--json' ], perl_args => ["-I$hide"]);
     is $status, 1, 'report --json without JSON::PP: exit 1';
     like $err, qr/\Acmrx-dict: --json needs the module JSON::PP, which is not installed .*\n\z/,
@@ -279,18 +280,18 @@ is $id, $said_id, 'train: with the ID it printed';
 cmp_ok $id, '>=', 32768, "train: the ID zstd derives from the content ($id), not a small fixed one";
 my ($trained_on_all) = Cache::Memcached::RustXS::Dict::CLI::train_choice(
     [ map { $decoded{compat}{$_} } @compat_keys ], $e->{choice});
-is read_file($dict_file), $trained_on_all, "train: the tuner's choice, trained on all the values, in key order";
+is slurp($dict_file), $trained_on_all, "train: the tuner's choice, trained on all the values, in key order";
 
 SKIP: {
     my ($zstd) = grep { -x } map { File::Spec->catfile($_, 'zstd') } File::Spec->path;
     skip 'the zstd command is not installed', 2 unless $zstd;
-    my $sample = write_file(File::Spec->catfile($TMP, 'sample.json'), $corpus->{compat}[1][1]);
+    my $sample = spew(File::Spec->catfile($TMP, 'sample.json'), $corpus->{compat}[1][1]);
     system($zstd, '-q', '-f', '-D', $dict_file, $sample, '-o', "$sample.zst") == 0
         or die "zstd -D failed";
-    is decompress(read_file("$sample.zst")), read_file($sample), 'zstd -D compresses with it';
+    is decompress(slurp("$sample.zst")), slurp($sample), 'zstd -D compresses with it';
     system($zstd, '-q', '-d', '-f', '-D', $dict_file, "$sample.zst", '-o', "$sample.back") == 0
         or die "zstd -d -D failed";
-    is read_file("$sample.back"), read_file($sample), 'zstd -d -D decompresses with it';
+    is slurp("$sample.back"), slurp($sample), 'zstd -d -D decompresses with it';
 }
 
 ($status, $out, $err) = run_dict([ 'train', '--server', $ADDR, '--prefix', 'compat', '--out', $dict_file ]);
@@ -300,7 +301,7 @@ like $err, qr/\Acmrx-dict: \Q$dict_file\E exists .*--force replaces it\)\n\z/, '
                                    @FIXED_TUNING, @NO_LIMITS ]);
 is $status, 0, 'train --force: replaces it' or diag $err;
 {
-    my $replaced = read_file($dict_file);
+    my $replaced = slurp($dict_file);
     isnt $replaced, $trained_on_all, '... with another dictionary (one size, fewer candidates)';
     isnt Cache::Memcached::RustXS::Zstd::dictionary_id($replaced), $id, '... which has another ID';
 }
@@ -311,7 +312,7 @@ is $status, 0, 'train --force: replaces it' or diag $err;
 my @npm_keys = sort map { $_->[0] } @{ $corpus->{npm} };
 my %npm = map { @$_ } @{ $corpus->{npm} };
 my @npm = map { $npm{$_} } @npm_keys;
-my @files = map { write_file(File::Spec->catfile($TMP, sprintf 'npm-%03d.json', $_), $npm[$_]) } 0 .. $#npm;
+my @files = map { spew(File::Spec->catfile($TMP, sprintf 'npm-%03d.json', $_), $npm[$_]) } 0 .. $#npm;
 my %dict_of;
 for my $case (['files', [@files]], ['lines', ['-'], join('', map { "$_\n" } @npm) . "\n"],
               ['null', ['--null', '-'], join("\0", @npm)]) {
@@ -320,7 +321,7 @@ for my $case (['files', [@files]], ['lines', ['-'], join('', map { "$_\n" } @npm
     ($status, $out, $err) = run_dict([ 'train', '--out', $file, @FIXED_TUNING, @NO_LIMITS, @$args ], stdin => $stdin);
     is $status, 0, "train from $name: exit 0" or diag $err;
     like $out, qr/^cmrx-dict train: 137 samples \(\d+ bytes\): /m, "train from $name: 137 samples";
-    $dict_of{$name} = -f $file ? read_file($file) : "no file from $name";
+    $dict_of{$name} = -f $file ? slurp($file) : "no file from $name";
 }
 like $out, qr/^  zstd\+dict +\d+ /m, 'train from files: held-out savings printed';
 ok length $dict_of{files} > 1000, 'train from files: a dictionary';

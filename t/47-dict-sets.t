@@ -20,8 +20,8 @@ use File::Temp ();
 use Compress::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
-use CMRXTest::DictSets qw(corpus_halves run_dict write_file dump_of write_dump json_of by_prefix named_by
-                           @FIXED_TUNING @AT_ONCE);
+use CMRXTest::DictSets qw(corpus_halves run_dict dump_of write_dump json_of by_prefix named_by @FIXED_TUNING @AT_ONCE);
+use CMRXTest::Peers qw(spew);
 use CMRXTest::Memcached;
 
 my $HAVE_JSON = eval { require JSON::PP; 1 };
@@ -93,7 +93,7 @@ is $set->fallback->{method} =~ /\A(?:gzip|zstd)\z/ ? 1 : 0, 1, 'the fallback is 
     is Compress::Zlib::memGunzip(my $copy = $frame), undef, "... and Compress::Zlib's memGunzip (stock readers) refuses it";
     SKIP: {
         skip 'the zstd command is not in PATH', 1 unless $HAVE_ZSTD;
-        my $in = write_file(File::Spec->catfile($TMP, 'frame.zst'), $frame);
+        my $in = spew(File::Spec->catfile($TMP, 'frame.zst'), $frame);
         my $got = `zstd -q -d -c -D '$set_dir/$entry{'gh:'}{file}' '$in'`;
         is $got, $value, 'zstd -d -D FILE decodes it';
     }
@@ -223,11 +223,11 @@ for my $case (
       'report --dictionaries --stage' ],
     [ [ 'report', '--if-better', '5', '--server', '127.0.0.1:1' ], 2, qr/--if-better is for --dictionaries/, 'report --if-better without a set' ],
     [ [ 'train', '--all', '--out-dir', $set_dir, '--null', '-' ], 2, qr/--null/, '--null with --all' ],
-    [ [ 'train', '--all', '--out-dir', File::Spec->catfile($TMP, 'x'), write_file("$TMP/cut.values", "VALUE a:1 0 100\r\nshort") ],
+    [ [ 'train', '--all', '--out-dir', File::Spec->catfile($TMP, 'x'), spew("$TMP/cut.values", "VALUE a:1 0 100\r\nshort") ],
       1, qr/cut short/, 'a file cut short' ],
-    [ [ 'train', '--all', '--out-dir', File::Spec->catfile($TMP, 'x'), write_file("$TMP/noend.values", "VALUE a:1 0 1\r\nx\r\n") ],
+    [ [ 'train', '--all', '--out-dir', File::Spec->catfile($TMP, 'x'), spew("$TMP/noend.values", "VALUE a:1 0 1\r\nx\r\n") ],
       1, qr/no END line/, 'a file without END' ],
-    [ [ 'train', '--all', '--out-dir', File::Spec->catfile($TMP, 'x'), write_file("$TMP/text.values", "just text\n") ],
+    [ [ 'train', '--all', '--out-dir', File::Spec->catfile($TMP, 'x'), spew("$TMP/text.values", "just text\n") ],
       1, qr/not a memcached get response/, 'a file of something else' ],
     [ [ 'report', '--dictionaries', File::Spec->catfile($TMP, 'nothing'), $train_file ], 1, qr/manifest/, 'report on a folder without a set' ],
 ) {

@@ -25,7 +25,8 @@ use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use Cache::Memcached::RustXS::Dict::SetTrainer qw(whole_cache_samples);
 use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold);
 use CMRXTest::Memcached;
-use CMRXTest::DictSets qw(corpus_halves read_file write_file json_of train_whole_cache_set);
+use CMRXTest::DictSets qw(corpus_halves json_of train_whole_cache_set);
+use CMRXTest::Peers qw(slurp spew);
 use CMRXTest::Raw qw(raw_get);
 
 my $HAVE_JSON = eval { require JSON::PP; 1 };
@@ -117,7 +118,7 @@ cmp_ok $whole->{id}, '>=', 65536, "... with a random ID of its own ($whole->{id}
 ok !(grep { $_->{id} == $whole->{id} && length $_->{prefix} } $set->entries), "... none of the prefixes' IDs";
 like $whole->{other_keys}, qr/\A[01]\z/, "... saying whether other keys get it (other_keys=$whole->{other_keys})";
 is $set->delimiter, ':', 'the set records its delimiter';
-like read_file(File::Spec->catfile($dir, 'manifest')), qr/^dictionary id=\Q$whole->{id}\E prefix= state=current /m,
+like slurp(File::Spec->catfile($dir, 'manifest')), qr/^dictionary id=\Q$whole->{id}\E prefix= state=current /m,
     'the manifest lists it with an empty prefix';
 ok $set->verify, '... and its file is as the manifest says';
 
@@ -138,7 +139,7 @@ my $value = $held->{npm}[20][1];
     is Cache::Memcached::RustXS::Zstd::decompress($frame), $value, '... and decompress()';
     SKIP: {
         skip 'the zstd command is not in PATH', 1 unless $HAVE_ZSTD;
-        my $in = write_file(File::Spec->catfile($TMP, 'whole.zst'), $frame);
+        my $in = spew(File::Spec->catfile($TMP, 'whole.zst'), $frame);
         my $dict = $set->path_of($whole->{id});
         is scalar `zstd -q -d -c -D '$dict' '$in'`, $value, 'zstd -d -D FILE decodes it';
     }

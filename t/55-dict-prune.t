@@ -24,7 +24,8 @@ use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::Child qw(run_command);
-use CMRXTest::DictSets qw(run_dict read_file write_file write_dump json_of @FIXED_TUNING @NO_LIMITS @AT_ONCE);
+use CMRXTest::DictSets qw(run_dict write_dump json_of @FIXED_TUNING @NO_LIMITS @AT_ONCE);
+use CMRXTest::Peers qw(slurp spew);
 use CMRXTest::Raw qw(raw_set raw_get);
 use CMRXTest::Memcached;
 
@@ -41,7 +42,7 @@ my %V = map { my $f = $_; ($f => [ map { $_->[1] } @{ $corpus->{$f} } ]) } qw(gh
 sub snapshot {
     my ($dir) = @_;
     opendir my $dh, $dir or die "$dir: $!";
-    return { map { ($_ => read_file("$dir/$_")) } grep { !/\A\.\.?\z/ && $_ ne '.lock' } readdir $dh };
+    return { map { ($_ => slurp("$dir/$_")) } grep { !/\A\.\.?\z/ && $_ ne '.lock' } readdir $dh };
 }
 
 # The manifest's text with the retired date of dictionary $id taken out, as
@@ -50,10 +51,10 @@ sub snapshot {
 sub undated {
     my ($dir, $id) = @_;
     my $path = "$dir/manifest";
-    my $text = read_file($path);
+    my $text = slurp($path);
     $text =~ s/^(dictionary id=$id .*?) retired=\S+/$1/m or die "no retired date for $id in $path\n";
     $text =~ s/^(dictionary id=$id .*?) current_from=\S+/$1/m;
-    write_file($path, $text);
+    spew($path, $text);
     return;
 }
 
@@ -89,7 +90,7 @@ sub dictionary { my ($values, $size) = @_; return train_dictionary($values, size
         '... a malformed date is refused';
     like error_of(sub { $s->retire(201, when => 1) }), qr/unknown option when/, '... and an unknown option';
     $s->write;
-    like read_file("$dir/manifest"), qr/^dictionary id=201 .* trained=\S+ retired=2026-01-02T03:04:05Z$/m,
+    like slurp("$dir/manifest"), qr/^dictionary id=201 .* trained=\S+ retired=2026-01-02T03:04:05Z$/m,
         'the manifest writes it after trained';
     undated($dir, 201);
     my $old = eval { $Set->read($dir) };
@@ -97,9 +98,9 @@ sub dictionary { my ($values, $size) = @_; return train_dictionary($values, size
     ok $old && !defined $old->entry(201)->{retired}, '... the retirement date is unknown';
     $old->retire(201);
     cmp_ok _epoch($old->entry(201)->{retired}), '>=', $before, '... retire then records now';
-    my $text = read_file("$dir/manifest");
+    my $text = slurp("$dir/manifest");
     $text =~ s/^(dictionary id=201 .*)$/$1 retired=soon/m;
-    write_file("$dir/manifest", $text);
+    spew("$dir/manifest", $text);
     like error_of(sub { $Set->read($dir) }), qr/line \d+: retired must be YYYY-MM-DDTHH:MM:SSZ/,
         'a malformed retired date is refused, naming the line';
 }
@@ -113,7 +114,7 @@ sub _epoch {
 
 # ---- usage and errors ---------------------------------------------------------------
 
-my $empty_dump = write_file("$TMP/empty.dump", "END\r\n");
+my $empty_dump = spew("$TMP/empty.dump", "END\r\n");
 {
     my ($st, $out, $err) = run_dict([ 'prune', $empty_dump ]);
     is $st, 2, 'prune without --dictionaries: exit 2';
@@ -437,7 +438,7 @@ if ($how eq 'fast') {
 print "$_=$got{$_}\n" for @keys;
 print "warnings=$w\n";
 CODE
-    my $script = write_file("$TMP/reader.pl", $code);
+    my $script = spew("$TMP/reader.pl", $code);
     my ($status, $out) = run_command([ $^X, '-Mblib', '-It/lib', $script, $how, $addr, $dir, @keys ]);
     diag "the reader exited with status $status" if $status;
     return { map { /\A([^=]+)=(.*)\z/ ? ($1 => $2) : () } split /\n/, $out };

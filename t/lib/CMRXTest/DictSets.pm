@@ -17,9 +17,10 @@ use Test::More ();
 use CMRXTest::DevLib;    # dev/lib, where CMRXDev::Corpus lives
 use CMRXDev::Corpus qw(corpus_halves);    # exported from here for the tests
 use CMRXTest::Child qw(run_command);
+use CMRXTest::Peers qw(spew);
 
 our $VERSION   = '0.01';
-our @EXPORT_OK = qw(corpus_halves run_dict read_file write_file dump_of write_dump
+our @EXPORT_OK = qw(corpus_halves run_dict dump_of write_dump
                     json_of by_prefix named_by train_whole_cache_set $CORPUS_DIR $SCRIPT @NO_LIMITS
                     @FIXED_TUNING %FIXED_TUNING @AT_ONCE);
 
@@ -61,24 +62,6 @@ sub run_dict {
     return ($status >> 8, $out, $err);
 }
 
-sub read_file {
-    my ($path) = @_;
-    open my $fh, '<', $path or die "$path: $!";
-    binmode $fh;
-    local $/;
-    my $data = <$fh>;
-    return defined $data ? $data : '';
-}
-
-sub write_file {
-    my ($path, $data) = @_;
-    open my $fh, '>', $path or die "$path: $!";
-    binmode $fh;
-    print {$fh} $data;
-    close $fh or die "$path: $!";
-    return $path;
-}
-
 # A get response of [key, value] (or [key, value, flags]) items.
 sub dump_of {
     my (@items) = @_;
@@ -86,7 +69,7 @@ sub dump_of {
          . "END\r\n";
 }
 
-sub write_dump { my ($path, @items) = @_; return write_file($path, dump_of(@items)) }
+sub write_dump { my ($path, @items) = @_; return spew($path, dump_of(@items)) }
 
 # The set of t/53 and t/56: train --all --sample $WHOLE_CACHE_SAMPLE
 # @FIXED_TUNING on the training halves of gh, npm and compat and 12 keys
@@ -176,13 +159,7 @@ when not given): what C<cmrx-dict> reads from files and standard input.
 
 =item C<write_dump($path, @items)>
 
-Writes C<dump_of(@items)> to C<$path>; returns C<$path>.
-
-=item C<read_file($path)>, C<write_file($path, $bytes)>
-
-The bytes of a file (C<''> when empty), and a file written with these
-bytes (C<write_file> returns the path). Both die naming the file on an
-error.
+Writes C<dump_of(@items)> to C<$path> (CMRXTest::Peers' C<spew>); returns C<$path>.
 
 =back
 

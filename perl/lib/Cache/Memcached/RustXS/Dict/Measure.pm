@@ -8,6 +8,7 @@ use File::Temp ();
 use Time::HiRes ();
 
 use Compress::Zlib ();
+use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict qw(fail sum_length round held_out_split);
 
@@ -158,7 +159,7 @@ sub train {
     my ($values, $size) = @_;
     my $dict = eval { Cache::Memcached::RustXS::Zstd::train_dictionary($values, size => $size) };
     return ($dict) if defined $dict;
-    (my $why = $@) =~ s/ at \S+ line \d+\.?\n?\z//;
+    my $why = Cache::Memcached::RustXS::_error_message($@);
     $why =~ s/\Atrain_dictionary: //;
     return (undef, $why);
 }
@@ -169,7 +170,7 @@ sub load_dictionary_file {
     my ($file) = @_;
     my $id = eval { Cache::Memcached::RustXS::Zstd::load_dictionary($file) };
     if (!defined $id) {
-        (my $why = $@) =~ s/ at \S+ line \d+\.?\n?\z//;
+        my $why = Cache::Memcached::RustXS::_error_message($@);
         fail($why);
     }
     return $id;

@@ -7,6 +7,7 @@ use IO::Select ();
 use IO::Socket::INET ();
 use Time::HiRes ();
 
+use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Dict qw(fail unusable);
 use Cache::Memcached::RustXS::GetParser ();
 
@@ -125,7 +126,7 @@ sub get_multi {
         if ($paused || length $self->{buf} >= 2 * $checked + $FIRST_CHECK) {
             my ($items, $complete) = eval { Cache::Memcached::RustXS::GetParser::get_response_items($self->{buf}) };
             if (!$items) {
-                (my $why = $@) =~ s/ at \S+ line \d+\.?\n?\z//;
+                my $why = Cache::Memcached::RustXS::_error_message($@);
                 $why =~ s/\Anot a memcached get response: //;
                 fail("$self->{spec} answered a get with a bad response: $why");
             }

@@ -215,7 +215,7 @@ sub tune {
         Cache::Memcached::RustXS::Zstd::train_dictionary_with_parameters([ map { $_->[1] } @$samples ], %how);
     };
     if (!defined $final) {
-        (my $why = $@) =~ s/ at \S+ line \d+\.?\n?\z//;
+        my $why = Cache::Memcached::RustXS::_error_message($@);
         $tuned{no_dictionary} = "training the chosen dictionary on every value failed: $why";
         delete $tuned{choice};
         return \%tuned;
@@ -386,7 +386,7 @@ sub _train_candidate {
             ($how{method} eq 'samples' ? () : (d => $COVER_D)));
     };
     if (!defined $dict) {
-        (my $why = $@) =~ s/ at \S+ line \d+\.?\n?\z//;
+        my $why = Cache::Memcached::RustXS::_error_message($@);
         $why =~ s/\Atrain_dictionary_with_parameters: //;
         return { method => $how{method}, size => $how{size}, error => $why };
     }
