@@ -1,7 +1,7 @@
 package CMRXBench::AppReport;
 
 # bench/app.pl's figures: the rounds of each configuration summed up
-# (medians of the rounds), the text tables, the bars of issue 25, the
+# (medians of the rounds), the text tables, the goals of the application benchmark, the
 # tables in Markdown (for the README) and the SVG chart of requests/s and
 # p99 per configuration.
 
@@ -129,7 +129,7 @@ sub print_tables {
     return;
 }
 
-# The bars of issue 25, as far as the run has their configurations: a list
+# The application benchmark's goals, as far as the run has their configurations: a list
 # of { text, value, met (1, 0, undef) }.
 sub evaluate_bars {
     my ($s, $meta) = @_;
