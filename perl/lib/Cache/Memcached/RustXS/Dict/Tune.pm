@@ -682,7 +682,7 @@ that over smaller or lower ones, the smallest of those (then the lowest
 level, then the least cost) goes first instead: which values happened to be
 held out could have reversed the order, and a choice that moves with the
 sample is noise, not a decision. On bench/data's families, each tuned on
-all its values (14 to 34 held out, 100 keys a value), the spread was 1.2 %
+all its values (between 14 and 34 values held out, 100 keys a value), the spread was 1.2 %
 (gh) to 9 % (news) of the best candidate's cost, and the rule took a
 smaller dictionary or a lower level for five of the seven, for 0 % to 8.7 %
 more estimated memory; two levels of one dictionary that store the values
