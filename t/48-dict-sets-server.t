@@ -147,6 +147,11 @@ SKIP: {
     my $r = json_of($out);
     is named_by($r)->{$gh_id}, $zstd_stored, "... counts the values naming gh:'s ID on every node ($zstd_stored)";
     is join(' ', sort map { $_->{prefix} } @{ $r->{prefixes} }), 'compat: gh:', '... names every prefix';
+    my $advice = $r->{memcached_settings} || {};
+    is scalar @{ $advice->{nodes} || [] }, scalar(@POOL) / 2, "... forecasts memcached's settings for each node";
+    ok $advice->{pool}{current} && $advice->{pool}{best} >= $advice->{pool}{current},
+        "... and for the pool, the advice holding at least the current settings' items"
+        or diag explain $advice->{pool};
 
     ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', $dir, @POOL, '--dry-run', '--json' ]);
     is $st, 0, 'prune --dry-run on the pool: exit 0' or diag $err;
