@@ -470,9 +470,13 @@ sub make_current {
                   . ' already, and nothing is staged to replace it') unless @staged;
     }
     elsif (epoch_of($from) > $now) {
-        # Until when writers used it stays known, should this be cancelled.
-        $e->{written_until} = manifest_date($row->{wrote_until}) if $row->{state} eq 'retired' && $row->{wrote}
-                                                                    && $row->{wrote_until} > 0;
+        # When writers last used it stays known, should this be cancelled:
+        # until when, and from when (of two they stopped using in the same
+        # second, a later rollback goes back to the one taken up later).
+        if ($row->{state} eq 'retired' && $row->{wrote} && $row->{wrote_until} > 0) {
+            $e->{written_until} = manifest_date($row->{wrote_until});
+            $e->{written_from} = manifest_date($row->{wrote_from}) if $row->{wrote_from} > 0;
+        }
         @$e{qw(state current_from)} = ('retired', $from);
         delete $e->{retired};
         $self->{stage_on_write}{$id} = $stage if defined $stage;
@@ -480,7 +484,7 @@ sub make_current {
     else {
         $self->_retire_writer($e->{prefix}, $now);
         @$e{qw(state current_from)} = ('current', $from);
-        delete @$e{qw(retired written_until)};
+        delete @$e{qw(retired written_until written_from)};
     }
     $self->_cancel_staged($e->{prefix}, $now, $e);
     return _copy($e);
@@ -501,7 +505,7 @@ sub settle {
         next unless $row->{state} eq 'current' || ($row->{state} eq 'retired' && $row->{wrote});
         if ($row->{state} eq 'current') {
             $e->{state} = 'current';
-            delete $e->{written_until};
+            delete @$e{qw(written_until written_from)};
         }
         else {
             @$e{qw(state retired)} = ('retired', $row->{since});
@@ -838,7 +842,8 @@ C<retired> date, writers used it from C<current_from> until C<retired>,
 or, when C<current_from> is the later of the two, it was staged and
 cancelled before its time and no writer used it -- unless
 C<written_until> (a date) says until when writers used it before a
-rollback staged it again and that was cancelled; writers
+rollback staged it again and that was cancelled, and C<written_from> (a
+date) since when they used it then; writers
 of a prefix use, at any moment, the current or staged dictionary whose
 C<current_from> came last (a current one without the field counts as
 earliest). Releases before 0.102 keep the field as they keep any other.
