@@ -712,12 +712,23 @@ least the stage after the command that wrote the set has finished.
 Rolling back is the same move backwards: L</make_current($id, current_from =E<gt> $when)>
 makes an earlier dictionary of a prefix current again (every reader still
 has it: retired dictionaries stay loaded), staged or at once, and cancels
-what was staged for that prefix. L</previous($prefix, at =E<gt> $epoch)>
-says which one to go back to: the dictionary the prefix's writers used
-last before the current one. After a staged retrain has taken effect it
+what was staged for that prefix: the newest decision holds.
+L</previous($prefix, at =E<gt> $epoch)> says which one to go back to: the
+dictionary the prefix's writers used last before the current one, in the
+order they took them up (of two taken up in the same second, the one
+decided later counts as later). After a staged retrain has taken effect it
 is the dictionary the retrain took over from, whether or not the set was
 written since; a staged dictionary that was cancelled before its time is
-never one, since writers never used it.
+never one, since writers never used it, and a cancelled decision leaves no
+trace: after it, the answer is what it was before that decision was made.
+C<cmrx-dict rollback> without C<--to> applies one rule: it goes back to
+what writers used before what they use now, or, while a decision is
+staged for the prefix, before what they will use once it takes effect --
+that is, the staged decision (a retrain, or an earlier rollback) is
+cancelled and writers keep the current one. So a rollback undoes the last
+decision and a second one undoes the first: repeated default rollbacks
+go back and forth between two dictionaries, never further back while
+both are in the set; to go further, name the dictionary.
 
 Every answer about time (L</current($prefix, at =E<gt> $epoch)>,
 L</for_key($key, at =E<gt> $epoch)>, L</schedule(at =E<gt> $epoch)>,
@@ -968,10 +979,12 @@ loads these).
 =item $set->previous($prefix, at => $epoch)
 
 The entry of C<$prefix> that its writers used last before the current one
-(the one a retired dictionary's writing stopped latest; a retired one of
+(the one a retired dictionary's writing stopped latest; of two that
+stopped in the same second, the one taken up later; a retired one of
 unknown date counts as the earliest), or C<undef>: what C<cmrx-dict
-rollback> goes back to. A staged dictionary cancelled before its time is
-never one.
+rollback> goes back to when nothing is staged for the prefix. A staged
+dictionary cancelled before its time is never one, and a cancelled
+rollback to a dictionary changes no answer.
 
 =item $set->for_key($key, at => $epoch)
 
