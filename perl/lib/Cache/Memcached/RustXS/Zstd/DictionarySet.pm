@@ -859,6 +859,13 @@ of a prefix use, at any moment, the current or staged dictionary whose
 C<current_from> came last (a current one without the field counts as
 earliest). Releases before 0.102 keep the field as they keep any other.
 
+C<current_from_copy>: the same date as C<current_from>, written beside
+it. Release 0.101 drops C<current_from> when it retires a dictionary and
+keeps fields it does not know; the copy then still says when writers took
+the dictionary up, so that of several it retired at one date, a rollback
+goes back to the one writers used last. It is read only when
+C<current_from> is missing.
+
 C<other_keys> (on the whole-cache entry, the one of the empty prefix):
 C<0> when keys whose prefix has no dictionary get the fallback instead of
 it (see L</The whole-cache entry>).

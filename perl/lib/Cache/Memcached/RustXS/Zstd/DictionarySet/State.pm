@@ -122,6 +122,11 @@ sub state_at {
         else {
             my ($from, $retired) = (epoch_of($e->{current_from}), epoch_of($e->{retired}));
             my $cancelled = defined $from && defined $retired && $from > $retired;
+            # Retired by a release that drops current_from: its copy says
+            # when writers took it up (of several that release retired at
+            # one date, the one taken up last was used last).
+            my $copy = defined $from ? undef : epoch_of($e->{current_from_copy});
+            $from = $copy if defined $copy && defined $retired && $copy <= $retired;
             @row{qw(state since)} = ('retired', $e->{retired});
             @row{qw(wrote wrote_until wrote_from)} = (1, defined $retired ? $retired : $ALWAYS, defined $from ? $from : $ALWAYS)
                 unless $cancelled;
