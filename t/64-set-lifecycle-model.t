@@ -49,6 +49,20 @@ my @found = (
       { op => 'rollback', prefix => 0, stage => 25, to => undef },
       { op => 'rollback', prefix => 0, stage => 6, to => undef },
       { op => 'rollback', prefix => 0, stage => 0, to => undef } ],
+    # Retrains staged to take effect one after another, all passed when
+    # release 0.101 rewrote the set (retiring them at one date); a default
+    # rollback must go back to the one writers used last.
+    [ { op => 'train', if_better => 1, outcomes => [ 0.26, 0.60 ], stage => 0 },
+      { op => 'train', if_better => 0, outcomes => [ 0.76, 0.15 ], stage => 27 },
+      { op => 'train', if_better => 0, outcomes => [ 0.64, 0.49 ], stage => 4 },
+      { op => 'train', if_better => 0, outcomes => [ 0.08, 0.63 ], stage => 16 },
+      { op => 'train', if_better => 1, outcomes => [ 0.77, 0.36 ], stage => 32 },
+      { op => 'train', if_better => 1, outcomes => [ 0.06, 0.69 ], stage => 0 },
+      { op => 'rollback', prefix => 0, stage => 0, to => undef },
+      { op => 'clock', offset => 0, seconds => 'next' },
+      { op => 'clock', offset => -1, seconds => 10 },
+      { op => 'old_write' },
+      { op => 'rollback', prefix => 1, stage => 12, to => undef } ],
 );
 for my $ops (@found) {
     my $failed = run_sequence($ops, dictionaries => \@dictionaries, values => \%values);
