@@ -180,6 +180,9 @@ sub parse_manifest {
         elsif ($kind eq 'dictionary') {
             die "$at: dictionary before the set line\n" unless $self{identity};
             _check_entry(\%f, $at);
+            # Beside current_from the copy says nothing more (it is written
+            # again from current_from); without it, it says when.
+            delete $f{current_from_copy} if defined $f{current_from};
             if (my $other = $by_id{ $f{id} }) {
                 die "$at: dictionary ID $f{id} is listed twice (also for prefix "
                   . shown($other->{prefix}) . "): two dictionaries with one ID are refused\n";
