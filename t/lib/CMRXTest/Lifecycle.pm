@@ -51,8 +51,11 @@ my @PREFIXES = ('a:', 'b:');
 # last by t (of two started together, the one made last) that was not
 # cancelled. A dictionary is current when its prefix's writers use it,
 # staged when a decision not cancelled will start it later, removed when
-# pruned, else retired. Rolling back goes to the dictionary writers used
-# before the current decision (skipping removed ones and the current one).
+# pruned, else retired. Rolling back without a target, while a decision
+# is pending, cancels the pending ones and writers keep the current one
+# (the newest decision holds); else it goes to the dictionary writers used
+# before the current decision (skipping removed ones and the current one),
+# cancelled decisions counting for nothing.
 # Every reader that holds the set holds every dictionary not removed.
 
 sub model_new { return { decisions => {}, removed => {}, ids => [], prefix_of => {} } }

@@ -141,13 +141,15 @@ holds no readable set.
 Makes an earlier dictionary of C<$prefix> (the empty string: the whole
 cache) current again, staged C<stage> seconds after the set is written
 (0: at once), and writes the set unless C<dry_run>. The dictionary is C<to> when given, else:
-when a dictionary is staged for the prefix, the current one (the staged
-ones are cancelled and nothing else changes, at once); otherwise the
-dictionary the prefix's writers used last before the current one, as the
-set's state at this moment says (DictionarySet's C<previous>): after a
-staged retrain has taken effect, the dictionary it took over from, whether
-or not the set was written since (a staged dictionary that was cancelled
-is never chosen). Every
+when a decision (a retrain or an earlier rollback) is staged for the
+prefix, the current one (the staged ones are cancelled and nothing else
+changes, at once: the newest decision holds); otherwise the dictionary the
+prefix's writers used last before the current one, as the set's state at
+this moment says (DictionarySet's C<previous>): after a staged retrain has
+taken effect, the dictionary it took over from, whether or not the set was
+written since (a staged dictionary that was cancelled is never chosen, and
+a cancelled rollback changes no later choice). Repeated calls without
+C<to> go back and forth between two dictionaries. Every
 other staged dictionary of the prefix is cancelled. Returns a hash
 reference with C<prefix>, C<from> (the current one), C<to>,
 C<current_from> (the time the written set says), C<at_once>, C<cancelled> (IDs) and C<dry_run>. Fails when

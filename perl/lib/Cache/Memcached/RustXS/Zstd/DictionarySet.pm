@@ -470,9 +470,13 @@ sub make_current {
                   . ' already, and nothing is staged to replace it') unless @staged;
     }
     elsif (epoch_of($from) > $now) {
-        # Until when writers used it stays known, should this be cancelled.
-        $e->{written_until} = manifest_date($row->{wrote_until}) if $row->{state} eq 'retired' && $row->{wrote}
-                                                                    && $row->{wrote_until} > 0;
+        # When writers last used it stays known, should this be cancelled:
+        # until when, and from when (of two they stopped using in the same
+        # second, a later rollback goes back to the one taken up later).
+        if ($row->{state} eq 'retired' && $row->{wrote} && $row->{wrote_until} > 0) {
+            $e->{written_until} = manifest_date($row->{wrote_until});
+            $e->{written_from} = manifest_date($row->{wrote_from}) if $row->{wrote_from} > 0;
+        }
         @$e{qw(state current_from)} = ('retired', $from);
         delete $e->{retired};
         $self->{stage_on_write}{$id} = $stage if defined $stage;
@@ -480,7 +484,7 @@ sub make_current {
     else {
         $self->_retire_writer($e->{prefix}, $now);
         @$e{qw(state current_from)} = ('current', $from);
-        delete @$e{qw(retired written_until)};
+        delete @$e{qw(retired written_until written_from)};
     }
     $self->_cancel_staged($e->{prefix}, $now, $e);
     return _copy($e);
@@ -501,7 +505,7 @@ sub settle {
         next unless $row->{state} eq 'current' || ($row->{state} eq 'retired' && $row->{wrote});
         if ($row->{state} eq 'current') {
             $e->{state} = 'current';
-            delete $e->{written_until};
+            delete @$e{qw(written_until written_from)};
         }
         else {
             @$e{qw(state retired)} = ('retired', $row->{since});
@@ -708,12 +712,23 @@ least the stage after the command that wrote the set has finished.
 Rolling back is the same move backwards: L</make_current($id, current_from =E<gt> $when)>
 makes an earlier dictionary of a prefix current again (every reader still
 has it: retired dictionaries stay loaded), staged or at once, and cancels
-what was staged for that prefix. L</previous($prefix, at =E<gt> $epoch)>
-says which one to go back to: the dictionary the prefix's writers used
-last before the current one. After a staged retrain has taken effect it
+what was staged for that prefix: the newest decision holds.
+L</previous($prefix, at =E<gt> $epoch)> says which one to go back to: the
+dictionary the prefix's writers used last before the current one, in the
+order they took them up (of two taken up in the same second, the one
+decided later counts as later). After a staged retrain has taken effect it
 is the dictionary the retrain took over from, whether or not the set was
 written since; a staged dictionary that was cancelled before its time is
-never one, since writers never used it.
+never one, since writers never used it, and a cancelled decision leaves no
+trace: after it, the answer is what it was before that decision was made.
+C<cmrx-dict rollback> without C<--to> applies one rule: it goes back to
+what writers used before what they use now, or, while a decision is
+staged for the prefix, before what they will use once it takes effect --
+that is, the staged decision (a retrain, or an earlier rollback) is
+cancelled and writers keep the current one. So a rollback undoes the last
+decision and a second one undoes the first: repeated default rollbacks
+go back and forth between two dictionaries, never further back while
+both are in the set; to go further, name the dictionary.
 
 Every answer about time (L</current($prefix, at =E<gt> $epoch)>,
 L</for_key($key, at =E<gt> $epoch)>, L</schedule(at =E<gt> $epoch)>,
@@ -838,10 +853,18 @@ C<retired> date, writers used it from C<current_from> until C<retired>,
 or, when C<current_from> is the later of the two, it was staged and
 cancelled before its time and no writer used it -- unless
 C<written_until> (a date) says until when writers used it before a
-rollback staged it again and that was cancelled; writers
+rollback staged it again and that was cancelled, and C<written_from> (a
+date) since when they used it then; writers
 of a prefix use, at any moment, the current or staged dictionary whose
 C<current_from> came last (a current one without the field counts as
 earliest). Releases before 0.102 keep the field as they keep any other.
+
+C<current_from_copy>: the same date as C<current_from>, written beside
+it. Release 0.101 drops C<current_from> when it retires a dictionary and
+keeps fields it does not know; the copy then still says when writers took
+the dictionary up, so that of several it retired at one date, a rollback
+goes back to the one writers used last. It is read only when
+C<current_from> is missing.
 
 C<other_keys> (on the whole-cache entry, the one of the empty prefix):
 C<0> when keys whose prefix has no dictionary get the fallback instead of
@@ -963,10 +986,12 @@ loads these).
 =item $set->previous($prefix, at => $epoch)
 
 The entry of C<$prefix> that its writers used last before the current one
-(the one a retired dictionary's writing stopped latest; a retired one of
+(the one a retired dictionary's writing stopped latest; of two that
+stopped in the same second, the one taken up later; a retired one of
 unknown date counts as the earliest), or C<undef>: what C<cmrx-dict
-rollback> goes back to. A staged dictionary cancelled before its time is
-never one.
+rollback> goes back to when nothing is staged for the prefix. A staged
+dictionary cancelled before its time is never one, and a cancelled
+rollback to a dictionary changes no answer.
 
 =item $set->for_key($key, at => $epoch)
 

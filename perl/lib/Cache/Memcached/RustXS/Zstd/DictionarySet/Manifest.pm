@@ -180,6 +180,9 @@ sub parse_manifest {
         elsif ($kind eq 'dictionary') {
             die "$at: dictionary before the set line\n" unless $self{identity};
             _check_entry(\%f, $at);
+            # Beside current_from the copy says nothing more (it is written
+            # again from current_from); without it, it says when.
+            delete $f{current_from_copy} if defined $f{current_from};
             if (my $other = $by_id{ $f{id} }) {
                 die "$at: dictionary ID $f{id} is listed twice (also for prefix "
                   . shown($other->{prefix}) . "): two dictionaries with one ID are refused\n";
@@ -282,11 +285,24 @@ sub manifest_text {
                '# A zstd dictionary set: Cache::Memcached::RustXS::Zstd::DictionarySet describes this file.',
                _line('set', { %{ $set->{set_fields} || {} }, id => $set->{identity} }, \@SET_FIELDS));
     push @out, _line('fallback', $set->{fallback}, \@FALLBACK_FIELDS) if $set->{fallback};
-    push @out, _line('dictionary', $_, \@DICTIONARY_FIELDS) for @{ $set->{entries} };
+    push @out, _line('dictionary', _with_copy($_), \@DICTIONARY_FIELDS) for @{ $set->{entries} };
     push @out, _line('removed', $_, \@REMOVED_FIELDS) for @{ $set->{removed} };
     push @out, 'end dictionaries=' . scalar(@{ $set->{entries} })
              . (@{ $set->{removed} } ? ' removed=' . scalar @{ $set->{removed} } : '');
     return join "\n", @out, '';
+}
+
+# A current or staged entry's current_from, again as current_from_copy:
+# releases before 0.102 drop current_from when they retire such an entry,
+# and keep fields they do not know, so when writers took it up stays
+# known. A retired entry that still has its current_from needs no copy.
+sub _with_copy {
+    my ($e) = @_;
+    return $e unless defined $e->{current_from};
+    my %f = %$e;
+    delete $f{current_from_copy};
+    $f{current_from_copy} = $f{current_from} if $f{state} eq 'current' || !defined $f{retired};
+    return \%f;
 }
 
 sub _line {

@@ -48,8 +48,9 @@ sub staged_start {
 # started last. Any other entry is closed: retired at its retired date,
 # having been written with from its current_from (when it has one) until
 # then, or never when its current_from is later than that date (a staged
-# entry cancelled before its time) -- but until its written_until date when
-# it has one (a retired entry staged again by a rollback, then cancelled).
+# entry cancelled before its time) -- but from its written_from date until
+# its written_until date when it has them (a retired entry staged again by
+# a rollback, then cancelled).
 
 sub is_staged {
     my ($e) = @_;
@@ -121,12 +122,19 @@ sub state_at {
         else {
             my ($from, $retired) = (epoch_of($e->{current_from}), epoch_of($e->{retired}));
             my $cancelled = defined $from && defined $retired && $from > $retired;
+            # Retired by a release that drops current_from: its copy says
+            # when writers took it up (of several that release retired at
+            # one date, the one taken up last was used last).
+            my $copy = defined $from ? undef : epoch_of($e->{current_from_copy});
+            $from = $copy if defined $copy && defined $retired && $copy <= $retired;
             @row{qw(state since)} = ('retired', $e->{retired});
             @row{qw(wrote wrote_until wrote_from)} = (1, defined $retired ? $retired : $ALWAYS, defined $from ? $from : $ALWAYS)
                 unless $cancelled;
-            # A rollback to it that was cancelled: writers used it until then.
-            my $before = epoch_of($e->{written_until});
-            @row{qw(wrote wrote_until wrote_from)} = (1, $before, $ALWAYS) if $cancelled && defined $before;
+            # A rollback to it that was cancelled: writers used it until
+            # then, from when they took it up (when the set says).
+            my ($before, $since) = (epoch_of($e->{written_until}), epoch_of($e->{written_from}));
+            @row{qw(wrote wrote_until wrote_from)} = (1, $before, defined $since ? $since : $ALWAYS)
+                if $cancelled && defined $before;
         }
         push @rows, \%row;
     }
