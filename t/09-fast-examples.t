@@ -245,15 +245,17 @@ for my $code (readme_examples(slurp('README.md'))) {
         my $missing = missing_client($code);
         skip "$where: needs what is missing here: $missing", 2 + keys %said if $missing;
         (my $run = $code) =~ s/(['"])[\w.-]+:11211\1/'$addr'/g;
-        $run .= "\n;\nrequire Data::Dumper;\n\$Data::Dumper::Sortkeys = 1;\n\$Data::Dumper::Indent = 0;\n"
-              . join '', map { "print 'SAID $_ ', Data::Dumper::Dumper($_), \"\\n\";\n" } sort keys %said;
+        # Data::Dumper's settings as methods: its package variables, named
+        # once in this code, would be a fatal "used only once" where no
+        # module loaded before names them too.
+        $run .= "\n;\nrequire Data::Dumper;\n"
+              . join '', map { "print 'SAID $_ ', Data::Dumper->new([$_])->Sortkeys(1)->Indent(0)->Dump, \"\\n\";\n" }
+                             sort keys %said;
         my $out = run_in_scratch($scratch, $run);
         is $?, 0, "$where: runs as written" or diag $out;
         unlike $out, qr/warn|uninitialized|deprecated/i, "$where: without warnings";
         for my $var (sort keys %said) {
-            local $Data::Dumper::Sortkeys = 1;
-            local $Data::Dumper::Indent = 0;
-            my $expected = Data::Dumper::Dumper(eval $said{$var});
+            my $expected = Data::Dumper->new([ eval $said{$var} ])->Sortkeys(1)->Indent(0)->Dump;
             my ($got) = $out =~ /^SAID \Q$var\E (.*)$/m;
             is $got, $expected, "$where: $var is $said{$var}, as its comment says";
         }
