@@ -7,7 +7,7 @@ use Carp ();
 
 # Cargo.toml's release number (0.1.0) in Perl's decimal notation; t/ and
 # Makefile.PL check that the two, and the linked engine, agree.
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 require XSLoader;
 XSLoader::load(__PACKAGE__, $VERSION);    # a stale .so of another version croaks
@@ -240,9 +240,9 @@ functions:
 =item engine_version()
 
 The version of the linked Rust engine, as its Cargo.toml states it
-(C<0.1.1>). C<$VERSION> is the same release number as a Perl decimal
-version (C<0.101>: MAJOR.MINOR and PATCH as two digits), so that
-C<use Cache::Memcached::RustXS 0.1> holds for every 0.1.x.
+(C<1.0.0>). C<$VERSION> is the same release number as a Perl decimal
+version (C<1.000>: MAJOR.MINOR and PATCH as two digits), so that
+C<use Cache::Memcached::RustXS 1.0> holds for every 1.0.x.
 
 =item decode_compressed($bytes)
 

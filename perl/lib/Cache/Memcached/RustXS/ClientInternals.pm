@@ -11,7 +11,7 @@ use warnings;
 use Carp ();
 use Scalar::Util ();
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 # The releases whose sources were read for what this module relies on
 # (they are in the project's client matrix).

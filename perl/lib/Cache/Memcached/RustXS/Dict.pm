@@ -5,7 +5,7 @@ use warnings;
 
 use Exporter 5.57 'import';
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(fail unusable sum_length round ratio held_out_split);
 

@@ -7,7 +7,7 @@ use Carp ();
 
 use Cache::Memcached::RustXS ();
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 # parse_from_sock, parse_from_string, current_key, error, inline_finalize,
 # _new and _get_response_items are XSUBs (perl/RustXS.xs).

@@ -13,7 +13,7 @@ use Cache::Memcached::RustXS::GetParser ();
 use Cache::Memcached::RustXS::Zstd ();
 use Time::HiRes ();
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 my $PARSER = 'Cache::Memcached::RustXS::GetParser';
 my @ZSTD_OPTIONS = qw(level dictionary dictionaries rescan_interval);

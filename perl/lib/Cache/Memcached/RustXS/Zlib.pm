@@ -7,7 +7,7 @@ use Carp ();
 use Exporter 5.57 'import';
 use Cache::Memcached::RustXS ();
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(memGzip memGunzip compress uncompress compress_methods
                     override_compress_zlib restore_compress_zlib fast_options);

@@ -8,7 +8,7 @@ use Exporter 5.57 'import';
 use Cache::Memcached::RustXS ();
 use Time::HiRes ();
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(load_dictionary load_dictionaries train_dictionary train_dictionary_with_parameters
                     frame_sizes compress decompress compress_methods dictionary_id dictionary_with_id

@@ -8,7 +8,7 @@ use Exporter 5.57 'import';
 use Cache::Memcached::RustXS::Dict::Memory ();
 use Cache::Memcached::RustXS::Zstd ();
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 our @EXPORT_OK = qw(node_facts stored_item report_items set_items cas_use advise print_advice advice_data);
 
 my @FACTORS       = (1.25, 1.2, 1.15, 1.1, 1.08, 1.05);    # -f values forecast

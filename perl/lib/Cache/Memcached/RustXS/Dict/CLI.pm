@@ -27,7 +27,7 @@ use Cache::Memcached::RustXS::Dict::Prune qw(prune_set parse_duration);
 use Cache::Memcached::RustXS::Dict::Rollout qw(list_set rollback_set);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::State ();
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 my $MIN_DICT = 256;    # the smallest dictionary zstd makes
 my %DEFAULT = (delimiter => ':', sample => 1000, size => 16384, timeout => 10);

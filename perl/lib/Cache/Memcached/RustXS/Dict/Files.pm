@@ -10,7 +10,7 @@ use Cache::Memcached::RustXS::Dict qw(fail);
 use Cache::Memcached::RustXS::Dict::Memory ();
 use Cache::Memcached::RustXS::GetParser ();
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(read_sample_files);
 

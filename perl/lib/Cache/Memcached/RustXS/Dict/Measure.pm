@@ -12,7 +12,7 @@ use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict qw(fail sum_length round held_out_split);
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(measure_held_out codecs measure measure_codec compress_all
                     train load_dictionary_file load_dictionary_bytes);

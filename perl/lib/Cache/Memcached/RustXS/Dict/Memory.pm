@@ -5,7 +5,7 @@ use warnings;
 
 use Carp ();
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 # memcached 1.6 on a 64-bit host: the fixed part of every item (sizeof
 # item), the CAS value each item carries unless the server runs with -C,

@@ -5,7 +5,7 @@ use warnings;
 
 use Cache::Memcached::RustXS::Dict::Server ();
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 # The nodes of one memcached pool as one source of values: every node's
 # keys listed, each key fetched from the node that listed it.

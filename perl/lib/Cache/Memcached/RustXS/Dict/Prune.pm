@@ -13,7 +13,7 @@ use Cache::Memcached::RustXS::Dict qw(fail);
 use Cache::Memcached::RustXS::Dict::Sample qw(sample_source);
 use Cache::Memcached::RustXS::Dict::Report qw(shown plural duration_text);
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(prune_set read_set parse_duration);
 

@@ -10,7 +10,7 @@ use Cache::Memcached::RustXS::Dict::Measure ();
 
 my $CANDIDATES_SHOWN = 8;    # a tuning's candidates printed, the choice always
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(report_data train_data print_report print_train print_json
                     print_train_all print_report_set set_data print_prune prune_data

@@ -12,7 +12,7 @@ use Cache::Memcached::RustXS::Dict::Prune qw(read_set);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(manifest_date);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::State qw(now);
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(list_set rollback_set);
 

@@ -10,7 +10,7 @@ use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict qw(sum_length);
 use Cache::Memcached::RustXS::Dict::Report qw(shown);
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(list_keys fetch_values decode_value sample_source);
 

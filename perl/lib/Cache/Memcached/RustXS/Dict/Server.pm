@@ -11,7 +11,7 @@ use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Dict qw(fail unusable);
 use Cache::Memcached::RustXS::GetParser ();
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 my $MAX_LINE   = 65536;     # longest reply line accepted (keys are <= 250 bytes)
 my $READ_SIZE  = 262144;    # bytes asked of each read

@@ -17,7 +17,7 @@ use Cache::Memcached::RustXS::Dict::Report qw(shown);
 use Cache::Memcached::RustXS::Dict::Rollout ();
 use Cache::Memcached::RustXS::Dict::Tune qw(tune tune_fallback dictionary_memory stored_memory worth_a_dictionary);
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(train_all report_set decide decide_set whole_cache_samples write_plan staged_from);
 

@@ -10,7 +10,7 @@ use Cache::Memcached::RustXS::Dict::Files ();
 use Cache::Memcached::RustXS::Dict::Report qw(print_train_all print_report_set set_data);
 use Cache::Memcached::RustXS::Dict::Tune qw(worth_a_dictionary);
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 # The functions this module had, from where they live now.
 our @EXPORT_OK = qw(train_all report_set read_dump print_train_all print_report_set json_data

@@ -14,7 +14,7 @@ use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict qw(sum_length round ratio held_out_split);
 use Cache::Memcached::RustXS::Dict::Memory ();
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(tune tune_fallback stored_memory dictionary_memory worth_a_dictionary
                     choices_error candidate_sizes advantage_and_spread smallest_within_spread);

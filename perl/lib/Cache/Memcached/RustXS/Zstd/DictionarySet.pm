@@ -15,7 +15,7 @@ use Cache::Memcached::RustXS::Zstd::DictionarySet::State qw(now state_at is_stag
 use Cache::Memcached::RustXS::Zstd::DictionarySet::IDs qw(
     new_identity lowest_unused_id random_unused_id loaded_state);
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 my $LOCK_NAME      = '.lock';
 my $MAX_FILE_STEM  = 40;                      # bytes of the prefix kept in a file name
@@ -738,8 +738,8 @@ L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>'s C<state_at>,
 and "now" is its clock, which tests move instead of sleeping.
 
 The manifest keeps a staged dictionary as C<state=retired> with a
-C<current_from> date and no C<retired> date: a release of this
-distribution before 0.102, which knows no staging, loads it for reading
+C<current_from> date and no C<retired> date: release 0.101 of this
+distribution, which knows no staging, loads it for reading
 and never writes with it, so hosts running an older release stay safe.
 L</write> writes down what the schedule says at that moment
 (L</settle>): a staged dictionary whose time has passed is written as
@@ -857,7 +857,7 @@ rollback staged it again and that was cancelled, and C<written_from> (a
 date) since when they used it then; writers
 of a prefix use, at any moment, the current or staged dictionary whose
 C<current_from> came last (a current one without the field counts as
-earliest). Releases before 0.102 keep the field as they keep any other.
+earliest). Release 0.101 keeps the field as it keeps any other.
 
 C<current_from_copy>: the same date as C<current_from>, written beside
 it. Release 0.101 drops C<current_from> when it retires a dictionary and

@@ -12,7 +12,7 @@ use Exporter 5.57 'import';
 
 use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw($MAX_ID is_id);
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(new_identity lowest_unused_id random_unused_id loaded_state);
 

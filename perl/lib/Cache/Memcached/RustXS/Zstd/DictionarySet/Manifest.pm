@@ -17,7 +17,7 @@ use POSIX ();
 use Time::Local ();
 use Cache::Memcached::RustXS ();
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(
     $FORMAT $MANIFEST_NAME $MAX_ID $MIN_LEVEL $MAX_LEVEL
@@ -293,8 +293,8 @@ sub manifest_text {
 }
 
 # A current or staged entry's current_from, again as current_from_copy:
-# releases before 0.102 drop current_from when they retire such an entry,
-# and keep fields they do not know, so when writers took it up stays
+# release 0.101 drops current_from when it retires such an entry,
+# and keeps fields it does not know, so when writers took it up stays
 # known. A retired entry that still has its current_from needs no copy.
 sub _with_copy {
     my ($e) = @_;

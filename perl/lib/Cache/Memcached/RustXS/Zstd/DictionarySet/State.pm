@@ -14,7 +14,7 @@ use Time::HiRes ();
 
 use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(epoch_of manifest_date);
 
-our $VERSION = '0.101';
+our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(now state_at is_staged staged_start);
 
