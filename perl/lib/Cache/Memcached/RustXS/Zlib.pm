@@ -10,7 +10,8 @@ use Cache::Memcached::RustXS ();
 our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(memGzip memGunzip compress uncompress compress_methods
-                    override_compress_zlib restore_compress_zlib fast_options);
+                    override_compress_zlib restore_compress_zlib compress_zlib_overridden
+                    fast_options);
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
 # Tunables, read at each call (so `local` works). The XS gives them their
