@@ -269,8 +269,8 @@ flag included, so that Cache::Memcached's own C<Compress::Zlib::memGunzip>
 decides what happens to it: for gzip the outcome is the pure-Perl parser's,
 exactly (a zstd frame does not gunzip: C<undef>, as a client without this
 distribution reads it). A zstd value whose dictionary is not loaded is
-dropped, so the key is a miss, with one warning per dictionary ID in the
-process. Decompressed output is capped at
+dropped, so the key is a miss, with a warning (how often:
+L<Cache::Memcached::RustXS::Zstd/DIAGNOSTICS>). Decompressed output is capped at
 C<$Cache::Memcached::RustXS::Zlib::MaxOutput> bytes (64 MiB by default, read
 when the parser is created); a value that would decompress to more is
 dropped too (as Cache::Memcached::Fast makes a miss of a value its

@@ -577,18 +577,12 @@ interval, to follow it (see L</compress_methods(dictionaries =E<gt> $dir, prefix
 and load what it added before they write with it. Only what is new is read
 (the manifest, and the files of dictionaries not loaded yet). A rescan that
 fails (a half-copied file, another set's manifest put in the folder) keeps
-what was loaded, warns at most once per C<$WarnInterval> seconds (60 by
-default), folder and reason, and the value is a miss; a later rescan may
-succeed. The warning about a
-missing dictionary comes when the ID is still unknown after a rescan.
+what was loaded, warns (L</DIAGNOSTICS>), and the value is a miss; a later
+rescan may succeed. The warning about a missing dictionary comes when the
+ID is still unknown after a rescan.
 
 Calling it again for the same folder reads it at once, and sets its
 interval anew.
-
-C<$Cache::Memcached::RustXS::Zstd::WarnInterval> (60 by default): seconds
-between two warnings about the same thing -- a dictionary that is still
-not loaded, a set that cannot be read again; C<local> it to 0 to see every
-one.
 
 =item dictionary_id($bytes)
 
@@ -687,7 +681,7 @@ for anything else: not a zstd frame, a corrupt or truncated one, bytes after
 it, data over C<$Cache::Memcached::RustXS::Zlib::MaxOutput> (64 MiB by
 default: a decompression bomb or a lying size costs at most that much
 memory), or a dictionary that is not loaded. A missing dictionary is also
-reported, by one warning per dictionary ID in the process.
+reported by a warning (how often: L</DIAGNOSTICS>).
 
 =item frame_dictionary_id($frame)
 
@@ -1023,6 +1017,37 @@ C<Compress::Zlib::memGzip> does anywhere else in the process) and read with
 L<Cache::Memcached::RustXS::GetParser>. That parser decodes zstd values
 wherever it is used.
 
+=head1 DIAGNOSTICS
+
+Two warnings say that values are misses for a reason that may last. Each
+is said the first time, and again at most once per
+C<$Cache::Memcached::RustXS::Zstd::WarnInterval> seconds (60 by default)
+while it lasts: never once per value, so a cache full of such values does
+not flood the log, and not only once per process, which would hide a
+problem that lasts. Each text counts apart, and the count is the
+process's (its threads share it):
+
+=over 4
+
+=item Cache::Memcached::RustXS: zstd dictionary %d is not loaded, so values compressed with it are misses (load it with Cache::Memcached::RustXS::Zstd::load_dictionary)
+
+A reader (L</decompress($frame)>, L<Cache::Memcached::RustXS::GetParser>,
+the decompressors of either module's C<compress_methods>) met a frame
+naming a dictionary this process has not loaded, and a rescan of the
+loaded sets did not find it: once per interval for each dictionary ID.
+L<Cache::Memcached::RustXS::Operations/COUNTERS> says what to look at on
+a fleet.
+
+=item Cache::Memcached::RustXS::Zstd: rescanning the dictionary set in %s: %s; the dictionaries loaded before stay
+
+A set loaded by L</load_dictionaries($dir, rescan_interval =E<gt> 60)>
+could not be read again: once per interval for each folder and reason.
+
+=back
+
+C<local> C<$Cache::Memcached::RustXS::Zstd::WarnInterval> to 0 to see
+every one. The interval is the engine's, one for the whole process.
+
 =head1 PREFORKING SERVERS
 
 L</load_dictionaries($dir, rescan_interval =E<gt> 60)> prepares every
@@ -1035,7 +1060,7 @@ L<Cache::Memcached::RustXS::Operations/PREFORKING SERVERS>.
 
 A value written as zstd can only be read by a reader that knows zstd and has
 its dictionary. A reader with this distribution but without the dictionary
-gets a miss and one warning per dictionary ID. A reader without this
+gets a miss and a warning (L</DIAGNOSTICS>). A reader without this
 distribution gets a miss for it, never garbage and never a die, when it is
 made to read compressed values at all, as its version needs:
 
