@@ -368,6 +368,14 @@ decompressor, false before 0.28 or when it is not loaded.
 
 =back
 
+=head1 SEE ALSO
+
+L<Cache::Memcached::RustXS::GetParser> and
+L<Cache::Memcached::RustXS::Memcached>, which rely on what this module
+finds; L<Cache::Memcached::RustXS::Zstd/ROLLING OUT AND BACK>, what each
+client release does with a compressed value; L<Cache::Memcached>,
+L<Cache::Memcached::Fast>.
+
 =head1 AUTHOR
 
 The Cache-Memcached-RustXS developers.

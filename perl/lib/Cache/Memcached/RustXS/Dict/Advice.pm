@@ -282,7 +282,7 @@ values: every item takes the smallest slab chunk that holds it, the chunks
 grow by C<-f>, and each item carries 8 bytes of CAS unless the node runs
 with C<-C>. For the values C<cmrx-dict report> samples, written as the
 set writes them, this module forecasts with
-L<Cache::Memcached::RustXS::Dict::Memory/forecast_items> the items each
+L<Cache::Memcached::RustXS::Dict::Memory/"forecast_items(\@items)"> the items each
 node's memory would hold with memcached's defaults, with the node's own
 settings and with candidates (growth factors 1.05 to 1.25, the node's C<-n>
 and one whose first class just holds the smallest item, C<slab_chunk_max>
@@ -318,7 +318,7 @@ most C<$ratio> of it, else the value (flags 0).
 The held-out values of a group that C<report> measured (those at odd
 positions of C<@values>) as items written by the set it would make: the
 frames of the prefix's tuned dictionary (C<@frame_sizes>, filled by
-L<Cache::Memcached::RustXS::Dict::Measure/measure_held_out>) where it has
+L<Cache::Memcached::RustXS::Dict::Measure/"measure_held_out(\@values, size =E<gt> 16384)">) where it has
 one worth it, else zstd -3's; each standing for the prefix's keys over its
 held-out values.
 

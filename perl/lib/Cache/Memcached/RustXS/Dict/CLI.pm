@@ -641,7 +641,7 @@ the progress line says while keys are listed and values fetched.
 =item tuning_options(\%options, $size_given), numeric_options(\%options, @names), check_max_size(\%options)
 
 The tuning options of every subcommand but C<prune> as
-L<Cache::Memcached::RustXS::Dict::Tune/tune>'s arguments (C<--size>, when
+L<Cache::Memcached::RustXS::Dict::Tune/"tune(%options)">'s arguments (C<--size>, when
 given, the one size tried; C<--levels> and C<--methods> split at commas),
 and their checks.
 
@@ -685,7 +685,8 @@ into an address).
 
 Sets the clock of L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>
 from C<CMRX_DICT_NOW> (epoch seconds) when it is set: every subcommand
-then acts as if that were the time. L</main> does it for the run.
+then acts as if that were the time. L</main(@arguments)> does it for the
+run.
 
 =item connect_servers(\%options)
 

@@ -145,7 +145,8 @@ Cache::Memcached::RustXS::Dict::Files - cmrx-dict's values from files: get respo
 The second source of values of L<cmrx-dict> beside a memcached server
 (L<Cache::Memcached::RustXS::Dict::Server>): files. C<train --all>,
 C<report --dictionaries> and C<prune> read files of memcached C<get>
-responses (C<-> is standard input) through L</read(\@files)>, which gives
+responses (C<-> is standard input) through
+L</"Cache::Memcached::RustXS::Dict::Files-E<gt>read(\@files)">, which gives
 an object that L<Cache::Memcached::RustXS::Dict::Sample> samples as it
 samples a server; a single C<train> reads plain samples, one a file (or
 one a line of standard input), through L</read_sample_files(\@args, null

@@ -239,7 +239,7 @@ value.
 =item measure_held_out(\@values, keys => \@keys, tune => { memory => $model, keys => $count, ... })
 
 The same split and measures, but the dictionary is the one
-L<Cache::Memcached::RustXS::Dict::Tune/tune> chooses on the training half
+L<Cache::Memcached::RustXS::Dict::Tune/"tune(%options)"> chooses on the training half
 (with the options in C<tune>, and the values' keys, C<keys>, as the
 samples' keys; a value without one is measured under a 17-byte key), at
 its level, loaded under a 4-byte ID: what plain C<cmrx-dict report> and

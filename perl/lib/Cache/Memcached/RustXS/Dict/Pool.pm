@@ -120,7 +120,7 @@ as its source takes a pool.
 =item Cache::Memcached::RustXS::Dict::Pool->connect(\@addresses, timeout => 10)
 
 Connects to every node
-(L<Cache::Memcached::RustXS::Dict::Server/connect($address, timeout =E<gt> 10)>:
+(L<Cache::Memcached::RustXS::Dict::Server/"Cache::Memcached::RustXS::Dict::Server-E<gt>connect($address, timeout =E<gt> 10)">:
 an address is C<HOST:PORT>, C<[IPv6]:PORT>, the path of a unix socket,
 or what C<parse_address> returns); fails as it does.
 

@@ -270,8 +270,8 @@ naming each dictionary ID, decodable or not).
 =item sample_source($source, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, progress => sub { my ($what) = @_ }, listing_progress => sub { })
 
 What the set commands (C<train --all>, C<report --dictionaries>,
-C<prune>) look at: the source listed by L</list_keys($server, ...)> and
-every group's sample fetched by L</fetch_values($server, $group, ...)>.
+C<prune>) look at: the source listed by C<list_keys> and every group's
+sample fetched by C<fetch_values> (both above).
 Returns C<< { listing, groups => \@groups, dictionary_ids => { id =>
 count } } >>: the groups largest (item bytes) first, each with C<pairs>
 (C<[$key, $value]> of its decoded values, in key order) beside what

@@ -370,7 +370,7 @@ Per prefix (the group of keys before the delimiter, which the set holds
 with the delimiter: C<user:>), and for the whole cache (the empty prefix,
 its samples the pool of every group's, L</whole_cache_samples(\@groups)>):
 a fresh dictionary is tuned on the sampled values
-(L<Cache::Memcached::RustXS::Dict::Tune/tune>, with the keys the source
+(L<Cache::Memcached::RustXS::Dict::Tune/"tune(%options)">, with the keys the source
 counts: a server's, none for files), the set's current dictionary is
 measured on the same held-out values, and the outcome is
 
@@ -437,7 +437,7 @@ measured on (all the fallback's values when none was held out), else 0.
 The delimiter is recorded on the set line, and the set is written. The
 tuning options (C<max_size>, C<sizes>, C<levels>, C<methods>,
 C<compress_time>, C<decompress_time>) are
-L<Cache::Memcached::RustXS::Dict::Tune/tune>'s.
+L<Cache::Memcached::RustXS::Dict::Tune/"tune(%options)">'s.
 
 Returns a hash reference: C<dir>, C<set>, C<listing>, C<prefixes> (per
 prefix the decision, below, with C<action>: C<added>, C<replaced>,
@@ -484,7 +484,7 @@ One decision (L</THE DECISION>), against the prefix's dictionary at the
 moment C<at> (epoch seconds, now by default; a staged one once it starts):
 C<< { outcome, why, group, set_prefix,
 pairs (how many), tuned (tune's result), current (the set's entry, with
-its C<memory> and C<bytes> on the held-out values), gain_over_current } >>.
+its memory and bytes on the held-out values), gain_over_current } >>.
 C<set_prefix> undef (a group without the delimiter) or C<no_dictionary>
 (why) decides C<none> without tuning.
 

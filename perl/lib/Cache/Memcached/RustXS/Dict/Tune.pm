@@ -694,7 +694,7 @@ verdict (C<larger, and less memory by N, within the estimate's spread (S)>).
 The first candidate in that order that is fast enough is chosen: by default its compression is no
 slower per value than Compress::Zlib's C<memGzip> (what the clients pay
 today) and its decompression faster than this distribution's gzip
-(L<Cache::Memcached::RustXS::Zlib/memGunzip>), both timed on the held-out
+(L<Cache::Memcached::RustXS::Zlib/"memGunzip($gz)">), both timed on the held-out
 values in the same interleaved rounds as the candidate (7 of them; the
 times compared are those of the round whose ratio of the two is the
 median, so a load that changes between rounds does not decide).
@@ -710,7 +710,12 @@ Exported on request.
 
 =over 4
 
-=item tune(samples => \@pairs, memory => $model, keys => $count, max_size => 112640, sizes => [2048, 4096, ...], levels => [3, 6, 9, 12, 15, 19], methods => [qw(samples fastcover cover)], id => 65536, compress_time => 1, decompress_time => 1, progress => sub { my ($what) = @_ })
+=item tune(%options)
+
+    my $tuned = tune(samples => \@pairs, memory => $model, keys => $count,
+        max_size => 112640, sizes => [2048, 4096, ...], levels => [3, 6, 9, 12, 15, 19],
+        methods => [qw(samples fastcover cover)], id => 65536,
+        compress_time => 1, decompress_time => 1, progress => sub { my ($what) = @_ });
 
 Tunes one prefix. C<keys> (optional) is how many keys the prefix holds:
 with it the dictionary's bytes are in the cost (above); without it the
@@ -737,7 +742,7 @@ the timed ones C<us_compress>, C<us_decompress> and the baselines' times of
 the same rounds, and C<verdict>: C<chosen>, why it was too slow, C<more
 memory> or C<not timed>); C<choice> (the chosen candidate); C<dictionary>
 (the bytes trained on every sample) and C<parameters> (as
-L<Cache::Memcached::RustXS::Zstd/train_dictionary_with_parameters> returns
+L<Cache::Memcached::RustXS::Zstd/"train_dictionary_with_parameters(\@samples, %options)"> returns
 them). Without a dictionary, C<no_dictionary> says why (too few values,
 training failed, none fast enough) and C<choice> and C<dictionary> are
 absent.
