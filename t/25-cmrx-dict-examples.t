@@ -1,0 +1,96 @@
+#!/usr/bin/perl
+# cmrx-dict's manual shows what its commands print: the examples of
+# "A set's life, from files" and "Usage errors" (EXAMPLES, cmrx-dict.pod)
+# run here as written, in order, on the files they name, and every line
+# they show is printed, in that order, figures aside (the dictionary IDs
+# are random and the tuner's sizes, levels and times depend on the
+# machine), with the exit status EXIT STATUS gives: 0, or 2 for a usage
+# error (its line ends with the pointer to --help) and 1 for a failure.
+use strict;
+use warnings;
+
+use lib 't/lib';
+use Test::More;
+use File::Temp ();
+use CMRXTest::Peers qw(slurp);
+use CMRXTest::DictSets qw(run_dict);
+
+my $MANUAL = 'perl/lib/cmrx-dict.pod';
+
+# The examples of a =head2 of EXAMPLES: [[env, \@args, \@shown], ...] from
+# its verbatim lines, "$ [NAME=VALUE ...] cmrx-dict ARGS" (continued by a
+# trailing backslash) followed by the lines it prints.
+sub examples_of {
+    my ($pod, $heading) = @_;
+    my ($section) = $pod =~ /^=head2 \Q$heading\E\n(.*?)^=head/ms
+        or die "$MANUAL: no =head2 $heading\n";
+    my (@examples, $continued);
+    for my $line (split /\n/, $section) {
+        next unless $line =~ s/\A    //;
+        if (defined $continued) {
+            $examples[-1][1] = [ @{ $examples[-1][1] }, split ' ', $line ];
+            $continued = $examples[-1][1][-1] eq '\\' ? pop @{ $examples[-1][1] } : undef;
+        }
+        elsif ($line =~ /\A\$ ((?:\w+=\S+ )*)cmrx-dict(.*)\z/) {
+            my ($env, @args) = ({ map { split /=/, $_, 2 } split ' ', $1 }, split ' ', $2);
+            $continued = @args && $args[-1] eq '\\' ? pop @args : undef;
+            push @examples, [ $env, \@args, [] ];
+        }
+        elsif (@examples && $line ne '...') {
+            push @{ $examples[-1][2] }, $line;
+        }
+    }
+    return @examples;
+}
+
+# A line as compared: figures (numbers, the set's identity) and runs of
+# blanks made alike.
+sub shape {
+    my ($line) = @_;
+    $line =~ s/\b[0-9a-f]{32}\b/IDENTITY/g;
+    $line =~ s/\d+(?:\.\d+)?/#/g;
+    $line =~ s/\s+/ /g;
+    $line =~ s/\A | \z//g;
+    return $line;
+}
+
+# The shown lines that are not, in their order, among the printed ones.
+sub unshown {
+    my ($shown, $printed) = @_;
+    my @printed = map { shape($_) } @$printed;
+    my @missing;
+    for my $line (grep { /\S/ } @$shown) {
+        my $want = shape($line);
+        shift @printed while @printed && $printed[0] ne $want;
+        if (@printed) { shift @printed } else { push @missing, $line }
+    }
+    return @missing;
+}
+
+my $pod     = slurp($MANUAL);
+my $scratch = File::Temp->newdir;
+my $set     = "$scratch/set";
+for my $heading ("A set's life, from files", 'Usage errors') {
+    my @examples = examples_of($pod, $heading);
+    cmp_ok scalar(@examples), '>=', 6, "$heading: " . scalar(@examples) . ' examples';
+    for my $example (@examples) {
+        my ($env, $args, $shown) = @$example;
+        my $command = join ' ', 'cmrx-dict', @$args;
+        local @ENV{ keys %$env } = values %$env;
+        # The set lives in a scratch folder, shown as the manual names it.
+        my ($status, $out, $err) = run_dict([ map { $_ eq 'set' ? $set : $_ } @$args ]);
+        my @printed = map { my $l = $_; $l =~ s/\Q$set\E/set/g; $l } split /\n/, $out . $err;
+        my $error = @$shown && $shown->[0] =~ /\Acmrx-dict: /;
+        my $want = !$error ? 0 : $shown->[0] =~ /; see cmrx-dict --help\z/ ? 2 : 1;
+        is $status, $want, "$command: exit status $want" or diag $out, $err;
+        my @missing = unshown($shown, \@printed);
+        is scalar(@missing), 0, '... and it prints the ' . scalar(@$shown) . ' lines shown'
+            or diag "not printed (in order):\n", join("\n", @missing), "\nprinted:\n", join("\n", @printed);
+    }
+}
+
+# The comparison can fail: a line the command does not print is found.
+is_deeply [unshown(['The set', 'a line never printed'], ['The set', '  gh: added 1 gh-1.dict'])],
+    ['a line never printed'], 'a shown line that is not printed is found';
+
+done_testing;
