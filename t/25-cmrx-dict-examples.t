@@ -6,6 +6,8 @@
 # are random and the tuner's sizes, levels and times depend on the
 # machine), with the exit status EXIT STATUS gives: 0, or 2 for a usage
 # error (its line ends with the pointer to --help) and 1 for a failure.
+# The operations guide's check of a host's copy of a set runs on the set
+# the examples made.
 use strict;
 use warnings;
 
@@ -87,6 +89,32 @@ for my $heading ("A set's life, from files", 'Usage errors') {
         is scalar(@missing), 0, '... and it prints the ' . scalar(@$shown) . ' lines shown'
             or diag "not printed (in order):\n", join("\n", @missing), "\nprinted:\n", join("\n", @printed);
     }
+}
+
+# The operations guide's check of a host's copy of the set (its step "Check
+# every host before the staged time"), run as written on the set above:
+# it prints the IDs of every dictionary the manifest names, and dies
+# naming a file that is missing.
+{
+    my $guide = slurp('perl/lib/Cache/Memcached/RustXS/Operations.pod');
+    my ($code) = $guide =~ /^ +perl -MCache::Memcached::RustXS::Zstd -e '\n(.*?)^ +' \/etc\/app\/dictionaries/ms
+        or die "Operations.pod: no check of a host's copy\n";
+    my $check = sub {
+        my ($dir) = @_;
+        open my $perl, '-|', $^X, '-Mblib', '-MCache::Memcached::RustXS::Zstd', '-e', $code, $dir
+            or die "cannot run $^X: $!\n";
+        my $out = do { local $/; <$perl> };
+        close $perl;
+        return ($? >> 8, defined $out ? $out : '');
+    };
+    my @ids = sort map { /\bid=(\d+)/ ? $1 : () } grep { /\Adictionary / } split /\n/, slurp("$set/manifest");
+    my ($status, $out) = $check->($set);
+    is $status, 0, "Operations.pod's check of a host's copy runs";
+    is_deeply [sort split ' ', $out], \@ids, '... and prints the IDs of the ' . scalar(@ids) . ' dictionaries the manifest names';
+    my $file = (sort glob "$set/*.dict")[0];
+    unlink $file or die "unlink $file: $!\n";
+    ($status, $out) = $check->($set);
+    isnt $status, 0, '... and fails when a file is missing';
 }
 
 # The comparison can fail: a line the command does not print is found.
