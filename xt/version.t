@@ -39,7 +39,7 @@ for my $file (sort @pm) {
     is $module->VERSION, $perl_version, "$module->VERSION at run time";
 }
 
-# `use Cache::Memcached::RustXS 0.1` for any 0.1.x: 0.1 is compared as 0.100.
+# `use Cache::Memcached::RustXS 1.0` for any 1.0.x: 1.0 is compared as 1.000.
 ok eval { Cache::Memcached::RustXS->VERSION("$major.$minor"); 1 },
     "use Cache::Memcached::RustXS $major.$minor works" or diag $@;
 ok !eval { Cache::Memcached::RustXS->VERSION($major . '.' . ($minor + 1)); 1 },
