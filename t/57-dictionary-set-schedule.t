@@ -101,7 +101,7 @@ $roll = $Set->read("$TMP/rollback");
 $roll->remove(22);
 like error_of(sub { $roll->make_current(22) }), qr/was removed from the set/, 'make_current of a removed one: refused';
 like error_of(sub { $roll->make_current(99) }), qr/no dictionary with ID '99'/, '... of an unknown one too';
-like error_of(sub { $roll->make_current(21, from => 1) }), qr/unknown option from/, '... and unknown options';
+like error_of(sub { $roll->make_current(21, from => 1) }), qr/unknown option\(s\): from/, '... and unknown options';
 
 # A dictionary added at once while another is staged: the newest decision holds.
 my $over = $Set->create("$TMP/over");

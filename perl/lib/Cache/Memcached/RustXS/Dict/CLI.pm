@@ -16,15 +16,16 @@ use Cache::Memcached::RustXS::Dict::Files qw(read_sample_files);
 use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values);
 use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out train load_dictionary_file);
 use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_report print_train print_json
-                                             print_train_all print_report_set set_data print_prune prune_data
-                                             print_list list_data print_rollback rollback_data skipped_note shown);
+                                             print_train_all print_report_set set_data skipped_note shown);
+use Cache::Memcached::RustXS::Dict::Report::Set qw(print_prune prune_data print_list list_data print_rollback
+                                                  rollback_data print_history history_data);
 use Cache::Memcached::RustXS::Dict::Memory ();
 use Cache::Memcached::RustXS::Dict::Advice qw(node_facts report_items set_items advise print_advice advice_data);
 use Cache::Memcached::RustXS::Dict::Tune ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict::SetTrainer qw(train_all report_set);
 use Cache::Memcached::RustXS::Dict::Prune qw(prune_set parse_duration);
-use Cache::Memcached::RustXS::Dict::Rollout qw(list_set rollback_set);
+use Cache::Memcached::RustXS::Dict::Rollout qw(list_set rollback_set history_set);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::State ();
 
 our $VERSION = '0.101';
@@ -36,7 +37,7 @@ my %DEFAULT = (delimiter => ':', sample => 1000, size => 16384, timeout => 10);
 my @SET_OPTIONS = qw(if-better=s max-size=s levels=s methods=s compress-time=s decompress-time=s);
 my %EXIT = (ok => 0, failure => 1, usage => 2, unusable => 2);
 my $PROGRESS_WIDTH = 78;
-my $SUBCOMMANDS = 'report, train, prune, list or rollback';
+my $SUBCOMMANDS = 'report, train, prune, list, rollback or history';
 
 # The manual, installed beside the modules as cmrx-dict.pod (so that
 # `perldoc cmrx-dict` finds it).
@@ -88,6 +89,7 @@ sub dispatch {
     return cmd_prune(@args)    if $command eq 'prune';
     return cmd_list(@args)     if $command eq 'list';
     return cmd_rollback(@args) if $command eq 'rollback';
+    return cmd_history(@args)  if $command eq 'history';
     usage_error("unknown subcommand '$command' ($SUBCOMMANDS)");
 }
 
@@ -443,11 +445,26 @@ sub cmd_rollback {
     usage_error("rollback: no arguments after the options ('$args[0]')") if @args;
     usage_error("rollback: --to must be a dictionary ID, not '$opt->{to}'")
         if defined $opt->{to} && $opt->{to} !~ /\A[1-9][0-9]{0,9}\z/;
-    my $stage = stage_option($opt);
+    # Without --stage, the rule's timing: at once to a dictionary writers
+    # have used, staged by the default to one they have not.
+    my $stage = defined $opt->{stage} ? stage_option($opt) : undef;
     my $result = rollback_set(dir => $opt->{dictionaries}, prefix => $opt->{prefix}, to => $opt->{to},
                               stage => $stage, dry_run => $opt->{'dry-run'});
     if ($opt->{json}) { print_json(\*STDOUT, rollback_data($result)) }
     else              { print_rollback(\*STDOUT, $result) }
+    return;
+}
+
+sub cmd_history {
+    my @args = @_;
+    my $opt = parse_options('history', \@args, qw(dictionaries=s prefix=s json));
+    return show_help() if $opt->{help};
+    usage_error('history: --dictionaries DIR is needed')
+        unless defined $opt->{dictionaries} && length $opt->{dictionaries};
+    usage_error("history: no arguments after the options ('$args[0]')") if @args;
+    my $history = history_set(dir => $opt->{dictionaries}, prefix => $opt->{prefix});
+    if ($opt->{json}) { print_json(\*STDOUT, history_data($history)) }
+    else              { print_history(\*STDOUT, $history) }
     return;
 }
 
@@ -505,6 +522,12 @@ sub check_common {
     usage_error("--timeout must be a number of seconds above 0, not '$opt->{timeout}'")
         unless $opt->{timeout} =~ /\A(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\z/ && $opt->{timeout} > 0;
     $opt->{$_} += 0 for qw(sample size timeout);
+    # --prefix user and --prefix user: mean the same: the keys' group.
+    if (defined $opt->{prefix}) {
+        for my $p (ref $opt->{prefix} ? @{ $opt->{prefix} } : $opt->{prefix}) {
+            $p =~ s/\Q$opt->{delimiter}\E\z// if length $p > 1;
+        }
+    }
     if ($opt->{json} && !eval { require JSON::PP; 1 }) {
         fail('--json needs the module JSON::PP, which is not installed (it is part of perl '
              . 'from 5.14; install it from CPAN on older perls)');

@@ -141,7 +141,7 @@ Cache::Memcached::RustXS::Dict::Prune - cmrx-dict prune: remove the retired dict
     use Cache::Memcached::RustXS::Zstd::DictionarySet;
     use Cache::Memcached::RustXS::Dict::Files;
     use Cache::Memcached::RustXS::Dict::Prune qw(prune_set parse_duration);
-    use Cache::Memcached::RustXS::Dict::Report qw(print_prune);
+    use Cache::Memcached::RustXS::Dict::Report::Set qw(print_prune);
 
     # A set whose prefix user: had two dictionaries: ID 1, retired 30 days
     # ago, and ID 2, current

@@ -14,7 +14,7 @@ use Cache::Memcached::RustXS::Zstd::DictionarySet::State qw(now);
 
 our $VERSION = '0.101';
 
-our @EXPORT_OK = qw(list_set rollback_set);
+our @EXPORT_OK = qw(list_set rollback_set history_set set_prefix);
 
 # How long after it is written a dictionary that train --all adds, or a
 # rollback, waits before writers use it: long enough for a set to reach
@@ -40,44 +40,88 @@ sub list_set {
 
 # ---- rollback ----------------------------------------------------------------
 
+# The rule (DictionarySet's "The newest decision holds"): without --to,
+# a rollback while a decision is pending cancels it; else it goes back to
+# what writers used before the current one. A dictionary writers have used
+# is taken up at once unless a stage is given; one they have not, staged.
 sub rollback_set {
     my (%opt) = @_;
     my $set = read_set($opt{dir});
     my $prefix = $opt{prefix};
     fail('rollback: a prefix is needed') unless defined $prefix;
+    $prefix = set_prefix($set, $prefix);
     my $now = now();
-    my $stage = defined $opt{stage} ? $opt{stage} : $DEFAULT_STAGE;
-    my %state = map { ($_->{entry}{id} => $_) } $set->schedule(at => $now);
-    my @mine = grep { $_->{entry}{prefix} eq $prefix && $_->{state} ne 'removed' } values %state;
     fail('rollback: the set in ' . $opt{dir} . ' has no dictionary for the prefix ' . prefix_text($prefix))
-        unless @mine;
-    my ($current) = grep { $_->{state} eq 'current' } @mine;
-    my @staged = grep { $_->{state} eq 'staged' } @mine;
-    # By default: while a retrain is staged, the current one (the retrain
-    # is cancelled); else the one writers used before the current one.
-    my $previous = $set->previous($prefix, at => $now);
-    my $to = defined $opt{to} ? $state{ $opt{to} }
-           : @staged && $current ? $current
-           : $previous ? $state{ $previous->{id} } : undef;
-    if (defined $opt{to}) {
-        fail("rollback: the set has no dictionary with ID $opt{to}") unless $to;
-        fail("rollback: dictionary $opt{to} is for the prefix " . prefix_text($to->{entry}{prefix})
-           . ', not ' . prefix_text($prefix)) unless $to->{entry}{prefix} eq $prefix;
-        fail("rollback: dictionary $opt{to} was removed from the set: its file is gone") if $to->{state} eq 'removed';
+        unless grep { $_->{prefix} eq $prefix } $set->entries;
+    my $d = $set->decided($prefix, at => $now);
+    my $from = $d->{writer} ? 0 + $d->{writer}{id} : undef;
+    my %result = (command => 'rollback', dir => $opt{dir}, prefix => $prefix, dry_run => $opt{dry_run} ? 1 : 0,
+                  from => $from, cancelled => _decision_data($d->{pending}));
+    if (!defined $opt{to} && $d->{pending}) {
+        eval { $set->cancel($prefix); 1 } or fail(Cache::Memcached::RustXS::_error_message($@));
+        $set->write unless $opt{dry_run};
+        return { %result, kind => 'cancel', to => $from, at_once => 1, current_from => manifest_date($now) };
     }
+    my $to = defined $opt{to} ? _named($set, $opt{to}, $prefix) : $d->{before};
     fail('rollback: the prefix ' . prefix_text($prefix) . ' has no earlier dictionary to go back to') unless $to;
-    my $at_once = $to == ($current || 0) || $stage <= 0;
-    my $id = $to->{entry}{id};
-    my $entry = eval { $set->make_current($id, $at_once ? (current_from => $now) : (stage => $stage)) };
+    my $id = $to->{id};
+    my $stage = defined $opt{stage} ? $opt{stage} : $d->{used}{$id} ? 0 : $DEFAULT_STAGE;
+    my $entry = eval { $set->make_current($id, $stage > 0 ? (stage => $stage) : (current_from => $now)) };
     fail(Cache::Memcached::RustXS::_error_message($@)) unless $entry;
+    my $kind = ($set->history(prefix => $prefix, at => $now))[-1]{kind};
     $set->write unless $opt{dry_run};
-    # The time the set says, once written: the stage counts from the write.
-    my $when = $set->entry($id)->{current_from};
-    $when = manifest_date($now) if $at_once || !defined $when;
-    return { command => 'rollback', dir => $opt{dir}, prefix => $prefix, dry_run => $opt{dry_run} ? 1 : 0,
-             from => $current ? 0 + $current->{entry}{id} : undef, to => 0 + $id,
-             current_from => $when, at_once => $at_once ? 1 : 0,
-             cancelled => [ map { 0 + $_->{entry}{id} } grep { $_ != $to } @staged ] };
+    my ($last) = ($set->history(prefix => $prefix))[-1];
+    return { %result, kind => $kind, to => 0 + ($kind eq 'cancel' ? $from : $id), at_once => $stage > 0 ? 0 : 1,
+             current_from => manifest_date($stage > 0 ? $last->{effective} : $now) };
+}
+
+# The entry of --to ID, which must be of $prefix and still in the set.
+sub _named {
+    my ($set, $id, $prefix) = @_;
+    my $e = $set->entry($id);
+    fail("rollback: dictionary $id was removed from the set: its file is gone")
+        if !$e && grep { $_->{id} eq $id } $set->removed;
+    fail("rollback: the set has no dictionary with ID $id") unless $e;
+    fail("rollback: dictionary $id is for the prefix " . prefix_text($e->{prefix}) . ', not ' . prefix_text($prefix))
+        unless $e->{prefix} eq $prefix;
+    return $e;
+}
+
+sub _decision_data {
+    my ($d) = @_;
+    return undef unless $d;
+    return { seq => $d->{seq}, kind => $d->{kind}, id => $d->{id}, effective_date => manifest_date($d->{effective}) };
+}
+
+# A prefix as the set has it: given with or without the delimiter its
+# prefixes end with (user and user: alike), the one the set knows.
+sub set_prefix {
+    my ($set, $prefix) = @_;
+    return $prefix if !length $prefix || grep { $_->{prefix} eq $prefix } $set->entries, $set->history;
+    my $delimiter = defined $set->delimiter ? $set->delimiter : ':';
+    my $with = $prefix . $delimiter;
+    return $with if grep { $_->{prefix} eq $with } $set->entries;
+    (my $without = $prefix) =~ s/\Q$delimiter\E\z//;
+    return length $without && grep({ $_->{prefix} eq $without } $set->entries) ? $without : $prefix;
+}
+
+# ---- history ------------------------------------------------------------------
+
+# The decisions of the set (of one prefix), in order, with what became of
+# each at now: the same fold as list.
+sub history_set {
+    my (%opt) = @_;
+    my $set = read_set($opt{dir});
+    my $now = defined $opt{now} ? $opt{now} : now();
+    my $prefix = defined $opt{prefix} ? set_prefix($set, $opt{prefix}) : undef;
+    my @decisions = map {
+        +{ seq => $_->{seq}, kind => $_->{kind}, prefix => $_->{prefix}, dictionary => $_->{id},
+           made => manifest_date($_->{made}), effective => manifest_date($_->{effective}), status => $_->{status},
+           (defined $_->{by} ? (superseded_by => $_->{by}) : ()),
+           (defined $_->{cancels} ? (cancels => $_->{cancels}) : ()) }
+    } $set->history(at => $now, (defined $prefix ? (prefix => $prefix) : ()));
+    return { command => 'history', dir => $opt{dir}, identity => $set->identity, now => manifest_date($now),
+             prefix => $prefix, synthesized => $set->synthesized || undef, decisions => \@decisions };
 }
 
 1;
@@ -93,7 +137,7 @@ Cache::Memcached::RustXS::Dict::Rollout - cmrx-dict list and rollback: a diction
     use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
     use Cache::Memcached::RustXS::Zstd::DictionarySet;
     use Cache::Memcached::RustXS::Dict::Rollout qw(list_set rollback_set);
-    use Cache::Memcached::RustXS::Dict::Report qw(print_list print_rollback);
+    use Cache::Memcached::RustXS::Dict::Report::Set qw(print_list print_rollback);
 
     # A set whose prefix user: was retrained, the new dictionary staged
     my $tmp = File::Temp->newdir;

@@ -11,7 +11,9 @@ use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(
     $FORMAT $MANIFEST_NAME $MAX_ID manifest_date epoch_of is_count is_percent is_id is_level shown
     parse_manifest manifest_text check_fallback_fields slurp atomic_write manifest_path file_mismatch header_id);
-use Cache::Memcached::RustXS::Zstd::DictionarySet::State qw(now state_at is_staged staged_start);
+use Cache::Memcached::RustXS::Zstd::DictionarySet::State qw(now state_at staged_start);
+use Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions qw(
+    decode_log encode_log entries_digest synthesize_log project_entries);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::IDs qw(
     new_identity lowest_unused_id random_unused_id loaded_state);
 
@@ -29,12 +31,27 @@ sub read {
     my $path = manifest_path($dir);
     my $bytes = slurp($path);
     Carp::croak("$dir is not a dictionary set: cannot read $path: $!") unless defined $bytes;
-    my $self = eval { parse_manifest($dir, $bytes) };
+    my $self = eval { _with_log(parse_manifest($dir, $bytes)) };
     unless ($self) {
         (my $why = $@) =~ s/\n\z//;
         Carp::croak("$path: $why");    # the message names the line
     }
     return bless $self, $class;
+}
+
+# The decisions of a parsed set: its log, or, when it has none or a
+# release that knows no decisions changed its entries since the log was
+# written, the log its entries stand for (written on its next write).
+sub _with_log {
+    my ($self) = @_;
+    my $f = $self->{set_fields};
+    my $log = defined $f->{decisions} ? eval { decode_log($f->{decisions}) } : undef;
+    die "the set line's decisions: $@" if defined $f->{decisions} && !$log;
+    my $fits = $log && defined $f->{decisions_of}
+               && $f->{decisions_of} eq entries_digest($self->{entries}, $self->{removed});
+    $self->{decisions} = $fits ? $log : synthesize_log($self->{entries});
+    $self->{synthesized} = $fits ? 0 : defined $log ? 'rewritten' : 'converted';
+    return $self;
 }
 
 # ---- looking ---------------------------------------------------------------
@@ -78,16 +95,14 @@ sub entry {
 # The moment asked for: the at option, else now.
 sub _at {
     my ($who, %opt) = @_;
-    for my $name (sort keys %opt) {
-        Carp::croak("$who: unknown option $name (at => EPOCH_SECONDS is the only one)") unless $name eq 'at';
-    }
+    Cache::Memcached::RustXS::_check_options($who, \%opt, 'at');
     return now() unless defined $opt{at};
     Carp::croak("$who: at must be epoch seconds, not " . shown($opt{at}))
         unless $opt{at} =~ /\A[0-9]+(?:\.[0-9]*)?\z/;
     return $opt{at};
 }
 
-sub _state { state_at($_[0]{entries}, $_[0]{removed}, defined $_[1] ? $_[1] : now()) }
+sub _state { state_at($_[0]{entries}, $_[0]{removed}, defined $_[1] ? $_[1] : now(), $_[0]{decisions}) }
 
 # { prefix => the entry writers use at $at }.
 sub _current_map { $_[0]->_state($_[1])->{writers} }
@@ -260,6 +275,7 @@ sub create {
     Carp::croak("$dir holds a dictionary set already ($path): read it instead") if -e $path;
     return bless {
         dir => $dir, identity => new_identity(), format => $FORMAT, entries => [], removed => [], fallback => undef,
+        decisions => [],
         set_fields => { created => manifest_date(now()) }, manifest_sha256 => undef,
     }, $class;
 }
@@ -313,35 +329,38 @@ sub add {
         Carp::croak("add: $name must be " . ($name eq 'savings' ? 'a percentage' : 'a count') . ', not '
                   . shown($opt{$name})) unless $ok;
     }
-    my $now = now();
+    my $now = int now();
+    # Its state and dates are written from the decisions (settle).
     my %e = (
         %extra,
-        id => $id, prefix => $prefix, state => 'current', file => $self->_file_name($prefix, $id),
+        id => $id, prefix => $prefix, state => 'retired', file => $self->_file_name($prefix, $id),
         level => 0 + $opt{level}, size => length $bytes, sha256 => Digest::SHA::sha256_hex($bytes),
         trained => manifest_date(defined $opt{trained} ? $opt{trained} : $now, 'add: trained'),
     );
     $e{savings} = $opt{savings} if defined $opt{savings};
     $e{samples} = $opt{samples} if defined $opt{samples};
-    my $from = defined $stage ? ($stage > 0 ? manifest_date(staged_start($now, $stage)) : undef)
-             : manifest_date($opt{current_from}, 'add: current_from');
-    if (defined $from && epoch_of($from) > $now) {
-        # Staged: loaded by every reader from now on, written with from then.
-        @e{qw(state current_from)} = ('retired', $from);
-        $self->{stage_on_write}{$id} = $stage if defined $stage;
-    }
-    else {
-        # At once: the newest decision for the prefix. What was staged for
-        # it is cancelled (retired before its current_from: never written
-        # with), so that it does not take over later.
-        $self->settle(at => $now);
-        $self->_retire_writer($prefix, $now);
-        $self->_cancel_staged($prefix, $now);
-        # From now: when writers took it up stays known.
-        $e{current_from} = defined $from ? $from : manifest_date($now);
-    }
+    my $effective = defined $stage ? ($stage > 0 ? staged_start($now, $stage) : $now)
+                  : defined $opt{current_from} ? epoch_of(manifest_date($opt{current_from}, 'add: current_from'))
+                  : $now;
     push @{ $self->{entries} }, \%e;
     $self->{pending}{$id} = $bytes;
+    $self->_decide(kind => 'train', prefix => $prefix, id => $id, made => $now, effective => $effective,
+                   stage => $stage);
     return _copy(\%e);
+}
+
+# Appends a decision (kind, prefix, id, made, effective; stage: seconds
+# after the write, when write gives it its effective time) and writes
+# down the entries' fields as the decisions now say.
+sub _decide {
+    my ($self, %d) = @_;
+    my $stage = delete $d{stage};
+    my $seq = 1;
+    $seq = $_->{seq} + 1 for grep { $_->{seq} >= $seq } @{ $self->{decisions} };
+    push @{ $self->{decisions} }, { %d, seq => $seq };
+    $self->{stage_on_write}{$seq} = $stage if defined $stage && $stage > 0;
+    $self->settle(at => $d{made});
+    return $self->{decisions}[-1];
 }
 
 # The stage option of add and make_current: seconds after the set is
@@ -353,28 +372,6 @@ sub _stage_option {
     Carp::croak("$who: stage must be seconds, not " . shown($opt->{stage}))
         unless $opt->{stage} =~ /\A[0-9]+(?:\.[0-9]*)?\z/;
     return $opt->{stage};
-}
-
-# Retires the entry the writers of $prefix use at $at, at $at; it keeps its
-# current_from, so that when writers used it stays known.
-sub _retire_writer {
-    my ($self, $prefix, $at) = @_;
-    my $old = $self->_current_map($at)->{$prefix} or return;
-    $old->{state} = 'retired';
-    $old->{retired} = manifest_date($at);
-    return;
-}
-
-# Cancels every staged entry of $prefix (except $keep): retired at $at,
-# before its current_from.
-sub _cancel_staged {
-    my ($self, $prefix, $at, $keep) = @_;
-    my @cancel = grep { $_->{prefix} eq $prefix && is_staged($_) && (!$keep || $_ != $keep) } @{ $self->{entries} };
-    for my $e (@cancel) {
-        $e->{retired} = manifest_date($at);
-        delete $self->{stage_on_write}{ $e->{id} } if $self->{stage_on_write};
-    }
-    return @cancel;
 }
 
 # A file name for prefix's dictionary $id: the prefix's safe characters and
@@ -404,9 +401,7 @@ sub unused_id {
 # stored values name): two sets made apart then share an ID only by chance.
 sub new_id {
     my ($self, %opt) = @_;
-    for my $name (sort keys %opt) {
-        Carp::croak("new_id: unknown option $name (avoid => [IDs] is the only one)") unless $name eq 'avoid';
-    }
+    Cache::Memcached::RustXS::_check_options('new_id', \%opt, 'avoid');
     Carp::croak('new_id: avoid must be an array reference of IDs')
         if defined $opt{avoid} && ref $opt{avoid} ne 'ARRAY';
     my $taken = $self->_taken_ids;
@@ -414,103 +409,111 @@ sub new_id {
     return random_unused_id($taken);
 }
 
-# Retires dictionary $id, recording when: now, or the time given; a
-# dictionary retired before keeps its date unless one is given (or it had
-# none).
+# Retires dictionary $id: writers of its prefix stop using it (a retire
+# decision, effective at the time given or now), or, for one staged, its
+# decision is cancelled; for one retired already, a time given becomes its
+# retirement date.
 sub retire {
     my ($self, $id, %opt) = @_;
-    for my $name (sort keys %opt) {
-        Carp::croak("retire: unknown option $name (retired => WHEN is the only one)") unless $name eq 'retired';
+    Cache::Memcached::RustXS::_check_options('retire', \%opt, 'retired');
+    my $e = $self->_entry_of('retire', $id);
+    my $now = int now();
+    my $when = defined $opt{retired} ? epoch_of(manifest_date($opt{retired}, 'retire: retired')) : $now;
+    my $p = $self->_state($now)->{fold}{prefixes}{ $e->{prefix} } || {};
+    if ($p->{pending} && defined $p->{pending}{id} && $p->{pending}{id} eq $id) {
+        $self->_decide(kind => 'cancel', prefix => $e->{prefix}, made => $now, effective => $now);
     }
-    my ($e) = grep { $_->{id} eq $id } @{ $self->{entries} };
-    Carp::croak("retire: no dictionary with ID " . shown($id) . " in the set") unless $e;
-    my $now = now();
-    $self->settle(at => $now);
-    my $when = defined $opt{retired} ? manifest_date($opt{retired}, 'retire: retired')
-             : $e->{state} eq 'retired' && defined $e->{retired} ? $e->{retired}
-             : manifest_date($now);
-    # A staged one keeps its current_from: retired before it, it was never
-    # written with (cancelled), which a rollback tells apart.
-    $e->{state} = 'retired';
-    $e->{retired} = $when;
-    delete $self->{stage_on_write}{$id} if $self->{stage_on_write};
+    elsif ((defined $p->{writer} && $p->{writer} eq $id) || defined $opt{retired}) {
+        $self->_decide(kind => 'retire', prefix => $e->{prefix}, id => $id, made => $now, effective => $when);
+    }
     return _copy($e);
 }
 
-# Makes dictionary $id its prefix's current one again (a rollback), or at
-# once the one a staged entry would have become: from current_from on
-# (epoch seconds or a date; now by default), or stage seconds after the set
-# is written; staged as add stages. Every other staged dictionary of the
-# prefix is cancelled: from then on, $id.
+# The entry of $id, or croaks saying why there is none.
+sub _entry_of {
+    my ($self, $who, $id) = @_;
+    my ($e) = grep { $_->{id} eq $id } @{ $self->{entries} };
+    return $e if $e;
+    Carp::croak("$who: dictionary $id was removed from the set (its file is gone): train another")
+        if grep { $_->{id} eq $id } @{ $self->{removed} };
+    Carp::croak("$who: no dictionary with ID " . shown($id) . ' in the set');
+}
+
+# Makes dictionary $id its prefix's writers' dictionary (a rollback): from
+# current_from (epoch seconds or a date; now by default), or stage seconds
+# after the set is written. For the dictionary writers use now while a
+# decision is pending: a cancel of that decision. Refused when its file
+# is missing or is not the one the manifest lists.
 sub make_current {
     my ($self, $id, %opt) = @_;
-    for my $name (sort keys %opt) {
-        Carp::croak("make_current: unknown option $name (current_from => WHEN or stage => SECONDS)")
-            unless $name eq 'current_from' || $name eq 'stage';
-    }
+    Cache::Memcached::RustXS::_check_options('make_current', \%opt, qw(current_from stage));
     my $stage = _stage_option('make_current', \%opt);
-    my ($e) = grep { $_->{id} eq $id } @{ $self->{entries} };
-    unless ($e) {
-        my ($gone) = grep { $_->{id} eq $id } @{ $self->{removed} };
-        Carp::croak("make_current: dictionary $id was removed from the set (its file is gone): train another")
-            if $gone;
-        Carp::croak('make_current: no dictionary with ID ' . shown($id) . ' in the set');
-    }
-    my $now = now();
-    my $from = defined $stage ? manifest_date(staged_start($now, $stage))
-             : defined $opt{current_from} ? manifest_date($opt{current_from}, 'make_current: current_from')
-             : manifest_date($now);
-    $self->settle(at => $now);
-    my $state = $self->_state($now);
-    my $current = $state->{writers}{ $e->{prefix} };
-    my ($row) = grep { $_->{entry} == $e } @{ $state->{rows} };
-    my @staged = grep { $_ != $e && $_->{prefix} eq $e->{prefix} && is_staged($_) } @{ $self->{entries} };
-    if ($current && $current == $e) {
+    my $e = $self->_entry_of('make_current', $id);
+    eval { $self->dictionary_bytes($id); 1 }
+        or Carp::croak('make_current: ' . Cache::Memcached::RustXS::_error_message($@) . ': refused, nothing changed');
+    my $now = int now();
+    my $p = $self->_state($now)->{fold}{prefixes}{ $e->{prefix} } || {};
+    if (defined $p->{writer} && $p->{writer} eq $id) {
         Carp::croak("make_current: dictionary $id is the current one of prefix " . shown($e->{prefix})
-                  . ' already, and nothing is staged to replace it') unless @staged;
+                  . ' already, and nothing is staged to replace it') unless $p->{pending};
+        $self->_decide(kind => 'cancel', prefix => $e->{prefix}, made => $now, effective => $now);
+        return _copy($e);
     }
-    elsif (epoch_of($from) > $now) {
-        # When writers last used it stays known, should this be cancelled:
-        # until when, and from when (of two they stopped using in the same
-        # second, a later rollback goes back to the one taken up later).
-        if ($row->{state} eq 'retired' && $row->{wrote} && $row->{wrote_until} > 0) {
-            $e->{written_until} = manifest_date($row->{wrote_until});
-            $e->{written_from} = manifest_date($row->{wrote_from}) if $row->{wrote_from} > 0;
-        }
-        @$e{qw(state current_from)} = ('retired', $from);
-        delete $e->{retired};
-        $self->{stage_on_write}{$id} = $stage if defined $stage;
-    }
-    else {
-        $self->_retire_writer($e->{prefix}, $now);
-        @$e{qw(state current_from)} = ('current', $from);
-        delete @$e{qw(retired written_until written_from)};
-    }
-    $self->_cancel_staged($e->{prefix}, $now, $e);
+    my $effective = defined $stage ? ($stage > 0 ? staged_start($now, $stage) : $now)
+                  : defined $opt{current_from} ? epoch_of(manifest_date($opt{current_from}, 'make_current: current_from'))
+                  : $now;
+    $self->_decide(kind => 'rollback', prefix => $e->{prefix}, id => $id, made => $now, effective => $effective,
+                   stage => $stage);
     return _copy($e);
 }
 
-# Writes down what the state is at $at (now by default): each staged
-# dictionary whose time has come is made current, and the one it took over
-# from retired at that time, keeping its current_from. What writers use
-# does not change, nor what any moment's state is; releases that know no
-# staging then read the same. write does this.
+# Cancels the decision pending for $prefix (writers stay on what they use
+# now); returns it, or croaks when nothing is pending.
+sub cancel {
+    my ($self, $prefix) = @_;
+    my $now = int now();
+    my $pending = $self->_state($now)->{pending}{$prefix};
+    Carp::croak('cancel: nothing is pending for the prefix ' . shown($prefix)) unless $pending;
+    $self->_decide(kind => 'cancel', prefix => $prefix, made => $now, effective => $now);
+    return { %$pending };
+}
+
+# What the decisions say of $prefix at a moment: { writer, before (entries
+# or undef), pending (the decision waiting, or undef), used (ID => 1 for
+# every dictionary its writers have used) }.
+sub decided {
+    my ($self, $prefix, %opt) = @_;
+    my $state = $self->_state(_at('decided', %opt));
+    my $f = $state->{fold};
+    my $p = $f->{prefixes}{$prefix} || {};
+    return { writer => $state->{writers}{$prefix} ? _copy($state->{writers}{$prefix}) : undef,
+             before => $state->{previous}{$prefix} ? _copy($state->{previous}{$prefix}) : undef,
+             pending => $p->{pending} ? { %{ $p->{pending} } } : undef,
+             used => { map { ($_ => 1) } keys %{ $f->{used} } } };
+}
+
+# The decisions (of one prefix), in order, each with what became of it at
+# a moment: status (in effect, took effect, superseded, pending), by (the
+# seq that superseded it), cancels (the seq a cancel cancelled).
+sub history {
+    my ($self, %opt) = @_;
+    my $prefix = delete $opt{prefix};
+    my $f = $self->_state(_at('history', %opt))->{fold};
+    return map { +{ %$_, %{ $f->{decisions}{ $_->{seq} } || { status => 'not made yet' } } } }
+           grep { !defined $prefix || $_->{prefix} eq $prefix } @{ $self->{decisions} };
+}
+
+# How the set's decisions were found when it was read: 0 (its log),
+# 'converted' (synthesized from the entries of a set written before sets
+# recorded decisions) or 'rewritten' (a release that knows no decisions
+# changed the entries after the log: synthesized from them again).
+sub synthesized { $_[0]{synthesized} || 0 }
+
+# Writes the entries' fields as the decisions say at $at (now by default):
+# what a release that knows no decisions reads. write does this.
 sub settle {
     my ($self, %opt) = @_;
-    my $state = $self->_state(_at('settle', %opt));
-    for my $row (@{ $state->{rows} }) {
-        next if $row->{state} eq 'removed';
-        my $e = $row->{entry};
-        next unless $e->{state} eq 'current' || is_staged($e);    # closed ones stay as written
-        next unless $row->{state} eq 'current' || ($row->{state} eq 'retired' && $row->{wrote});
-        if ($row->{state} eq 'current') {
-            $e->{state} = 'current';
-            delete @$e{qw(written_until written_from)};
-        }
-        else {
-            @$e{qw(state retired)} = ('retired', $row->{since});
-        }
-    }
+    project_entries($self->{entries}, $self->_state(_at('settle', %opt)));
     return $self;
 }
 
@@ -521,12 +524,15 @@ sub remove {
     # As the set is now: one whose staged successor has started is retired.
     my $now = now();
     $self->settle(at => $now);
-    my $writing = $self->_current_map($now)->{ $e->{prefix} };
+    my $state = $self->_state($now);
+    my $writing = $state->{writers}{ $e->{prefix} };
     Carp::croak("remove: dictionary $id is current for prefix " . shown($e->{prefix}) . ': retire it first')
         if $writing && $writing == $e;
+    my $pending = $state->{pending}{ $e->{prefix} };
+    Carp::croak("remove: dictionary $id is staged for prefix " . shown($e->{prefix}) . ': cancel it first')
+        if $pending && defined $pending->{id} && $pending->{id} eq $id;
     $self->{entries} = [ grep { $_ != $e } @{ $self->{entries} } ];
     delete $self->{pending}{$id} if $self->{pending};
-    delete $self->{stage_on_write}{$id} if $self->{stage_on_write};
     push @{ $self->{removed_files} }, $e->{file};
     push @{ $self->{removed} }, { id => $e->{id}, prefix => $e->{prefix}, removed => manifest_date($now) };
     return _copy($e);
@@ -582,10 +588,11 @@ sub write {
     # What was staged for some seconds after the write starts then.
     my $now = now();
     my %stage = %{ delete $self->{stage_on_write} || {} };
-    for my $e (grep { exists $stage{ $_->{id} } && is_staged($_) } @{ $self->{entries} }) {
-        $e->{current_from} = manifest_date(staged_start($now, $stage{ $e->{id} }));
-    }
+    $_->{effective} = staged_start($now, $stage{ $_->{seq} }) for grep { $stage{ $_->{seq} } } @{ $self->{decisions} };
     $self->settle(at => $now);
+    @{ $self->{set_fields} }{qw(decisions decisions_of)}
+        = (encode_log($self->{decisions}), entries_digest($self->{entries}, $self->{removed}));
+    delete $self->{synthesized};
     my $text = manifest_text($self);
     atomic_write($path, $text);
     $self->{manifest_sha256} = Digest::SHA::sha256_hex($text);
