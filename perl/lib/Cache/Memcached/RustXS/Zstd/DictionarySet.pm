@@ -411,19 +411,21 @@ sub new_id {
 
 # Retires dictionary $id: writers of its prefix stop using it (a retire
 # decision, effective at the time given or now), or, for one staged, its
-# decision is cancelled; for one retired already, a time given becomes its
-# retirement date.
+# decision is cancelled; for one retired already, a time given (or now,
+# when its date is not known) becomes its retirement date.
 sub retire {
     my ($self, $id, %opt) = @_;
     Cache::Memcached::RustXS::_check_options('retire', \%opt, 'retired');
     my $e = $self->_entry_of('retire', $id);
     my $now = int now();
     my $when = defined $opt{retired} ? epoch_of(manifest_date($opt{retired}, 'retire: retired')) : $now;
-    my $p = $self->_state($now)->{fold}{prefixes}{ $e->{prefix} } || {};
+    my $state = $self->_state($now);
+    my $p = $state->{fold}{prefixes}{ $e->{prefix} } || {};
+    my ($row) = grep { $_->{entry} == $e } @{ $state->{rows} };
     if ($p->{pending} && defined $p->{pending}{id} && $p->{pending}{id} eq $id) {
         $self->_decide(kind => 'cancel', prefix => $e->{prefix}, made => $now, effective => $now);
     }
-    elsif ((defined $p->{writer} && $p->{writer} eq $id) || defined $opt{retired}) {
+    elsif ((defined $p->{writer} && $p->{writer} eq $id) || defined $opt{retired} || !defined $row->{since}) {
         $self->_decide(kind => 'retire', prefix => $e->{prefix}, id => $id, made => $now, effective => $when);
     }
     return _copy($e);

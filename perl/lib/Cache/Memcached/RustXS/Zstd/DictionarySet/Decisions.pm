@@ -71,8 +71,8 @@ sub entries_digest {
 
 # The decisions that entries written without a log stand for: each
 # dictionary writers used is a train at its current_from (not known: the
-# earliest), ended by a retirement at its retired date unless another
-# started then; a staged one is a train made after the others of its
+# earliest), ended by a retirement at its retired date (not known: at a
+# time not known) unless another started then; a staged one is a train made after the others of its
 # prefix; one cancelled before its time (current_from after retired), a
 # train cancelled at its retired date.
 sub synthesize_log {
@@ -98,8 +98,10 @@ sub synthesize_log {
         }
         else {
             push @d, { %base, kind => 'train', made => $from, effective => $from };
+            # Retired at its date (when no other started then), or at a
+            # time not known (no date: a release before dates were kept).
             push @d, { %base, kind => 'retire', made => $retired, effective => $retired, order => $i + 0.5 }
-                if $e->{state} eq 'retired' && defined $retired && !$started{ $e->{prefix} }{$retired};
+                if $e->{state} eq 'retired' && !(defined $retired && $started{ $e->{prefix} }{$retired});
         }
     }
     my @sorted = sort { _key($a->{made}) <=> _key($b->{made}) || $a->{order} <=> $b->{order} } @d;
