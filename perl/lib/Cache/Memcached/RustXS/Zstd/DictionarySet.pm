@@ -287,11 +287,7 @@ sub add {
     my ($self, %opt) = @_;
     my %known = map { ($_ => 1) } @ADD_OPTIONS;
     my %extra = map { ($_ => $opt{$_}) } grep { !$known{$_} } keys %opt;
-    for my $name (sort keys %extra) {
-        Carp::croak("add: unknown option $name (extra fields are lower-case words: [a-z][a-z0-9_]*)")
-            unless $name =~ /\A[a-z][a-z0-9_]*\z/ && !grep { $_ eq $name } @DICTIONARY_FIELDS;
-        Carp::croak("add: $name must be defined") unless defined $extra{$name};
-    }
+    _check_fields('add', \%extra, @DICTIONARY_FIELDS);
     my $prefix = $opt{prefix};
     Carp::croak('add: prefix is needed (the empty string matches every key)') unless defined $prefix;
     Carp::croak('add: prefix must be bytes, not a wide-character string')
@@ -361,6 +357,19 @@ sub _decide {
     $self->{stage_on_write}{$seq} = $stage if defined $stage && $stage > 0;
     $self->settle(at => $d{made});
     return $self->{decisions}[-1];
+}
+
+# Options beyond the known ones of add and set_fallback are fields kept in
+# the manifest: lower-case names, none of @reserved, defined values.
+sub _check_fields {
+    my ($who, $fields, @reserved) = @_;
+    my %reserved = map { ($_ => 1) } @reserved;
+    for my $name (sort keys %$fields) {
+        Carp::croak("$who: unknown option $name (extra fields are lower-case words: [a-z][a-z0-9_]*)")
+            unless $name =~ /\A[a-z][a-z0-9_]*\z/ && !$reserved{$name};
+        Carp::croak("$who: $name must be defined") unless defined $fields->{$name};
+    }
+    return;
 }
 
 # The stage option of add and make_current: seconds after the set is
@@ -544,10 +553,7 @@ sub set_fallback {
     my ($self, %opt) = @_;
     my %f = %opt;
     $f{measured} = manifest_date($f{measured}, 'set_fallback: measured') if defined $f{measured};
-    for my $name (keys %f) {
-        Carp::croak("set_fallback: $name must be defined") unless defined $f{$name};
-        Carp::croak("set_fallback: unknown option $name") unless $name =~ /\A[a-z][a-z0-9_]*\z/;
-    }
+    _check_fields('set_fallback', \%f);
     for my $need (@{ $Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest::REQUIRED{fallback} }) {
         Carp::croak("set_fallback: $need is needed") unless defined $f{$need};
     }
