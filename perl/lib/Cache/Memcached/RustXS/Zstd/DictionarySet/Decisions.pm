@@ -81,15 +81,21 @@ sub synthesize_log {
     for my $e (@$entries) {
         my $from = epoch_of($e->{current_from});
         $from = epoch_of($e->{current_from_copy}) unless defined $from;
+        # (A current one without a current_from started when it was trained,
+        # as a release that knows no staging adds one.)
+        $from = epoch_of($e->{trained}) if !defined $from && $e->{state} eq 'current';
         $started{ $e->{prefix} }{$from} = 1 if defined $from;
     }
-    my @staged;
+    my (@current, @staged);
     for my $i (0 .. $#$entries) {
         my $e = $entries->[$i];
         my ($from, $retired) = (epoch_of($e->{current_from}), epoch_of($e->{retired}));
         $from = epoch_of($e->{current_from_copy}) unless defined $from;
         my %base = (prefix => $e->{prefix}, id => $e->{id}, order => $i);
-        if ($e->{state} eq 'retired' && defined $from && !defined $e->{retired}) {
+        if ($e->{state} eq 'current' && !defined $from) {
+            push @current, { %base, kind => 'train', made => epoch_of($e->{trained}) };
+        }
+        elsif ($e->{state} eq 'retired' && defined $from && !defined $e->{retired}) {
             push @staged, { %base, kind => 'train', made => epoch_of($e->{trained}), effective => $from };
         }
         elsif (defined $from && defined $retired && $from > $retired) {
@@ -105,10 +111,13 @@ sub synthesize_log {
         }
     }
     my @sorted = sort { _key($a->{made}) <=> _key($b->{made}) || $a->{order} <=> $b->{order} } @d;
-    for my $s (@staged) {    # made after every other decision of its prefix
+    # The current one (from a time not written) and the staged one: made
+    # after every other decision of their prefix, the current at once.
+    for my $s (@current, @staged) {
         my ($last) = reverse grep { $_->{prefix} eq $s->{prefix} } @sorted;
-        $s->{made} = _max($s->{made}, $last ? $last->{made} : undef);
-        $s->{made} = $s->{effective} if defined $s->{made} && $s->{made} > $s->{effective};
+        $s->{made} = _max($s->{made}, $last ? $last->{made} : ());
+        $s->{effective} = $s->{made} unless exists $s->{effective};
+        $s->{made} = $s->{effective} if defined $s->{made} && defined $s->{effective} && $s->{made} > $s->{effective};
         push @sorted, $s;
     }
     my $seq = 0;
