@@ -242,7 +242,7 @@ written) and C<set> (the set, as written when it was).
 =item read_set($dir)
 
 The set in C<$dir>
-(L<Cache::Memcached::RustXS::Zstd::DictionarySet/read($dir)>), or a failure
+(L<Cache::Memcached::RustXS::Zstd::DictionarySet/read>), or a failure
 saying why it is not one (no such folder, no manifest, a malformed one).
 
 =item parse_duration($text)
@@ -269,7 +269,7 @@ The Cache-Memcached-RustXS developers.
 Please report bugs at
 L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
 
-=head1 COPYRIGHT AND LICENSE
+=head1 LICENSE
 
 Copyright (C) 2026 the Cache-Memcached-RustXS developers.
 

@@ -451,4 +451,15 @@ the ID in a zstd dictionary's header.
 
 L<Cache::Memcached::RustXS::Zstd::DictionarySet>
 
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
+
 =cut
