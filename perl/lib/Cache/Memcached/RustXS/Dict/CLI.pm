@@ -4,7 +4,6 @@ use strict;
 use warnings;
 
 use File::Spec ();
-use File::Temp ();
 use Getopt::Long 2.36 ();
 use Pod::Usage ();
 
@@ -16,16 +15,18 @@ use Cache::Memcached::RustXS::Dict::Files qw(read_sample_files);
 use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values);
 use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out train load_dictionary_file);
 use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_report print_train print_json
-                                             print_train_all print_report_set set_data print_prune prune_data
-                                             print_list list_data print_rollback rollback_data skipped_note shown);
+                                             print_train_all print_report_set set_data skipped_note shown);
+use Cache::Memcached::RustXS::Dict::Report::Set qw(print_prune prune_data print_list list_data print_rollback
+                                                  rollback_data print_history history_data);
 use Cache::Memcached::RustXS::Dict::Memory ();
 use Cache::Memcached::RustXS::Dict::Advice qw(node_facts report_items set_items advise print_advice advice_data);
 use Cache::Memcached::RustXS::Dict::Tune ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict::SetTrainer qw(train_all report_set);
 use Cache::Memcached::RustXS::Dict::Prune qw(prune_set parse_duration);
-use Cache::Memcached::RustXS::Dict::Rollout qw(list_set rollback_set);
+use Cache::Memcached::RustXS::Dict::Rollout qw(list_set rollback_set history_set);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::State ();
+use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(atomic_write);
 
 our $VERSION = '1.000';
 
@@ -36,7 +37,7 @@ my %DEFAULT = (delimiter => ':', sample => 1000, size => 16384, timeout => 10);
 my @SET_OPTIONS = qw(if-better=s max-size=s levels=s methods=s compress-time=s decompress-time=s);
 my %EXIT = (ok => 0, failure => 1, usage => 2, unusable => 2);
 my $PROGRESS_WIDTH = 78;
-my $SUBCOMMANDS = 'report, train, prune, list or rollback';
+my $SUBCOMMANDS = 'report, train, prune, list, rollback or history';
 
 # The manual, installed beside the modules as cmrx-dict.pod (so that
 # `perldoc cmrx-dict` finds it).
@@ -88,6 +89,7 @@ sub dispatch {
     return cmd_prune(@args)    if $command eq 'prune';
     return cmd_list(@args)     if $command eq 'list';
     return cmd_rollback(@args) if $command eq 'rollback';
+    return cmd_history(@args)  if $command eq 'history';
     usage_error("unknown subcommand '$command' ($SUBCOMMANDS)");
 }
 
@@ -443,11 +445,26 @@ sub cmd_rollback {
     usage_error("rollback: no arguments after the options ('$args[0]')") if @args;
     usage_error("rollback: --to must be a dictionary ID, not '$opt->{to}'")
         if defined $opt->{to} && $opt->{to} !~ /\A[1-9][0-9]{0,9}\z/;
-    my $stage = stage_option($opt);
+    # Without --stage, the rule's timing: at once to a dictionary writers
+    # have used, staged by the default to one they have not.
+    my $stage = defined $opt->{stage} ? stage_option($opt) : undef;
     my $result = rollback_set(dir => $opt->{dictionaries}, prefix => $opt->{prefix}, to => $opt->{to},
                               stage => $stage, dry_run => $opt->{'dry-run'});
     if ($opt->{json}) { print_json(\*STDOUT, rollback_data($result)) }
     else              { print_rollback(\*STDOUT, $result) }
+    return;
+}
+
+sub cmd_history {
+    my @args = @_;
+    my $opt = parse_options('history', \@args, qw(dictionaries=s prefix=s json));
+    return show_help() if $opt->{help};
+    usage_error('history: --dictionaries DIR is needed')
+        unless defined $opt->{dictionaries} && length $opt->{dictionaries};
+    usage_error("history: no arguments after the options ('$args[0]')") if @args;
+    my $history = history_set(dir => $opt->{dictionaries}, prefix => $opt->{prefix});
+    if ($opt->{json}) { print_json(\*STDOUT, history_data($history)) }
+    else              { print_history(\*STDOUT, $history) }
     return;
 }
 
@@ -505,6 +522,12 @@ sub check_common {
     usage_error("--timeout must be a number of seconds above 0, not '$opt->{timeout}'")
         unless $opt->{timeout} =~ /\A(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\z/ && $opt->{timeout} > 0;
     $opt->{$_} += 0 for qw(sample size timeout);
+    # --prefix user and --prefix user: mean the same: the keys' group.
+    if (defined $opt->{prefix}) {
+        for my $p (ref $opt->{prefix} ? @{ $opt->{prefix} } : $opt->{prefix}) {
+            $p =~ s/\Q$opt->{delimiter}\E\z// if length $p > 1;
+        }
+    }
     if ($opt->{json} && !eval { require JSON::PP; 1 }) {
         fail('--json needs the module JSON::PP, which is not installed (it is part of perl '
              . 'from 5.14; install it from CPAN on older perls)');
@@ -524,21 +547,14 @@ sub connect_servers {
 
 # ---- files --------------------------------------------------------------------------
 
-# Writes the file whole or not at all: a temporary file in the same folder,
-# renamed over it.
+# Writes the file whole or not at all (through a temporary file in the
+# same folder, synced, renamed over it): the manifest's writer.
 sub write_file {
     my ($path, $bytes) = @_;
-    my ($volume, $dir) = File::Spec->splitpath($path);
-    $dir = File::Spec->catpath($volume, $dir, '');
-    $dir = File::Spec->curdir unless length $dir;
-    my $tmp = eval { File::Temp->new(DIR => $dir, TEMPLATE => '.cmrx-dict-XXXXXX', UNLINK => 1) }
-        or fail("cannot write in $dir: " . (Cache::Memcached::RustXS::_error_message($@) =~ /: (.*?)\.?\n?\z/ ? $1 : $!));
-    binmode $tmp;
-    print {$tmp} $bytes or fail("cannot write $path: $!");
-    close $tmp or fail("cannot write $path: $!");
-    chmod 0644 & ~umask, "$tmp";
-    rename "$tmp", $path or fail("cannot write $path: $!");
-    $tmp->unlink_on_destroy(0);
+    eval { atomic_write($path, $bytes); 1 } or do {
+        (my $why = Cache::Memcached::RustXS::_error_message($@)) =~ s/\Awrite: //;
+        fail($why);
+    };
     return;
 }
 
@@ -617,11 +633,11 @@ first; it does not exit.
 
 =item dispatch(@arguments)
 
-The subcommand (C<report>, C<train>, C<prune>, C<list>, C<rollback>, C<--help>, C<--version>) run with its
+The subcommand (C<report>, C<train>, C<prune>, C<list>, C<rollback>, C<history>, C<--help>, C<--version>) run with its
 arguments; dies with a L<Cache::Memcached::RustXS::Dict/Cache::Memcached::RustXS::Dict::Error>
 on errors (kind C<usage> for the command line's).
 
-=item cmd_report(@arguments), cmd_train(@arguments), cmd_prune(@arguments), cmd_list(@arguments), cmd_rollback(@arguments)
+=item cmd_report(@arguments), cmd_train(@arguments), cmd_prune(@arguments), cmd_list(@arguments), cmd_rollback(@arguments), cmd_history(@arguments)
 
 The subcommands, with the arguments after their name. C<prune> reads the
 set first (a folder that is not a set fails before the server is asked),
@@ -685,8 +701,7 @@ into an address).
 
 Sets the clock of L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>
 from C<CMRX_DICT_NOW> (epoch seconds) when it is set: every subcommand
-then acts as if that were the time. L</main(@arguments)> does it for the
-run.
+then acts as if that were the time. L</main(@arguments)> does it for the run.
 
 =item connect_servers(\%options)
 

@@ -13,9 +13,9 @@ my $CANDIDATES_SHOWN = 8;    # a tuning's candidates printed, the choice always
 our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(report_data train_data print_report print_train print_json
-                    print_train_all print_report_set set_data print_prune prune_data
-                    print_list list_data print_rollback rollback_data
-                    skipped_note shown text plural duration_text prefix_text);
+                    print_train_all print_report_set set_data
+                    skipped_note shown text plural duration_text prefix_text
+                    table aligned_table json_true json_false);
 
 # ---- the data -------------------------------------------------------------------
 
@@ -498,113 +498,6 @@ sub _defined_fields {
     return { map { defined $hash->{$_} ? ($_ => $hash->{$_}) : () } @names };
 }
 
-# ---- prune -------------------------------------------------------------------------------
-
-sub print_prune {
-    my ($fh, $result) = @_;
-    printf {$fh} "cmrx-dict prune of the dictionary set in %s, against %s: %s listed, %s sampled (%s)\n",
-        $result->{dir}, $result->{source}, plural($result->{keys}, 'key'), plural($result->{values}, 'value'),
-        plural($result->{prefixes}, 'prefix', 'prefixes');
-    printf {$fh} "A retired dictionary goes when no sampled value names it and it was retired at least %s ago.%s\n\n",
-        duration_text($result->{retired_for}), $result->{dry_run} ? ' Dry run: nothing is changed.' : '';
-    my %action = $result->{dry_run} ? (remove => 'would remove', keep => 'kept') : (remove => 'removed', keep => 'kept');
-    aligned_table($fh, 'rlllrrlll', [ 'ID', 'prefix', 'state', 'file', 'bytes', 'named by', 'retired', 'action', 'why' ],
-        map { [ $_->{id}, shown($_->{prefix}), $_->{state}, $_->{file}, $_->{size}, $_->{named_by},
-                _retired_text($_), $action{ $_->{action} }, $_->{why} ] } @{ $result->{dictionaries} });
-    my %by_id = map { ($_->{id} => $_) } @{ $result->{dictionaries} };
-    my @gone = map { $by_id{$_} } @{ $result->{removed} };
-    print {$fh} "\n";
-    if (@gone) {
-        my $bytes = 0;
-        $bytes += $_->{size} for @gone;
-        printf {$fh} "%s %s (%d bytes): %s. The manifest keeps %s, as removed, so that no other "
-                   . "dictionary is given %s.\n", ($result->{dry_run} ? 'Would remove' : 'Removed'),
-            plural(scalar @gone, 'dictionary', 'dictionaries'), $bytes, join(', ', map { "ID $_->{id} ($_->{file})" } @gone),
-            (@gone == 1 ? ('its ID', 'it') : ('their IDs', 'them'));
-    } else {
-        print {$fh} "No dictionary to remove.\n";
-    }
-    my @recorded = @{ $result->{recorded} };
-    if (@recorded) {
-        my $them = @recorded == 1 ? 'it' : 'them';
-        printf {$fh} "%s now as the retirement date of %s, retired before dates were recorded: prune "
-                   . "removes %s from %s on, when no sampled value names %s.\n",
-            ($result->{dry_run} ? 'Would record' : 'Recorded'), (@recorded == 1 ? 'ID ' : 'IDs ') . join(', ', @recorded),
-            $them, duration_text($result->{retired_for}), $them;
-    }
-    for my $o (@{ $result->{other_ids} }) {
-        printf {$fh} "ID %d, named by %s, is not in the set%s: readers of the set miss those values.\n",
-            $o->{id}, plural($o->{named_by}, 'sampled value'), defined $o->{removed} ? " (removed $o->{removed})" : '';
-    }
-    print {$fh} "Dry run: the set was not changed.\n" if $result->{dry_run};
-    return;
-}
-
-sub _retired_text {
-    my ($d) = @_;
-    return '-' if $d->{state} ne 'retired';    # current, or staged
-    return 'unknown' unless defined $d->{retired};
-    return $d->{retired} . (defined $d->{retired_ago} ? ' (' . duration_text($d->{retired_ago}) . ' ago)' : '');
-}
-
-sub prune_data {
-    my ($result) = @_;
-    my %data = map { ($_ => $result->{$_}) } qw(command dir source retired_for keys prefixes values removed recorded
-                                              other_ids);
-    $data{dry_run} = $result->{dry_run} ? json_true() : json_false();
-    $data{changed} = $result->{written} ? json_true() : json_false();
-    $data{dictionaries} = [ map { my $d = $_; +{ (map { defined $d->{$_} ? ($_ => $d->{$_}) : () } keys %$d),
-                                                 prefix => text($d->{prefix}) } } @{ $result->{dictionaries} } ];
-    return \%data;
-}
-
-# ---- list and rollback ----------------------------------------------------------------
-
-sub print_list {
-    my ($fh, $list) = @_;
-    printf {$fh} "The dictionary set in %s (identity %s), at %s: %s\n", $list->{dir}, $list->{identity}, $list->{now},
-        plural(scalar(grep { $_->{state} ne 'removed' } @{ $list->{dictionaries} }), 'dictionary', 'dictionaries');
-    printf {$fh} "Keys without a dictionary get the fallback: %s level %d.\n", @{ $list->{fallback} }{qw(method level)};
-    printf {$fh} "Next change: %s.\n", $list->{next_change} if defined $list->{next_change};
-    print {$fh} "\n";
-    my @rows = map {
-        [ $_->{id}, prefix_text($_->{prefix}), $_->{state}, defined $_->{since} ? $_->{since} : 'unknown',
-          map { defined $_ ? $_ : '-' } @{$_}{qw(level size file)} ]
-    } @{ $list->{dictionaries} };
-    table($fh, [ 'ID', 'prefix', 'state', 'since', 'level', 'bytes', 'file' ], @rows);
-    return;
-}
-
-sub list_data {
-    my ($list) = @_;
-    return { %$list, dictionaries => [ map { +{ %$_, prefix => text($_->{prefix}) } } @{ $list->{dictionaries} } ] };
-}
-
-sub print_rollback {
-    my ($fh, $result) = @_;
-    my $prefix = prefix_text($result->{prefix});
-    my @cancelled = @{ $result->{cancelled} };
-    if (defined $result->{from} && $result->{from} == $result->{to}) {
-        printf {$fh} "Dictionary %d stays the current one of %s; %s %s cancelled.\n", $result->{to}, $prefix,
-            join(', ', @cancelled), @cancelled == 1 ? 'is' : 'are';
-    }
-    else {
-        printf {$fh} "Dictionary %d %s the current one of %s %s%s.\n", $result->{to},
-            ($result->{dry_run} ? 'would be' : 'is'), $prefix,
-            $result->{at_once} ? 'at once' : "from $result->{current_from}",
-            defined $result->{from} ? ", instead of $result->{from}" : '';
-        printf {$fh} "Cancelled: %s.\n", join ', ', @cancelled if @cancelled;
-    }
-    print {$fh} $result->{dry_run} ? "Dry run: the set is not changed.\n"
-                                   : "Ship the set to every host; writers follow it within their rescan interval.\n";
-    return;
-}
-
-sub rollback_data {
-    my ($result) = @_;
-    return { %$result, prefix => text($result->{prefix}) };
-}
-
 # A set's prefix as printed: its bytes, or '' (the whole cache).
 sub prefix_text {
     my ($prefix) = @_;
@@ -732,18 +625,10 @@ as data for JSON (per prefix its C<outcome>, C<action> or C<verdict>,
 C<why>, the baselines and the candidates; C<whole_cache> with its
 C<shares>; the C<fallback>; the set's entries).
 
-=item print_prune($fh, $result), prune_data($result)
+=item print_prune, prune_data, print_list, list_data, print_rollback, rollback_data
 
-The result of C<prune_set> (L<Cache::Memcached::RustXS::Dict::Prune/FUNCTIONS>)
-as a table of the set's dictionaries with a line of totals (what was
-removed or would be, what is kept and why), or as data for JSON.
-
-=item print_list($fh, $list), list_data($list), print_rollback($fh, $result), rollback_data($result)
-
-The results of C<list_set> and C<rollback_set>
-(L<Cache::Memcached::RustXS::Dict::Rollout/FUNCTIONS>): the set's
-dictionaries in a table with their state and since when, and what a
-rollback did; or as data for JSON.
+The output of C<prune>, C<list>, C<rollback> and C<history>:
+L<Cache::Memcached::RustXS::Dict::Report::Set>.
 
 =item skipped_note($group)
 

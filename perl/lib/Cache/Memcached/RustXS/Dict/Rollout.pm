@@ -14,7 +14,7 @@ use Cache::Memcached::RustXS::Zstd::DictionarySet::State qw(now);
 
 our $VERSION = '1.000';
 
-our @EXPORT_OK = qw(list_set rollback_set);
+our @EXPORT_OK = qw(list_set rollback_set history_set set_prefix);
 
 # How long after it is written a dictionary that train --all adds, or a
 # rollback, waits before writers use it: long enough for a set to reach
@@ -40,44 +40,88 @@ sub list_set {
 
 # ---- rollback ----------------------------------------------------------------
 
+# The rule (DictionarySet's "The newest decision holds"): without --to,
+# a rollback while a decision is pending cancels it; else it goes back to
+# what writers used before the current one. A dictionary writers have used
+# is taken up at once unless a stage is given; one they have not, staged.
 sub rollback_set {
     my (%opt) = @_;
     my $set = read_set($opt{dir});
     my $prefix = $opt{prefix};
     fail('rollback: a prefix is needed') unless defined $prefix;
+    $prefix = set_prefix($set, $prefix);
     my $now = now();
-    my $stage = defined $opt{stage} ? $opt{stage} : $DEFAULT_STAGE;
-    my %state = map { ($_->{entry}{id} => $_) } $set->schedule(at => $now);
-    my @mine = grep { $_->{entry}{prefix} eq $prefix && $_->{state} ne 'removed' } values %state;
     fail('rollback: the set in ' . $opt{dir} . ' has no dictionary for the prefix ' . prefix_text($prefix))
-        unless @mine;
-    my ($current) = grep { $_->{state} eq 'current' } @mine;
-    my @staged = grep { $_->{state} eq 'staged' } @mine;
-    # By default: while a retrain is staged, the current one (the retrain
-    # is cancelled); else the one writers used before the current one.
-    my $previous = $set->previous($prefix, at => $now);
-    my $to = defined $opt{to} ? $state{ $opt{to} }
-           : @staged && $current ? $current
-           : $previous ? $state{ $previous->{id} } : undef;
-    if (defined $opt{to}) {
-        fail("rollback: the set has no dictionary with ID $opt{to}") unless $to;
-        fail("rollback: dictionary $opt{to} is for the prefix " . prefix_text($to->{entry}{prefix})
-           . ', not ' . prefix_text($prefix)) unless $to->{entry}{prefix} eq $prefix;
-        fail("rollback: dictionary $opt{to} was removed from the set: its file is gone") if $to->{state} eq 'removed';
+        unless grep { $_->{prefix} eq $prefix } $set->entries;
+    my $d = $set->decided($prefix, at => $now);
+    my $from = $d->{writer} ? 0 + $d->{writer}{id} : undef;
+    my %result = (command => 'rollback', dir => $opt{dir}, prefix => $prefix, dry_run => $opt{dry_run} ? 1 : 0,
+                  from => $from, cancelled => _decision_data($d->{pending}));
+    if (!defined $opt{to} && $d->{pending}) {
+        eval { $set->cancel($prefix); 1 } or fail(Cache::Memcached::RustXS::_error_message($@));
+        $set->write unless $opt{dry_run};
+        return { %result, kind => 'cancel', to => $from, at_once => 1, current_from => manifest_date($now) };
     }
+    my $to = defined $opt{to} ? _named($set, $opt{to}, $prefix) : $d->{before};
     fail('rollback: the prefix ' . prefix_text($prefix) . ' has no earlier dictionary to go back to') unless $to;
-    my $at_once = $to == ($current || 0) || $stage <= 0;
-    my $id = $to->{entry}{id};
-    my $entry = eval { $set->make_current($id, $at_once ? (current_from => $now) : (stage => $stage)) };
+    my $id = $to->{id};
+    my $stage = defined $opt{stage} ? $opt{stage} : $d->{used}{$id} ? 0 : $DEFAULT_STAGE;
+    my $entry = eval { $set->make_current($id, $stage > 0 ? (stage => $stage) : (current_from => $now)) };
     fail(Cache::Memcached::RustXS::_error_message($@)) unless $entry;
+    my $kind = ($set->history(prefix => $prefix, at => $now))[-1]{kind};
     $set->write unless $opt{dry_run};
-    # The time the set says, once written: the stage counts from the write.
-    my $when = $set->entry($id)->{current_from};
-    $when = manifest_date($now) if $at_once || !defined $when;
-    return { command => 'rollback', dir => $opt{dir}, prefix => $prefix, dry_run => $opt{dry_run} ? 1 : 0,
-             from => $current ? 0 + $current->{entry}{id} : undef, to => 0 + $id,
-             current_from => $when, at_once => $at_once ? 1 : 0,
-             cancelled => [ map { 0 + $_->{entry}{id} } grep { $_ != $to } @staged ] };
+    my ($last) = ($set->history(prefix => $prefix))[-1];
+    return { %result, kind => $kind, to => 0 + ($kind eq 'cancel' ? $from : $id), at_once => $stage > 0 ? 0 : 1,
+             current_from => manifest_date($stage > 0 ? $last->{effective} : $now) };
+}
+
+# The entry of --to ID, which must be of $prefix and still in the set.
+sub _named {
+    my ($set, $id, $prefix) = @_;
+    my $e = $set->entry($id);
+    fail("rollback: dictionary $id was removed from the set: its file is gone")
+        if !$e && grep { $_->{id} eq $id } $set->removed;
+    fail("rollback: the set has no dictionary with ID $id") unless $e;
+    fail("rollback: dictionary $id is for the prefix " . prefix_text($e->{prefix}) . ', not ' . prefix_text($prefix))
+        unless $e->{prefix} eq $prefix;
+    return $e;
+}
+
+sub _decision_data {
+    my ($d) = @_;
+    return undef unless $d;
+    return { seq => $d->{seq}, kind => $d->{kind}, id => $d->{id}, effective_date => manifest_date($d->{effective}) };
+}
+
+# A prefix as the set has it: given with or without the delimiter its
+# prefixes end with (user and user: alike), the one the set knows.
+sub set_prefix {
+    my ($set, $prefix) = @_;
+    return $prefix if !length $prefix || grep { $_->{prefix} eq $prefix } $set->entries, $set->history;
+    my $delimiter = defined $set->delimiter ? $set->delimiter : ':';
+    my $with = $prefix . $delimiter;
+    return $with if grep { $_->{prefix} eq $with } $set->entries;
+    (my $without = $prefix) =~ s/\Q$delimiter\E\z//;
+    return length $without && grep({ $_->{prefix} eq $without } $set->entries) ? $without : $prefix;
+}
+
+# ---- history ------------------------------------------------------------------
+
+# The decisions of the set (of one prefix), in order, with what became of
+# each at now: the same fold as list.
+sub history_set {
+    my (%opt) = @_;
+    my $set = read_set($opt{dir});
+    my $now = defined $opt{now} ? $opt{now} : now();
+    my $prefix = defined $opt{prefix} ? set_prefix($set, $opt{prefix}) : undef;
+    my @decisions = map {
+        +{ seq => $_->{seq}, kind => $_->{kind}, prefix => $_->{prefix}, dictionary => $_->{id},
+           made => manifest_date($_->{made}), effective => manifest_date($_->{effective}), status => $_->{status},
+           (defined $_->{by} ? (superseded_by => $_->{by}) : ()),
+           (defined $_->{cancels} ? (cancels => $_->{cancels}) : ()) }
+    } $set->history(at => $now, (defined $prefix ? (prefix => $prefix) : ()));
+    return { command => 'history', dir => $opt{dir}, identity => $set->identity, now => manifest_date($now),
+             prefix => $prefix, synthesized => $set->synthesized || undef, decisions => \@decisions };
 }
 
 1;
@@ -93,7 +137,7 @@ Cache::Memcached::RustXS::Dict::Rollout - cmrx-dict list and rollback: a diction
     use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
     use Cache::Memcached::RustXS::Zstd::DictionarySet;
     use Cache::Memcached::RustXS::Dict::Rollout qw(list_set rollback_set);
-    use Cache::Memcached::RustXS::Dict::Report qw(print_list print_rollback);
+    use Cache::Memcached::RustXS::Dict::Report::Set qw(print_list print_rollback);
 
     # A set whose prefix user: was retrained, the new dictionary staged
     my $tmp = File::Temp->newdir;
@@ -114,11 +158,11 @@ Cache::Memcached::RustXS::Dict::Rollout - cmrx-dict list and rollback: a diction
 =head1 DESCRIPTION
 
 The parts of L<cmrx-dict> that show and change what writers use:
-C<cmrx-dict list> and C<cmrx-dict rollback>. Their output, as text and
-as the data C<--json> prints, is L<Cache::Memcached::RustXS::Dict::Report>'s
-(C<print_list>, C<list_data>, C<print_rollback>, C<rollback_data>). See
-L<Cache::Memcached::RustXS::Zstd::DictionarySet/Staging and rolling back>
-for what staging means.
+C<cmrx-dict list>, C<cmrx-dict rollback> and C<cmrx-dict history>. What
+they do follows the rule in
+L<Cache::Memcached::RustXS::Zstd::DictionarySet/The newest decision holds>.
+Their output, as text and as the data C<--json> prints, is
+L<Cache::Memcached::RustXS::Dict::Report::Set>'s.
 
 =head1 FUNCTIONS
 
@@ -128,7 +172,7 @@ for what staging means.
 
 Every dictionary of the set in C<$dir> with its state at C<now> (by
 default the clock of L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>) and since
-when (as L<Cache::Memcached::RustXS::Zstd::DictionarySet/schedule(at =E<gt> $epoch)>
+when (as L<Cache::Memcached::RustXS::Zstd::DictionarySet/schedule>
 says): a hash reference with C<dir>, C<identity>, C<now>, C<fallback>,
 C<next_change> (when a staged dictionary starts next, or C<undef>) and
 C<dictionaries>, a list of C<< { id, prefix, state, since, level, size,
@@ -136,31 +180,40 @@ file, trained, savings } >> (C<state>: C<current>, C<staged>, C<retired> or
 C<removed>). Fails (L<Cache::Memcached::RustXS::Dict/fail>) when the folder
 holds no readable set.
 
-=item rollback_set(dir => $dir, prefix => $prefix, to => $id, stage => 3600, dry_run => 0)
+=item rollback_set(dir => $dir, prefix => $prefix, to => $id, stage => $seconds, dry_run => 0)
 
-Makes an earlier dictionary of C<$prefix> (the empty string: the whole
-cache) current again, staged C<stage> seconds after the set is written
-(0: at once), and writes the set unless C<dry_run>. The dictionary is C<to> when given, else:
-when a decision (a retrain or an earlier rollback) is staged for the
-prefix, the current one (the staged ones are cancelled and nothing else
-changes, at once: the newest decision holds); otherwise the dictionary the
-prefix's writers used last before the current one, as the set's state at
-this moment says (DictionarySet's C<previous>): after a staged retrain has
-taken effect, the dictionary it took over from, whether or not the set was
-written since (a staged dictionary that was cancelled is never chosen, and
-a cancelled rollback changes no later choice). Repeated calls without
-C<to> go back and forth between two dictionaries. Every
-other staged dictionary of the prefix is cancelled. Returns a hash
-reference with C<prefix>, C<from> (the current one), C<to>,
-C<current_from> (the time the written set says), C<at_once>, C<cancelled> (IDs) and C<dry_run>. Fails when
-the prefix has no dictionary, C<to> is another prefix's, removed, or
-unknown, or there is nothing to go back to.
+A rollback of C<$prefix> (the empty string: the whole cache; with or
+without the delimiter its keys end with), by the rule: without C<to>,
+while a decision is pending for the prefix, a cancel of it, at once;
+otherwise back to the dictionary writers used before the current one.
+With C<to>, that dictionary. Without C<stage>, a rollback to a dictionary
+writers have used takes effect at once, one to a dictionary they have not
+is staged C<$DEFAULT_STAGE> seconds (an hour) after the write; with
+C<stage>, that many seconds (0: at once). Writes the set unless
+C<dry_run>. Returns a hash reference with C<kind> (C<rollback> or
+C<cancel>), C<prefix>, C<from> (the dictionary writers use now, or undef),
+C<to> (the one they will use), C<current_from> (when, as the written set
+says), C<at_once>, C<cancelled> (the decision superseded or cancelled:
+C<< { seq, kind, id, effective_date } >>, or undef) and C<dry_run>.
+Fails when the prefix has no dictionary, C<to> is another prefix's,
+removed or unknown, its file is missing or is not the one the manifest
+lists, or there is nothing to go back to.
 
-C<stage> defaults to C<$Cache::Memcached::RustXS::Dict::Rollout::DEFAULT_STAGE>
-(3600 seconds), the same as C<cmrx-dict train --all --stage>: the earlier
-dictionary is loaded by every reader already (retired dictionaries stay
-loaded), so a rollback at once is safe; staging it makes every host switch
-at one moment instead of as each receives the set.
+=item history_set(dir => $dir, prefix => $prefix, now => $epoch)
+
+The decisions of the set (of one prefix, given with or without its
+delimiter), in order, with what became of each at C<now>: a hash
+reference with C<dir>, C<identity>, C<now>, C<prefix>, C<synthesized>
+(undef, or how the decisions were found: C<converted>, C<rewritten>) and
+C<decisions>, a list of C<< { seq, kind, prefix, dictionary, made,
+effective, status, superseded_by, cancels } >> (dates as the manifest
+writes them).
+
+=item set_prefix($set, $prefix)
+
+The prefix as the set has it: C<$prefix> itself when the set has it,
+else with the set's delimiter (C<:> for a set without one) added, or
+taken off.
 
 =back
 
@@ -177,7 +230,7 @@ The Cache-Memcached-RustXS developers.
 Please report bugs at
 L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
 
-=head1 COPYRIGHT AND LICENSE
+=head1 LICENSE
 
 Copyright (C) 2026 the Cache-Memcached-RustXS developers.
 

@@ -11,7 +11,7 @@ use Cache::Memcached::RustXS::Zstd::DictionarySet ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(manifest_date);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::State qw(now staged_start);
 use Cache::Memcached::RustXS::Zlib ();
-use Cache::Memcached::RustXS::Dict qw(round);
+use Cache::Memcached::RustXS::Dict qw(round fail);
 use Cache::Memcached::RustXS::Dict::Sample qw(sample_source);
 use Cache::Memcached::RustXS::Dict::Report qw(shown);
 use Cache::Memcached::RustXS::Dict::Rollout ();
@@ -127,7 +127,14 @@ sub train_all {
     my $dir = $opt{dir};
     my $progress = $opt{progress} || sub { };
     my $stage = defined $opt{stage} ? $opt{stage} : $Cache::Memcached::RustXS::Dict::Rollout::DEFAULT_STAGE;
-    my $set = -e File::Spec->catfile($dir, 'manifest')
+    my $manifest = File::Spec->catfile($dir, 'manifest');
+    my @orphans = -e $manifest ? () : sort glob File::Spec->catfile(quotemeta $dir, '*.dict');
+    # Dictionaries without their manifest: a set whose manifest was lost.
+    # A new set would leave them behind, and values may name their IDs.
+    fail("train --all: $dir holds dictionaries (" . join(', ', map { (File::Spec->splitpath($_))[2] } @orphans)
+         . ") but no manifest ($manifest is missing): refused, nothing changed. To start over, give an empty "
+         . 'folder, or remove those files; to keep the set, restore its manifest') if @orphans;
+    my $set = -e $manifest
         ? Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)
         : Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir);
     my $plan = decide_set($set, %opt, at => staged_from($stage));
@@ -425,7 +432,7 @@ Each prefix is decided against the dictionary writers will use at that
 moment (one staged before, when it starts earlier), so that running it
 again within the stage does not stage the same choice twice. Each
 dictionary gets a random ID
-(L<Cache::Memcached::RustXS::Zstd::DictionarySet/new_id(avoid =E<gt> \@ids)>,
+(L<Cache::Memcached::RustXS::Zstd::DictionarySet/new_id>,
 4 bytes in each frame) that no sampled stored value names, so that a set
 made again from scratch never gives an ID that values in the cache name.
 The fallback (what keys

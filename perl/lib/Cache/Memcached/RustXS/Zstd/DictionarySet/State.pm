@@ -1,9 +1,9 @@
 package Cache::Memcached::RustXS::Zstd::DictionarySet::State;
 
 # A dictionary set's state over time: the clock, and the one function that
-# says, for a set's entries and a moment, each entry's state and since
-# when, which entry each prefix's writers use and what every reader loads.
-# Every reader of a set asks it; nothing else computes a state.
+# folds a set's decisions into what each prefix's writers use at a moment,
+# what is pending, and what writers used before. Every reader of a set
+# asks it; nothing else computes a state.
 
 use strict;
 use warnings;
@@ -12,11 +12,11 @@ use Carp ();
 use Exporter 5.57 'import';
 use Time::HiRes ();
 
-use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(epoch_of manifest_date);
+use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(manifest_date);
 
 our $VERSION = '1.000';
 
-our @EXPORT_OK = qw(now state_at is_staged staged_start);
+our @EXPORT_OK = qw(now fold state_at staged_start);
 
 # ---- the clock -----------------------------------------------------------------
 
@@ -27,129 +27,115 @@ our $Clock;
 
 sub now { $Clock ? $Clock->() : Time::HiRes::time() }
 
-# When an entry staged for $stage seconds starts when its set is written
-# at $written (epoch seconds): the next whole second after both, and one
-# more for the write and the command that asked for it to end, so that it
-# is at least $stage seconds after either.
+# When a decision staged for $stage seconds takes effect when its set is
+# written at $written (epoch seconds): the next whole second after both,
+# and one more for the write and the command that asked for it to end, so
+# that it is at least $stage seconds after either.
 sub staged_start {
     my ($written, $stage) = @_;
     my $at = $written + $stage;
     return ($at == int $at ? $at : int($at) + 1) + 1;
 }
 
-# ---- the state at a time ----------------------------------------------------------
-#
-# What the manifest writes: an entry is "open" (a candidate to be its
-# prefix's writing dictionary) when its state is current, or when it is
-# staged: retired with a current_from date and no retired date (the form
-# releases that know no staging read as a dictionary to load for reading
-# only). An open entry starts at its current_from (a current entry without
-# one: always); at any moment the prefix's writers use the open entry that
-# started last. Any other entry is closed: retired at its retired date,
-# having been written with from its current_from (when it has one) until
-# then, or never when its current_from is later than that date (a staged
-# entry cancelled before its time) -- but from its written_from date until
-# its written_until date when it has them (a retired entry staged again by
-# a rollback, then cancelled).
+# ---- the fold ------------------------------------------------------------------
 
-sub is_staged {
-    my ($e) = @_;
-    return $e->{state} eq 'retired' && defined $e->{current_from} && !defined $e->{retired};
-}
+# A time of a decision; undef (not known: synthesized from an old set) is
+# earlier than any.
+my $EARLIEST = -9**9**9;
+sub _t { defined $_[0] ? $_[0] : $EARLIEST }
 
-sub _is_open { $_[0]{state} eq 'current' || is_staged($_[0]) }
-
-# Whether entry $e was a candidate at $at: open, or closed later than $at
-# (what the set was before a write settled it), not cancelled.
-sub _open_at {
-    my ($e, $at) = @_;
-    return 1 if _is_open($e);
-    my ($from, $retired) = (epoch_of($e->{current_from}), epoch_of($e->{retired}));
-    return defined $retired && $retired > $at && !(defined $from && $from > $retired);
-}
-
-# Epoch seconds an open entry starts at; -inf for always.
-my $ALWAYS = -9**9**9;
-
-sub _start_of { defined $_[0]{current_from} ? epoch_of($_[0]{current_from}) : $ALWAYS }
-
-# The state of the set made of @$entries (and @$removed) at $at (epoch
-# seconds): {
-#   rows    => [ { entry, state (current, staged, retired, removed), since
-#                  (a manifest date, or undef when unknown), wrote (whether
-#                  writers used it before $at), wrote_until (epoch seconds
-#                  they stopped; -inf when unknown; undef while they do or
-#                  when they never did) } ] in the order of the entries,
-#   writers => { prefix => the entry its writers use at $at },
-#   loads   => [ every entry: what a reader holding the set loads ],
-#   next_change => the first moment after $at a staged entry starts, or undef,
-# }
-sub state_at {
-    my ($entries, $removed, $at) = @_;
-    Carp::croak('state_at: a time (epoch seconds) is needed') unless defined $at;
-    my (%writer, %started);    # by prefix: the open entries started by $at
-    my $next;
-    for my $e (grep { _open_at($_, $at) } @$entries) {
-        my $start = _start_of($e);
-        if ($start > $at) {
-            $next = $start if !defined $next || $start < $next;
+# The decisions (hash references: seq, kind, prefix, id, made, effective)
+# folded at $at, in the order they were made (seq). A decision supersedes
+# the one of its prefix still waiting to take effect when it is made;
+# whatever is not superseded takes effect at its effective time. Returns {
+#   prefixes  => { prefix => { writer (an ID, or undef: the fallback),
+#                  since, before (what writers used before), pending } },
+#   decisions => { seq => { status (in effect, took effect, superseded,
+#                  pending), by (the seq that superseded it), cancels } },
+#   used      => { ID => { from, until (undef while in use) } },
+#   next_change => the first effective time after $at, or undef }.
+sub fold {
+    my ($decisions, $at) = @_;
+    my (%prefix, %status, %used, $next);
+    my $take = sub {
+        my ($p, $d) = @_;
+        $status{ $d->{seq} }{status} = 'took effect';
+        return if $d->{kind} eq 'cancel';
+        my $to = $d->{kind} eq 'retire' ? undef : $d->{id};
+        $used{ $p->{writer} }{until} = $d->{effective} if defined $p->{writer};
+        @$p{qw(before writer since seq)} = ($p->{writer}, $to, $d->{effective}, $d->{seq});
+        $used{$to} = { from => $d->{effective} } if defined $to;
+    };
+    for my $d (sort { $a->{seq} <=> $b->{seq} } grep { _t($_->{made}) <= $at } @$decisions) {
+        my $p = $prefix{ $d->{prefix} } ||= {};
+        my $w = $p->{waiting};
+        $take->($p, delete $p->{waiting}) if $w && _t($w->{effective}) <= _t($d->{made});
+        if ($d->{kind} eq 'retire' && !(defined $p->{writer} && $p->{writer} eq $d->{id})) {
+            # Of a dictionary writers do not use: it only dates its retirement.
+            $status{ $d->{seq} }{status} = 'took effect';
+            $used{ $d->{id} }{until} = $d->{effective} if $used{ $d->{id} };
             next;
         }
-        push @{ $started{ $e->{prefix} } }, [ $e, $start ];
-        # The one started last; of two started together, the one listed last.
-        my $w = $writer{ $e->{prefix} };
-        $writer{ $e->{prefix} } = $e if !$w || $start >= _start_of($w);
+        if ($w = delete $p->{waiting}) {
+            @{ $status{ $w->{seq} } }{qw(status by)} = ('superseded', $d->{seq});
+            $status{ $d->{seq} }{cancels} = $w->{seq} if $d->{kind} eq 'cancel';
+        }
+        $p->{waiting} = $d;
+    }
+    for my $p (values %prefix) {
+        my $w = delete $p->{waiting} or next;
+        if (_t($w->{effective}) <= $at) { $take->($p, $w) }
+        else { $p->{pending} = $w; $status{ $w->{seq} }{status} = 'pending';
+               $next = $w->{effective} if !defined $next || $w->{effective} < $next }
+    }
+    for my $p (values %prefix) { $status{ $p->{seq} }{status} = 'in effect' if defined $p->{seq} }
+    return { prefixes => \%prefix, decisions => \%status, used => \%used, next_change => $next };
+}
+
+# ---- the state at a time ----------------------------------------------------------
+
+# The state of a set at $at (epoch seconds), from its decisions folded:
+# rows (each entry's state and since when, in the entries' order, then the
+# removed ones), writers (prefix => entry), previous (prefix => the entry
+# writers used before the current one), pending (prefix => the decision
+# waiting), loads (every entry: what a reader loads), next_change, fold.
+sub state_at {
+    my ($entries, $removed, $at, $decisions) = @_;
+    Carp::croak('state_at: a time (epoch seconds) is needed') unless defined $at;
+    my $f = fold($decisions || [], $at);
+    my %by_id = map { ($_->{id} => $_) } @$entries;
+    my (%writers, %previous, %pending, %state);
+    for my $prefix (keys %{ $f->{prefixes} }) {
+        my $p = $f->{prefixes}{$prefix};
+        $writers{$prefix} = $by_id{ $p->{writer} } if defined $p->{writer} && $by_id{ $p->{writer} };
+        $previous{$prefix} = $by_id{ $p->{before} } if defined $p->{before} && $by_id{ $p->{before} };
+        next unless $p->{pending};
+        $pending{$prefix} = $p->{pending};
+        $state{ $p->{pending}{id} } = [ 'staged', $p->{pending}{effective} ] if defined $p->{pending}{id};
+        $state{ $p->{writer} } = [ 'current', $p->{since} ] if defined $p->{writer};
+    }
+    for my $prefix (keys %writers) {
+        $state{ $writers{$prefix}{id} } ||= [ 'current', $f->{prefixes}{$prefix}{since} ];
     }
     my @rows;
     for my $e (@$entries) {
-        my %row = (entry => $e, wrote => 0);
-        if (_open_at($e, $at)) {
-            my $start = _start_of($e);
-            if ($start > $at) {
-                @row{qw(state since)} = ('staged', $e->{current_from});
-            }
-            elsif ($writer{ $e->{prefix} } == $e) {
-                @row{qw(state since wrote)} = ('current', defined $e->{current_from} ? $e->{current_from}
-                                                                                    : $e->{trained}, 1);
-            }
-            else {
-                # Taken over by the next one of its prefix to start.
-                my ($until) = sort { $a <=> $b } map { $_->[1] }
-                              grep { $_->[0] != $e && $_->[1] >= $start } @{ $started{ $e->{prefix} } };
-                @row{qw(state since wrote wrote_until wrote_from)} = ('retired', manifest_date($until), 1, $until, $start);
-            }
-        }
-        else {
-            my ($from, $retired) = (epoch_of($e->{current_from}), epoch_of($e->{retired}));
-            my $cancelled = defined $from && defined $retired && $from > $retired;
-            # Retired by a release that drops current_from: its copy says
-            # when writers took it up (of several that release retired at
-            # one date, the one taken up last was used last).
-            my $copy = defined $from ? undef : epoch_of($e->{current_from_copy});
-            $from = $copy if defined $copy && defined $retired && $copy <= $retired;
-            @row{qw(state since)} = ('retired', $e->{retired});
-            @row{qw(wrote wrote_until wrote_from)} = (1, defined $retired ? $retired : $ALWAYS, defined $from ? $from : $ALWAYS)
-                unless $cancelled;
-            # A rollback to it that was cancelled: writers used it until
-            # then, from when they took it up (when the set says).
-            my ($before, $since) = (epoch_of($e->{written_until}), epoch_of($e->{written_from}));
-            @row{qw(wrote wrote_until wrote_from)} = (1, $before, defined $since ? $since : $ALWAYS)
-                if $cancelled && defined $before;
-        }
-        push @rows, \%row;
+        my $u = $f->{used}{ $e->{id} };
+        my ($state, $since) = @{ $state{ $e->{id} } || [ 'retired', $u ? $u->{until} : _never_used($e, $f, $decisions) ] };
+        push @rows, { entry => $e, state => $state, since => manifest_date($since), wrote => $u ? 1 : 0 };
     }
     push @rows, map { +{ entry => $_, state => 'removed', since => $_->{removed}, wrote => 0 } } @$removed;
-    # The entry each prefix's writers stopped using last: what a rollback goes back to.
-    my %previous;
-    for my $row (grep { $_->{wrote} && $_->{state} eq 'retired' } @rows) {
-        my $before = $previous{ $row->{entry}{prefix} };
-        # Of two that stopped in the same second, the one taken up later.
-        $previous{ $row->{entry}{prefix} } = $row
-            if !$before || $row->{wrote_until} > $before->{wrote_until}
-               || ($row->{wrote_until} == $before->{wrote_until} && $row->{wrote_from} >= $before->{wrote_from});
-    }
-    $_ = $_->{entry} for values %previous;
-    return { rows => \@rows, writers => \%writer, previous => \%previous, loads => [ @$entries ], next_change => $next };
+    return { rows => \@rows, writers => \%writers, previous => \%previous, pending => \%pending,
+             loads => [ @$entries ], next_change => $f->{next_change}, fold => $f };
+}
+
+# When a dictionary no writer used was set aside: the made time of the
+# decision that superseded its last decision, or undef.
+sub _never_used {
+    my ($e, $f, $decisions) = @_;
+    my ($mine) = reverse grep { defined $_->{id} && $_->{id} eq $e->{id} && $_->{kind} ne 'retire' } @{ $decisions || [] };
+    my $by = $mine && $f->{decisions}{ $mine->{seq} } ? $f->{decisions}{ $mine->{seq} }{by} : undef;
+    my ($d) = defined $by ? grep { $_->{seq} == $by } @$decisions : ();
+    return $d ? $d->{made} : undef;
 }
 
 1;
@@ -170,22 +156,36 @@ Cache::Memcached::RustXS::Zstd::DictionarySet::State - a dictionary set's state 
 =head1 DESCRIPTION
 
 The part of L<Cache::Memcached::RustXS::Zstd::DictionarySet> that says
-what a set is at a moment. DictionarySet's methods, and every
-C<cmrx-dict> command that reads a set, take their states from it.
+what a set is at a moment: the fold of its decisions by the rule in
+L<Cache::Memcached::RustXS::Zstd::DictionarySet/The newest decision holds>.
+DictionarySet's methods, and every C<cmrx-dict> command that reads a set,
+take their states from it.
 
 =head1 FUNCTIONS
 
 =over 4
 
-=item state_at(\@entries, \@removed, $at)
+=item fold(\@decisions, $at)
 
-The state of a set at C<$at> (epoch seconds): C<rows>, each entry's
-C<state> (C<current>, C<staged>, C<retired>, C<removed>), C<since> when,
-C<wrote> (whether writers used it before C<$at>) and C<wrote_until>;
-C<writers> (the entry each prefix's writers use); C<previous> (the entry
-each prefix's writers used last before that: what a rollback goes back
-to); C<loads> (every entry: what a reader holding the set loads); and
-C<next_change> (the next moment a staged entry starts, or undef).
+The decisions (hash references: C<seq>, C<kind>, C<prefix>, C<id>,
+C<made>, C<effective>; an undefined time is earlier than any) folded at
+C<$at> (epoch seconds), in the order of C<seq>: C<prefixes> (for each
+prefix: C<writer>, the ID its writers use, or undef for the whole-cache
+entry or fallback; C<since>, when that took effect; C<before>, the ID they
+used before; C<pending>, the decision waiting), C<decisions> (for each
+C<seq>: C<status>, C<by>, C<cancels>), C<used> (for each ID writers have
+used: C<from> and C<until>, undef while in use) and C<next_change> (the
+first effective time after C<$at>, or undef).
+
+=item state_at(\@entries, \@removed, $at, \@decisions)
+
+The state of a set at C<$at> from its decisions folded: C<rows>, each
+entry's C<state> (C<current>, C<staged>, C<retired>, C<removed>), C<since>
+when (a manifest date, or undef when not known) and C<wrote> (whether
+writers used it by C<$at>); C<writers> (the entry each prefix's writers
+use); C<previous> (the entry they used before); C<pending> (the decision
+waiting, by prefix); C<loads> (every entry: what a reader holding the set
+loads); C<next_change>; and C<fold>, the fold itself.
 
 =item now()
 
@@ -195,14 +195,10 @@ reference) when it is set, else the system's. C<cmrx-dict> sets it from
 the environment variable C<CMRX_DICT_NOW> (epoch seconds), so that what a
 set does at a later moment can be tried without waiting for it.
 
-=item is_staged($entry)
-
-Whether a manifest entry is written as staged.
-
 =item staged_start($written, $stage)
 
-When an entry staged for C<$stage> seconds starts, its set written at
-C<$written>: the next whole second after C<$written + $stage>, and one
+When a decision staged for C<$stage> seconds takes effect, its set written
+at C<$written>: the next whole second after C<$written + $stage>, and one
 more (for the command to end).
 
 =back
@@ -210,5 +206,16 @@ more (for the command to end).
 =head1 SEE ALSO
 
 L<Cache::Memcached::RustXS::Zstd::DictionarySet>
+
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
 
 =cut
