@@ -177,7 +177,7 @@ says): a hash reference with C<dir>, C<identity>, C<now>, C<fallback>,
 C<next_change> (when a staged dictionary starts next, or C<undef>) and
 C<dictionaries>, a list of C<< { id, prefix, state, since, level, size,
 file, trained, savings } >> (C<state>: C<current>, C<staged>, C<retired> or
-C<removed>). Fails (L<Cache::Memcached::RustXS::Dict/fail>) when the folder
+C<removed>). Fails (L<Cache::Memcached::RustXS::Dict/"fail($message)">) when the folder
 holds no readable set.
 
 =item rollback_set(dir => $dir, prefix => $prefix, to => $id, stage => $seconds, dry_run => 0)

@@ -691,8 +691,8 @@ A dictionary set is a folder of standard zstd dictionary files (the format
 C<zstd --train> writes and C<zstd -D> reads) and a manifest that says which
 dictionary goes with which key prefix, at which zstd level, and what it was
 measured to save. C<cmrx-dict train --all> writes sets;
-L<Cache::Memcached::RustXS::Zstd/load_dictionaries> reads them in every
-process, and the writers (L<Cache::Memcached::RustXS::Zstd/compress_methods>
+L<Cache::Memcached::RustXS::Zstd/"load_dictionaries($dir, rescan_interval =E<gt> 60)"> reads them in every
+process, and the writers (L<Cache::Memcached::RustXS::Zstd/"compress_methods(dictionaries =E<gt> $dir, rescan_interval =E<gt> 60, max_output =E<gt> 64 MiB)">
 for Cache::Memcached::Fast, L<Cache::Memcached::RustXS::Memcached> for
 Cache::Memcached) pick the dictionary of each key by its prefix.
 
