@@ -545,7 +545,8 @@ L</compress_methods(level =E<gt> 3, dictionary =E<gt> $path, max_output =E<gt> 6
 ID. Loading the same file again does nothing more; a different dictionary
 with the same ID croaks, as do a file that cannot be read and one that is
 not a zstd dictionary. Dictionaries stay loaded for the life of the process
-(about 460 KiB for a 16 KiB dictionary once it has been used at one level).
+(557 KiB for a 16 KiB dictionary once it has been used at level 3, 477 KiB
+at level 9, by F<bench/dict-memory.pl>).
 
 =item load_dictionaries($dir, rescan_interval => 60)
 
@@ -813,7 +814,7 @@ own key, under Fast's default C<compress_ratio> (F<bench/threshold.pl>, its
 first N bytes and N from the middle; a 16 KiB dictionary per kind of
 value, trained on other values of the kind, at level 3): with a dictionary,
 38 to 50 % of the items move to a smaller chunk at 48 bytes, 62 to 72 % at
-64 (14 to 15 % of the memory saved), 90 to 97 % at 96; without one, 3 to
+64 (13.9 to 15.3 % of the memory saved), 90 to 97 % at 96; without one, 3 to
 22 % at 128, 52 to 64 % at 208, 96 to 98 % at 320. The default is the
 smallest size at which more than half the items get smaller.
 
