@@ -43,6 +43,8 @@ my %SETTING = (
     '0.1 %'   => 'the margin within which the advisor calls settings equal',
     '33 %'    => 'an example of Dict::Report\'s percentage format',
     '0 %'     => 'an example of cmrx-dict report\'s output',
+    '4 KiB'   => 'the dictionary size in cmrx-dict\'s example output',
+    '128 KiB' => 'the size from which Zlib\'s compress_methods samples a value first',
 );
 
 my $UNIT = qr/KiB|MiB|GiB|KB|MB|GB|kB|B|µs|us|ms|ns|%|x|×|times/;
@@ -56,7 +58,8 @@ sub figures {
     my @figures;
     while ($text =~ /(?<![\w.\/:\-])($NUM)((?:$JOIN$NUM(?:\s?(?:$UNIT)(?![\w]))?)*)\s?($UNIT)(?![\w])/g) {
         my ($first, $rest, $unit) = ($1, $2, $3);
-        next if $unit =~ /^(?:x|×)$/ && substr($text, pos $text) =~ /^\s*\d/;    # 100 x 1 KB
+        next if $unit =~ /^(?:x|×)$/ && substr($text, pos $text) =~ /^ ?\d/;    # 100 x 1 KB
+        next if substr($text, 0, $-[0]) =~ /\d ?[x×] ?\z/;                        # its 1 KB
         $unit = 'x'  if $unit =~ /^(?:×|times)$/;
         $unit = 'µs' if $unit eq 'us';
         my @numbers = ($first, $rest =~ /($NUM)/g);
