@@ -19,8 +19,11 @@ use strict;
 use warnings;
 use utf8;
 
+use lib 't/lib';
+use Encode ();
 use File::Find ();
 use Test::More;
+use CMRXTest::Peers qw(slurp);
 
 binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
 
@@ -71,12 +74,6 @@ sub figures {
     return @figures;
 }
 
-sub slurp {
-    my ($path) = @_;
-    open my $fh, '<:encoding(UTF-8)', $path or die "$path: $!\n";
-    local $/;
-    return scalar <$fh>;
-}
 
 # A document's text as [line number, text] pieces: a paragraph of prose
 # joined into one piece (a figure may be split across lines), each line of
@@ -85,7 +82,7 @@ sub slurp {
 sub pieces {
     my ($path) = @_;
     my ($in_pod, $in_fence, $n, @pieces, $open) = ($path =~ /\.(?:pm|pl)\z/ ? 0 : 1, 0, 0);
-    for my $line (split /\n/, slurp($path)) {
+    for my $line (split /\n/, Encode::decode('UTF-8', slurp($path))) {
         $n++;
         $in_pod = 1 if $line =~ /^=[a-zA-Z]/;
         if (!$in_pod) { undef $open; next }

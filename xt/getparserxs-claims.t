@@ -26,6 +26,7 @@ use CMRXTest::Clients qw(cache_memcached_missing default_parser);
 use CMRXTest::Memcached;
 use CMRXTest::FakeServer;
 use CMRXTest::Raw qw(raw_request);
+use CMRXDev::GetResponse qw(stored_items);
 
 plan skip_all => cache_memcached_missing() if cache_memcached_missing();
 my ($xs_class, $xs_note) = default_parser();
@@ -49,14 +50,12 @@ my $writer = Cache::Memcached->new({ servers => [ $addr[0] ], compress_threshold
 $writer->set($_, $stored{$_}) or die "set $_ failed\n" for @keys;
 
 my $reply = raw_request($addr[0], "get @keys\r\n", qr/END\r\n\z/);
-like $reply, qr/\AVALUE json1 2 \d+\r\n/, 'the server holds the values gzip\'d (flag 2)';
-my @value_at;    # offset of each value's data block
-while ($reply =~ /VALUE \S+ \d+ (\d+)\r\n/g) {
-    push @value_at, pos $reply;
-    pos($reply) = pos($reply) + $1 + 2;
-}
-is scalar @value_at, 3, 'three values in the reply';
-my $cut = substr $reply, 0, $value_at[2] + 10;    # inside the third data block
+my $items = stored_items($reply);
+is_deeply [ map { "$_->[0] $_->[1]" } @$items ], [ map { "$_ 2" } @keys ],
+    'the server holds the three values gzip\'d (flag 2)';
+# The third data block starts before its bytes, "\r\n" and "END\r\n".
+my $third = length($reply) - length("\r\nEND\r\n") - length $items->[2][2];
+my $cut = substr $reply, 0, $third + 10;    # inside the third data block
 
 for my $parser ($xs_class, $OURS) {
     my $fake = CMRXTest::FakeServer->start(script => [ $cut, [close => 1] ]);
