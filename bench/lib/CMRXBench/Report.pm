@@ -1,14 +1,16 @@
 package CMRXBench::Report;
 
 # Turns finished rows into ratios and bar verdicts, then prints the table,
-# writes the JSON results and draws the SVG chart of the ratios.
+# writes the JSON results and draws the SVG chart of the ratios. The
+# verdicts are shown only when the run judges ($meta->{check}, run.pl's
+# --check): a user's run reports times and ratios, a developer's judges.
 
 use strict;
 use warnings;
 use utf8;
 use Exporter 'import';
 
-our @EXPORT_OK = qw(evaluate print_table write_json write_svg fmt_time svg_escape write_svg_file);
+our @EXPORT_OK = qw(evaluate print_table write_json write_svg fmt_time svg_escape write_svg_file bar_counts);
 
 # ---- ratios and bars -------------------------------------------------------
 
@@ -70,11 +72,46 @@ sub bar_text {
     my $vs = defined $bar->{vs} ? " vs $bar->{vs}" : '';
     return $k eq 'max_us' ? "<$bar->{max} µs"
          : $k eq 'size'   ? "size ≤$bar->{max}×$vs"
-         : $k eq 'noloss' ? "no loss (≥$bar->{allow}×)$vs"
+         : $k eq 'noloss' ? ($bar->{name} // 'no loss') . " (≥$bar->{allow}×)$vs"
          :                  "≥$bar->{min}×$vs";
 }
 
 sub _mark { !defined $_[0] ? '—' : $_[0] ? '✓' : '✗' }
+
+# A bar and its verdict; a bar measured twice (a miss, then the row again)
+# shows its first value too, so that noise stays visible.
+sub _verdict {
+    my ($bar) = @_;
+    my $text = bar_text($bar) . ' ' . _mark($bar->{met});
+    $text .= sprintf ' (measured twice; first %s)', fmt_ratio_or_value($bar, $bar->{first_value})
+        if defined $bar->{first_value};
+    return $text;
+}
+
+sub fmt_ratio_or_value {
+    my ($bar, $v) = @_;
+    return $bar->{kind} eq 'max_us' ? sprintf('%.1f µs', $v) : fmt_ratio($v);
+}
+
+# Counts of the bars: met (of them, met when measured again), missed, and
+# not evaluated.
+sub bar_counts {
+    my (@rows) = @_;
+    my %n = (met => 0, met_again => 0, missed => 0, not_evaluated => 0);
+    for my $bar (map { @{ $_->{bars} || [] } } @rows) {
+        my $k = !defined $bar->{met} ? 'not_evaluated' : $bar->{met} ? 'met' : 'missed';
+        $n{$k}++;
+        $n{met_again}++ if $k eq 'met' && defined $bar->{first_value};
+    }
+    return \%n;
+}
+
+sub summary_line {
+    my (@rows) = @_;
+    my $n = bar_counts(@rows);
+    return sprintf "bars: %d met (%d on a second measurement), %d missed, %d not evaluated\n",
+        @$n{qw(met met_again missed not_evaluated)};
+}
 
 # ---- formatting ------------------------------------------------------------
 
@@ -103,19 +140,17 @@ sub print_table {
     print $fh "Cache-Memcached-RustXS benchmark  $meta->{date}\n";
     print $fh "perl $meta->{perl}, $meta->{machine}{cpu} ($meta->{machine}{cores} cores), memcached at $meta->{servers_desc}\n";
     print $fh "$meta->{rounds} interleaved rounds × ~$meta->{seconds} s per implementation; median time per op; ratio = baseline / ours (>1: ours faster)\n";
-
-    my ($met, $missed, $open) = (0, 0, 0);
+    my $judge = $meta->{check};
     for my $g (@$groups) {
         my @gr = grep { $_->{group} eq $g->{id} } @rows or next;
         my @blab = map { $_->{label} } _baselines($gr[0]);
         my $ours_label = _ours($gr[0])->{label};
-        my @head = ('', @blab, $ours_label, (map { "vs $_" } @blab), 'bar', $g->{notes_title} // '');
+        my @head = ('', @blab, $ours_label, (map { "vs $_" } @blab), ($judge ? 'bar' : ''), $g->{notes_title} // '');
         my (@lines, @foot);
         for my $row (@gr) {
             my @b = _baselines($row);
             my $o = _ours($row);
-            my @bars = map { bar_text($_) . ' ' . _mark($_->{met}) } @{ $row->{bars} || [] };
-            for (@{ $row->{bars} || [] }) { defined $_->{met} ? ($_->{met} ? $met++ : $missed++) : $open++ }
+            my @bars = $judge ? map { _verdict($_) } @{ $row->{bars} || [] } : ();
             push @lines, [
                 $row->{label},
                 (map { _cell($_) } @b),
@@ -143,7 +178,7 @@ sub print_table {
         print $fh $fmt->(@$_) for @lines;
         print $fh "  ! $_\n" for @foot;
     }
-    print $fh "\nbars: $met met, $missed missed, $open not evaluated\n";
+    print $fh "\n", summary_line(@rows) if $judge;
 }
 
 sub _max { my $m = shift; for (@_) { $m = $_ if $_ > $m } $m }
@@ -179,23 +214,22 @@ sub write_json {
             } @{ $row->{impls} } ],
             medians       => { map { _ok($_) ? ($_->{label} => $_->{median}) : () } @{ $row->{impls} } },
             ratios        => $row->{ratios},
-            bars_met      => _row_met($row),
+            ($meta->{check} ? (bars_met => _row_met($row)) : ()),
             primary_ratio => $row->{ratio},
             (defined $row->{size_ratio} ? (size_ratio => $row->{size_ratio}) : ()),
             bars => [ map {
                 +{ kind => $_->{kind}, text => bar_text($_), target => $_->{min} // $_->{max},
                    (defined $_->{allow} ? (allow => $_->{allow}) : ()),
                    value => $_->{value},
-                   met => defined $_->{met} ? ($_->{met} ? JSON::PP::true() : JSON::PP::false()) : undef,
-                   (defined $_->{why} ? (not_evaluated => $_->{why}) : ()) }
+                   (defined $_->{first_value} ? (first_value => $_->{first_value}) : ()),
+                   ($meta->{check} ? (
+                       met => defined $_->{met} ? ($_->{met} ? JSON::PP::true() : JSON::PP::false()) : undef,
+                       (defined $_->{why} ? (not_evaluated => $_->{why}) : ()),
+                   ) : ()) }
             } @{ $row->{bars} || [] } ],
         };
     }
-    my %sum = (met => 0, missed => 0, not_evaluated => 0);
-    for my $bar (map { @{ $_->{bars} || [] } } @rows) {
-        $sum{ !defined $bar->{met} ? 'not_evaluated' : $bar->{met} ? 'met' : 'missed' }++;
-    }
-    my %doc = (%$meta, bars_summary => \%sum, rows => \@out);
+    my %doc = (%$meta, ($meta->{check} ? (bars_summary => bar_counts(@rows)) : ()), rows => \@out);
     open my $fh, '>:raw', $path or die "$path: $!\n";
     print $fh JSON::PP->new->utf8->canonical->pretty->encode(\%doc);
     close $fh or die "$path: $!\n";
@@ -262,7 +296,7 @@ sub write_svg {
         for my $row (@gr) {
             my $cy = $y + $rh / 2;
             push @body, sprintf('<text x="%d" y="%d" class="l">%s</text>', $lw - 8, $cy + 4, svg_escape($row->{label}));
-            my @rb = grep { $_->{kind} ne 'size' } @{ $row->{bars} || [] };
+            my @rb = $meta->{check} ? grep { $_->{kind} ne 'size' } @{ $row->{bars} || [] } : ();
             my $met = @rb ? $rb[0]{met} : undef;
             my $class = !@rb ? 'nb' : !defined $met ? 'nb' : $met ? 'ok' : 'bad';
             if (defined(my $r = $row->{ratio})) {
@@ -295,7 +329,9 @@ sub write_svg {
     }
     my $w = $lw + $pw + 300;
     my $title = svg_escape("Cache-Memcached-RustXS: speed ratio baseline/ours (log scale), $meta->{date}");
-    my $sub = svg_escape("perl $meta->{perl}, $meta->{rounds} rounds; green: bar met, red: missed, grey: no bar or not evaluated; black tick: target");
+    my $sub = svg_escape("perl $meta->{perl}, $meta->{rounds} rounds; "
+        . ($meta->{check} ? 'green: bar met, red: missed, grey: no bar or not evaluated; black tick: target'
+                          : 'ratio of the primary baseline\'s time to ours; right of the 1.0 line: ours faster'));
     write_svg_file($path, $w, $h,
         ".a{font-size:11px;text-anchor:middle;fill:#555}\n"
       . '.ok{fill:#3a9a4a}.bad{fill:#c8453a}.nb{fill:#8a9bb0}.grid{stroke:#ddd;stroke-width:1}.one{stroke:#000;stroke-width:1.5}' . "\n"

@@ -118,8 +118,8 @@ opt-in override of Compress::Zlib's own functions.
 
 =item L<Cache::Memcached::RustXS::Zstd>
 
-zstd with dictionaries trained on your own values (a third of gzip's
-memory for small values of one kind): C<compress>, C<decompress>,
+zstd with dictionaries trained on your own values (0.36 to 0.43 of the
+bytes gzip stores for small values of one kind): C<compress>, C<decompress>,
 dictionary training and loading, and C<compress_methods> and
 C<fast_options> for Cache::Memcached::Fast.
 

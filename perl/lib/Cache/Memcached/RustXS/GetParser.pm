@@ -311,7 +311,7 @@ reply that promises a gigabyte and sends nothing costs a megabyte at most
 (Cache::Memcached::Fast allocates the whole claim and dies with "Out of
 memory!"). Finished values are sized exactly, so the copy Cache::Memcached's
 C<get> returns shares their buffer: a 20 MB value costs about one copy of
-itself.
+itself (F<t/11-getparser-memcached.t>).
 
 =item Keys
 
@@ -343,20 +343,20 @@ against the other parsers in the same run; F<bench/README.md> has the whole tabl
 
                                   GetParserXS  GetParser    ours   vs XS
   parse-only (socketpair, with Cache::Memcached's finalize as on_item)
-    1 x 100 B                        4.3 us      4.6 us   1.6 us   2.6x
-    100 x 100 B                     44.2 us      208 us  10.2 us   4.4x
-    100 x 1 KB                      54.6 us      364 us  19.4 us   2.8x
-    10 x 100 KB                      118 us      191 us  88.4 us   1.3x
-    1 x 1 MB                         102 us      109 us  77.3 us   1.3x
-    100 gzip'd 9 KB JSON values     1.79 ms     2.25 ms   514 us   3.5x
+    1 x 100 B                       4.26 us     4.56 us  1.64 us   2.59x
+    100 x 100 B                     44.2 us      208 us  10.2 us   4.35x
+    100 x 1 KB                      54.6 us      364 us  19.4 us   2.82x
+    10 x 100 KB                      118 us      191 us  88.4 us   1.33x
+    1 x 1 MB                         102 us      109 us  77.3 us   1.31x
+    100 gzip'd 9 KB JSON values     1.79 ms     2.25 ms   514 us   3.48x
   end to end (Cache::Memcached get/get_multi, memcached on loopback)
-    get_multi 100 x 100 B            216 us      380 us   183 us   1.2x
-    get 1 x 1 MB                     507 us      536 us   507 us   1.0x
-    get_multi 100 gzip'd JSON       2.15 ms     2.70 ms   786 us   2.7x
+    get_multi 100 x 100 B            216 us      380 us   183 us   1.18x
+    get 1 x 1 MB                     507 us      536 us   507 us   1.00x
+    get_multi 100 gzip'd JSON       2.15 ms     2.70 ms   786 us   2.73x
 
 Compressed values gain because the gunzip moves from Perl and zlib into
 Rust and libdeflate; small plain values because of L</INLINE FINALIZE>
-(without it, with a no-op on_item, the parser alone is 1.3 times
+(without it, with a no-op on_item, the parser alone is 1.26 times
 GetParserXS on 100 x 100 B).
 
 =head1 SEE ALSO

@@ -290,8 +290,8 @@ when it moves the item to a smaller chunk, while it costs time at every
 set and get. On the values of F<bench/data/values> cut to N bytes, each
 with its own key, under Fast's default C<compress_ratio> (F<bench/threshold.pl>,
 its first N bytes and N from the middle): at 128 bytes gzip moves 1 to 15 %
-of the items to a smaller chunk, at 160 11 to 27 %, at 224 52 to 62 % (12
-to 17 % of the memory saved), at 320 96 to 98 %. 224 is the smallest size
+of the items to a smaller chunk, at 160 11 to 27 %, at 224 52 to 62 % (11.6
+to 16.6 % of the memory saved), at 320 96 to 98 %. 224 is the smallest size
 at which more than half the items get smaller.
 
 =item compress_ratio => 0.8
@@ -400,14 +400,14 @@ state: the state is made once per thread.
 
 =head1 PERFORMANCE
 
-In the latest benchmark run (F<bench/run.pl>, Compress::Zlib in the same
+In the reference run of F<bench/run.pl> (Compress::Zlib in the same
 run; F<bench/README.md> has the whole table):
 
-                       JSON 9 KB        300 B            text 300 KB
-    memGzip            1.9 x (28 us)    1.5 x (7.4 us)   3.9 x (4.1 ms)
-    memGunzip          3.5 x (4.9 us)   2.6 x (2.2 us)   3.5 x (0.29 ms)
-    compress           1.5 x (31 us)    1.3 x (8.2 us)   3.3 x (4.1 ms)
-    uncompress         2.6 x (5.2 us)   1.6 x (2.2 us)   3.2 x (0.31 ms)
+                       JSON 9 KB         300 B             text 300 KB
+    memGzip            1.89x (28.1 us)   1.51x (7.44 us)   3.88x (4.09 ms)
+    memGunzip          3.46x (4.87 us)   2.56x (2.19 us)   3.55x (291 us)
+    compress           1.52x (30.8 us)   1.27x (8.22 us)   3.28x (4.14 ms)
+    uncompress         2.61x (5.19 us)   1.64x (2.17 us)   3.19x (313 us)
 
 C<memGzip> of the 9 KB JSON misses twice Compress::Zlib's speed: in a
 process whose heap keeps the level-9 deflate state Compress::Zlib builds on

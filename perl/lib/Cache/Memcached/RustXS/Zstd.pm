@@ -439,7 +439,7 @@ __END__
 
 =head1 NAME
 
-Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached values: 2.3 times the items in the same memcached
+Cache::Memcached::RustXS::Zstd - zstd with trained dictionaries for memcached values: 2.24 times the items in the same memcached
 
 =head1 SYNOPSIS
 
@@ -514,7 +514,7 @@ Cache values are mostly small JSON documents and HTML fragments, and gzip
 does little for them: each value is compressed alone, with no context
 shared with the others. A zstd dictionary trained on values of the same kind
 is that shared context. In memcached's own terms: a 64 MB memcached holds
-2.3 times the items (2.1 to 2.5 per kind of value) that
+2.24 times the items (2.08 to 2.46 per kind of value alone) that
 Cache::Memcached::Fast's default gzip leaves it, for the JSON values of
 this distribution's benchmark corpus, with the dictionary set that
 C<cmrx-dict train --all> tunes unaided (a dictionary and a level per key
@@ -545,7 +545,8 @@ L</compress_methods(level =E<gt> 3, dictionary =E<gt> $path, max_output =E<gt> 6
 ID. Loading the same file again does nothing more; a different dictionary
 with the same ID croaks, as do a file that cannot be read and one that is
 not a zstd dictionary. Dictionaries stay loaded for the life of the process
-(about 460 KiB for a 16 KiB dictionary once it has been used at one level).
+(557 KiB for a 16 KiB dictionary once it has been used at level 3, 477 KiB
+at level 9, by F<bench/dict-memory.pl>).
 
 =item load_dictionaries($dir, rescan_interval => 60)
 
@@ -807,7 +808,7 @@ own key, under Fast's default C<compress_ratio> (F<bench/threshold.pl>, its
 first N bytes and N from the middle; a 16 KiB dictionary per kind of
 value, trained on other values of the kind, at level 3): with a dictionary,
 38 to 50 % of the items move to a smaller chunk at 48 bytes, 62 to 72 % at
-64 (14 to 15 % of the memory saved), 90 to 97 % at 96; without one, 3 to
+64 (13.9 to 15.3 % of the memory saved), 90 to 97 % at 96; without one, 3 to
 22 % at 128, 52 to 64 % at 208, 96 to 98 % at 320. The default is the
 smallest size at which more than half the items get smaller.
 
@@ -1131,14 +1132,15 @@ Items resident in a memcached of 64 MB (C<-m 64>, filled past its memory
 through Cache::Memcached::Fast, counted by the server: C<curr_items>), the
 JSON families of the benchmark corpus, the set made by C<cmrx-dict train
 --all> of half of the values and every writer filled with the other half
-(F<bench/memory.pl>; F<bench/README.md> has the run):
+(F<bench/memory.pl>; F<bench/README.md> has the runs: each family alone
+in one, all three families together in another):
 
                               Fast's default  our gzip  zstd, no    the tuned
                               gzip                      dictionary  set
     GitHub API responses          81,526       1.00x      0.99x       2.46x
     package.json documents        91,978       1.00x      0.96x       2.27x
     browser-support records      123,411       1.00x      0.98x       2.08x
-    all three, a prefix each      95,861       1.00x      0.97x       2.30x
+    all three, a prefix each      95,861       1.00x      0.97x       2.24x
     compress, us per value          35.1        18.5       10.2        25.1
     decompress, us per value        11.6         4.2        3.6         1.3
 
@@ -1149,10 +1151,10 @@ C<cmrx-dict> ranks its choices by it.
 
 A single Fast object for the whole application, with no namespace, writes
 with the set's whole-cache entry (C<compress_methods(dictionaries =E<gt>
-$dir)> without C<prefix>). In another run of F<bench/memory.pl> (all three
-families, 64 MB, a loaded machine) it held 2.10 times the items of Fast's
-default gzip, where a Fast object per prefix held 2.27 times (170 and 154
-stored bytes per value, gzip 501).
+$dir)> without C<prefix>). In the same run of F<bench/memory.pl> (all
+three families, 64 MB) it held 2.11 times the items of Fast's default
+gzip, where a Fast object per prefix held 2.24 times (173 and 158 stored
+bytes per value, gzip 501).
 
 Values that are Perl data are frozen by both clients with Storable before
 they are compressed; a set trained on the frozen bytes (C<cmrx-dict train
@@ -1184,7 +1186,7 @@ memcached, 600,000 gets counted after as many of warm-up):
 (201.8 backend fetches per 1,000 gets with gzip under Zipf(0.99), 125.3
 and 127.9 with the set; under Zipf(0.8) 413.2, 257.4 and 280.4). Every
 value read back was the value set. The fetches follow the items: the set
-held 2.0 (one object) to 2.3 (per prefix) times gzip's there.
+held 2.0 (one object) to 2.2 (per prefix) times gzip's there.
 
 On realistic small values (the benchmark corpus in F<bench/data/values>:
 583 real JSON documents and HTML fragments, 100 B to 10 KB), per value, with

@@ -1016,10 +1016,10 @@ most I<n> x I<m> / 4294901760: below one in a million for sets of up to 65
 dictionaries each (I<n> x I<m> up to 4294), one in 17 million for 4 each.
 A random ID takes 4 bytes in each frame, 3 more than an ID below 256;
 the memory benchmark (F<bench/README.md>) shows what that costs in items: on its JSON
-values (about 155 bytes stored each) a 64 MB memcached held 1.4 % fewer
-items with a Fast object per prefix (213,807 against 216,904 with the same
-set under IDs 1 to 4), 3.0 % fewer with one Fast object for every key
-(205,026 against 211,265).
+values (about 155 bytes stored each) a 64 MB memcached held 0.9 % fewer
+items with a Fast object per prefix (214,895 against 216,906 with the same
+set under IDs 1 to 4), and as many with one Fast object for every key
+(202,589 against 202,460).
 
 Smaller IDs can still be given (L</add> with C<id>, which
 rewrites the ID in the dictionary's header; the content does not change,
