@@ -70,9 +70,6 @@ my %AFTER = (
         $trained->{set}->current('user:') or die "train_all\n";
         $report->{prefixes}[0]{verdict} eq 'current' or die "report_set\n";
     },
-    'Cache::Memcached::RustXS::Dict::Sets' => q{
-        @$pool == 4 && $shares->{user} == 3 && $shares->{page} == 1 or die "whole_cache_samples\n";
-    },
     'Cache::Memcached::RustXS::Dict::Pool' => q{
         my @groups = values %{ $listing->{groups} };
         !grep { "@{ $_->{keys_by_node} }" ne $_->{keys} || !defined $_->{fetched} } @groups or die "list_keys, fetch_values\n";

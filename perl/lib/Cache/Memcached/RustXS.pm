@@ -216,10 +216,6 @@ Its output, every subcommand's, as text tables or JSON.
 C<train --all> and C<report --dictionaries>: one decision per key prefix
 and for the whole cache, carried out on a dictionary set or reported.
 
-=item L<Cache::Memcached::RustXS::Dict::Sets>
-
-The old name of C<Dict::SetTrainer>, kept working.
-
 =item L<Cache::Memcached::RustXS::Dict::Prune>
 
 C<prune>: the retired dictionaries of a set that no sampled value names,
