@@ -468,6 +468,9 @@ sub print_to_string {
                                  . 'decompress (corrupt, or too large))', 'skipped_note';
     is skipped_note($group{user}), '', '... nothing skipped';
     is shown("a\nb\x7f"), 'a\x0Ab\x7F', 'shown: control bytes escaped';
+    is shown("\x{263a}\t"), "\xe2\x98\xba\\x09", '... wide characters as UTF-8';
+    is shown("\xff\t"), "\xff\\x09", '... other bytes as they are';
+    is \&shown, \&Cache::Memcached::RustXS::_printable, "... the distribution's one escaper";
     is text("caf\xc3\xa9"), "caf\x{e9}", 'text: UTF-8 bytes as characters';
     is text("\xff"), "\xff", '... other bytes as they are';
 }

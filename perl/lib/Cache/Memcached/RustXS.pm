@@ -46,6 +46,17 @@ sub _error_message {
     return $err;
 }
 
+# A string as a message or a report shows it: its bytes (wide characters
+# UTF-8 encoded, so a UTF-8 key reads as text), each control byte (C0 and
+# DEL) as \xHH, so that a key or a server's reply cannot move the cursor or
+# break a line. The one escaper of the distribution's messages and output.
+sub _printable {
+    my ($bytes) = @_;
+    utf8::encode($bytes) if utf8::is_utf8($bytes);
+    $bytes =~ s/([\x00-\x1f\x7f])/sprintf '\\x%02X', ord $1/ge;
+    return $bytes;
+}
+
 # Fast keeps compress_threshold in a C int: a larger one would wrap.
 my $FAST_INT_MAX = 2**31 - 1;
 

@@ -42,8 +42,7 @@ sub get_response_items {
     return ($items, $complete) unless defined $why;
     (my $where = substr $_[0], $bad_at, $SHOWN_BYTES) =~ s/\r?\n.*//s;
     $where = "the two bytes after the value of $after_value" if defined $after_value;
-    $where =~ s/([\x00-\x1f\x7f])/sprintf '\\x%02X', ord $1/ge;
-    Carp::croak("not a memcached get response: $why ('$where')");
+    Carp::croak("not a memcached get response: $why ('" . Cache::Memcached::RustXS::_printable($where) . "')");
 }
 
 # ---- before a fork ----------------------------------------------------------------

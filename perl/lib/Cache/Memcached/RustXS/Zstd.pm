@@ -398,21 +398,15 @@ my %WARNED_PREFIX;
 sub _warn_unmatched {
     my ($what, $prefix, $set, $entry) = @_;
     return if $WARNED_PREFIX{ $set->dir }{$prefix}++;
-    my @prefixes = map { "'" . _printable($_) . "'" } grep { length } $set->prefixes;
+    my @prefixes = map { "'" . Cache::Memcached::RustXS::_printable($_) . "'" } grep { length } $set->prefixes;
     my $whole = $set->whole_cache;
     my $fallback = $set->fallback;
-    Carp::carp("$what '" . _printable($prefix) . "' matches no dictionary of the set in " . $set->dir
+    Carp::carp("$what '" . Cache::Memcached::RustXS::_printable($prefix) . "' matches no dictionary of the set in " . $set->dir
              . ' (its prefixes: ' . (@prefixes ? join(', ', @prefixes) : 'none')
              . ($whole ? ", and '' for the whole cache" : '') . '): its values get '
              . ($entry ? "the whole-cache dictionary (ID $entry->{id}, level $entry->{level})"
                        : "the fallback ($fallback->{method} level $fallback->{level})"));
     return;
-}
-
-sub _printable {
-    my ($s) = @_;
-    $s =~ s/([^\x20-\x7e])/sprintf '\\x%02X', ord $1/ge;
-    return $s;
 }
 
 # ---- fast_options -----------------------------------------------------------

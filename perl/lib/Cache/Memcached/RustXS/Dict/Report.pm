@@ -5,6 +5,7 @@ use warnings;
 
 use Exporter 5.57 'import';
 
+use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Dict qw(ratio);
 use Cache::Memcached::RustXS::Dict::Measure ();
 
@@ -275,14 +276,9 @@ sub aligned_table {
     return;
 }
 
-# A string of the data as printed: its bytes (see text), control bytes
-# escaped.
-sub shown {
-    my ($bytes) = @_;
-    utf8::encode($bytes) if utf8::is_utf8($bytes);
-    $bytes =~ s/([\x00-\x1f\x7f])/sprintf '\\x%02X', ord $1/ge;
-    return $bytes;
-}
+# A string of the data as printed: the distribution's escaper, under the
+# name cmrx-dict's modules import.
+*shown = \&Cache::Memcached::RustXS::_printable;
 
 # A string of bytes for JSON (which is UTF-8): as characters when the bytes
 # are UTF-8, else each byte a character.
