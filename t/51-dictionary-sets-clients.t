@@ -8,8 +8,9 @@
 # die -- by stock Cache::Memcached and Cache::Memcached::Fast; what is
 # stored is a standard zstd frame naming the prefix's dictionary, which
 # `zstd -d -D FILE` decodes. And a reader started before a prefix's
-# dictionary was added to its set decodes that prefix's values within
-# seconds, without a restart (rescan_interval 1 s).
+# dictionary was added to its set decodes that prefix's values once its
+# rescan interval is over (1 s on the sets' clock, which the test moves),
+# without a restart.
 #
 # Without memcached the file skips, and without Cache::Memcached too (every
 # value is written by Cache::Memcached::RustXS::Memcached); without
