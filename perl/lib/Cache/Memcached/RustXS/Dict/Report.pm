@@ -6,10 +6,11 @@ use warnings;
 use Exporter 5.57 'import';
 
 use Cache::Memcached::RustXS ();
-use Cache::Memcached::RustXS::Dict qw(ratio);
+use Cache::Memcached::RustXS::Dict qw(ratio @BASELINES);
 use Cache::Memcached::RustXS::Dict::Measure ();
 
 my $CANDIDATES_SHOWN = 8;    # a tuning's candidates printed, the choice always
+my %BASELINE_LABEL = (gzip => 'gzip (ours)', zstd => 'zstd -3');    # in the train table
 
 our $VERSION = '0.101';
 
@@ -410,11 +411,10 @@ sub _print_choices {
             next;
         }
         my $gzip_memory = $base->{memGzip}{memory};
-        my @rows = map { [ $_, $base->{$_}{memory}, $base->{$_}{bytes}, _ratio_text($gzip_memory, $base->{$_}{memory}),
+        my @rows = map { [ $BASELINE_LABEL{$_} || $_, $base->{$_}{memory}, $base->{$_}{bytes},
+                           _ratio_text($gzip_memory, $base->{$_}{memory}),
                            _us_text($base->{$_}{us_compress}), _us_text($base->{$_}{us_decompress}), '' ] }
-                   qw(raw memGzip gzip zstd);
-        $rows[2][0] = 'gzip (ours)';
-        $rows[3][0] = 'zstd -3';
+                   @BASELINES;
         if (my $c = $p->{current}) {
             push @rows, [ "current ID $c->{id}, level $c->{level}", $c->{memory}, $c->{bytes},
                           _ratio_text($gzip_memory, $c->{memory}), '', '', 'the set has it' ];
@@ -478,7 +478,7 @@ sub _decided_data {
     $data{keys_counted} = $t->{keys} if defined $t->{keys};
     if (my $base = $t->{baseline}) {
         $data{baseline} = { map { my $x = $base->{$_}; ($_ => _defined_fields($x, qw(memory bytes us_compress us_decompress))) }
-                            qw(raw memGzip gzip zstd) };
+                            @BASELINES };
         $data{baseline}{cost} = $base->{cost} if defined $base->{cost};
     }
     $data{candidates} = [ map { _defined_fields($_, qw(method size dictionary_bytes k d level memory bytes cost
