@@ -47,7 +47,7 @@ my %AFTER = (
     },
     'Cache::Memcached::RustXS::Dict::Measure' => q{
         $m->{values} == 200 && $m->{zstd_dict}{bytes} < $m->{zstd}{bytes} or die "measure_held_out\n";
-        $measured->{gzip}{bytes} > 0 && $measured->{zstd}{bytes} > 0 or die "measure\n";
+        $measured->{memGzip}{bytes} > 0 && $measured->{zstd}{bytes} > 0 or die "measure\n";
     },
     'Cache::Memcached::RustXS::Dict::Report' => q{
         $report->{total}{values} == 150 && $report->{prefixes}[0]{prefix} eq 'user' or die "report_data\n";

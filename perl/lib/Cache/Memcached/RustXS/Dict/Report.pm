@@ -24,7 +24,7 @@ our @EXPORT_OK = qw(report_data train_data print_report print_train print_json
 sub report_data {
     my (%opt) = @_;
     my @prefixes;
-    my %total = map { ($_ => 0) } qw(values raw_bytes gzip zstd zstd_dict dict_raw dict_gzip);
+    my %total = map { ($_ => 0) } qw(values raw_bytes memGzip zstd zstd_dict dict_raw dict_memGzip);
     for my $g (@{ $opt{groups} }) {
         my $h = $g->{held_out};
         my %prefix = (
@@ -42,12 +42,12 @@ sub report_data {
         next unless $h->{values};
         $total{values}    += $h->{values};
         $total{raw_bytes} += $h->{raw_bytes};
-        $total{gzip}      += $h->{gzip}{bytes};
+        $total{memGzip}   += $h->{memGzip}{bytes};
         $total{zstd}      += $h->{zstd}{bytes};
         if ($h->{zstd_dict}) {    # dictionary totals only where there is one
             $total{zstd_dict} += $h->{zstd_dict}{bytes};
             $total{dict_raw}  += $h->{raw_bytes};
-            $total{dict_gzip} += $h->{gzip}{bytes};
+            $total{dict_memGzip} += $h->{memGzip}{bytes};
         }
     }
     return {
@@ -61,7 +61,7 @@ sub report_data {
                     . 'values at even positions',
         ($opt{memory} ? (classes_from => $opt{memory}->classes_from) : ()),
         zstd_level => $Cache::Memcached::RustXS::Dict::Measure::ZSTD_LEVEL,
-        gzip => 'Compress::Zlib::memGzip (level 9)',
+        memGzip => 'Compress::Zlib::memGzip (level 9)',
         held_out => 'each prefix\'s sample in key order: sizes and times on the values at odd '
                   . 'positions (2nd, 4th, ...); the dictionary is tuned and trained on those at even positions (1st, 3rd, ...)',
         keys => $opt{listing}{keys},
@@ -69,11 +69,11 @@ sub report_data {
         prefixes => \@prefixes,
         total => {
             values => $total{values}, raw_bytes => $total{raw_bytes},
-            gzip_bytes => $total{gzip}, zstd_bytes => $total{zstd},
-            zstd_ratio => ratio($total{zstd}, $total{gzip}),
+            memGzip_bytes => $total{memGzip}, zstd_bytes => $total{zstd},
+            zstd_ratio => ratio($total{zstd}, $total{memGzip}),
             zstd_dict_bytes => $total{zstd_dict},
-            zstd_dict_raw_bytes => $total{dict_raw}, zstd_dict_gzip_bytes => $total{dict_gzip},
-            zstd_dict_ratio => ratio($total{zstd_dict}, $total{dict_gzip}),
+            zstd_dict_raw_bytes => $total{dict_raw}, zstd_dict_memGzip_bytes => $total{dict_memGzip},
+            zstd_dict_ratio => ratio($total{zstd_dict}, $total{dict_memGzip}),
         },
     };
 }
@@ -144,13 +144,13 @@ sub print_report {
             next;
         }
         my $d = $h->{zstd_dict};
-        push @rows, [ shown($p->{prefix}), $h->{values}, $h->{raw_bytes}, $h->{gzip}{bytes}, $h->{zstd}{bytes},
-                      ($d ? $d->{bytes} : '-'), fixed(ratio($h->{zstd}{bytes}, $h->{gzip}{bytes})),
-                      ($d ? fixed(ratio($d->{bytes}, $h->{gzip}{bytes})) : '-'),
+        push @rows, [ shown($p->{prefix}), $h->{values}, $h->{raw_bytes}, $h->{memGzip}{bytes}, $h->{zstd}{bytes},
+                      ($d ? $d->{bytes} : '-'), fixed(ratio($h->{zstd}{bytes}, $h->{memGzip}{bytes})),
+                      ($d ? fixed(ratio($d->{bytes}, $h->{memGzip}{bytes})) : '-'),
                       ($d ? fixed(ratio($d->{bytes}, $h->{raw_bytes})) : '-') ];
     }
     my $t = $report->{total};
-    push @rows, [ 'total', $t->{values}, $t->{raw_bytes}, $t->{gzip_bytes}, $t->{zstd_bytes},
+    push @rows, [ 'total', $t->{values}, $t->{raw_bytes}, $t->{memGzip_bytes}, $t->{zstd_bytes},
                   $t->{zstd_dict_bytes}, fixed($t->{zstd_ratio}), fixed($t->{zstd_dict_ratio}),
                   fixed(ratio($t->{zstd_dict_bytes}, $t->{zstd_dict_raw_bytes})) ] if @prefixes > 1;
     table($fh, [qw(prefix values raw), 'gzip -9', 'zstd -3', 'zstd+dict', 'zstd/gzip', 'dict/gzip', 'dict/raw'],
@@ -170,7 +170,7 @@ sub print_report {
     table($fh, [qw(prefix), 'gzip -9', 'zstd -3', 'zstd+dict'],
           map { my $h = $_->{held_out};
                 $h->{values}
-                    ? [ shown($_->{prefix}), map { $h->{$_} ? us_pair($h->{$_}) : '-' } qw(gzip zstd zstd_dict) ]
+                    ? [ shown($_->{prefix}), map { $h->{$_} ? us_pair($h->{$_}) : '-' } qw(memGzip zstd zstd_dict) ]
                     : [ shown($_->{prefix}), ('-') x 3 ] } @prefixes);
 
     my @notes;
@@ -209,11 +209,11 @@ sub print_train {
         print {$fh} "  not measured: a single value has no held-out half\n";
     } else {
         my @rows = ([ 'raw', $h->{raw_bytes}, '1.000' ]);
-        for (['gzip -9', 'gzip'], ['zstd -3', 'zstd'], ['zstd+dict', 'zstd_dict']) {
+        for (['gzip -9', 'memGzip'], ['zstd -3', 'zstd'], ['zstd+dict', 'zstd_dict']) {
             my ($label, $k) = @$_;
             my $c = $h->{$k};
             push @rows, $c ? [ $label, $c->{bytes}, fixed(ratio($c->{bytes}, $h->{raw_bytes})),
-                               fixed(ratio($c->{bytes}, $h->{gzip}{bytes})),
+                               fixed(ratio($c->{bytes}, $h->{memGzip}{bytes})),
                                sprintf('%.1f', $c->{us_compress}), sprintf('%.1f', $c->{us_decompress}) ]
                            : [ $label, ('-') x 5 ];
         }
