@@ -253,6 +253,7 @@ typedef struct {
     GV *gzerrno;         /* $Compress::Zlib::gzerrno */
     GV *level;           /* $Cache::Memcached::RustXS::Zlib::Level */
     GV *max_output;      /* $Cache::Memcached::RustXS::Zlib::MaxOutput */
+    GV *max_decoded;     /* $Cache::Memcached::RustXS::MaxDecodedSize */
     GV *warn_interval;   /* $Cache::Memcached::RustXS::Zstd::WarnInterval */
     /* A GetParser line buffer kept from a freed parser for the next one:
      * Cache::Memcached makes a parser per server per get_multi, and malloc
@@ -290,6 +291,9 @@ init_my_cxt(pTHX_ my_cxt_t *cxt)
     cxt->gzerrno = gv_fetchpvs("Compress::Zlib::gzerrno", GV_ADD | GV_ADDMULTI, SVt_PV);
     cxt->level = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::Level", CMRX_GZIP_DEFAULT_LEVEL);
     cxt->max_output = tunable(aTHX_ "Cache::Memcached::RustXS::Zlib::MaxOutput", CMRX_DEFAULT_MAX_OUTPUT);
+    /* No default of its own: undef falls back to $MaxOutput, which capped
+     * these values before this name existed. */
+    cxt->max_decoded = gv_fetchpvs("Cache::Memcached::RustXS::MaxDecodedSize", GV_ADD | GV_ADDMULTI, SVt_PV);
     cxt->warn_interval = tunable(aTHX_ "Cache::Memcached::RustXS::Zstd::WarnInterval", CMRX_DEFAULT_WARN_INTERVAL);
 }
 
@@ -324,6 +328,23 @@ warn_interval(pTHX)
 #define GZIP_LEVEL() config_iv(aTHX_ MY_CXT.level, CMRX_DEFLATE_USE_DEFAULT_LEVEL)
 #define MAX_OUTPUT() \
     size_arg(aTHX_ config_iv(aTHX_ MY_CXT.max_output, CMRX_DEFAULT_MAX_OUTPUT), MAX_OUTPUT_NAME)
+#define MAX_DECODED_NAME "$Cache::Memcached::RustXS::MaxDecodedSize"
+
+/* The cap on a stored value's decoding (zstd, GetParser, decode_compressed):
+ * $MaxDecodedSize, or $Zlib::MaxOutput while it is undef. Its get-magic runs
+ * once, as $MaxOutput's does. */
+static size_t
+max_decoded(pTHX)
+{
+    dMY_CXT;
+    SV *sv = GvSV(MY_CXT.max_decoded);
+    if (sv) {
+        SvGETMAGIC(sv);
+        if (SvOK(sv))
+            return size_arg(aTHX_ SvIV_nomg(sv), MAX_DECODED_NAME);
+    }
+    return MAX_OUTPUT();
+}
 
 /* Dictionary sets: the one perl function of the distribution this file
  * calls (see the top of this file). It scans the loaded sets again (at most
@@ -1276,7 +1297,7 @@ _new(class, dest, namespace_len, on_item, inline_finalize)
         croak(GETPARSER_CLASS "->new: destination must be a hash reference");
     if (SvOK(on_item) && !(SvROK(on_item) && SvTYPE(SvRV(on_item)) == SVt_PVCV))
         croak(GETPARSER_CLASS "->new: on_item must be a code reference");
-    max_out = MAX_OUTPUT();
+    max_out = max_decoded(aTHX);
     classname = SvROK(class) ? sv_reftype(SvRV(class), TRUE) : SvPV_nolen(class);
     Newxz(p, 1, getparser);
     if (reader_init(&p->reader, &getparser_callbacks, p, namespace_len > 0 ? (size_t)namespace_len : 0,
@@ -1659,7 +1680,6 @@ void
 decompress(data)
     SV *data
   PREINIT:
-    dMY_CXT;
     const char *in;
     STRLEN len;
     int status, report;
@@ -1667,7 +1687,7 @@ decompress(data)
     U32 dictionary;
     SV *out;
   PPCODE:
-    max_out = MAX_OUTPUT(); /* before the input's pointer: it may run perl code */
+    max_out = max_decoded(aTHX); /* before the input's pointer: it may run perl code */
     in = bytes_nomg(aTHX_ input_of(aTHX_ data), "Cache::Memcached::RustXS::Zstd::decompress", &len);
     out = decode_to_sv_rescanning(aTHX_ CMRX_DECODE_ZSTD, in, len, max_out, 0, &status, &dictionary,
                                   &report);
@@ -1688,7 +1708,6 @@ void
 decode_compressed(data)
     SV *data
   PREINIT:
-    dMY_CXT;
     const char *in, *format_name;
     STRLEN len;
     int format, status = CMRX_OK;
@@ -1698,7 +1717,7 @@ decode_compressed(data)
   PPCODE:
     /* (value, format, missing dictionary ID): value undef when it does not
      * decode, format undef when no decoder's magic number starts it. */
-    max_out = MAX_OUTPUT(); /* before the input's pointer: it may run perl code */
+    max_out = max_decoded(aTHX); /* before the input's pointer: it may run perl code */
     in = bytes_nomg(aTHX_ input_of(aTHX_ data), "decode_compressed", &len);
     format = cmrx_decoder_format((const uint8_t *)in, len);
     format_name = format == CMRX_DECODE_ZSTD ? "zstd"

@@ -1,5 +1,5 @@
 //! What this process wrote and read as cache values, counted: per
-//! dictionary (on each [`Dictionary`](crate::zstd::Dictionary)), per format
+//! dictionary (each zstd dictionary holds its own [`ValueCounters`]), per format
 //! without one ([`ZSTD_PLAIN`], [`GZIP`], [`ZLIB`]), and the events that
 //! made a value a miss or left it uncompressed ([`Event`]).
 //!
@@ -99,7 +99,7 @@ abi_codes! {
     /// Whose values a row of traffic counts, and what a value written is
     /// counted as: a format of [`Format`], by its code, or zstd with a
     /// dictionary. Which counter each kind of traffic goes to is
-    /// [`note_written`]'s and [`each_traffic`]'s.
+    /// [`crate::traffic`]'s.
     pub enum TrafficKind {
         /// zstd with the dictionary whose ID the row gives.
         ZstdDictionary = 0 => "CMRX_TRAFFIC_ZSTD_DICTIONARY",
@@ -119,42 +119,6 @@ pub fn plain_traffic() -> [(TrafficKind, &'static ValueCounters); 3] {
         (TrafficKind::Gzip, &GZIP),
         (TrafficKind::Zlib, &ZLIB),
     ]
-}
-
-/// A value written with a dictionary that is not loaded: it has no
-/// counters to go to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DictionaryNotLoaded;
-
-/// Counts a value written as `kind` (with the loaded dictionary
-/// `dictionary` for [`TrafficKind::ZstdDictionary`], whose own counters
-/// take it), from `raw` bytes to `stored`.
-pub fn note_written(
-    kind: TrafficKind,
-    dictionary: u32,
-    raw: usize,
-    stored: usize,
-) -> Result<(), DictionaryNotLoaded> {
-    if kind == TrafficKind::ZstdDictionary {
-        let d = crate::zstd::lookup(dictionary).ok_or(DictionaryNotLoaded)?;
-        d.counters().written.add(raw, stored);
-        return Ok(());
-    }
-    if let Some((_, counted)) = plain_traffic().into_iter().find(|(k, _)| *k == kind) {
-        counted.written.add(raw, stored);
-    }
-    Ok(())
-}
-
-/// Calls `f` with each row of traffic: the kinds without a dictionary,
-/// then each loaded dictionary by ID.
-pub fn each_traffic(mut f: impl FnMut(TrafficKind, u32, &ValueCounters)) {
-    for (kind, counted) in plain_traffic() {
-        f(kind, 0, counted);
-    }
-    for d in crate::zstd::registered_dictionaries() {
-        f(TrafficKind::ZstdDictionary, d.id(), d.counters());
-    }
 }
 
 abi_codes! {

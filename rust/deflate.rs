@@ -560,7 +560,8 @@ mod tests {
     // ---------------------------------------------------------------- helpers
 
     use crate::testing::{
-        gunzip_vec, gzip_vec, uncompress_vec, zlib_vec, CompressFn, DecompressFn, Rng,
+        decode_from_a_tiny_buffer, gunzip_vec, gzip_vec, uncompress_vec, zlib_vec, CompressFn,
+        DecompressFn, Rng,
     };
 
     /// JSON resembling a memcached value (t/data/seed.json's shape).
@@ -1210,23 +1211,11 @@ mod tests {
         ] {
             // From a tiny buffer, each step grows and stays within max_out.
             let max_out = 10 << 20;
-            let mut cap = 10;
-            let mut steps = 0;
-            loop {
+            let (n, steps) = decode_from_a_tiny_buffer(max_out, |cap| {
                 let mut buf = vec![MaybeUninit::new(0u8); cap];
-                match f(input, &mut buf, max_out) {
-                    Ok(n) => {
-                        assert_eq!(n, data.len());
-                        break;
-                    }
-                    Err(DeflateError::NeedSpace(next)) => {
-                        assert!(next > cap && next <= max_out, "{cap} -> {next}");
-                        cap = next;
-                        steps += 1;
-                    }
-                    Err(e) => panic!("{e:?}"),
-                }
-            }
+                f(input, &mut buf, max_out)
+            });
+            assert_eq!(n, data.len());
             assert!(steps <= 6, "{steps} steps");
             // Exactly enough, both as buffer and as cap.
             let mut buf = vec![MaybeUninit::new(0u8); data.len()];

@@ -6,7 +6,8 @@
 //! [`zstd`] is zstd with trained dictionaries on top of libzstd; [`decode`]
 //! picks the decoder a compressed value gets by its magic bytes; [`sniff`]
 //! tells already-compressed payloads by their magic bytes; [`counters`]
-//! counts what the process wrote and read. [`ffi`] is the C
+//! counts what the process wrote and read, and [`traffic`] says which
+//! counters a value goes to. [`ffi`] is the C
 //! ABI that the XS shim (`perl/RustXS.xs`) calls, declared in `rust/cmrx.h`:
 //! it only converts between C and these modules and forwards.
 //!
@@ -38,6 +39,7 @@ pub mod sniff;
 #[cfg(any(test, feature = "testing"))]
 #[doc(hidden)]
 pub mod testing;
+pub mod traffic;
 pub mod zstd;
 
 /// The engine's version: the distribution's one version number.

@@ -290,3 +290,31 @@ pub fn uncompress_vec(input: &[u8], max_out: usize) -> Result<Vec<u8>, DeflateEr
         uncompress,
     )
 }
+
+/// Drives a decoder that writes into its caller's buffer through the "need
+/// space" protocol ([`crate::growth`]) from a 10-byte buffer: calls
+/// `decode(capacity)` with each capacity it asks for, checking that every
+/// ask grows and stays within `max_out`, until it succeeds. Returns its
+/// output and how many times it asked for more.
+#[cfg(test)]
+pub(crate) fn decode_from_a_tiny_buffer<T, E>(
+    max_out: usize,
+    mut decode: impl FnMut(usize) -> Result<T, E>,
+) -> (T, usize)
+where
+    E: crate::growth::AsksForSpace + core::fmt::Debug,
+{
+    let mut cap = 10;
+    let mut steps = 0;
+    loop {
+        match decode(cap) {
+            Ok(out) => return (out, steps),
+            Err(e) => {
+                let next = e.need_space().unwrap_or_else(|| panic!("{e:?}"));
+                assert!(next > cap && next <= max_out, "{cap} -> {next}");
+                cap = next;
+                steps += 1;
+            }
+        }
+    }
+}

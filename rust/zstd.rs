@@ -600,7 +600,7 @@ mod tests {
     use super::test_support::*;
     use super::*;
     use crate::growth::MIN_CAPACITY;
-    use crate::testing::Rng;
+    use crate::testing::{decode_from_a_tiny_buffer, Rng};
 
     // ---------------------------------------------------------------- helpers
 
@@ -804,22 +804,9 @@ mod tests {
         assert_eq!(frame_content_size(&frame), Ok(None));
         // From a tiny buffer, each step grows and stays within max_out.
         let max_out = 10 << 20;
-        let mut cap = 10;
-        let mut steps = 0;
-        loop {
-            match decompress_cap(&frame, cap, max_out) {
-                Ok(v) => {
-                    assert_eq!(v, data);
-                    break;
-                }
-                Err(Error::NeedSpace(next)) => {
-                    assert!(next > cap && next <= max_out, "{cap} -> {next}");
-                    cap = next;
-                    steps += 1;
-                }
-                Err(e) => panic!("{e:?}"),
-            }
-        }
+        let (v, steps) =
+            decode_from_a_tiny_buffer(max_out, |cap| decompress_cap(&frame, cap, max_out));
+        assert_eq!(v, data);
         assert!(steps <= 6, "{steps} steps");
         let (r, tried) = drive(&frame, max_out);
         assert_eq!(r.unwrap(), data);

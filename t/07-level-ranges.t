@@ -113,7 +113,7 @@ my @defaults = (
     [ qr/C<memGzip> uses, (\d+) by default/,      $h{CMRX_GZIP_DEFAULT_LEVEL} ],
     [ qr/-1 \(the default, meaning (\d+)\) to \d/, $h{CMRX_ZLIB_DEFAULT_LEVEL} ],
     [ qr/-1 \(the default, meaning \d+\) to (\d+)/, $Z_MAX ],
-    [ qr/MaxOutput>(?: bytes)? \((\d+) MiB by default/, $MIB ],
+    [ qr/Max(?:Output|DecodedSize)>(?: bytes)? \((\d+) MiB by default/, $MIB ],
     [ qr/max_output (?:=>|=E<gt>) (\d+) MiB/,      $MIB ],
     [ qr/will produce: (\d+) MiB by default/,      $MIB ],
 );

@@ -358,11 +358,11 @@ my %values_of;
     is_deeply [ held_out_split([ 1 .. 9 ], 4) ], [ [ 1, 2, 3, 5, 6, 7, 9 ], [ 4, 8 ] ], '... as the tuner does: every 4th held out';
 
     my @in = @{ $values_of{page} };
-    my $gzip = measure_codec(\@in, codecs()->{gzip});
+    my $gzip = measure_codec(\@in, codecs()->{memGzip});
     is $gzip->{bytes}, sum_length([ map { Compress::Zlib::memGzip($_) } @in ]), 'measure_codec: gzip bytes as memGzip makes them';
     ok $gzip->{us_compress} > 0 && $gzip->{us_decompress} > 0, '... and microseconds each way';
     my $m = measure(\@in, codecs());
-    is_deeply [ sort keys %$m ], [qw(gzip zstd)], 'measure: each codec';
+    is_deeply [ sort keys %$m ], [qw(memGzip zstd)], 'measure: each codec';
     is $m->{zstd}{bytes}, sum_length([ map { compress($_, level => 3) } @in ]), '... zstd at level 3';
     my $frames = compress_all(\@in, codecs()->{zstd});
     is_deeply [ map { length } @$frames ], [ map { length compress($_, level => 3) } @in ], 'compress_all: each value alone';
@@ -373,7 +373,7 @@ my %values_of;
     my $h = measure_held_out(\@user, size => 2048);
     my ($t, $o) = held_out_split(\@user, $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT);
     my $id = load_dictionary_file(do { spew("$TMP/u.dict", train_dictionary($t, size => 2048)); "$TMP/u.dict" });
-    is_deeply [ @{$h}{qw(values raw_bytes trained_on training_bytes)}, $h->{gzip}{bytes}, $h->{zstd}{bytes},
+    is_deeply [ @{$h}{qw(values raw_bytes trained_on training_bytes)}, $h->{memGzip}{bytes}, $h->{zstd}{bytes},
                 $h->{zstd_dict}{bytes}, $h->{zstd_dict}{dictionary_bytes} ],
               [ 60, sum_length($o), 60, sum_length($t), sum_length([ map { Compress::Zlib::memGzip($_) } @$o ]),
                 sum_length([ map { compress($_, level => 3) } @$o ]),
@@ -419,12 +419,12 @@ sub print_to_string {
     my %sum;
     for my $g (@groups) {
         my $h = $g->{held_out};
-        $sum{$_} += $h->{$_}{bytes} for qw(gzip zstd);
+        $sum{$_} += $h->{$_}{bytes} for qw(memGzip zstd);
         $sum{values} += $h->{values};
-        $sum{dict} += $h->{zstd_dict}{bytes}, $sum{dict_gzip} += $h->{gzip}{bytes} if $h->{zstd_dict};
+        $sum{dict} += $h->{zstd_dict}{bytes}, $sum{dict_gzip} += $h->{memGzip}{bytes} if $h->{zstd_dict};
     }
-    is_deeply [ @{ $r->{total} }{qw(values gzip_bytes zstd_bytes zstd_dict_bytes zstd_dict_gzip_bytes)} ],
-              [ @sum{qw(values gzip zstd dict dict_gzip)} ], '... totals (the dictionary ones where there is one)';
+    is_deeply [ @{ $r->{total} }{qw(values memGzip_bytes zstd_bytes zstd_dict_bytes zstd_dict_memGzip_bytes)} ],
+              [ @sum{qw(values memGzip zstd dict dict_gzip)} ], '... totals (the dictionary ones where there is one)';
     is $r->{total}{zstd_dict_ratio}, sprintf('%.3f', $sum{dict} / $sum{dict_gzip}) + 0, '... and their ratio';
 
     my $text = print_to_string(\&print_report, $r);
@@ -432,9 +432,9 @@ sub print_to_string {
         'print_report: the summary line';
     my $held = table_rows($text, 'Held-out half, bytes');
     my $uh = $group{user}{held_out};
-    is_deeply $held->{user}, [ $uh->{values}, $uh->{raw_bytes}, $uh->{gzip}{bytes}, $uh->{zstd}{bytes},
+    is_deeply $held->{user}, [ $uh->{values}, $uh->{raw_bytes}, $uh->{memGzip}{bytes}, $uh->{zstd}{bytes},
                                $uh->{zstd_dict}{bytes}, map { sprintf '%.3f', $_ }
-                               $uh->{zstd}{bytes} / $uh->{gzip}{bytes}, $uh->{zstd_dict}{bytes} / $uh->{gzip}{bytes},
+                               $uh->{zstd}{bytes} / $uh->{memGzip}{bytes}, $uh->{zstd_dict}{bytes} / $uh->{memGzip}{bytes},
                                $uh->{zstd_dict}{bytes} / $uh->{raw_bytes} ], 'print_report: the held-out row of user';
     is_deeply [ @{ $held->{tiny} }[ 0, 4 ] ], [ 1, '-' ], '... tiny: one held out, no dictionary';
     like join(' ', @{ table_rows($text, 'Held-out half, microseconds')->{page} }), qr{\A(?:\d+\.\d / \d+\.\d ?){3}\z},
@@ -468,6 +468,9 @@ sub print_to_string {
                                  . 'decompress (corrupt, or too large))', 'skipped_note';
     is skipped_note($group{user}), '', '... nothing skipped';
     is shown("a\nb\x7f"), 'a\x0Ab\x7F', 'shown: control bytes escaped';
+    is shown("\x{263a}\t"), "\xe2\x98\xba\\x09", '... wide characters as UTF-8';
+    is shown("\xff\t"), "\xff\\x09", '... other bytes as they are';
+    is \&shown, \&Cache::Memcached::RustXS::_printable, "... the distribution's one escaper";
     is text("caf\xc3\xa9"), "caf\x{e9}", 'text: UTF-8 bytes as characters';
     is text("\xff"), "\xff", '... other bytes as they are';
 }
@@ -504,7 +507,7 @@ sub run_main {
         '... the summary';
     my $held = table_rows($out, 'Held-out half, bytes');
     is_deeply [ @{ $held->{user} }[ 0 .. 3 ] ], [ @{ $group{user}{held_out} }{qw(values raw_bytes)},
-                                                  map { $group{user}{held_out}{$_}{bytes} } qw(gzip zstd) ],
+                                                  map { $group{user}{held_out}{$_}{bytes} } qw(memGzip zstd) ],
         '... user: the held-out numbers measured here';
     my @order = map { (split ' ', $_)[0] } grep { /^  \S/ } split /\n/, ($out =~ /^Stored.*?\n(.*?)\n\n/ms)[0];
     is_deeply [ @order[ 1 .. 3 ] ], [qw(user page dz)], '... prefixes largest first';
@@ -525,8 +528,8 @@ sub run_main {
         is $status, 0, 'report --json: exit 0' or diag $err;
         my $r = eval { JSON::PP->new->utf8->decode($out) } || {};
         my $p = $r->{prefixes}[0] || {};
-        is_deeply [ $p->{prefix}, @{ $p->{held_out} }{qw(values raw_bytes)}, $p->{held_out}{gzip}{bytes} ],
-                  [ 'user', @{ $group{user}{held_out} }{qw(values raw_bytes)}, $group{user}{held_out}{gzip}{bytes} ],
+        is_deeply [ $p->{prefix}, @{ $p->{held_out} }{qw(values raw_bytes)}, $p->{held_out}{memGzip}{bytes} ],
+                  [ 'user', @{ $group{user}{held_out} }{qw(values raw_bytes)}, $group{user}{held_out}{memGzip}{bytes} ],
                   '... the same numbers';
         is_deeply [ $r->{keys}, $r->{unfetchable}, $r->{total}{values} ], [ 152, 0, 60 ],
             '... the counts (keys a get cannot name: of the prefixes reported)';

@@ -9,11 +9,11 @@ use warnings;
 
 use lib 't/lib', 'dev/lib';
 use Test::More;
-use IO::Socket::INET ();
 use Compress::Zlib ();
 use CMRXTest::Memcached;
 use CMRXDev::Corpus qw(corpus_values);
 use Cache::Memcached::RustXS::Dict::Memory;
+use Cache::Memcached::RustXS::Dict::Server;
 
 my $MODEL = 'Cache::Memcached::RustXS::Dict::Memory';
 
@@ -52,7 +52,7 @@ is $odd->classes_from, 'stats slabs', '... and says so';
 
 my $server = CMRXTest::Memcached->start_optional;
 SKIP: {
-    skip(CMRXTest::Memcached->unavailable, 1) unless $server;
+    skip(CMRXTest::Memcached->unavailable, 12) unless $server;    # two tests per case and per fill
     undef $server;
     my @cases = (
         [ 'default',      [] ],
@@ -63,7 +63,7 @@ SKIP: {
         my ($name, $args) = @$case;
         my $s = CMRXTest::Memcached->start(args => $args);
         my $conn = connect_to($s);
-        my $model = $MODEL->from_stats(stats($conn, 'settings'), []);
+        my $model = $MODEL->from_stats($conn->stats('settings'), []);
         # One item per size, the sizes chosen so that each of the first 20
         # classes gets one item exactly at its upper edge and one a byte
         # over it (the next class), with flags 0 and 2.
@@ -83,10 +83,10 @@ SKIP: {
         }
         my %count;
         $count{$_}++ for @want;
-        my $slabs = slabs(stats($conn, 'slabs'));
-        my %got = map { ($_->{chunk_size} => $_->{used_chunks}) } values %$slabs;
+        my $slabs = $conn->slab_classes;
+        my %got = map { ($_->{chunk_size} => $_->{used_chunks}) } @$slabs;
         is_deeply \%got, \%count, "$name: every item is in the chunk the model says (stats slabs)";
-        my @classes = sort { $a <=> $b } map { $_->{chunk_size} } values %$slabs;
+        my @classes = sort { $a <=> $b } map { $_->{chunk_size} } @$slabs;
         my %modelled = map { ($_ => 1) } $model->chunk_sizes;
         is join(' ', grep { !$modelled{$_} } @classes), '', "$name: the server's classes are the model's";
     }
@@ -109,17 +109,17 @@ SKIP: {
         my ($name, $item, $count) = @$fill;
         my $s = CMRXTest::Memcached->start(args => [ '-m', '64' ]);
         my $conn = connect_to($s);
-        my $model = $MODEL->from_stats(stats($conn, 'settings'), []);
+        my $model = $MODEL->from_stats($conn->stats('settings'), []);
         my @written;
         my $batch = '';
         for my $i (1 .. $count) {
             my ($key, $value, $flags) = @{ $item->($i) };
             $batch .= "set $key $flags 0 " . length($value) . " noreply\r\n$value\r\n";
             push @written, [ length $key, length $value, $flags ];
-            if (length $batch > 1 << 16) { send_all($conn, $batch); $batch = '' }
+            if (length $batch > 1 << 16) { $conn->send($batch); $batch = '' }
         }
-        send_all($conn, $batch);
-        my $st = stats($conn);
+        $conn->send($batch);
+        my $st = $conn->stats;
         cmp_ok $st->{evictions}, '>', 0, "$name: filled past its memory ($st->{evictions} evictions)";
         is $st->{curr_items}, $model->resident_items(\@written),
             "$name: curr_items ($st->{curr_items}) is what the model says";
@@ -133,47 +133,16 @@ done_testing;
 my %GZ;
 sub gzipped { $GZ{ $_[0] } ||= Compress::Zlib::memGzip($_[0]) }
 
+# A connection through cmrx-dict's reader of memcached, whose stats and
+# slab_classes the tests read the server with.
 sub connect_to {
     my ($s) = @_;
-    my $sock = IO::Socket::INET->new(PeerAddr => $s->address, Timeout => 10)
-        or die "connect to " . $s->address . ": $@";
-    binmode $sock;
-    return $sock;
-}
-
-sub send_all {
-    my ($sock, $data) = @_;
-    my $off = 0;
-    while ($off < length $data) {
-        my $n = syswrite $sock, $data, length($data) - $off, $off;
-        die "write: $!" unless defined $n;
-        $off += $n;
-    }
+    return Cache::Memcached::RustXS::Dict::Server->connect($s->address, timeout => 10);
 }
 
 sub set {
-    my ($sock, $key, $flags, $value) = @_;
-    send_all($sock, "set $key $flags 0 " . length($value) . "\r\n$value\r\n");
-    my $line = <$sock>;
-    die "set $key: $line" unless defined $line && $line eq "STORED\r\n";
-}
-
-sub stats {
-    my ($sock, $group) = @_;
-    send_all($sock, defined $group ? "stats $group\r\n" : "stats\r\n");
-    my %st;
-    while (defined(my $line = <$sock>)) {
-        last if $line eq "END\r\n";
-        $st{$1} = $2 if $line =~ /\ASTAT (\S+) (.*?)\r\n\z/;
-    }
-    return \%st;
-}
-
-sub slabs {
-    my ($st) = @_;
-    my %class;
-    for my $name (keys %$st) {
-        $class{$1}{$2} = $st->{$name} if $name =~ /\A([0-9]+):(\w+)\z/;
-    }
-    return \%class;
+    my ($conn, $key, $flags, $value) = @_;
+    $conn->send("set $key $flags 0 " . length($value) . "\r\n$value\r\n");
+    my $line = $conn->read_line;
+    die "set $key: $line\n" unless $line eq 'STORED';
 }

@@ -10,11 +10,11 @@ use warnings;
 use lib 't/lib', 'dev/lib';
 use Test::More;
 use JSON::PP ();
-use IO::Socket::INET ();
 use Compress::Zlib ();
 use CMRXTest::Memcached;
 use CMRXDev::Corpus qw(corpus_values);
 use Cache::Memcached::RustXS::Dict::Memory;
+use Cache::Memcached::RustXS::Dict::Server;
 use Cache::Memcached::RustXS::Dict::Advice qw(advise stored_item cas_use);
 use CMRXTest::DictCorpus ();
 use CMRXTest::DictSets qw(run_dict json_of @FIXED_TUNING @NO_LIMITS);
@@ -75,12 +75,10 @@ is_deeply stored_item(10, 50, 20, 64, 0.8), [ 10, 50, 0 ], '... raw under the th
 
 # ---- against memcached -------------------------------------------------------
 
-my $probe = CMRXTest::Memcached->start_optional;
-SKIP: {
-    skip(CMRXTest::Memcached->unavailable, 1) unless $probe;
-    undef $probe;
-    # Memcached's defaults, the advice and other candidates it forecasts.
-    my %args_of = ("memcached's defaults" => []);
+# Memcached's defaults, the advice and other candidates it forecasts: the
+# settings each server of this part runs with (two tests a server).
+my %args_of = ("memcached's defaults" => []);
+{
     my @f = @{ $node->{forecasts} };
     my @named = ($node->{best}, map { my $re = $_; (grep { $_->{options} =~ $re } @f)[0] || () } qr/-C/, qr/-n /);
     for my $f (@named) {
@@ -89,19 +87,23 @@ SKIP: {
                                       '-o', "slab_chunk_max=$s->{slab_chunk_max}", $s->{cas} ? () : '-C' ];
         last if keys %args_of >= 4;
     }
+}
+my $probe = CMRXTest::Memcached->start_optional;
+SKIP: {
+    skip(CMRXTest::Memcached->unavailable, 2 * keys %args_of) unless $probe;
+    undef $probe;
     for my $name (sort keys %args_of) {
         my $server = CMRXTest::Memcached->start(args => [ '-m', $MB, @{ $args_of{$name} } ]);
-        my $conn = IO::Socket::INET->new(PeerAddr => $server->address, Timeout => 10) or die "connect: $@";
-        binmode $conn;
-        my $model = $MODEL->from_stats(stats($conn, 'settings'), []);
+        my $conn = connect_to($server->address);
+        my $model = $MODEL->from_stats($conn->stats('settings'), []);
         my ($forecast, $rounds) = $model->forecast_items(\@items);
         my $n = 0;
         for (1 .. $rounds) {
             my $batch = '';
             $batch .= sprintf "set %s 2 0 %d noreply\r\n%s\r\n", key($n++), length $_, $_ for @values;
-            print {$conn} $batch;
+            $conn->send($batch);
         }
-        my $st = stats($conn);
+        my $st = $conn->stats;
         cmp_ok $st->{evictions}, '>', 0, "$name: filled past its memory";
         cmp_ok abs($forecast - $st->{curr_items}), '<=', 0.01 * $st->{curr_items},
             "$name: forecast $forecast items, curr_items $st->{curr_items} (within 1 %)";
@@ -112,24 +114,24 @@ SKIP: {
 
 my @pool = CMRXTest::Memcached->start_optional(count => 2);
 SKIP: {
-    skip(CMRXTest::Memcached->unavailable, 1) unless @pool;
+    skip(CMRXTest::Memcached->unavailable, 9) unless @pool;
     my @nodes = map { $_->address } @pool;
-    my @conns = map { IO::Socket::INET->new(PeerAddr => $_, Timeout => 10) or die "connect: $@" } @nodes;
+    my @conns = map { connect_to($_) } @nodes;
     for my $i (1 .. 200) {
         my $v = CMRXTest::DictCorpus::user_json($i);
-        print {$conns[ $i % 2 ]} "set user:$i 0 0 " . length($v) . " noreply\r\n$v\r\n";
+        $conns[ $i % 2 ]->send("set user:$i 0 0 " . length($v) . " noreply\r\n$v\r\n");
     }
-    stats($_) for @conns;    # the sets are in
+    $_->stats for @conns;    # the sets are in
     # A cas on the second node (it misses): counted in its stats.
-    print {$conns[1]} "cas user:1 0 0 1 12345\r\nx\r\n";
-    my $reply = readline $conns[1];
+    $conns[1]->send("cas user:1 0 0 1 12345\r\nx\r\n");
+    my $reply = $conns[1]->read_line;
     my @report = ('report', (map { ('--server', $_) } @nodes), @FIXED_TUNING, @NO_LIMITS, '--json');
     my ($status, $out, $err) = run_dict(\@report);
     is $status, 0, 'report --json: exit status 0' or diag $err;
     my $advice = json_of($out)->{memcached_settings};
     my @n = @{ $advice->{nodes} || [] };
     is scalar @n, 2, 'report --json: the advice of each node';
-    is $n[0]{version}, stats($conns[0])->{version}, '... with its version';
+    is $n[0]{version}, $conns[0]->stats->{version}, '... with its version';
     is $advice->{pool}{current}, $n[0]{current} + $n[1]{current}, "... and the pool's items";
     like $advice->{procedure}, qr/one node at a time/, '... and the procedure';
     ok scalar(grep { $_->{options} =~ /-C/ } @{ $n[0]{forecasts} }), '... -C forecast for the node without cas';
@@ -145,13 +147,9 @@ done_testing;
 
 sub key { sprintf 'forecast:%09d', $_[0] }
 
-sub stats {
-    my ($sock, $group) = @_;
-    print {$sock} defined $group ? "stats $group\r\n" : "stats\r\n";
-    my %st;
-    while (defined(my $line = <$sock>)) {
-        last if $line eq "END\r\n";
-        $st{$1} = $2 if $line =~ /\ASTAT (\S+) (.*?)\r\n\z/;
-    }
-    return \%st;
+# A connection through cmrx-dict's reader of memcached, whose stats the
+# tests read the server with.
+sub connect_to {
+    my ($address) = @_;
+    return Cache::Memcached::RustXS::Dict::Server->connect($address, timeout => 10);
 }

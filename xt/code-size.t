@@ -9,12 +9,20 @@ use warnings;
 
 use lib 't/lib';
 use File::Find ();
+use File::Temp ();
 use Test::More;
 use CMRXTest::Source qw(code_of perl_files);
 
 my $MAX_LINES = 600;
 
 sub code_lines { scalar grep { /\S/ } split /\n/, $_[0] }
+
+sub write_file {
+    my ($file, $text) = @_;
+    open my $fh, '>', $file or die "$file: $!";
+    print {$fh} $text;
+    close $fh or die "$file: $!";
+}
 
 # A Rust file's code: without its tests, its comments and doc comments.
 sub rust_code {
@@ -26,9 +34,26 @@ sub rust_code {
     return $text;
 }
 
-# The checks count what they are meant to.
+# The checks count what they are meant to: a planted module of exactly
+# $MAX_LINES lines of code among POD, comments and blank lines passes, one
+# more line fails; likewise a Rust file, its tests aside.
 is code_lines("a\n\n  \nb\n"), 2, 'blank lines are not counted';
-is code_lines(CMRXTest::Source::code_of(__FILE__)) < 60, 1, 'comments are not counted (this file)';
+{
+    my $dir  = File::Temp::tempdir(CLEANUP => 1);
+    my $code = join '', map { "my \$v$_ = $_;    # a comment\n# another\n\n" } 1 .. $MAX_LINES - 1;
+    my $pod  = "=head1 NAME\n\nPlanted\n\n=cut\n";
+    for my $extra (0, 1) {
+        my $file = "$dir/Planted$extra.pm";
+        write_file($file, "package Planted;\n$pod$code" . ("1;\n" x $extra) . "__END__\n$code");
+        is code_lines(code_of($file)) <= $MAX_LINES ? 'fits' : 'over', $extra ? 'over' : 'fits',
+            'a planted module of ' . ($MAX_LINES + $extra) . ' lines of code: ' . ($extra ? 'over' : 'fits');
+        (my $rust = "fn a() {}\n$code") =~ s/#/\/\//g;
+        $rust =~ s/^my \$/let /mg;
+        write_file("$dir/planted$extra.rs", $rust . ("fn b() {}\n" x $extra) . "#[cfg(test)]\nmod tests {\n$rust}\n");
+        is code_lines(rust_code("$dir/planted$extra.rs")), $MAX_LINES + $extra,
+            '... a planted Rust file of as many, its tests aside';
+    }
+}
 
 my @modules = grep { /\.pm\z/ } perl_files('perl/lib');
 ok @modules > 20, scalar(@modules) . ' modules in perl/lib';

@@ -6,6 +6,7 @@ use std::panic::catch_unwind;
 use super::{inspect, ResultCode};
 use crate::counters::{self, TrafficKind};
 use crate::reports;
+use crate::traffic;
 
 /// 1 when reporting `text` is due at `now` (seconds), `interval` seconds
 /// after the last report of it, else 0 (`cmrx_report_due`): the policy is
@@ -74,9 +75,9 @@ impl CmrxTraffic {
 #[no_mangle]
 pub extern "C" fn cmrx_note_written(kind: i32, dictionary: u32, raw: usize, stored: usize) -> i32 {
     let noted = catch_unwind(|| match TrafficKind::from_code(kind) {
-        Some(kind) => match counters::note_written(kind, dictionary, raw, stored) {
+        Some(kind) => match traffic::note_written(kind, dictionary, raw, stored) {
             Ok(()) => ResultCode::Ok,
-            Err(counters::DictionaryNotLoaded) => ResultCode::UnknownDictionary,
+            Err(traffic::DictionaryNotLoaded) => ResultCode::UnknownDictionary,
         },
         None => ResultCode::Arg,
     });
@@ -108,7 +109,7 @@ pub extern "C" fn cmrx_note_event(event: i32) -> i32 {
 pub unsafe extern "C" fn cmrx_traffic_counts(rows: *mut CmrxTraffic, cap: usize) -> usize {
     let all = catch_unwind(|| {
         let mut all = Vec::new();
-        counters::each_traffic(|kind, dictionary, counted| {
+        traffic::each_traffic(|kind, dictionary, counted| {
             all.push(CmrxTraffic::of(kind, dictionary, counted));
         });
         all

@@ -11,7 +11,7 @@ use Exporter 'import';
 use File::Find ();
 
 our $VERSION   = '0.01';
-our @EXPORT_OK = qw(code_of perl_files subs_defined);
+our @EXPORT_OK = qw(code_of perl_files subs_defined function_lengths);
 
 my %code;    # file => its code, read once per process
 
@@ -38,6 +38,43 @@ sub subs_defined {
     my ($file) = @_;
     my %name = map { ($_ => 1) } code_of($file) =~ /^\s*sub\s+(?:[\w:]*::)?(\w+)/mg;
     return sort keys %name;
+}
+
+# [name, first line, lines] of each named function of a Perl or Rust file,
+# in the order they stand: from its `sub`/`fn` line to the closing brace at
+# the indentation it started at, both counted. A Rust file's #[cfg(test)]
+# module at its end and a Perl file's __END__ part are left out, as are
+# declarations without a body.
+sub function_lengths {
+    my ($file) = @_;
+    open my $fh, '<', $file or die "$file: $!";
+    my @lines = <$fh>;
+    my $rust = $file =~ /\.rs\z/;
+    my $start = $rust ? qr/^(\s*)(?:pub(?:\([\w:]+\))?\s+)?(?:const\s+)?(?:unsafe\s+)?(?:extern\s+"C"\s+)?fn\s+(\w+)/
+                      : qr/^(\s*)sub\s+(?:[\w:]*::)?(\w+)\b/;
+    my $end = $rust ? qr/^#\[cfg\(test\)\]\s*$/ : qr/^__(?:END|DATA)__\b/;
+    my @found;
+    for (my $i = 0; $i < @lines && $lines[$i] !~ $end; $i++) {
+        my ($indent, $name) = $lines[$i] =~ $start or next;
+        my $last = _body_end(\@lines, $i, $indent) // next;
+        push @found, [ $name, $i + 1, $last - $i + 1 ];
+    }
+    return @found;
+}
+
+# The index of the line that closes the function starting at line $first,
+# or undef for a declaration without a body.
+sub _body_end {
+    my ($lines, $first, $indent) = @_;
+    my $opened;
+    for my $i ($first .. $#$lines) {
+        my $line = $lines->[$i];
+        $opened ||= $line =~ /\{/;
+        return undef if !$opened && $line =~ /;\s*(?:(?:#|\/\/).*)?$/;
+        return $i if $opened && $i == $first && $line =~ /\}\s*;?\s*$/;    # on one line
+        return $i if $i > $first && $line =~ /^\Q$indent\E\}/;
+    }
+    return undef;
 }
 
 # The Perl files under the folders (.pm, .pl, .t, and scripts whose first
@@ -89,6 +126,14 @@ The file's code: its POD, its comments (a C<#> at the start of a line or
 after white space) and everything from C<__END__> or C<__DATA__> on are
 left out. Dies when the file cannot be read. Each file is read once per
 process.
+
+=item C<function_lengths($file)>
+
+C<[$name, $first_line, $lines]> for each named function of a Perl (C<sub>)
+or Rust (C<fn>) file, in file order: from its first line to the closing
+brace at the indentation it started at, both counted, comments and blank
+lines included. A Rust file's C<#[cfg(test)]> module and a Perl file's
+C<__END__> part are not read; declarations without a body are left out.
 
 =item C<subs_defined($file)>
 

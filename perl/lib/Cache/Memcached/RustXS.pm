@@ -12,6 +12,17 @@ our $VERSION = '1.000';
 require XSLoader;
 XSLoader::load(__PACKAGE__, $VERSION);    # a stale .so of another version croaks
 
+# The largest value decoding a stored value makes (zstd, GetParser,
+# decode_compressed); undef, the default, leaves the cap to
+# $Cache::Memcached::RustXS::Zlib::MaxOutput, the one name for it before this
+# one. The XS reads both at each call, so `local` works.
+our $MaxDecodedSize;
+
+# $MaxDecodedSize as the XS reads it, for the Perl code that hands the cap on.
+sub _max_decoded_size {
+    return defined $MaxDecodedSize ? $MaxDecodedSize : $Cache::Memcached::RustXS::Zlib::MaxOutput;
+}
+
 # The modules' functions that take options check them here; croak then
 # speaks of the line that called those functions.
 our @CARP_NOT = qw(Cache::Memcached::RustXS::Memcached Cache::Memcached::RustXS::Zlib
@@ -33,6 +44,17 @@ sub _error_message {
     my ($err) = @_;
     $err =~ s/ at \S+ line [0-9]+\.?\n?\z//;
     return $err;
+}
+
+# A string as a message or a report shows it: its bytes (wide characters
+# UTF-8 encoded, so a UTF-8 key reads as text), each control byte (C0 and
+# DEL) as \xHH, so that a key or a server's reply cannot move the cursor or
+# break a line. The one escaper of the distribution's messages and output.
+sub _printable {
+    my ($bytes) = @_;
+    utf8::encode($bytes) if utf8::is_utf8($bytes);
+    $bytes =~ s/([\x00-\x1f\x7f])/sprintf '\\x%02X', ord $1/ge;
+    return $bytes;
 }
 
 # Fast keeps compress_threshold in a C int: a larger one would wrap.
@@ -211,10 +233,6 @@ Its output, every subcommand's, as text tables or JSON.
 C<train --all> and C<report --dictionaries>: one decision per key prefix
 and for the whole cache, carried out on a dictionary set or reported.
 
-=item L<Cache::Memcached::RustXS::Dict::Sets>
-
-The old name of C<Dict::SetTrainer>, kept working.
-
 =item L<Cache::Memcached::RustXS::Dict::Prune>
 
 C<prune>: the retired dictionaries of a set that no sampled value names,
@@ -263,8 +281,7 @@ told by the value's magic number, as the readers of this distribution tell
 it: a zstd frame (C<28 b5 2f fd>), gzip (C<1f 8b>), or zlib (a two-byte
 header of compression method 8 whose check bits hold); the value is then
 decoded as L<Cache::Memcached::RustXS::Zstd/decompress($frame)>, C<memGunzip> or
-C<uncompress> decode it (so within
-C<$Cache::Memcached::RustXS::Zlib::MaxOutput>). C<$bytes> may be a
+C<uncompress> decode it (so within L</$MaxDecodedSize>). C<$bytes> may be a
 reference to them. In list context it returns three values:
 
     my ($value, $format, $missing_dictionary) =
@@ -276,6 +293,26 @@ with none of their magic numbers; C<$missing_dictionary> is the ID of the
 dictionary a zstd frame needs when that dictionary is not loaded (else
 C<undef>). Unlike C<decompress>, it never warns: the third value says it.
 In scalar context it returns C<$value> alone.
+
+=back
+
+=head1 VARIABLES
+
+=over 4
+
+=item $MaxDecodedSize
+
+The largest value, in bytes, that decoding a stored value may make:
+L<Cache::Memcached::RustXS::Zstd/decompress($frame)> and its
+C<compress_methods> readers, L<Cache::Memcached::RustXS::GetParser>'s
+decompressed values and L</decode_compressed($bytes)>. A value that would
+decode past it is not decoded (a miss for the clients). Read at each call, so
+C<local> works; a negative size croaks.
+
+Undef by default: the cap is then
+C<$Cache::Memcached::RustXS::Zlib::MaxOutput> (64 MiB by default), which
+capped these values too in 0.101 and before and still does for programs that
+set only it. C<$MaxOutput> alone caps C<memGunzip> and C<uncompress>.
 
 =back
 

@@ -18,11 +18,6 @@ our $VERSION = '1.000';
 our @CACHE_MEMCACHED_VERSIONS = qw(1.24 1.25 1.26 1.27 1.28 1.29 1.30);
 our @FAST_VERSIONS            = qw(0.21 0.25 0.26 0.27 0.28);
 
-# The first Cache::Memcached::Fast whose objects always have a decompressor:
-# before it, an object made without compress_threshold has none and croaks
-# "Not a CODE reference" on a compressed value.
-our $FAST_ALWAYS_DECOMPRESSES = '0.28';
-
 # ---------------------------------------------------------------------------
 # Cache::Memcached's finalize closure (for GetParser's inline finalize)
 
@@ -242,17 +237,6 @@ sub _called_by_set_of {
     return ref $self && Scalar::Util::refaddr($self) == $object ? 1 : 0;
 }
 
-# ---------------------------------------------------------------------------
-# Cache::Memcached::Fast
-
-# Whether a stock Cache::Memcached::Fast of the version loaded now reads
-# compressed values without compress_threshold set (0.28 on); older objects
-# made without it have no decompressor.
-sub fast_reads_compressed_without_threshold {
-    return defined $Cache::Memcached::Fast::VERSION
-        && $Cache::Memcached::Fast::VERSION >= $FAST_ALWAYS_DECOMPRESSES ? 1 : 0;
-}
-
 1;
 __END__
 
@@ -320,8 +304,7 @@ Every Cache::Memcached::Fast from 0.21 calls C<compress_methods> the same
 way. Before 0.28, an object made without C<compress_threshold> has no
 decompressor at all and croaks ("Not a CODE reference") or misreads a
 C<get_multi> on any compressed value; with C<compress_threshold> set (or
-C<compress_methods> given) it reads them. C<fast_reads_compressed_without_threshold>
-says which holds for the Fast loaded now.
+C<compress_methods> given) it reads them.
 
 =head1 FUNCTIONS
 
@@ -360,11 +343,6 @@ C<_set> stores the compressed value (its constant C<COMPRESS_SAVINGS>: it
 keeps the compressed value when that is strictly smaller than the value
 times one minus it), looked up in the loaded Cache::Memcached; 0.20, with a
 warning, for a release without the constant.
-
-=item fast_reads_compressed_without_threshold()
-
-True when the loaded Cache::Memcached::Fast (0.28 on) gives every object a
-decompressor, false before 0.28 or when it is not loaded.
 
 =back
 

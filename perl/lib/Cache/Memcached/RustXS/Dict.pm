@@ -7,7 +7,12 @@ use Exporter 5.57 'import';
 
 our $VERSION = '1.000';
 
-our @EXPORT_OK = qw(fail unusable sum_length round ratio held_out_split);
+our @EXPORT_OK = qw(fail unusable sum_length round ratio held_out_split @BASELINES);
+
+# What a prefix's values are measured as before any dictionary, in the order
+# reports show them: stored raw, Compress::Zlib's memGzip (what the stock
+# clients write), this distribution's gzip, and zstd at level 3.
+our @BASELINES = qw(raw memGzip gzip zstd);
 
 # The exceptions of cmrx-dict's modules; the command turns their kinds into
 # exit statuses.
@@ -158,6 +163,13 @@ order. C<cmrx-dict report> and C<train> measure on every 2nd sampled value
 (2: the odd positions, 2nd, 4th, ...); the tuner judges its candidates on
 every 4th of the values it is given; the tests and the benchmark split the
 corpus as C<report> does.
+
+=item @BASELINES
+
+The names of what the tuning measures a prefix's values as before any
+dictionary, in the order the reports show them: C<raw>, C<memGzip>
+(Compress::Zlib's, what the stock clients write), C<gzip> (this
+distribution's) and C<zstd> (level 3, no dictionary).
 
 =item ratio($x, $y)
 

@@ -42,8 +42,7 @@ sub get_response_items {
     return ($items, $complete) unless defined $why;
     (my $where = substr $_[0], $bad_at, $SHOWN_BYTES) =~ s/\r?\n.*//s;
     $where = "the two bytes after the value of $after_value" if defined $after_value;
-    $where =~ s/([\x00-\x1f\x7f])/sprintf '\\x%02X', ord $1/ge;
-    Carp::croak("not a memcached get response: $why ('$where')");
+    Carp::croak("not a memcached get response: $why ('" . Cache::Memcached::RustXS::_printable($where) . "')");
 }
 
 # ---- before a fork ----------------------------------------------------------------
@@ -173,7 +172,8 @@ strip), the flags as stored, the data exactly as stored, compressed or not,
 without its C<\r\n>, and the cas unique (C<undef> without a cas field).
 Nothing is decoded, dropped or warned about: a value flagged compressed
 keeps its flag and its bytes, one that would not decode or would inflate
-past C<$Cache::Memcached::RustXS::Zlib::MaxOutput> is there, a zstd frame
+past
+L<$Cache::Memcached::RustXS::MaxDecodedSize|Cache::Memcached::RustXS/$MaxDecodedSize> is there, a zstd frame
 naming a dictionary that is not loaded is there; a key that comes twice is
 there twice. The second value returned says whether C<END> ended the
 response: false when C<$response> is only the start of one (the items
@@ -271,7 +271,7 @@ exactly (a zstd frame does not gunzip: C<undef>, as a client without this
 distribution reads it). A zstd value whose dictionary is not loaded is
 dropped, so the key is a miss, with a warning (how often:
 L<Cache::Memcached::RustXS::Zstd/DIAGNOSTICS>). Decompressed output is capped at
-C<$Cache::Memcached::RustXS::Zlib::MaxOutput> bytes (64 MiB by default, read
+L<$MaxDecodedSize|Cache::Memcached::RustXS/$MaxDecodedSize> bytes (64 MiB by default, read
 when the parser is created); a value that would decompress to more is
 dropped too (as Cache::Memcached::Fast makes a miss of a value its
 decompressor refuses): left compressed, it would be inflated by

@@ -276,7 +276,7 @@ sub compress_methods {
     my %opt = @_;
     Cache::Memcached::RustXS::_check_options('compress_methods', \%opt, @METHOD_OPTIONS);
     # The decompressor's cap, and the most the compressor keeps.
-    my @limits = (exists $opt{max_output} ? $opt{max_output} : $Cache::Memcached::RustXS::Zlib::MaxOutput,
+    my @limits = (exists $opt{max_output} ? $opt{max_output} : Cache::Memcached::RustXS::_max_decoded_size(),
                   $opt{compress_ratio});
     return _set_methods(\%opt, \@limits) if defined $opt{dictionaries};
     for my $name (qw(prefix rescan_interval)) {
@@ -398,21 +398,15 @@ my %WARNED_PREFIX;
 sub _warn_unmatched {
     my ($what, $prefix, $set, $entry) = @_;
     return if $WARNED_PREFIX{ $set->dir }{$prefix}++;
-    my @prefixes = map { "'" . _printable($_) . "'" } grep { length } $set->prefixes;
+    my @prefixes = map { "'" . Cache::Memcached::RustXS::_printable($_) . "'" } grep { length } $set->prefixes;
     my $whole = $set->whole_cache;
     my $fallback = $set->fallback;
-    Carp::carp("$what '" . _printable($prefix) . "' matches no dictionary of the set in " . $set->dir
+    Carp::carp("$what '" . Cache::Memcached::RustXS::_printable($prefix) . "' matches no dictionary of the set in " . $set->dir
              . ' (its prefixes: ' . (@prefixes ? join(', ', @prefixes) : 'none')
              . ($whole ? ", and '' for the whole cache" : '') . '): its values get '
              . ($entry ? "the whole-cache dictionary (ID $entry->{id}, level $entry->{level})"
                        : "the fallback ($fallback->{method} level $fallback->{level})"));
     return;
-}
-
-sub _printable {
-    my ($s) = @_;
-    $s =~ s/([^\x20-\x7e])/sprintf '\\x%02X', ord $1/ge;
-    return $s;
 }
 
 # ---- fast_options -----------------------------------------------------------
@@ -679,8 +673,9 @@ not loaded.
 
 The data of one zstd frame, with the dictionary its header names; C<undef>
 for anything else: not a zstd frame, a corrupt or truncated one, bytes after
-it, data over C<$Cache::Memcached::RustXS::Zlib::MaxOutput> (64 MiB by
-default: a decompression bomb or a lying size costs at most that much
+it, data over
+L<$Cache::Memcached::RustXS::MaxDecodedSize|Cache::Memcached::RustXS/$MaxDecodedSize>
+(64 MiB by default: a decompression bomb or a lying size costs at most that much
 memory), or a dictionary that is not loaded. A missing dictionary is also
 reported by a warning (how often: L</DIAGNOSTICS>).
 
@@ -764,7 +759,7 @@ that does not shrink at all), so Fast stores it raw; give it Fast's own
 C<compress_ratio> (L</fast_options(%options)> does, 0.8 unless told
 otherwise) so that the two agree on every value and L</counters()> count
 what Fast stores. C<max_output> is the decompressor's cap, by default
-C<$Cache::Memcached::RustXS::Zlib::MaxOutput>; a larger value is a miss.
+L<$Cache::Memcached::RustXS::MaxDecodedSize|Cache::Memcached::RustXS/$MaxDecodedSize>; a larger value is a miss.
 
 =item fast_options(%options)
 

@@ -24,7 +24,7 @@ my $ROUND_TIME = 0.005;    # seconds a timing round lasts at least
 my $CALLS_IF_INSTANT = 1000;    # calls a round when one took no measurable time
 our $HOLD_OUT = 2;         # every 2nd value is measured, the others train
 
-# gzip, zstd and zstd with a dictionary trained on the training half, each
+# memGzip, zstd and zstd with a dictionary trained on the training half, each
 # measured on the held-out half.
 sub measure_held_out {
     my ($values, %opt) = @_;
@@ -33,7 +33,7 @@ sub measure_held_out {
              trained_on => scalar @$train, training_bytes => sum_length($train));
     return \%measured unless @$held;
     my $plain = codecs();
-    %measured = (%measured, %{ measure($held, { gzip => $plain->{gzip}, zstd => $plain->{zstd} }) });
+    %measured = (%measured, %{ measure($held, { memGzip => $plain->{memGzip}, zstd => $plain->{zstd} }) });
     return _tuned_held_out(\%measured, $train, $held, %opt) if $opt{tune};
     my ($dict, $why) = train($train, $opt{size});
     if (!defined $dict) {
@@ -89,9 +89,10 @@ sub _tuned_held_out {
 sub codecs {
     my (%opt) = @_;
     my %codecs = (
-        # What both clients write today, and read; memGunzip empties its
-        # argument, so it gets a copy.
-        gzip => { compress   => sub { Compress::Zlib::memGzip($_[0]) },
+        # What both clients write today, and read (Compress::Zlib's; "gzip"
+        # is this distribution's); memGunzip empties its argument, so it
+        # gets a copy.
+        memGzip => { compress   => sub { Compress::Zlib::memGzip($_[0]) },
                   decompress => sub { my $copy = $_[0]; Compress::Zlib::memGunzip($copy) } },
         zstd => { compress   => sub { Cache::Memcached::RustXS::Zstd::compress($_[0], level => $ZSTD_LEVEL) },
                   decompress => \&Cache::Memcached::RustXS::Zstd::decompress },
@@ -200,12 +201,12 @@ Cache::Memcached::RustXS::Dict::Measure - what values take under gzip, zstd and 
 
     # What cmrx-dict prints: trained on half, measured on the other half
     my $m = measure_held_out(\@values, size => 4096);
-    printf "%d values: raw %d, gzip %d, zstd %d, zstd+dict %d bytes\n",
-        $m->{values}, $m->{raw_bytes}, $m->{gzip}{bytes}, $m->{zstd}{bytes}, $m->{zstd_dict}{bytes};
+    printf "%d values: raw %d, memGzip %d, zstd %d, zstd+dict %d bytes\n",
+        $m->{values}, $m->{raw_bytes}, $m->{memGzip}{bytes}, $m->{zstd}{bytes}, $m->{zstd_dict}{bytes};
 
     # Any values, any codecs
     my $measured = measure([ @values[0 .. 99] ], codecs());
-    print "gzip: $measured->{gzip}{us_compress} us a value\n";
+    print "memGzip: $measured->{memGzip}{us_compress} us a value\n";
 
 =head1 DESCRIPTION
 
@@ -227,10 +228,10 @@ Exported on request: every function below.
 
 =item measure_held_out(\@values, size => 16384)
 
-Splits the values, and measures gzip and zstd on the held-out half, and
+Splits the values, and measures memGzip and zstd on the held-out half, and
 zstd with a dictionary of at most C<size> bytes trained on the other half
 (and loaded for the process). Returns C<values>, C<raw_bytes>,
-C<trained_on>, C<training_bytes>, and C<gzip>, C<zstd>, C<zstd_dict> as
+C<trained_on>, C<training_bytes>, and C<memGzip>, C<zstd>, C<zstd_dict> as
 L</measure_codec(\@inputs, $codec)> returns them (C<zstd_dict> with
 C<dictionary_bytes>), or, when zstd cannot train on the training half,
 C<zstd_dict_error> saying why. No codec is measured without a held-out
@@ -257,7 +258,7 @@ with.
 
 =item codecs(dictionary => $id)
 
-The codecs cmrx-dict measures, by name: C<gzip> (Compress::Zlib's
+The codecs cmrx-dict measures, by name: C<memGzip> (Compress::Zlib's
 C<memGzip> and C<memGunzip>, what both clients store), C<zstd> (level 3,
 C<$Cache::Memcached::RustXS::Dict::Measure::ZSTD_LEVEL>) and, with a
 loaded dictionary's ID, C<zstd_dict> (the same level, with it).

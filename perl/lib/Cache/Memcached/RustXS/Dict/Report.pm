@@ -5,10 +5,12 @@ use warnings;
 
 use Exporter 5.57 'import';
 
-use Cache::Memcached::RustXS::Dict qw(ratio);
+use Cache::Memcached::RustXS ();
+use Cache::Memcached::RustXS::Dict qw(ratio @BASELINES);
 use Cache::Memcached::RustXS::Dict::Measure ();
 
 my $CANDIDATES_SHOWN = 8;    # a tuning's candidates printed, the choice always
+my %BASELINE_LABEL = (gzip => 'gzip (ours)', zstd => 'zstd -3');    # in the train table
 
 our $VERSION = '1.000';
 
@@ -22,7 +24,7 @@ our @EXPORT_OK = qw(report_data train_data print_report print_train print_json
 sub report_data {
     my (%opt) = @_;
     my @prefixes;
-    my %total = map { ($_ => 0) } qw(values raw_bytes gzip zstd zstd_dict dict_raw dict_gzip);
+    my %total = map { ($_ => 0) } qw(values raw_bytes memGzip zstd zstd_dict dict_raw dict_memGzip);
     for my $g (@{ $opt{groups} }) {
         my $h = $g->{held_out};
         my %prefix = (
@@ -40,12 +42,12 @@ sub report_data {
         next unless $h->{values};
         $total{values}    += $h->{values};
         $total{raw_bytes} += $h->{raw_bytes};
-        $total{gzip}      += $h->{gzip}{bytes};
+        $total{memGzip}   += $h->{memGzip}{bytes};
         $total{zstd}      += $h->{zstd}{bytes};
         if ($h->{zstd_dict}) {    # dictionary totals only where there is one
             $total{zstd_dict} += $h->{zstd_dict}{bytes};
             $total{dict_raw}  += $h->{raw_bytes};
-            $total{dict_gzip} += $h->{gzip}{bytes};
+            $total{dict_memGzip} += $h->{memGzip}{bytes};
         }
     }
     return {
@@ -59,7 +61,7 @@ sub report_data {
                     . 'values at even positions',
         ($opt{memory} ? (classes_from => $opt{memory}->classes_from) : ()),
         zstd_level => $Cache::Memcached::RustXS::Dict::Measure::ZSTD_LEVEL,
-        gzip => 'Compress::Zlib::memGzip (level 9)',
+        memGzip => 'Compress::Zlib::memGzip (level 9)',
         held_out => 'each prefix\'s sample in key order: sizes and times on the values at odd '
                   . 'positions (2nd, 4th, ...); the dictionary is tuned and trained on those at even positions (1st, 3rd, ...)',
         keys => $opt{listing}{keys},
@@ -67,11 +69,11 @@ sub report_data {
         prefixes => \@prefixes,
         total => {
             values => $total{values}, raw_bytes => $total{raw_bytes},
-            gzip_bytes => $total{gzip}, zstd_bytes => $total{zstd},
-            zstd_ratio => ratio($total{zstd}, $total{gzip}),
+            memGzip_bytes => $total{memGzip}, zstd_bytes => $total{zstd},
+            zstd_ratio => ratio($total{zstd}, $total{memGzip}),
             zstd_dict_bytes => $total{zstd_dict},
-            zstd_dict_raw_bytes => $total{dict_raw}, zstd_dict_gzip_bytes => $total{dict_gzip},
-            zstd_dict_ratio => ratio($total{zstd_dict}, $total{dict_gzip}),
+            zstd_dict_raw_bytes => $total{dict_raw}, zstd_dict_memGzip_bytes => $total{dict_memGzip},
+            zstd_dict_ratio => ratio($total{zstd_dict}, $total{dict_memGzip}),
         },
     };
 }
@@ -142,13 +144,13 @@ sub print_report {
             next;
         }
         my $d = $h->{zstd_dict};
-        push @rows, [ shown($p->{prefix}), $h->{values}, $h->{raw_bytes}, $h->{gzip}{bytes}, $h->{zstd}{bytes},
-                      ($d ? $d->{bytes} : '-'), fixed(ratio($h->{zstd}{bytes}, $h->{gzip}{bytes})),
-                      ($d ? fixed(ratio($d->{bytes}, $h->{gzip}{bytes})) : '-'),
+        push @rows, [ shown($p->{prefix}), $h->{values}, $h->{raw_bytes}, $h->{memGzip}{bytes}, $h->{zstd}{bytes},
+                      ($d ? $d->{bytes} : '-'), fixed(ratio($h->{zstd}{bytes}, $h->{memGzip}{bytes})),
+                      ($d ? fixed(ratio($d->{bytes}, $h->{memGzip}{bytes})) : '-'),
                       ($d ? fixed(ratio($d->{bytes}, $h->{raw_bytes})) : '-') ];
     }
     my $t = $report->{total};
-    push @rows, [ 'total', $t->{values}, $t->{raw_bytes}, $t->{gzip_bytes}, $t->{zstd_bytes},
+    push @rows, [ 'total', $t->{values}, $t->{raw_bytes}, $t->{memGzip_bytes}, $t->{zstd_bytes},
                   $t->{zstd_dict_bytes}, fixed($t->{zstd_ratio}), fixed($t->{zstd_dict_ratio}),
                   fixed(ratio($t->{zstd_dict_bytes}, $t->{zstd_dict_raw_bytes})) ] if @prefixes > 1;
     table($fh, [qw(prefix values raw), 'gzip -9', 'zstd -3', 'zstd+dict', 'zstd/gzip', 'dict/gzip', 'dict/raw'],
@@ -168,7 +170,7 @@ sub print_report {
     table($fh, [qw(prefix), 'gzip -9', 'zstd -3', 'zstd+dict'],
           map { my $h = $_->{held_out};
                 $h->{values}
-                    ? [ shown($_->{prefix}), map { $h->{$_} ? us_pair($h->{$_}) : '-' } qw(gzip zstd zstd_dict) ]
+                    ? [ shown($_->{prefix}), map { $h->{$_} ? us_pair($h->{$_}) : '-' } qw(memGzip zstd zstd_dict) ]
                     : [ shown($_->{prefix}), ('-') x 3 ] } @prefixes);
 
     my @notes;
@@ -207,11 +209,11 @@ sub print_train {
         print {$fh} "  not measured: a single value has no held-out half\n";
     } else {
         my @rows = ([ 'raw', $h->{raw_bytes}, '1.000' ]);
-        for (['gzip -9', 'gzip'], ['zstd -3', 'zstd'], ['zstd+dict', 'zstd_dict']) {
+        for (['gzip -9', 'memGzip'], ['zstd -3', 'zstd'], ['zstd+dict', 'zstd_dict']) {
             my ($label, $k) = @$_;
             my $c = $h->{$k};
             push @rows, $c ? [ $label, $c->{bytes}, fixed(ratio($c->{bytes}, $h->{raw_bytes})),
-                               fixed(ratio($c->{bytes}, $h->{gzip}{bytes})),
+                               fixed(ratio($c->{bytes}, $h->{memGzip}{bytes})),
                                sprintf('%.1f', $c->{us_compress}), sprintf('%.1f', $c->{us_decompress}) ]
                            : [ $label, ('-') x 5 ];
         }
@@ -275,14 +277,9 @@ sub aligned_table {
     return;
 }
 
-# A string of the data as printed: its bytes (see text), control bytes
-# escaped.
-sub shown {
-    my ($bytes) = @_;
-    utf8::encode($bytes) if utf8::is_utf8($bytes);
-    $bytes =~ s/([\x00-\x1f\x7f])/sprintf '\\x%02X', ord $1/ge;
-    return $bytes;
-}
+# A string of the data as printed: the distribution's escaper, under the
+# name cmrx-dict's modules import.
+*shown = \&Cache::Memcached::RustXS::_printable;
 
 # A string of bytes for JSON (which is UTF-8): as characters when the bytes
 # are UTF-8, else each byte a character.
@@ -414,11 +411,10 @@ sub _print_choices {
             next;
         }
         my $gzip_memory = $base->{memGzip}{memory};
-        my @rows = map { [ $_, $base->{$_}{memory}, $base->{$_}{bytes}, _ratio_text($gzip_memory, $base->{$_}{memory}),
+        my @rows = map { [ $BASELINE_LABEL{$_} || $_, $base->{$_}{memory}, $base->{$_}{bytes},
+                           _ratio_text($gzip_memory, $base->{$_}{memory}),
                            _us_text($base->{$_}{us_compress}), _us_text($base->{$_}{us_decompress}), '' ] }
-                   qw(raw memGzip gzip zstd);
-        $rows[2][0] = 'gzip (ours)';
-        $rows[3][0] = 'zstd -3';
+                   @BASELINES;
         if (my $c = $p->{current}) {
             push @rows, [ "current ID $c->{id}, level $c->{level}", $c->{memory}, $c->{bytes},
                           _ratio_text($gzip_memory, $c->{memory}), '', '', 'the set has it' ];
@@ -482,7 +478,7 @@ sub _decided_data {
     $data{keys_counted} = $t->{keys} if defined $t->{keys};
     if (my $base = $t->{baseline}) {
         $data{baseline} = { map { my $x = $base->{$_}; ($_ => _defined_fields($x, qw(memory bytes us_compress us_decompress))) }
-                            qw(raw memGzip gzip zstd) };
+                            @BASELINES };
         $data{baseline}{cost} = $base->{cost} if defined $base->{cost};
     }
     $data{candidates} = [ map { _defined_fields($_, qw(method size dictionary_bytes k d level memory bytes cost

@@ -367,10 +367,6 @@ a L<Cache::Memcached::RustXS::Dict::Memory>; the set is a
 L<Cache::Memcached::RustXS::Zstd::DictionarySet>. Printing the results is
 L<Cache::Memcached::RustXS::Dict::Report>'s.
 
-(It was called Cache::Memcached::RustXS::Dict::Sets, a name that sat
-confusingly beside Zstd::DictionarySet; that name still loads, as
-L<Cache::Memcached::RustXS::Dict::Sets>.)
-
 =head1 THE DECISION
 
 Per prefix (the group of keys before the delimiter, which the set holds
