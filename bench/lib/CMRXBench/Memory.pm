@@ -12,7 +12,7 @@ use Exporter 'import';
 use File::Basename ();
 use File::Spec ();
 use Compress::Zlib ();
-use IO::Socket::INET ();
+use Cache::Memcached::RustXS::Dict::Server ();
 # corpus_halves ((\%train, \%fill): the half of bench/data/values to train
 # on, and the half to write) is the tests' too: exported from here for the
 # scripts.
@@ -178,17 +178,8 @@ sub one_object_methods {
     return (undef, $why);
 }
 
-sub stats {
-    my ($addr) = @_;
-    my $s = IO::Socket::INET->new(PeerAddr => $addr, Timeout => 5) or die "$addr: $@\n";
-    print {$s} "stats\r\n";
-    my %st;
-    while (defined(my $line = <$s>)) {
-        last if $line =~ /^END/;
-        $st{$1} = $2 if $line =~ /^STAT (\S+) (\S+)/;
-    }
-    return \%st;
-}
+# One memcached's stats, read as cmrx-dict reads them.
+sub stats { Cache::Memcached::RustXS::Dict::Server->connect($_[0], timeout => 5)->stats }
 
 sub commas { my $n = reverse shift; $n =~ s/(\d{3})(?=\d)/$1,/g; return scalar reverse $n }
 
