@@ -242,7 +242,7 @@ SKIP: {
     ok $r, 'report --json: parses' or diag $@;
     my %p = map { ($_->{prefix} => $_) } @{ $r->{prefixes} || [] };
     is_deeply { map { my $h = $p{$_}{held_out};
-                      ($_ => [ @{$h}{qw(values raw_bytes)}, map { $h->{$_}{bytes} } qw(gzip zstd zstd_dict) ]) }
+                      ($_ => [ @{$h}{qw(values raw_bytes)}, map { $h->{$_}{bytes} } qw(memGzip zstd zstd_dict) ]) }
                 @FAMILIES },
               { map { ($_ => [ @{ $expect{$_} }{qw(values raw gzip zstd dict)} ]) } @FAMILIES },
               'report --json: the held-out numbers, as the text';
@@ -335,7 +335,7 @@ SKIP: {
                                        @FIXED_TUNING, @NO_LIMITS ]);
     is $status, 0, 'train --json: exit 0' or diag $err;
     my $r = eval { JSON::PP->new->utf8->decode($out) } || {};
-    is_deeply [ @{ $r->{held_out} || {} }{qw(values raw_bytes)}, map { $r->{held_out}{$_}{bytes} } qw(gzip zstd zstd_dict) ],
+    is_deeply [ @{ $r->{held_out} || {} }{qw(values raw_bytes)}, map { $r->{held_out}{$_}{bytes} } qw(memGzip zstd zstd_dict) ],
               [ @{ $expect{gh} }{qw(values raw gzip zstd dict)} ], 'train --json: the held-out numbers';
     is $r->{dictionary}{id}, load_dictionary($file), 'train --json: the dictionary ID';
 }
