@@ -72,6 +72,18 @@ sub unshown {
 my $pod     = slurp($MANUAL);
 my $scratch = File::Temp->newdir;
 my $set     = "$scratch/set";
+
+# A set's life shows every command of a set, a rollback that cancels what
+# is pending and one back to a dictionary writers used (at once, by the
+# rule of "The newest decision holds").
+{
+    my @life  = examples_of($pod, "A set's life, from files");
+    my %shows = map { my ($args, $shown) = @$_[1, 2]; ($args->[0] => 1, map { ("$args->[0]: $_" => 1) } @$shown) } @life;
+    ok $shows{$_}, "A set's life runs $_" for qw(train report list rollback history);
+    ok scalar(grep { /\Arollback: Cancelled decision \d+ / } keys %shows), '... a rollback that cancels a pending decision';
+    ok scalar(grep { /\Arollback: .* at once, instead of / } keys %shows), '... a rollback at once to a used dictionary';
+}
+
 for my $heading ("A set's life, from files", 'Usage errors') {
     my @examples = examples_of($pod, $heading);
     cmp_ok scalar(@examples), '>=', 6, "$heading: " . scalar(@examples) . ' examples';
