@@ -101,10 +101,42 @@ sub from_stats {
     return $self;
 }
 
+# The model of a server, or of a pool: each node's own (its settings and
+# the classes it uses), the pool's made of them.
 sub from_server {
     my ($class, $server) = @_;
-    return $class->from_stats($server->settings, [ $server->slab_chunk_sizes ]);
+    my @nodes = $server->can('nodes') ? $server->nodes : ($server);
+    my @models = map { $class->from_stats($_->settings, [ $_->slab_chunk_sizes ]) } @nodes;
+    return @models == 1 ? $models[0] : $class->pool(@models);
 }
+
+# A pool of nodes as one memory. Clients spread the keys over the nodes
+# evenly (by a hash of the key), so each node is written the same mix of
+# items and fills its own memory with them: the pool holds the sum of its
+# nodes' forecasts, each node with its own settings and -m (nodes alike
+# are forecast once). A model of their classes merged would have classes
+# no node has. The memory limit is the nodes' together; the rest (an
+# item's chunk, the settings) is the first node's.
+sub pool {
+    my ($class, @models) = @_;
+    Carp::croak('Cache::Memcached::RustXS::Dict::Memory->pool: no node') unless @models;
+    my (%alike, @shapes);
+    for my $m (@models) {
+        my $shape = join ' ', (map { "$_=$m->{$_}" } sort keys %DEFAULT), @{ $m->{chunk_sizes} };
+        push @shapes, [ $m, 0 ] unless $alike{$shape};
+        ($alike{$shape} ||= $shapes[-1])->[1]++;
+    }
+    my $limit = 0;
+    $limit += $_->{memory_limit} for @models;
+    my $first = $models[0];
+    my $self = bless { %$first, chunk_sizes => [ @{ $first->{chunk_sizes} } ], memory_limit => $limit,
+                       nodes => \@shapes }, ref $first;
+    $self->{classes_from} = sprintf '%s, %d nodes%s', $first->{classes_from}, scalar @models,
+                                    @shapes == 1 ? ' alike' : ' in ' . @shapes . ' settings';
+    return $self;
+}
+
+sub nodes { $_[0]{nodes} ? scalar @{ $_[0]{nodes} } : 1 }
 
 sub chunk_sizes   { @{ $_[0]{chunk_sizes} } }
 
@@ -243,6 +275,7 @@ sub _page_bytes {
 # context also the rounds written to fill it.
 sub forecast_items {
     my ($self, $items) = @_;
+    return $self->_pool_forecast($items) if $self->{nodes};
     my (@kinds, %per_round);
     for my $item (@$items) {
         my $chunks = $self->item_chunks(@{$item}[0 .. 2]);
@@ -265,6 +298,19 @@ sub forecast_items {
         $rounds = $r if $r > $rounds;
     }
     return wantarray ? ($held, int($rounds) + 1) : $held;
+}
+
+# A pool's forecast: its nodes', summed; the rounds, the most a node takes.
+sub _pool_forecast {
+    my ($self, $items) = @_;
+    my ($held, $rounds) = (0, 0);
+    for my $shape (@{ $self->{nodes} }) {
+        my ($model, $count) = @$shape;
+        my ($n, $r) = $model->forecast_items($items);
+        $held += $count * $n;
+        $rounds = $r if $r > $rounds;
+    }
+    return wantarray ? ($held, $rounds) : $held;
 }
 
 # The pages of whole rounds, as many as fit under -m (each round needs
