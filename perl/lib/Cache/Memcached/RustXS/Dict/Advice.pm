@@ -330,6 +330,19 @@ C<[$key_length, $length, $flags]> as a writer stores a value: its frame
 (flags 2) when the value is at least C<$threshold> bytes and the frame at
 most C<$ratio> of it, else the value (flags 0).
 
+=item written_items(\@keys, \@values, \@frame_sizes, threshold => 0, ratio => 0.8, times => 1)
+
+C<[[$key_length, $stored_length, $flags, $times], ...]>: each value as a
+writer stores it (C<stored_item>), with its frame of C<@frame_sizes> (undef:
+none).
+
+=item forecast($model, \@items)
+
+The items a memcached of the model's settings holds once written past its
+memory with these items (L<Cache::Memcached::RustXS::Dict::Memory/forecast_items(\@items)>):
+what the advice ranks settings by, and L<Cache::Memcached::RustXS::Dict::Tune>
+ranks its candidates by.
+
 =item report_items($group, \@values, \@frame_sizes)
 
 The held-out values of a group that C<report> measured (those at odd

@@ -136,8 +136,6 @@ sub pool {
     return $self;
 }
 
-sub nodes { $_[0]{nodes} ? scalar @{ $_[0]{nodes} } : 1 }
-
 sub chunk_sizes   { @{ $_[0]{chunk_sizes} } }
 
 # slab_chunk_max over the largest class below it: at most -f when the
@@ -469,7 +467,18 @@ instead.
 
 =item from_server($server)
 
-C<from_stats> with the stats of a L<Cache::Memcached::RustXS::Dict::Server>.
+C<from_stats> with the stats of a L<Cache::Memcached::RustXS::Dict::Server>;
+of a L<Cache::Memcached::RustXS::Dict::Pool>, C<pool> of each node's.
+
+=item pool(@models)
+
+The nodes of a pool as one model. Clients spread the keys over the nodes
+evenly, so each node is written the same mix of items and fills its own
+memory: C<forecast_items> is the sum of the nodes' forecasts, each with its
+own settings and C<-m> (nodes alike are forecast once), and
+C<memory_limit> is theirs together; the classes and the rest are the first
+node's. (A model of every node's classes merged would have classes no
+node has.) C<classes_from> says how many nodes, and whether alike.
 
 =item chunk_sizes
 

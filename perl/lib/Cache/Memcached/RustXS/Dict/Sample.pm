@@ -272,7 +272,8 @@ flagged), C<undecodable> and C<skip_reasons> (C<< { why => count } >>),
 C<values> and C<raw_bytes> (the decoded values returned), C<value_keys>
 (the key of each value returned, in the same order) and C<dictionary_ids>
 (C<< { id => count } >>: how many of the stored values are zstd frames
-naming each dictionary ID, decodable or not).
+naming each dictionary ID, decodable or not); from a pool, also
+C<values_by_node> (how many of the values returned each node gave).
 
 =item sample_source($source, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, progress => sub { my ($what) = @_ }, listing_progress => sub { })
 

@@ -621,11 +621,21 @@ on bench/data that search took a third of a tuning's time and moved the
 chosen candidate's cost by 2.1 % at the most, either way.
 
 Each is measured on the held-out values at levels 3, 6, 9, 12, 15 and 19 by
-the memory memcached would give them (L<Cache::Memcached::RustXS::Dict::Memory>:
-each value under its own key, with flags, in its slab chunk; a frame that
-is not at most 0.8 of the value is stored raw, as both clients do), naming
-a 4-byte dictionary ID, as the dictionaries C<cmrx-dict> writes do (a
-set's random IDs from 65536, and zstd's own for C<train>).
+the memcached memory they take, the objective the advisor of memcached's
+settings shares (L<Cache::Memcached::RustXS::Dict::Advice/forecast($model, \@items)>):
+the values as the set's writers store them (each under its own key, with
+flags; a frame that is not at most 0.8 of its value, or a value under 64
+bytes, is stored raw, as both clients do), naming a 4-byte dictionary ID,
+as the dictionaries C<cmrx-dict> writes do (a set's random IDs from
+65536, and zstd's own for C<train>), are forecast by
+L<Cache::Memcached::RustXS::Dict::Memory/forecast_items(\@items)> for a
+memcached of the node's settings (a pool's nodes together; memcached's
+defaults for values read from files) written past its memory with them:
+the items it holds. Their memory is C<-m> over those items, times the
+values. Two frames that land in the same slab chunks cost the same
+whatever their bytes; one that moves a value down a class saves the class
+and the pages it fills. The codecs without a dictionary (C<memGzip>, our
+C<gzip>, C<zstd> at level 3, C<raw>) are measured the same way.
 
 Candidates are ranked by their I<cost>. When C<keys> says how many keys
 the prefix holds (C<cmrx-dict> gives a server's count of the prefix's
@@ -640,32 +650,13 @@ serves, so a prefix of a hundred keys gets a small dictionary and a
 prefix of a million the large one that stores least. Without C<keys>
 (values read from files, which are a sample, not the cache, and say
 nothing of how many keys it holds) the cost is the held-out memory
-alone: the dictionary is taken to serve many more keys than the sample
-has, as a file of sampled values is usually a small part of a cache.
+alone: the most items forecast.
 
-On equal cost, less memory ranks first, then fewer bytes, then the
-smaller dictionary, the lower level, the simpler method.
-
-A larger dictionary, or the same size at a higher level, is taken over a
-smaller or lower candidate only when the cost it saves exceeds what the
-held-out estimate can tell apart: its I<spread>, one standard error of
-that saving as the held-out values measure it. The two candidates'
-memcached memory is compared value by value on the held-out values; the
-standard error of the sum of those differences is C<sqrt(n)> times their
-standard deviation (scaled to the keys, as the cost is; the dictionaries'
-own bytes are counted exactly). When the best candidate saves no more than
-that over smaller or lower ones, the smallest of those (then the lowest
-level, then the least cost) goes first instead: which values happened to be
-held out could have reversed the order, and a choice that moves with the
-sample is noise, not a decision. On bench/data's families, each tuned on
-all its values (between 14 and 34 values held out, 100 keys a value), the spread was 1.2 %
-(gh) to 9 % (news) of the best candidate's cost, and the rule took a
-smaller dictionary or a lower level for five of the seven, for 0 % to 8.7 %
-more estimated memory; two levels of one dictionary that store the values
-in the same slab chunks now give the lower level, where the higher one won
-on its fewer bytes. A sample of 1000 values (250 held out) has a spread
-about three times smaller. The candidates beaten this way say so in their
-verdict (C<larger, and less memory by N, within the estimate's spread (S)>).
+On equal cost (as many items forecast), the cheaper candidate goes first:
+the smaller dictionary, then the lower level (the faster one), then the
+simpler method. A larger dictionary or a higher level that writes fewer
+bytes into the same slab chunks is not taken; its verdict says so (C<as
+many items forecast, and a larger dictionary or a higher level>).
 
 The first candidate in that order that is fast enough is chosen: by default its compression is no
 slower per value than Compress::Zlib's C<memGzip> (what the clients pay
@@ -751,35 +742,29 @@ default) up to C<max_size>: none larger than the C<training_bytes>, but
 the samples method also at the next size up, which holds them all; the
 smallest when none fits.
 
-=item advantage_and_spread($better, $other, $tuned)
+=item best_baseline_memory($baseline)
 
-C<($advantage, $spread)>: the cost C<$better> saves over C<$other> (two
-candidates of one tuning, as C<tune> makes them before it returns: with
-C<per_value>, each held-out value's memory), and one standard error of
-that saving over the held-out values, in the same units (C<$tuned>'s
-C<keys> and C<held_out> scale it as the cost is scaled).
-
-=item smallest_within_spread(\@candidates, $tuned)
-
-Of candidates ranked best first, the smallest dictionary (then lowest
-level, then least cost) that is smaller or lower than the best and that the
-best saves no more than the spread over; C<undef> when there is none (the
-best then stays first).
+The least memory of a tuning's codecs without a dictionary (C<memGzip>,
+C<gzip>, C<zstd>, C<raw>): what a dictionary must beat.
 
 =item final_bytes($candidate, $tuned)
 
 The bytes a candidate's dictionary takes when trained on every sample, as
 the cost counts them.
 
-=item stored_memory($model, \@pairs, \@frame_sizes)
+=item stored_memory($model, \@pairs, \@frame_sizes, threshold => 0)
 
-C<{ memory, bytes }> of the values stored as frames of those sizes (undef:
-raw), as the clients store them.
+C<{ memory, bytes, items }> of the values stored as frames of those sizes
+(undef: raw), as the clients store them (raw below C<threshold> bytes, or
+when the frame is over 0.8 of the value): C<items>, what a memcached of
+the model's settings written past its memory with them holds; C<memory>,
+the model's C<-m> over those items, times the values; C<bytes>, the
+bytes stored.
 
 =item dictionary_memory($model, \@pairs, $dictionary_bytes, $level)
 
 C<stored_memory> of the values compressed with that dictionary (not
-loaded) at that level.
+loaded) at that level, as a set's writers store them (threshold 64).
 
 =back
 
