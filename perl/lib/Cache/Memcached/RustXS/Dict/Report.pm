@@ -216,6 +216,7 @@ sub print_train {
             shown($s->{prefix}), shown($s->{server}), $s->{keys}, $s->{sampled}, $training->{samples}, $training->{sample_bytes}, $n;
         my @why = skipped_reasons($s);
         print {$fh} "  skipped: ", join('; ', @why), "\n" if @why;
+        _print_nodes($fh, $s->{server}, [ shown($s->{prefix}), $s ]);
     } else {
         printf {$fh} "cmrx-dict train: %d samples (%d bytes): %s%s\n", $training->{samples}, $training->{sample_bytes},
             join(', ', ($s->{files} ? plural($s->{files}, 'file') : ()),
