@@ -44,7 +44,6 @@ my $MIN_HELD      = 2;
 # derives one from the content, 4 bytes but for 1 in 65536).
 my $PLACEHOLDER_ID = 65536;
 my $MAX_TIMED     = 12;    # candidates timed at most, best first, until one is fast enough
-my $F_COMPRESS    = { Cache::Memcached::RustXS::_constants() }->{F_COMPRESS};    # the clients' flag
 my $MIN_GAIN      = 5;     # percent less memory than without a dictionary, to be worth one
 our $COMPRESS_RATIO = 0.8; # the clients keep a compressed value at most 0.8 of the raw one
 # The compress_threshold of a set's writers (fast_options' with a
