@@ -566,7 +566,8 @@ Cache::Memcached::RustXS::Dict::Tune - the zstd dictionary, size and level that 
     use Cache::Memcached::RustXS::Dict::Tune qw(tune tune_fallback);
     use Cache::Memcached::RustXS::Dict::Memory;
 
-    my @samples = map { [ "user:$_", qq({"id":$_,"name":"user$_","plan":"free","tags":["a","b"]}) ] } 1 .. 400;
+    my @samples = map { [ "user:$_", qq({"id":$_,"name":"user$_","email":"user$_\@example.com","plan":"free","tags":["a","b"]}) ] }
+                  1 .. 400;
     my $memory  = Cache::Memcached::RustXS::Dict::Memory->new;    # or ->from_server($server)
 
     # By default the choice must compress as fast as memGzip and decompress
