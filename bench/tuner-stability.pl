@@ -123,6 +123,10 @@ for my $sampling (1 .. $opt{samplings}) {
 # ---- filling a memcached with each set -----------------------------------------------------
 
 my $model = Cache::Memcached::RustXS::Dict::Memory->new(memory_limit => $opt{memory} << 20);
+# The sets compared apart from the fill: the forecast of a 64 MB memcached
+# on memcached's defaults, whose 64 pages make the classes' shares finer
+# than a small --memory's.
+my $model64 = Cache::Memcached::RustXS::Dict::Memory->new;
 
 # The values in turn (a family at a time), written again and again under
 # new keys until the server evicts; the items it holds then.
@@ -147,6 +151,7 @@ sub fill_items {
         push @written, [ length($key) + 8, $len, $flags ];
     }
     my $forecast = $model->forecast_items(\@written);
+    my $forecast64 = $model64->forecast_items(\@written);
     my $count = int($OVERFILL * ($opt{memory} << 20) / ($chunks / @seq));
     my $server = CMRXDev::Memcached->start(args => [ '-m', $opt{memory} ]);
     %client = map { ($_ => Cache::Memcached::Fast->new({ servers => [ $server->address ], compress_threshold => $THRESHOLD,
@@ -167,7 +172,7 @@ sub fill_items {
     }
     $server->stop;
     return { items => 0 + $st->{curr_items}, evictions => 0 + $st->{evictions}, bytes => 0 + $st->{bytes},
-             chunk_per_item => $chunks / @seq, forecast => $forecast };
+             chunk_per_item => $chunks / @seq, forecast => $forecast, forecast64 => $forecast64 };
 }
 
 print STDERR "filling a $opt{memory} MB memcached: Fast's gzip\n";
@@ -195,11 +200,15 @@ my %kind = (node => [ grep { $_->{name} =~ /\Aone node/ } @sets ], pool => [ gre
 my %summary;
 for my $k (qw(node pool)) {
     my @items = map { $_->{fill}{items} } @{ $kind{$k} };
+    my @at64 = map { $_->{fill}{forecast64} } @{ $kind{$k} };
     my ($most, $fewest) = (List::Util::max(@items), List::Util::min(@items));
     $summary{$k} = { mean => List::Util::sum(@items) / @items, spread => 100 * ($most / $fewest - 1),
+                     mean64 => List::Util::sum(@at64) / @at64,
+                     spread64 => 100 * (List::Util::max(@at64) / List::Util::min(@at64) - 1),
                      worst_error => List::Util::max(map { abs _error($_->{fill}) } @{ $kind{$k} }) };
 }
 $summary{pool_of_node} = 100 * $summary{pool}{mean} / $summary{node}{mean};
+$summary{pool_of_node64} = 100 * $summary{pool}{mean64} / $summary{node}{mean64};
 sub _error { my ($fill) = @_; 100 * ($fill->{forecast} / $fill->{items} - 1) }
 
 printf "Items resident in a %d MB memcached (-m %d, filled past its memory through Cache::Memcached::Fast, its "
@@ -208,21 +217,25 @@ printf "Items resident in a %d MB memcached (-m %d, filled past its memory throu
      . "of the keys each, filled in a different order each time\n\n",
     $opt{memory}, $opt{memory}, join('/', @FAMILIES), $opt{copies}, commas(scalar @items), $opt{samplings},
     $opt{samplings}, $NODES;
-table([ 'set', 'items', 'vs Fast gzip', "vs one node's mean", 'forecast', 'forecast off by', 'tuning, s' ],
+table([ 'set', 'items', 'vs Fast gzip', "vs one node's mean", 'forecast', 'forecast off by', 'forecast, 64 MB',
+        'tuning, s' ],
       [ "Fast's gzip", commas($gzip->{items}), '1.00x', '-', commas($gzip->{forecast}),
-        sprintf('%+.2f %%', _error($gzip)), '-' ],
+        sprintf('%+.2f %%', _error($gzip)), commas($gzip->{forecast64}), '-' ],
       map { [ $_->{name}, commas($_->{fill}{items}), sprintf('%.3fx', $_->{fill}{items} / $gzip->{items}),
               sprintf('%+.2f %%', 100 * ($_->{fill}{items} / $summary{node}{mean} - 1)), commas($_->{fill}{forecast}),
-              sprintf('%+.2f %%', _error($_->{fill})), sprintf('%.1f', $_->{seconds}) ] } @sets);
+              sprintf('%+.2f %%', _error($_->{fill})), commas($_->{fill}{forecast64}), sprintf('%.1f', $_->{seconds}) ] }
+      @sets);
 print "\n  (forecast: what Dict::Memory's forecast_items says a memcached of these settings holds of the values "
-    . "as the fill writes them; off by: against curr_items)\n\n";
+    . "as the fill writes them; off by: against curr_items; 64 MB: the same for a 64 MB memcached on memcached's "
+    . "defaults)\n\n";
 for my $k (qw(node pool)) {
     printf "%s: %s items on average (%.3fx Fast's gzip), the samplings within %.2f %% of each other, the forecast "
          . "off by %.2f %% at most\n", ($k eq 'node' ? 'One node' : "A pool of $NODES"), commas(int $summary{$k}{mean}),
         $summary{$k}{mean} / $gzip->{items}, $summary{$k}{spread}, $summary{$k}{worst_error};
 }
-printf "The pool's sets hold %.2f %% of the items of one node's, the means of %d samplings each\n",
-    $summary{pool_of_node}, $opt{samplings};
+printf "The pool's sets hold %.2f %% of the items of one node's, the means of %d samplings each (forecast at "
+     . "64 MB: %.2f %%; one node's within %.2f %%, the pool's within %.2f %%)\n",
+    $summary{pool_of_node}, $opt{samplings}, $summary{pool_of_node64}, $summary{node}{spread64}, $summary{pool}{spread64};
 
 print "\nThe choices (method, dictionary size asked, level; none: no dictionary)\n\n";
 table([ 'prefix', map { $_->{name} } @sets ],
