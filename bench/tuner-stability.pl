@@ -1,15 +1,16 @@
 #!/usr/bin/perl
-# Whether the tuner's choices hold when the sample moves: one cache (every
-# value of bench/data/values under --copies keys, gzipped as the clients
-# store it) is sampled by `cmrx-dict train --all` several times -- from a
-# node holding every key, filled in a different order each time, so that
-# each listing samples other keys, and from a pool of 4 nodes holding a
-# quarter of the keys each -- and each set fills a 64 MB memcached past its
+# Whether the tuner's choices hold when the sample moves, and whether a
+# pool trains as one node does: one cache (every value of bench/data/values
+# under --copies keys, gzipped as the clients store it) is sampled by
+# `cmrx-dict train --all` --samplings times from a node holding every key
+# and as many times from a pool of 4 nodes holding a quarter of the keys
+# each, both filled in a different order each time, so that each listing
+# samples other keys; each set fills a memcached (--memory MB) past its
 # memory through Cache::Memcached::Fast: the items each set holds, against
-# each other and against Fast's gzip, what the tuner chose for each prefix
-# in each set, and its held-out estimate beside what memcached holds.
+# each other and against Fast's gzip, their spread, the forecast of
+# Dict::Memory against memcached's own count, and the choice per prefix.
 #
-#   perl -Mblib bench/tuner-stability.pl [--quick] [--samplings 5] [--copies 100] [--memory 64]
+#   perl -Mblib bench/tuner-stability.pl [--quick] [--samplings 3] [--copies 100] [--memory 64]
 #
 # Knobs: BENCH_STABILITY_FAMILIES (default: every family). See
 # bench/README.md ("Tuner stability").
@@ -32,20 +33,18 @@ binmode STDOUT, ':encoding(UTF-8)';
 STDERR->autoflush(1);
 $SIG{INT} = $SIG{TERM} = sub { print STDERR "\ninterrupted\n"; exit 130 };
 
-my %opt = (quick => $ENV{BENCH_QUICK} ? 1 : 0, samplings => 5, copies => 100, memory => 64);
+my %opt = (quick => $ENV{BENCH_QUICK} ? 1 : 0, samplings => 3, copies => 100, memory => 64);
 Getopt::Long::GetOptions(\%opt, 'quick!', 'samplings=i', 'copies=i', 'memory=i', 'help|h')
     && !$opt{help} && $opt{samplings} >= 2 && $opt{copies} >= 1 && $opt{memory} >= 8
     or die "usage: perl -Mblib bench/tuner-stability.pl [--quick] [--samplings N (2 or more)] "
          . "[--copies N] [--memory MB (8 or more)]\n";
-if ($opt{quick}) { $opt{samplings} = 2; $opt{copies} = 20; $opt{memory} = 16 }
+if ($opt{quick}) { $opt{copies} = 20; $opt{memory} = 16 }
 my @FAMILIES  = split /,/, ($ENV{BENCH_STABILITY_FAMILIES} || 'api,compat,doc,gh,method,news,npm');
 my $NODES     = 4;
 my $THRESHOLD = 100;       # compress_threshold of every writer
 my $BATCH     = 500;       # keys per set_multi
 my $OVERFILL  = 1.5;       # items written per item the model says fit
 my $MAX_FILLS = 3;         # more writes when the server is not full yet
-my $BAR_SPREAD = 1;        # percent: sets of different samplings, most items over fewest
-my $BAR_POOL   = 99;       # percent: the pool's set's items of one node's
 
 for my $m (qw(Cache::Memcached::Fast Cache::Memcached::RustXS::Zstd Cache::Memcached::RustXS::Dict::Memory
               Cache::Memcached::RustXS::Dict::Server Cache::Memcached::RustXS::Dict::Pool
@@ -112,17 +111,22 @@ for my $sampling (1 .. $opt{samplings}) {
     push @sets, train_on("one node, order $sampling", $node);
     $node->stop;
 }
-{
-    print STDERR "a pool of $NODES nodes holding a quarter of the keys each, train --all\n";
+for my $sampling (1 .. $opt{samplings}) {
+    print STDERR "sampling $sampling: a pool of $NODES nodes holding a quarter of the keys each, filled in order "
+               . "$sampling, train --all\n";
     my @nodes = CMRXDev::Memcached->start(count => $NODES, args => $server_args);
-    fill_cache(1, @nodes);
-    push @sets, train_on("pool of $NODES, order 1", @nodes);
+    fill_cache($sampling, @nodes);
+    push @sets, train_on("pool of $NODES, order $sampling", @nodes);
     $_->stop for @nodes;
 }
 
 # ---- filling a memcached with each set -----------------------------------------------------
 
 my $model = Cache::Memcached::RustXS::Dict::Memory->new(memory_limit => $opt{memory} << 20);
+# The sets compared apart from the fill: the forecast of a 64 MB memcached
+# on memcached's defaults, whose 64 pages make the classes' shares finer
+# than a small --memory's.
+my $model64 = Cache::Memcached::RustXS::Dict::Memory->new;
 
 # The values in turn (a family at a time), written again and again under
 # new keys until the server evicts; the items it holds then.
@@ -135,15 +139,19 @@ sub fill_items {
     }
     my %client = map { ($_ => Cache::Memcached::Fast->new({ servers => [], compress_threshold => $THRESHOLD,
                                                             compress_methods => $methods_of->($_) })) } @FAMILIES;
-    # Stored sizes, for how many to write.
-    my $chunks = 0;
+    # Stored sizes, for how many to write, and the items the model
+    # forecasts for them (the fill's keys: the value's and ":%07d").
+    my ($chunks, @written) = (0);
     for my $s (@seq) {
         my ($f, $key, $value) = @$s;
         my ($c, $len, $flags) = (undef, length $value, 0);
         ($len, $flags) = (length $c, 2)
             if $methods_of->($f)->[0]->(\$value, \$c) && length $c <= 0.8 * length $value;
         $chunks += $model->item_memory(length($key) + 8, $len, $flags) || 0;
+        push @written, [ length($key) + 8, $len, $flags ];
     }
+    my $forecast = $model->forecast_items(\@written);
+    my $forecast64 = $model64->forecast_items(\@written);
     my $count = int($OVERFILL * ($opt{memory} << 20) / ($chunks / @seq));
     my $server = CMRXDev::Memcached->start(args => [ '-m', $opt{memory} ]);
     %client = map { ($_ => Cache::Memcached::Fast->new({ servers => [ $server->address ], compress_threshold => $THRESHOLD,
@@ -164,7 +172,7 @@ sub fill_items {
     }
     $server->stop;
     return { items => 0 + $st->{curr_items}, evictions => 0 + $st->{evictions}, bytes => 0 + $st->{bytes},
-             chunk_per_item => $chunks / @seq };
+             chunk_per_item => $chunks / @seq, forecast => $forecast, forecast64 => $forecast64 };
 }
 
 print STDERR "filling a $opt{memory} MB memcached: Fast's gzip\n";
@@ -175,80 +183,63 @@ for my $s (@sets) {
     $s->{fill} = fill_items(sub { set_methods($dir, "$_[0]:") });
 }
 
-# ---- what the tuner estimated --------------------------------------------------------------
+# ---- the choices ---------------------------------------------------------------------------
 
-# The tuner's held-out memory per value of each prefix's choice (or of the
-# best way without a dictionary), averaged over the prefixes (the fill
-# writes as many items of each): the bytes of memcached memory per item it
-# expects; memcached's own is the memory over the items it holds.
-my %share = map { ($_ => 1) } @FAMILIES;
-my $all_values = @FAMILIES;
 for my $s (@sets) {
-    my ($expected, %choice) = (0);
+    my %choice;
     for my $d (@{ $s->{result}{prefixes} }) {
-        my $f = $d->{group}{prefix};
-        next unless $share{$f};
-        my $t = $d->{tuned} || {};
-        my $c = $t->{choice};
-        my $per = $d->{entry} && $c ? $c->{memory} / $t->{held_out}
-                : $t->{held_out} ? $t->{baseline}{best_memory} / $t->{held_out} : 0;
-        $expected += $per * $share{$f} / $all_values;
-        $choice{$f} = $d->{entry} && $c ? "$c->{method} $c->{size} L$c->{level}" : 'none';
-        $s->{estimate}{$f} = $per;
+        my $c = $d->{tuned} && $d->{tuned}{choice};
+        $choice{ $d->{group}{prefix} } = $d->{entry} && $c ? "$c->{method} $c->{size} L$c->{level}" : 'none';
     }
     $s->{choice} = \%choice;
-    $s->{expected_per_item} = $expected;
-    $s->{measured_per_item} = ($opt{memory} << 20) / $s->{fill}{items};
 }
 
 # ---- the tables --------------------------------------------------------------------------------
 
-my @one = grep { $_->{name} =~ /\Aone node/ } @sets;
-my ($pool) = grep { $_->{name} =~ /\Apool/ } @sets;
-my ($most, $fewest) = (List::Util::max(map { $_->{fill}{items} } @one), List::Util::min(map { $_->{fill}{items} } @one));
-my $spread = 100 * ($most / $fewest - 1);
-my $pool_of_one = 100 * $pool->{fill}{items} / $one[0]{fill}{items};
+my %kind = (node => [ grep { $_->{name} =~ /\Aone node/ } @sets ], pool => [ grep { $_->{name} =~ /\Apool/ } @sets ]);
+my %summary;
+for my $k (qw(node pool)) {
+    my @items = map { $_->{fill}{items} } @{ $kind{$k} };
+    my @at64 = map { $_->{fill}{forecast64} } @{ $kind{$k} };
+    my ($most, $fewest) = (List::Util::max(@items), List::Util::min(@items));
+    $summary{$k} = { mean => List::Util::sum(@items) / @items, spread => 100 * ($most / $fewest - 1),
+                     mean64 => List::Util::sum(@at64) / @at64,
+                     spread64 => 100 * (List::Util::max(@at64) / List::Util::min(@at64) - 1),
+                     worst_error => List::Util::max(map { abs _error($_->{fill}) } @{ $kind{$k} }) };
+}
+$summary{pool_of_node} = 100 * $summary{pool}{mean} / $summary{node}{mean};
+$summary{pool_of_node64} = 100 * $summary{pool}{mean64} / $summary{node}{mean64};
+sub _error { my ($fill) = @_; 100 * ($fill->{forecast} / $fill->{items} - 1) }
 
 printf "Items resident in a %d MB memcached (-m %d, filled past its memory through Cache::Memcached::Fast, its "
      . "own curr_items) with sets that `cmrx-dict train --all` made of one cache (%s, every value under %d keys, "
-     . "%s keys, gzipped), sampled %d times from one node filled in a different order each time and once from a "
-     . "pool of %d nodes holding a quarter of the keys each\n\n",
-    $opt{memory}, $opt{memory}, join('/', @FAMILIES), $opt{copies}, commas(scalar @items), $opt{samplings}, $NODES;
-table([ 'set', 'items', 'vs Fast gzip', 'vs fewest of one node', 'tuning, s',
-        'tuner expects, bytes/item', 'chunks of the fill, bytes/item', 'memcached, bytes/item', 'estimate off by' ],
-      [ "Fast's gzip", commas($gzip->{items}), '1.00x', '-', '-', '-', sprintf('%.0f', $gzip->{chunk_per_item}),
-        sprintf('%.0f', ($opt{memory} << 20) / $gzip->{items}), '-' ],
+     . "%s keys, gzipped), sampled %d times from one node and %d times from a pool of %d nodes holding a quarter "
+     . "of the keys each, filled in a different order each time\n\n",
+    $opt{memory}, $opt{memory}, join('/', @FAMILIES), $opt{copies}, commas(scalar @items), $opt{samplings},
+    $opt{samplings}, $NODES;
+table([ 'set', 'items', 'vs Fast gzip', "vs one node's mean", 'forecast', 'forecast off by', 'forecast, 64 MB',
+        'tuning, s' ],
+      [ "Fast's gzip", commas($gzip->{items}), '1.00x', '-', commas($gzip->{forecast}),
+        sprintf('%+.2f %%', _error($gzip)), commas($gzip->{forecast64}), '-' ],
       map { [ $_->{name}, commas($_->{fill}{items}), sprintf('%.3fx', $_->{fill}{items} / $gzip->{items}),
-              sprintf('%+.2f %%', 100 * ($_->{fill}{items} / $fewest - 1)), sprintf('%.1f', $_->{seconds}),
-              sprintf('%.0f', $_->{expected_per_item}), sprintf('%.0f', $_->{fill}{chunk_per_item}),
-              sprintf('%.0f', $_->{measured_per_item}),
-              sprintf('%+.1f %%', 100 * ($_->{expected_per_item} / $_->{measured_per_item} - 1)) ] } @sets);
-print "\n  (tuner expects: each prefix's choice's memory per value on its own held-out values, averaged over the "
-    . "prefixes; chunks of the fill: the slab chunk of every value the fill writes, as Dict::Memory counts it; "
-    . "memcached: its memory over the items it holds, pages and classes it did not fill included)\n";
+              sprintf('%+.2f %%', 100 * ($_->{fill}{items} / $summary{node}{mean} - 1)), commas($_->{fill}{forecast}),
+              sprintf('%+.2f %%', _error($_->{fill})), commas($_->{fill}{forecast64}), sprintf('%.1f', $_->{seconds}) ] }
+      @sets);
+print "\n  (forecast: what Dict::Memory's forecast_items says a memcached of these settings holds of the values "
+    . "as the fill writes them; off by: against curr_items; 64 MB: the same for a 64 MB memcached on memcached's "
+    . "defaults)\n\n";
+for my $k (qw(node pool)) {
+    printf "%s: %s items on average (%.3fx Fast's gzip), the samplings within %.2f %% of each other, the forecast "
+         . "off by %.2f %% at most\n", ($k eq 'node' ? 'One node' : "A pool of $NODES"), commas(int $summary{$k}{mean}),
+        $summary{$k}{mean} / $gzip->{items}, $summary{$k}{spread}, $summary{$k}{worst_error};
+}
+printf "The pool's sets hold %.2f %% of the items of one node's, the means of %d samplings each (forecast at "
+     . "64 MB: %.2f %%; one node's within %.2f %%, the pool's within %.2f %%)\n",
+    $summary{pool_of_node}, $opt{samplings}, $summary{pool_of_node64}, $summary{node}{spread64}, $summary{pool}{spread64};
 
 print "\nThe choices (method, dictionary size asked, level; none: no dictionary)\n\n";
 table([ 'prefix', map { $_->{name} } @sets ],
       map { my $f = $_; [ "$f:", map { $_->{choice}{$f} || '-' } @sets ] } @FAMILIES);
-
-# Where two samplings chose differently for a prefix: what the tuner
-# expected of each choice (its own held-out memory per value) and what the
-# sets' items say.
-my @moved = grep { my $f = $_; my %c = map { ($_->{choice}{$f} || '-' => 1) } @sets; keys %c > 1 } @FAMILIES;
-print "\nPrefixes whose choice moved with the sample: ", (@moved ? join(', ', map { "$_:" } @moved) : 'none'), "\n";
-for my $f (@moved) {
-    table([ "$f:", 'choice', 'tuner expects, bytes/value (its held-out values)' ],
-          map { [ $_->{name}, $_->{choice}{$f}, sprintf('%.0f', $_->{estimate}{$f}) ] } @sets);
-}
-
-my @bars = (
-    [ sprintf('sets of %d samplings hold items within %.2f %% of each other', scalar @one, $spread),
-      $spread <= $BAR_SPREAD, "<= $BAR_SPREAD %" ],
-    [ sprintf("the pool's set holds %.2f %% of the items of one node's (order 1)", $pool_of_one),
-      $pool_of_one >= $BAR_POOL, ">= $BAR_POOL %" ],
-);
-print "\nBars\n\n";
-printf "  %s %s (bar %s)\n", ($_->[1] ? '✓' : '✗'), $_->[0], $_->[2] for @bars;
 printf "\nTuning: %.1f s a set on average (%d samples a prefix at most)\n",
     List::Util::sum(map { $_->{seconds} } @sets) / @sets, 1000;
 
@@ -257,9 +248,9 @@ if (eval { require JSON::PP; 1 }) {
     print {$j} JSON::PP->new->canonical->pretty->encode({
         date => POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime), perl => sprintf('%vd', $^V), %opt,
         families => \@FAMILIES, gzip => $gzip,
-        sets => [ map { +{ name => $_->{name}, items => $_->{fill}, seconds => $_->{seconds}, choice => $_->{choice},
-                           expected_per_item => $_->{expected_per_item}, measured_per_item => $_->{measured_per_item} } } @sets ],
-        bars => [ map { +{ what => $_->[0], met => $_->[1] ? JSON::PP::true() : JSON::PP::false(), bar => $_->[2] } } @bars ],
+        sets => [ map { +{ name => $_->{name}, items => $_->{fill}, seconds => $_->{seconds}, choice => $_->{choice} } }
+                  @sets ],
+        summary => \%summary,
     });
     close $j;
     print "results: bench/results/tuner-stability.json\n";

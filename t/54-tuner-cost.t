@@ -6,7 +6,8 @@
 # values no dictionary helps, and one of too few keys for any size to pay,
 # are refused, saying why; plain report and single-prefix train use the
 # same tuner and name its choice. No timing decides: the runs lift the
-# speed limits (bench/ measures speed).
+# speed limits (bench/ measures speed). Memory is the forecast of the items
+# a memcached of the server's settings holds (Dict::Advice's forecast).
 use strict;
 use warnings;
 
@@ -73,6 +74,16 @@ ok $entry && $saved > $entry->{size},
 is $c->{cost}, $c->{keys_memory} + $c->{cost_bytes}, '... its cost: the memory over the keys plus the dictionary';
 my @cands = @{ $n->{candidates} || [] };
 ok !(grep { $_->{cost} < $c->{cost} } @cands), '... the least of every candidate';
+# Every candidate's memory is the forecast's: the server's -m over the
+# items it would hold of the held-out values as the set writes them, times
+# those values.
+my $limit = Cache::Memcached::RustXS::Dict::Memory->from_server(Cache::Memcached::RustXS::Dict::Server->connect($ADDR))
+                                                  ->memory_limit;
+is_deeply [ grep { !$_->{items} || $_->{memory} != int($limit * $n->{held_out} / $_->{items} + 0.5) } @cands ], [],
+    "... every candidate measured by the items a memcached of the server's -m holds (the choice: $c->{items})";
+ok !(grep { $_->{cost} == $c->{cost} && ($_->{dictionary_bytes} < $c->{dictionary_bytes}
+                                         || $_->{dictionary_bytes} == $c->{dictionary_bytes} && $_->{level} < $c->{level}) }
+     @cands), '... and no cheaper candidate (smaller, or as small and lower) costs as little';
 my ($least_memory) = sort { $a->{memory} <=> $b->{memory} } @cands;
 ok $least_memory->{memory} < $c->{memory} && $least_memory->{cost_bytes} > $least_memory->{cost} - $c->{cost},
     "... where the candidate storing least ($least_memory->{method} $least_memory->{size}: $least_memory->{memory} "

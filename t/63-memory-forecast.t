@@ -14,7 +14,7 @@ use Compress::Zlib ();
 use CMRXTest::Memcached;
 use CMRXDev::Corpus qw(corpus_values);
 use Cache::Memcached::RustXS::Dict::Memory;
-use Cache::Memcached::RustXS::Dict::Server;
+use Cache::Memcached::RustXS::Dict::Server ();
 use Cache::Memcached::RustXS::Dict::Advice qw(advise stored_item cas_use);
 use CMRXTest::DictCorpus ();
 use CMRXTest::DictSets qw(run_dict json_of @FIXED_TUNING @NO_LIMITS);
@@ -108,6 +108,42 @@ SKIP: {
         cmp_ok abs($forecast - $st->{curr_items}), '<=', 0.01 * $st->{curr_items},
             "$name: forecast $forecast items, curr_items $st->{curr_items} (within 1 %)";
     }
+}
+
+# ---- a pool of nodes set apart: its nodes' forecasts, summed ------------------
+
+# Two nodes, one on memcached's defaults, one with -f 1.08 -C, each written
+# half of the keys (alternately, as a client's hash spreads them): the
+# pool's model forecasts each node with its own settings and sums them; a
+# model of their classes merged would forecast neither.
+my @apart = CMRXTest::Memcached->start_optional(count => 1, args => [ '-m', $MB ]);
+push @apart, CMRXTest::Memcached->start_optional(count => 1, args => [ '-m', $MB, '-f', '1.08', '-C' ]) if @apart;
+SKIP: {
+    skip(CMRXTest::Memcached->unavailable, 3) unless @apart == 2;
+    require Cache::Memcached::RustXS::Dict::Pool;
+    my $pool_source = Cache::Memcached::RustXS::Dict::Pool->connect([ map { $_->address } @apart ]);
+    my $model = $MODEL->from_server($pool_source);
+    $pool_source->close;
+    my @one = map { $MODEL->from_stats(Cache::Memcached::RustXS::Dict::Server->connect($_->address)->settings, []) }
+              @apart;
+    my ($forecast, $rounds) = $model->forecast_items(\@items);
+    is $forecast, $one[0]->forecast_items(\@items) + $one[1]->forecast_items(\@items),
+        "a pool of two set apart: the nodes' forecasts summed ($forecast)";
+    like $model->classes_from, qr/2 nodes in 2 settings/, '... and it says so (' . $model->classes_from . ')';
+    my @conns = map { IO::Socket::INET->new(PeerAddr => $_->address, Timeout => 10) or die "connect: $@" } @apart;
+    binmode $_ for @conns;
+    my $n = 0;
+    for (1 .. 2 * $rounds) {
+        my @batch = ('', '');
+        for my $v (@values) {
+            my $k = key($n++);
+            $batch[ $n % 2 ] .= sprintf "set %s 2 0 %d noreply\r\n%s\r\n", $k, length $v, $v;
+        }
+        print {$conns[$_]} $batch[$_] for 0, 1;
+    }
+    my $held = 0;
+    $held += stats($_)->{curr_items} for @conns;
+    cmp_ok abs($forecast - $held), '<=', 0.01 * $held, "... against the nodes' curr_items, $held (within 1 %)";
 }
 
 # ---- cmrx-dict report: the advice per node and for the pool -----------------

@@ -9,7 +9,7 @@ use Cache::Memcached::RustXS::Dict::Memory ();
 use Cache::Memcached::RustXS::Zstd ();
 
 our $VERSION = '1.000';
-our @EXPORT_OK = qw(node_facts stored_item report_items set_items cas_use advise print_advice advice_data);
+our @EXPORT_OK = qw(node_facts stored_item written_items forecast report_items set_items cas_use advise print_advice advice_data);
 
 my @FACTORS       = (1.25, 1.2, 1.15, 1.1, 1.08, 1.05);    # -f values forecast
 my @CHUNK_MAXES   = (16384, 32768, 65536);    # slab_chunk_max values forecast beside the node's own
@@ -40,6 +40,25 @@ sub stored_item {
     return [ $key_length, $value_length, 0 ];
 }
 
+# [key length, stored length, flags, times] of each value as a writer
+# stores it (stored_item: threshold, ratio 0.8 unless given), its frame of
+# $frame_sizes (undef: none), each written $opt{times} times (1).
+sub written_items {
+    my ($keys, $values, $frame_sizes, %opt) = @_;
+    my ($threshold, $ratio, $times) = map { defined $opt{$_->[0]} ? $opt{$_->[0]} : $_->[1] }
+                                      [ threshold => 0 ], [ ratio => 0.8 ], [ times => 1 ];
+    return [ map { [ @{ stored_item(length(defined $keys->[$_] ? $keys->[$_] : ''), length $values->[$_],
+                                    $frame_sizes->[$_], $threshold, $ratio) }, $times ] } 0 .. $#$values ];
+}
+
+# The items a memcached of the model's settings holds once written past
+# its memory with these items (Memory's forecast_items): what the advisor
+# ranks settings by and the tuner ranks candidates by.
+sub forecast {
+    my ($model, $items) = @_;
+    return scalar $model->forecast_items($items);
+}
+
 # The held-out values of a group as the set would write them: with the
 # prefix's tuned dictionary when it has one worth it (its frames'
 # sizes), else as zstd -3 writes them; each standing for its share of the
@@ -52,10 +71,8 @@ sub report_items {
     my @keys = map { $g->{value_keys}[$_] } grep { $_ % 2 } 0 .. $#$values;
     my $with_dictionary = @$frame_sizes == @held && !$h->{zstd_dict_refused};
     my $sizes = $with_dictionary ? $frame_sizes : Cache::Memcached::RustXS::Zstd::frame_sizes(\@held, level => 3);
-    my $threshold = $with_dictionary ? 64 : 208;    # fast_options' compress_threshold
-    my $times = ($g->{keys} || @held) / @held;
-    return map { [ @{ stored_item(length(defined $keys[$_] ? $keys[$_] : ''), length $held[$_], $sizes->[$_],
-                                  $threshold, 0.8) }, $times ] } 0 .. $#held;
+    return @{ written_items(\@keys, \@held, $sizes, threshold => $with_dictionary ? 64 : 208,    # fast_options'
+                            times => ($g->{keys} || @held) / @held) };
 }
 
 # The sampled values of report --dictionaries as the set writes them (a
@@ -136,7 +153,7 @@ sub _forecast {
     my ($model, $items, $candidate, %s) = @_;
     my $m = eval { $model->with(%s) } or return undef;
     return undef if $candidate && $m->top_gap > $TOP_GAP;
-    return scalar $m->forecast_items($items);
+    return forecast($m, $items);
 }
 
 # The forecast and the advice for each node of a pool, and the pool's sum:
@@ -312,6 +329,19 @@ C<undef> when the server does not answer them (then C<-C> is not named).
 C<[$key_length, $length, $flags]> as a writer stores a value: its frame
 (flags 2) when the value is at least C<$threshold> bytes and the frame at
 most C<$ratio> of it, else the value (flags 0).
+
+=item written_items(\@keys, \@values, \@frame_sizes, threshold => 0, ratio => 0.8, times => 1)
+
+C<[[$key_length, $stored_length, $flags, $times], ...]>: each value as a
+writer stores it (C<stored_item>), with its frame of C<@frame_sizes> (undef:
+none).
+
+=item forecast($model, \@items)
+
+The items a memcached of the model's settings holds once written past its
+memory with these items (L<Cache::Memcached::RustXS::Dict::Memory/forecast_items(\@items)>):
+what the advice ranks settings by, and L<Cache::Memcached::RustXS::Dict::Tune>
+ranks its candidates by.
 
 =item report_items($group, \@values, \@frame_sizes)
 

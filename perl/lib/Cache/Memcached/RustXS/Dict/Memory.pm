@@ -101,9 +101,39 @@ sub from_stats {
     return $self;
 }
 
+# The model of a server, or of a pool: each node's own (its settings and
+# the classes it uses), the pool's made of them.
 sub from_server {
     my ($class, $server) = @_;
-    return $class->from_stats($server->settings, [ $server->slab_chunk_sizes ]);
+    my @nodes = $server->can('nodes') ? $server->nodes : ($server);
+    my @models = map { $class->from_stats($_->settings, [ $_->slab_chunk_sizes ]) } @nodes;
+    return @models == 1 ? $models[0] : $class->pool(@models);
+}
+
+# A pool of nodes as one memory. Clients spread the keys over the nodes
+# evenly (by a hash of the key), so each node is written the same mix of
+# items and fills its own memory with them: the pool holds the sum of its
+# nodes' forecasts, each node with its own settings and -m (nodes alike
+# are forecast once). A model of their classes merged would have classes
+# no node has. The memory limit is the nodes' together; the rest (an
+# item's chunk, the settings) is the first node's.
+sub pool {
+    my ($class, @models) = @_;
+    Carp::croak('Cache::Memcached::RustXS::Dict::Memory->pool: no node') unless @models;
+    my (%alike, @shapes);
+    for my $m (@models) {
+        my $shape = join ' ', (map { "$_=$m->{$_}" } sort keys %DEFAULT), @{ $m->{chunk_sizes} };
+        push @shapes, [ $m, 0 ] unless $alike{$shape};
+        ($alike{$shape} ||= $shapes[-1])->[1]++;
+    }
+    my $limit = 0;
+    $limit += $_->{memory_limit} for @models;
+    my $first = $models[0];
+    my $self = bless { %$first, chunk_sizes => [ @{ $first->{chunk_sizes} } ], memory_limit => $limit,
+                       nodes => \@shapes }, ref $first;
+    $self->{classes_from} = sprintf '%s, %d nodes%s', $first->{classes_from}, scalar @models,
+                                    @shapes == 1 ? ' alike' : ' in ' . @shapes . ' settings';
+    return $self;
 }
 
 sub chunk_sizes   { @{ $_[0]{chunk_sizes} } }
@@ -239,70 +269,107 @@ sub _page_bytes {
 # class a page when it has no free chunk, while the pages counted so far
 # leave room under -m (a class without any page gets its first regardless);
 # a class that gets none evicts its own items. The whole rounds are counted
-# by class; the round in which memory runs out, item by item.
+# by class; the round in which memory runs out, item by item. In list
+# context also the rounds written to fill it.
 sub forecast_items {
     my ($self, $items) = @_;
+    return $self->_pool_forecast($items) if $self->{nodes};
     my (@kinds, %per_round);
     for my $item (@$items) {
         my $chunks = $self->item_chunks(@{$item}[0 .. 2]);
-        next unless $chunks;
         my $times = defined $item->[3] ? $item->[3] : 1;
-        next unless $times > 0;
+        next unless $chunks && $times > 0;
         push @kinds, [ $chunks, $times ];
         $per_round{$_} += $chunks->{$_} * $times for keys %$chunks;
     }
     return 0 unless @kinds;
-    my $limit = $self->{memory_limit};
-    my ($malloced, %capacity, %used) = (0);
-    my $add = sub {    # $n more chunks of class $chunk; false once memory ran out for it
-        my ($chunk, $n) = @_;
-        my $per_page = int($self->{slab_page_size} / $chunk) || 1;
-        my $short = ($used{$chunk} || 0) + $n - ($capacity{$chunk} || 0);
-        if ($short > 0) {
-            my $pages = int(($short + $per_page - 1) / $per_page);
-            my $bytes = $self->_page_bytes($chunk);
-            my $room = int(($limit - $malloced) / $bytes);
-            $room = 0 if $room < 0;
-            $room = 1 if !$room && !$capacity{$chunk};
-            my $got = $pages < $room ? $pages : $room;
-            $malloced += $got * $bytes;
-            $capacity{$chunk} += $got * $per_page;
-            $used{$chunk} = ($used{$chunk} || 0) + $n;
-            return $got == $pages;
-        }
-        $used{$chunk} = ($used{$chunk} || 0) + $n;
-        return 1;
-    };
-    # Whole rounds while they fit: each needs the pages its chunks fill.
-    for (;;) {
-        my $bytes = 0;
-        for my $chunk (keys %per_round) {
-            my $short = ($used{$chunk} || 0) + $per_round{$chunk} - ($capacity{$chunk} || 0);
-            next unless $short > 0;
-            my $per_page = int($self->{slab_page_size} / $chunk) || 1;
-            $bytes += int(($short + $per_page - 1) / $per_page) * $self->_page_bytes($chunk);
-        }
-        last if $malloced + $bytes > $limit;
-        $add->($_, $per_round{$_}) for keys %per_round;
-    }
+    my $fill = $self->_whole_rounds(\%per_round);
     # The round in which memory runs out, in order.
     for my $kind (@kinds) {
         my ($chunks, $times) = @$kind;
-        $add->($_, $chunks->{$_} * $times) for sort { $a <=> $b } keys %$chunks;
+        $self->_add_chunks($fill, $_, $chunks->{$_} * $times) for sort { $a <=> $b } keys %$chunks;
     }
-    # Written on, every class fills its pages and then evicts its own. A
-    # chunked item is held while all its chunks are: its share of each of
-    # its classes as it is written, the least of them counting (it is
-    # evicted with all its chunks, which the other items of those classes
-    # then take). The items of one chunk take the rest of their class.
-    my ($held, $rounds) = (0, 0);
+    my $held = _held_items($fill->{capacity}, \%per_round, \@kinds);
+    my $rounds = 0;
     for my $chunk (keys %per_round) {
-        my $r = ($capacity{$chunk} || 0) / $per_round{$chunk};
+        my $r = ($fill->{capacity}{$chunk} || 0) / $per_round{$chunk};
         $rounds = $r if $r > $rounds;
     }
-    my %left = map { ($_ => $capacity{$_} || 0) } keys %per_round;
+    return wantarray ? ($held, int($rounds) + 1) : $held;
+}
+
+# A pool's forecast: its nodes', summed; the rounds, the most a node takes.
+sub _pool_forecast {
+    my ($self, $items) = @_;
+    my ($held, $rounds) = (0, 0);
+    for my $shape (@{ $self->{nodes} }) {
+        my ($model, $count) = @$shape;
+        my ($n, $r) = $model->forecast_items($items);
+        $held += $count * $n;
+        $rounds = $r if $r > $rounds;
+    }
+    return wantarray ? ($held, $rounds) : $held;
+}
+
+# The pages of whole rounds, as many as fit under -m (each round needs
+# the pages its chunks fill): the most rounds r whose pages fit, found by
+# doubling and halving, as memcached reaches it round by round.
+sub _whole_rounds {
+    my ($self, $per_round) = @_;
+    my $pages_for = sub {    # { malloced, capacity, used } after $r whole rounds
+        my ($r) = @_;
+        my %fill = (malloced => 0, capacity => {}, used => {});
+        for my $chunk (keys %$per_round) {
+            my $per_page = int($self->{slab_page_size} / $chunk) || 1;
+            my $want = $r * $per_round->{$chunk};
+            my $pages = int(($want + $per_page - 1) / $per_page);
+            $fill{malloced} += $pages * $self->_page_bytes($chunk);
+            $fill{capacity}{$chunk} = $pages * $per_page;
+            $fill{used}{$chunk} = $want;
+        }
+        return \%fill;
+    };
+    my $fits = sub { $pages_for->($_[0])->{malloced} <= $self->{memory_limit} };
+    my ($lo, $hi) = (0, 1);
+    ($lo, $hi) = ($hi, 2 * $hi) while $fits->($hi);
+    while ($hi - $lo > 1) {
+        my $mid = int(($lo + $hi) / 2);
+        if ($fits->($mid)) { $lo = $mid } else { $hi = $mid }
+    }
+    return $pages_for->($lo);
+}
+
+# $n more chunks of class $chunk written: the pages they need, while -m
+# leaves room (a class's first page regardless).
+sub _add_chunks {
+    my ($self, $fill, $chunk, $n) = @_;
+    my ($capacity, $used) = @$fill{qw(capacity used)};
+    my $per_page = int($self->{slab_page_size} / $chunk) || 1;
+    my $short = ($used->{$chunk} || 0) + $n - ($capacity->{$chunk} || 0);
+    $used->{$chunk} = ($used->{$chunk} || 0) + $n;
+    return if $short <= 0;
+    my $pages = int(($short + $per_page - 1) / $per_page);
+    my $bytes = $self->_page_bytes($chunk);
+    my $room = int(($self->{memory_limit} - $fill->{malloced}) / $bytes);
+    $room = 0 if $room < 0;
+    $room = 1 if !$room && !$capacity->{$chunk};
+    my $got = $pages < $room ? $pages : $room;
+    $fill->{malloced} += $got * $bytes;
+    $capacity->{$chunk} += $got * $per_page;
+    return;
+}
+
+# Written on, every class fills its pages and then evicts its own. A
+# chunked item is held while all its chunks are: its share of each of its
+# classes as it is written, the least of them counting (it is evicted with
+# all its chunks, which the other items of those classes then take). The
+# items of one chunk take the rest of their class.
+sub _held_items {
+    my ($capacity, $per_round, $kinds) = @_;
+    my $held = 0;
+    my %left = map { ($_ => $capacity->{$_} || 0) } keys %$per_round;
     my %single;
-    for my $kind (@kinds) {
+    for my $kind (@$kinds) {
         my ($chunks, $times) = @$kind;
         my @classes = keys %$chunks;
         if (@classes == 1 && $chunks->{ $classes[0] } == 1) {
@@ -311,15 +378,14 @@ sub forecast_items {
         }
         my $share;
         for my $chunk (@classes) {
-            my $s = ($capacity{$chunk} || 0) / $per_round{$chunk};
+            my $s = ($capacity->{$chunk} || 0) / $per_round->{$chunk};
             $share = $s if !defined $share || $s < $share;
         }
         $held += $times * $share;
         $left{$_} -= $times * $share * $chunks->{$_} for @classes;
     }
     $held += $left{$_} > 0 ? $left{$_} : 0 for keys %single;
-    $held = int($held + 0.5);
-    return wantarray ? ($held, int($rounds) + 1) : $held;
+    return int($held + 0.5);
 }
 
 1;
@@ -401,7 +467,18 @@ instead.
 
 =item from_server($server)
 
-C<from_stats> with the stats of a L<Cache::Memcached::RustXS::Dict::Server>.
+C<from_stats> with the stats of a L<Cache::Memcached::RustXS::Dict::Server>;
+of a L<Cache::Memcached::RustXS::Dict::Pool>, C<pool> of each node's.
+
+=item pool(@models)
+
+The nodes of a pool as one model. Clients spread the keys over the nodes
+evenly, so each node is written the same mix of items and fills its own
+memory: C<forecast_items> is the sum of the nodes' forecasts, each with its
+own settings and C<-m> (nodes alike are forecast once), and
+C<memory_limit> is theirs together; the classes and the rest are the first
+node's. (A model of every node's classes merged would have classes no
+node has.) C<classes_from> says how many nodes, and whether alike.
 
 =item chunk_sizes
 

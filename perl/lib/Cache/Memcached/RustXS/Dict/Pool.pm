@@ -63,16 +63,6 @@ sub get_multi {
     return \%got;
 }
 
-# The memory model's sources: the first node's settings (the nodes of a
-# pool run alike), and the slab classes any node uses.
-sub settings { $_[0]{nodes}[0]->settings }
-
-sub slab_chunk_sizes {
-    my ($self) = @_;
-    my %size = map { ($_ => 1) } map { $_->slab_chunk_sizes } @{ $self->{nodes} };
-    return sort { $a <=> $b } keys %size;
-}
-
 1;
 __END__
 
@@ -141,11 +131,12 @@ C<< { key => [ $flags, $data ] } >>: each key asked of the node
 C<< $node_of->{$key} >> names (fetch_values gives the group's C<node_of>),
 a key without one of every node (the first node that has it wins).
 
-=item settings, slab_chunk_sizes
+=item The memory model
 
-What L<Cache::Memcached::RustXS::Dict::Memory/from_server($server)> reads:
-the first node's C<stats settings> (the nodes of a pool are set alike),
-and the chunk sizes of the slab classes any node uses.
+A pool has no settings of its own:
+L<Cache::Memcached::RustXS::Dict::Memory/from_server($server)> reads each
+node's C<stats settings> and slab classes and forecasts the pool as its
+nodes together (L<Cache::Memcached::RustXS::Dict::Memory/pool(@models)>).
 
 =back
 

@@ -108,11 +108,33 @@ sub source_data {
     };
 }
 
-# A pool's spread of a group: its keys and sampled keys on each node.
+# A pool's spread of a group: its keys, sampled keys and values on each
+# node.
 sub _by_node {
     my ($g) = @_;
     return () unless $g && $g->{keys_by_node};
-    return (keys_by_node => [ @{ $g->{keys_by_node} } ], sampled_by_node => [ @{ $g->{sampled_by_node} } ]);
+    return (keys_by_node => [ @{ $g->{keys_by_node} } ], sampled_by_node => [ @{ $g->{sampled_by_node} } ],
+            values_by_node => [ @{ $g->{values_by_node} || [] } ]);
+}
+
+# From a pool: how many keys each node listed of each prefix, and how many
+# values of its sample each gave (keys / values), so that a node that
+# gave none, or few, shows.
+sub _print_nodes {
+    my ($fh, $spec, @groups) = @_;
+    @groups = grep { $_->[1] && $_->[1]{keys_by_node} } @groups;
+    return unless @groups;
+    my @nodes = split /, /, $spec;
+    my $n = @{ $groups[0][1]{keys_by_node} };
+    @nodes = map { "node $_" } 1 .. $n unless @nodes == $n;
+    print {$fh} "
+Nodes (keys listed / values sampled, of each prefix)
+";
+    table($fh, [ 'prefix', map { shown($_) } @nodes ],
+          map { my ($name, $g) = @$_;
+                [ $name, map { sprintf '%d / %d', $g->{keys_by_node}[$_] || 0, ($g->{values_by_node} || [])->[$_] || 0 }
+                         0 .. $n - 1 ] } @groups);
+    return;
 }
 
 # ---- as text ----------------------------------------------------------------------
@@ -132,6 +154,7 @@ sub print_report {
           map { [ shown($_->{prefix}), $_->{keys}, $_->{item_bytes}, $_->{sampled}, $_->{stored_bytes},
                   percent($_->{compressed}, $_->{fetched}), percent($_->{storable}, $_->{fetched}),
                   $_->{gone} + $_->{undecodable} ] } @prefixes);
+    _print_nodes($fh, $report->{server}, map { [ shown($_->{prefix}), $_ ] } @prefixes);
 
     print {$fh} "\nHeld-out half, bytes: each prefix's sample in key order, the values at odd positions\n",
           "(2nd, 4th, ...), each compressed alone; the dictionary is tuned (as train --all tunes) and\n",
@@ -195,6 +218,7 @@ sub print_train {
             shown($s->{prefix}), shown($s->{server}), $s->{keys}, $s->{sampled}, $training->{samples}, $training->{sample_bytes}, $n;
         my @why = skipped_reasons($s);
         print {$fh} "  skipped: ", join('; ', @why), "\n" if @why;
+        _print_nodes($fh, $s->{server}, [ shown($s->{prefix}), $s ]);
     } else {
         printf {$fh} "cmrx-dict train: %d samples (%d bytes): %s%s\n", $training->{samples}, $training->{sample_bytes},
             join(', ', ($s->{files} ? plural($s->{files}, 'file') : ()),
@@ -315,6 +339,7 @@ sub print_train_all {
     } _print_decided($fh, "cmrx-dict train --all into $result->{dir}", $result);
     print {$fh} "\nThe set\n";
     table($fh, [ 'prefix', 'action', 'ID', 'file', 'level', 'bytes', 'why' ], @rows);
+    _print_nodes($fh, $result->{source_spec} || '', map { [ _decided_name($_), $_->{group} ] } @{ $result->{prefixes} });
     if (defined $result->{current_from}) {
         print {$fh} $result->{stage} > 0
             ? sprintf("Staged: current from %s (--stage %s): readers load the added dictionaries at once, "
@@ -411,22 +436,23 @@ sub _print_choices {
             next;
         }
         my $gzip_memory = $base->{memGzip}{memory};
-        my @rows = map { [ $BASELINE_LABEL{$_} || $_, $base->{$_}{memory}, $base->{$_}{bytes},
+        my @rows = map { [ $BASELINE_LABEL{$_} || $_, $base->{$_}{memory}, $base->{$_}{items}, $base->{$_}{bytes},
                            _ratio_text($gzip_memory, $base->{$_}{memory}),
                            _us_text($base->{$_}{us_compress}), _us_text($base->{$_}{us_decompress}), '' ] }
                    @BASELINES;
         if (my $c = $p->{current}) {
-            push @rows, [ "current ID $c->{id}, level $c->{level}", $c->{memory}, $c->{bytes},
+            push @rows, [ "current ID $c->{id}, level $c->{level}", $c->{memory}, $c->{items}, $c->{bytes},
                           _ratio_text($gzip_memory, $c->{memory}), '', '', 'the set has it' ];
         }
         my $shown = 0;
         for my $c (@{ $t->{candidates} || [] }) {
             last if $shown++ >= $CANDIDATES_SHOWN && $c->{verdict} ne 'chosen';
             push @rows, [ sprintf('%s %d (%d B), level %d', $c->{method}, $c->{size}, $c->{dictionary_bytes}, $c->{level}),
-                          $c->{memory}, $c->{bytes}, _ratio_text($gzip_memory, $c->{memory}),
+                          $c->{memory}, $c->{items}, $c->{bytes}, _ratio_text($gzip_memory, $c->{memory}),
                           _us_text($c->{us_compress}), _us_text($c->{us_decompress}), $c->{verdict} ];
         }
-        table($fh, [ 'held out, as', 'memory', 'bytes', 'vs memGzip', 'us compress', 'us decompress', '' ], @rows);
+        table($fh, [ 'held out, as', 'memory', 'items held', 'bytes', 'vs memGzip', 'us compress', 'us decompress', '' ],
+              map { [ map { defined $_ ? $_ : '-' } @$_ ] } @rows);
         if (defined $t->{keys} && $t->{choice}) {
             my $c = $t->{choice};
             printf {$fh} "  ranked by memory over the prefix's %d keys plus the dictionary's bytes: the choice %d + %d "
@@ -470,18 +496,18 @@ sub _decided_data {
     %data = (%data, _by_node($g));
     $data{entry} = $p->{entry} if $p->{entry};
     if (my $c = $p->{current}) {
-        $data{current} = { map { ($_ => $c->{$_}) } grep { defined $c->{$_} } qw(id level file memory bytes savings) };
+        $data{current} = { map { ($_ => $c->{$_}) } grep { defined $c->{$_} } qw(id level file memory items bytes savings) };
     }
     my $t = $p->{tuned} or return \%data;
     $data{$_} = $t->{$_} for grep { defined $t->{$_} } qw(samples trained_on training_bytes held_out held_out_bytes
                                                           no_dictionary cost_model);
     $data{keys_counted} = $t->{keys} if defined $t->{keys};
     if (my $base = $t->{baseline}) {
-        $data{baseline} = { map { my $x = $base->{$_}; ($_ => _defined_fields($x, qw(memory bytes us_compress us_decompress))) }
+        $data{baseline} = { map { my $x = $base->{$_}; ($_ => _defined_fields($x, qw(memory items bytes us_compress us_decompress))) }
                             @BASELINES };
         $data{baseline}{cost} = $base->{cost} if defined $base->{cost};
     }
-    $data{candidates} = [ map { _defined_fields($_, qw(method size dictionary_bytes k d level memory bytes cost
+    $data{candidates} = [ map { _defined_fields($_, qw(method size dictionary_bytes k d level memory items bytes cost
                                                       keys_memory cost_bytes us_compress us_decompress
                                                       memGzip_us_compress gzip_us_decompress verdict)) }
                           @{ $t->{candidates} || [] } ];

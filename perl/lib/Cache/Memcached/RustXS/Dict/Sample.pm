@@ -131,6 +131,8 @@ sub fetch_values {
     # zstd dictionary ID (decoded or not).
     $g->{value_keys} = [];
     $g->{dictionary_ids} = {};
+    # From a pool: how many values each node gave.
+    $g->{values_by_node} = [ (0) x @{ $g->{sampled_by_node} } ] if $g->{sampled_by_node};
     my @values;
     for (my $i = 0; $i < @$keys; $i += $GET_BATCH) {
         my $end = $i + $GET_BATCH <= @$keys ? $i + $GET_BATCH : scalar @$keys;
@@ -150,7 +152,12 @@ sub fetch_values {
                 $g->{dictionary_ids}{$id}++ if $id;
             }
             my ($value, $why) = decode_value($flags, $data);
-            if (defined $value) { push @values, $value; push @{ $g->{value_keys} }, $key; next }
+            if (defined $value) {
+                push @values, $value;
+                push @{ $g->{value_keys} }, $key;
+                $g->{values_by_node}[ $g->{node_of}{$key} ]++ if $g->{values_by_node};
+                next;
+            }
             $g->{undecodable}++;
             $g->{skip_reasons}{$why}++;
         }
@@ -265,7 +272,8 @@ flagged), C<undecodable> and C<skip_reasons> (C<< { why => count } >>),
 C<values> and C<raw_bytes> (the decoded values returned), C<value_keys>
 (the key of each value returned, in the same order) and C<dictionary_ids>
 (C<< { id => count } >>: how many of the stored values are zstd frames
-naming each dictionary ID, decodable or not).
+naming each dictionary ID, decodable or not); from a pool, also
+C<values_by_node> (how many of the values returned each node gave).
 
 =item sample_source($source, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, progress => sub { my ($what) = @_ }, listing_progress => sub { })
 

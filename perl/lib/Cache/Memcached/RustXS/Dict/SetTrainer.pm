@@ -157,6 +157,7 @@ sub train_all {
     return { command => 'train --all', dir => $dir, set => $set, listing => $plan->{sampled}{listing},
              prefixes => $plan->{prefixes}, fallback => $fallback, if_better => $plan->{if_better},
              memory => $opt{memory}, whole_cache => $plan->{whole_cache},
+             source_spec => ($opt{source}->can('spec') ? $opt{source}->spec : undef),
              dictionary_ids => $plan->{sampled}{dictionary_ids}, stage => $stage,
              (defined $from ? (current_from => $from) : ()) };
 }

@@ -11,13 +11,14 @@ use Compress::Zlib ();
 use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
-use Cache::Memcached::RustXS::Dict qw(sum_length round ratio held_out_split);
+use Cache::Memcached::RustXS::Dict qw(sum_length round ratio held_out_split @BASELINES);
 use Cache::Memcached::RustXS::Dict::Memory ();
+use Cache::Memcached::RustXS::Dict::Advice qw(written_items forecast);
 
 our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(tune tune_fallback stored_memory dictionary_memory worth_a_dictionary
-                    choices_error candidate_sizes advantage_and_spread smallest_within_spread);
+                    choices_error candidate_sizes best_baseline_memory);
 
 # What is tried. Dictionary sizes from 2 KiB (a prefix of a few hundred
 # keys pays for no more) up to zstd's own default (112640 bytes: past about
@@ -43,14 +44,11 @@ my $MIN_HELD      = 2;
 # derives one from the content, 4 bytes but for 1 in 65536).
 my $PLACEHOLDER_ID = 65536;
 my $MAX_TIMED     = 12;    # candidates timed at most, best first, until one is fast enough
-my $F_COMPRESS    = { Cache::Memcached::RustXS::_constants() }->{F_COMPRESS};    # the clients' flag
 my $MIN_GAIN      = 5;     # percent less memory than without a dictionary, to be worth one
 our $COMPRESS_RATIO = 0.8; # the clients keep a compressed value at most 0.8 of the raw one
-# A larger dictionary or a higher level is taken over a smaller, lower
-# candidate only when the cost it saves exceeds $SPREADS standard error of
-# that saving as the held-out values measure it (value by value): within
-# that, which values happened to be held out could have reversed it.
-our $SPREADS = 1;
+# The compress_threshold of a set's writers (fast_options' with a
+# dictionary): values below it are stored raw.
+my $SET_THRESHOLD = 64;
 my %ZSTD_LEVELS = Cache::Memcached::RustXS::_level_ranges();    # the engine's (cmrx.h)
 
 # Timing: interleaved rounds, each at least $ROUND_TIME seconds; the median
@@ -61,32 +59,42 @@ my $ROUND_TIME = 0.004;
 
 # ---- memory ----------------------------------------------------------------------
 
-# The memcached memory of the values stored as $frames say (undef: raw),
-# each under its own key, as the clients store them: compressed (flag 2)
-# when the frame is at most $COMPRESS_RATIO of the value, else raw.
+# The values stored as $frame_sizes say (undef: raw), each under its own
+# key, as the clients store them (compressed, flag 2, when the value is at
+# least $opt{threshold} bytes and the frame at most $COMPRESS_RATIO of it;
+# else raw), and the memcached memory they take: items, what a memcached
+# of the model's settings written past its memory with them in equal
+# shares holds of them (the advisor's forecast); memory, the model's
+# memory over those items times the values. memory is what the tuner ranks
+# by: two frames in the same slab chunks cost the same, one that moves a
+# value down a class saves the class's step and the page it fills.
 sub stored_memory {
-    my ($memory, $samples, $frame_sizes) = @_;
-    my ($total, $bytes, @each) = (0, 0);
-    for my $i (0 .. $#$samples) {
-        my ($key, $value) = @{ $samples->[$i] };
-        my $n = $frame_sizes->[$i];
-        my ($len, $flags) = defined $n && $n <= $COMPRESS_RATIO * length $value
-            ? ($n, $F_COMPRESS) : (length $value, 0);
-        my $chunk = $memory->item_memory(length $key, $len, $flags);
-        push @each, defined $chunk ? $chunk : 0;
-        $total += $each[-1];
-        $bytes += $len;
-    }
-    return { memory => $total, bytes => $bytes, per_value => \@each };
+    my ($memory, $samples, $frame_sizes, %opt) = @_;
+    my $items = written_items([ map { $_->[0] } @$samples ], [ map { $_->[1] } @$samples ], $frame_sizes,
+                              threshold => $opt{threshold} || 0, ratio => $COMPRESS_RATIO);
+    my $bytes = 0;
+    $bytes += $_->[1] for @$items;
+    my $held = @$items ? forecast($memory, $items) : 0;
+    return { memory => $held ? int($memory->memory_limit * @$items / $held + 0.5) : 0, bytes => $bytes,
+             items => $held };
 }
 
 # The memory and bytes of the held-out values with dictionary $bytes (not
-# loaded) at $level.
+# loaded) at $level, as a set's writers store them (their threshold).
 sub dictionary_memory {
     my ($memory, $held, $dictionary, $level) = @_;
     my $sizes = Cache::Memcached::RustXS::Zstd::frame_sizes([ map { $_->[1] } @$held ], level => $level,
                                                             dictionary => $dictionary);
-    return stored_memory($memory, $held, $sizes);
+    return stored_memory($memory, $held, $sizes, threshold => $SET_THRESHOLD);
+}
+
+# The least memory of the codecs without a dictionary, of a tuning's
+# baselines (the best_memory tune stored).
+sub best_baseline_memory {
+    my ($baseline) = @_;
+    return $baseline->{best_memory} if defined $baseline->{best_memory};
+    my ($best) = sort { $a <=> $b } map { $baseline->{$_}{memory} } @BASELINES;
+    return $best;
 }
 
 # ---- tuning one prefix -----------------------------------------------------------
@@ -94,135 +102,157 @@ sub dictionary_memory {
 sub tune {
     my (%opt) = @_;
     if (my $why = choices_error(%opt)) { Carp::croak("tune: $why") }
-    my $samples = $opt{samples};
-    my $memory  = $opt{memory} || Cache::Memcached::RustXS::Dict::Memory->new;
-    my $progress = $opt{progress} || sub { };
-    my $max_size = $opt{max_size} || $SIZES[-1];
-    my @levels = @{ $opt{levels} || \@LEVELS };
-    my %method = map { ($_ => 1) } @{ $opt{methods} || \@METHODS };
-    my $id = $opt{id} || $PLACEHOLDER_ID;
-    my $limits = _speed_limits(%opt);
-    my $keys = $opt{keys};
+    my $work = _work(%opt);
+    my $tuned = _split($work, %opt);
+    return $tuned if $tuned->{no_dictionary};
+    $work->{progress}->('baselines');
+    my $baseline = $tuned->{baseline} = _baselines($work->{memory}, $work->{held}, $work->{held_values});
+    $baseline->{best_memory} = best_baseline_memory($baseline);
+    $baseline->{cost} = _scaled($baseline->{best_memory}, $tuned->{held_out}, $tuned->{keys})
+        if defined $tuned->{keys};
 
+    my @candidates = _candidates($work, $tuned);
+    my @failed = grep { $_->{error} } @candidates;
+    @candidates = _ranked($tuned, grep { !$_->{error} } @candidates);
+    $tuned->{training_failures} = [ map { "$_->{method} $_->{size}: $_->{error}" } @failed ];
+    if (!@candidates) {
+        $tuned->{no_dictionary} = 'zstd could not train a dictionary on these values'
+                                . (@failed ? " ($failed[0]{error})" : '');
+        return $tuned;
+    }
+    my $timed = _choose($work, $tuned, \@candidates);
+    $tuned->{candidates} = \@candidates;
+    if (!$tuned->{choice}) {
+        $tuned->{no_dictionary} = "none of the $timed best candidates was fast enough ("
+                                . $candidates[0]{verdict} . ' for the best)';
+        return $tuned;
+    }
+    _train_final($work, $tuned);
+    return $tuned;
+}
+
+# What the phases of a tuning share and its result does not show.
+sub _work {
+    my (%opt) = @_;
+    return { samples => $opt{samples}, memory => $opt{memory} || Cache::Memcached::RustXS::Dict::Memory->new,
+             progress => $opt{progress} || sub { }, max_size => $opt{max_size} || $SIZES[-1],
+             sizes => $opt{sizes}, levels => $opt{levels} || \@LEVELS,
+             method => { map { ($_ => 1) } @{ $opt{methods} || \@METHODS } }, id => $opt{id} || $PLACEHOLDER_ID };
+}
+
+# The tuning's facts, its samples split into training and held-out values;
+# no_dictionary when they are too few.
+sub _split {
+    my ($work, %opt) = @_;
+    my $samples = $work->{samples};
     my ($train, $held) = held_out_split($samples, $HOLD_OUT);
+    @$work{qw(held held_values train_values)} = ($held, [ map { $_->[1] } @$held ], [ map { $_->[1] } @$train ]);
     my %tuned = (samples => scalar @$samples, sample_bytes => sum_length([ map { $_->[1] } @$samples ]),
-             trained_on => scalar @$train, held_out => scalar @$held,
-             held_out_bytes => sum_length([ map { $_->[1] } @$held ]), limits => $limits,
-             held => $held, keys => $keys, cost_model => defined $keys ? 'keys' : 'memory');
+                 trained_on => scalar @$train, held_out => scalar @$held,
+                 held_out_bytes => sum_length($work->{held_values}), limits => _speed_limits(%opt),
+                 held => $held, keys => $opt{keys}, cost_model => defined $opt{keys} ? 'keys' : 'memory');
     if (@$train < $MIN_TRAIN || @$held < $MIN_HELD) {
         $tuned{no_dictionary} = sprintf 'too few values (%d; a dictionary needs %d or more, a few hundred help)',
                                     scalar @$samples, $MIN_TRAIN + $MIN_HELD + 1;
         return \%tuned;
     }
-    my @held_values  = map { $_->[1] } @$held;
-    my @train_values = map { $_->[1] } @$train;
-    my $train_bytes  = sum_length(\@train_values);
-    $tuned{training_bytes} = $train_bytes;
+    $tuned{training_bytes} = sum_length($work->{train_values});
+    return \%tuned;
+}
 
-    $progress->('baselines');
-    $tuned{baseline} = _baselines($memory, $held, \@held_values);
-    my ($best_without) = sort { $a <=> $b } map { $tuned{baseline}{$_}{memory} } qw(memGzip gzip zstd raw);
-    $tuned{baseline}{best_memory} = $best_without;
-    $tuned{baseline}{cost} = _scaled($best_without, scalar @$held, $keys) if defined $keys;
-
-    my $size_of = candidate_sizes(sizes => $opt{sizes}, max_size => $max_size, training_bytes => $train_bytes);
+# Every candidate: samples and fastcover at the sizes the training values
+# support, then cover at the sizes where fastcover did best (without
+# fastcover, at the sizes it would have been tried at); a candidate per
+# dictionary and level, with its cost.
+sub _candidates {
+    my ($work, $tuned) = @_;
+    my %method = %{ $work->{method} };
+    my $size_of = candidate_sizes(sizes => $work->{sizes}, max_size => $work->{max_size},
+                                  training_bytes => $tuned->{training_bytes});
+    my $train = sub {
+        my ($method, $size) = @_;
+        $work->{progress}->("training $method $size");
+        my @c = _train_candidate($work->{train_values}, $work->{held}, $work->{memory}, $work->{levels},
+                                 method => $method, size => $size, id => $work->{id});
+        _cost($_, $tuned) for grep { !$_->{error} } @c;
+        return @c;
+    };
     my @candidates;
     for my $method (grep { $method{$_} } qw(samples fastcover)) {
-        for my $size (@{ $size_of->{$method} }) {
-            $progress->("training $method $size");
-            push @candidates, _train_candidate(\@train_values, $held, $memory, \@levels,
-                                              method => $method, size => $size, id => $id);
-        }
+        push @candidates, $train->($method, $_) for @{ $size_of->{$method} };
     }
-    # cover at the sizes where fastcover did best (without fastcover, at
-    # the sizes it would have been tried at).
     my %best_fc;
     for my $c (grep { $_->{method} eq 'fastcover' && !$_->{error} } @candidates) {
-        _cost($c, \%tuned);
         $best_fc{ $c->{size} } = $c->{cost}
             if !defined $best_fc{ $c->{size} } || $c->{cost} < $best_fc{ $c->{size} };
     }
     my @cover_sizes = !$method{cover} ? ()
                     : $method{fastcover} ? (sort { $best_fc{$a} <=> $best_fc{$b} || $a <=> $b } keys %best_fc)[0 .. $COVER_SIZES - 1]
                     : @{ $size_of->{fastcover} };
-    for my $size (grep { defined } @cover_sizes) {
-        $progress->("training cover $size");
-        push @candidates, _train_candidate(\@train_values, $held, $memory, \@levels,
-                                          method => 'cover', size => $size, id => $id);
-    }
-    my @failed = grep { $_->{error} } @candidates;
-    @candidates = grep { !$_->{error} } @candidates;
-    _cost($_, \%tuned) for @candidates;
-    $tuned{training_failures} = [ map { "$_->{method} $_->{size}: $_->{error}" } @failed ];
-    if (!@candidates) {
-        $tuned{no_dictionary} = 'zstd could not train a dictionary on these values'
-                          . (@failed ? " ($failed[0]{error})" : '');
-        return \%tuned;
-    }
+    push @candidates, $train->('cover', $_) for grep { defined } @cover_sizes;
+    return @candidates;
+}
 
-    # Least cost first (the memory over the prefix's keys and the
-    # dictionary, or, the keys unknown, the memory); on a tie less memory,
-    # then fewer bytes (which cross slab classes on values not measured),
-    # then the smaller dictionary, then the lower level (the faster one),
-    # then the simpler method.
+# Least cost first (the memory over the prefix's keys and the dictionary,
+# or, the keys unknown, the memory): the most items forecast. On a tie,
+# the cheaper first: the smaller dictionary, the lower level (the faster
+# one), the simpler method.
+sub _ranked {
+    my ($tuned, @candidates) = @_;
     my %method_rank = (samples => 0, fastcover => 1, cover => 2);
-    @candidates = sort {
-        $a->{cost} <=> $b->{cost} || $a->{memory} <=> $b->{memory} || $a->{bytes} <=> $b->{bytes}
+    return sort {
+        $a->{cost} <=> $b->{cost} || $b->{items} <=> $a->{items}
             || $a->{dictionary_bytes} <=> $b->{dictionary_bytes}
             || $a->{level} <=> $b->{level} || $method_rank{ $a->{method} } <=> $method_rank{ $b->{method} }
     } @candidates;
-    # The smallest, lowest candidate that the best does not beat by more
-    # than the estimate can tell apart goes first.
-    if (my $smaller = smallest_within_spread(\@candidates, \%tuned)) {
-        @candidates = ($smaller, grep { $_ != $smaller } @candidates);
-    }
+}
 
-    # The first one, best first, that is fast enough.
+# The first candidate, best first, that is fast enough: the choice; each
+# one's verdict. How many were timed.
+sub _choose {
+    my ($work, $tuned, $candidates) = @_;
     my $timed = 0;
-    for my $c (@candidates) {
+    for my $c (@$candidates) {
         last if $timed >= $MAX_TIMED;
-        $progress->("timing $c->{method} $c->{size} level $c->{level}");
-        _time_candidate($c, \@held_values, $tuned{baseline});
+        $work->{progress}->("timing $c->{method} $c->{size} level $c->{level}");
+        _time_candidate($c, $work->{held_values}, $tuned->{baseline});
         $timed++;
-        my $why = _too_slow($c, $tuned{baseline}, $limits);
+        my $why = _too_slow($c, $tuned->{baseline}, $tuned->{limits});
         if ($why) { $c->{verdict} = $why; next }
         $c->{verdict} = 'chosen';
-        $tuned{choice} = $c;
+        $tuned->{choice} = $c;
         last;
     }
-    for my $c (@candidates) {
-        next if $c->{verdict};
-        $c->{verdict} = !$tuned{choice} ? 'not timed'
-                      : $c->{cost} <= $tuned{choice}{cost} && _larger_than($c, $tuned{choice})
-                        ? _within_spread_verdict($c, $tuned{choice}, \%tuned)
+    my $choice = $tuned->{choice};
+    for my $c (grep { !$_->{verdict} } @$candidates) {
+        $c->{verdict} = !$choice ? 'not timed'
+                      : $c->{cost} == $choice->{cost} ? 'as many items forecast, and a larger dictionary or a higher level'
                       : 'more memory';
     }
-    delete $_->{per_value} for @candidates;
-    $tuned{candidates} = \@candidates;
-    if (!$tuned{choice}) {
-        $tuned{no_dictionary} = "none of the $timed best candidates was fast enough ("
-                          . $candidates[0]{verdict} . ' for the best)';
-        return \%tuned;
-    }
+    return $timed;
+}
 
-    # The dictionary written: the choice, trained on every sample, for its
-    # own level, with the parameters the search found.
-    my $c = $tuned{choice};
-    $progress->("training the chosen $c->{method} $c->{size} on every value");
-    my %how = (size => $c->{size}, method => $c->{method}, level => $c->{level}, id => $id);
+# The dictionary written: the choice, trained on every sample, for its
+# own level, with the parameters the search found.
+sub _train_final {
+    my ($work, $tuned) = @_;
+    my $c = $tuned->{choice};
+    $work->{progress}->("training the chosen $c->{method} $c->{size} on every value");
+    my %how = (size => $c->{size}, method => $c->{method}, level => $c->{level}, id => $work->{id});
     @how{qw(k d steps)} = ($c->{k}, $c->{d}, 0) if $c->{method} ne 'samples';
     my ($final, $used) = eval {
-        Cache::Memcached::RustXS::Zstd::train_dictionary_with_parameters([ map { $_->[1] } @$samples ], %how);
+        Cache::Memcached::RustXS::Zstd::train_dictionary_with_parameters([ map { $_->[1] } @{ $work->{samples} } ],
+                                                                         %how);
     };
     if (!defined $final) {
         my $why = Cache::Memcached::RustXS::_error_message($@);
-        $tuned{no_dictionary} = "training the chosen dictionary on every value failed: $why";
-        delete $tuned{choice};
-        return \%tuned;
+        $tuned->{no_dictionary} = "training the chosen dictionary on every value failed: $why";
+        delete $tuned->{choice};
+        return;
     }
-    $tuned{dictionary} = $final;
-    $tuned{parameters} = $used;
-    return \%tuned;
+    $tuned->{dictionary} = $final;
+    $tuned->{parameters} = $used;
+    return;
 }
 
 # Why the methods or levels asked for are not ones the tuner takes, or ''.
@@ -304,7 +334,7 @@ sub worth_a_dictionary {
     my ($tuned, $keys) = @_;
     return (0, $tuned->{no_dictionary}) unless $tuned->{choice};
     my $base = $tuned->{baseline};
-    my ($best) = sort { $a <=> $b } map { $base->{$_}{memory} } qw(memGzip gzip zstd raw);
+    my $best = best_baseline_memory($base);
     my $c = $tuned->{choice};
     my $gain = $best ? 100 * (1 - $c->{memory} / $best) : 0;
     return (0, sprintf 'a dictionary would save only %.1f %% of the memory without one (%d %% needed)',
@@ -318,61 +348,6 @@ sub worth_a_dictionary {
                        $keys, $c->{method}, $c->{size}, $c->{level}, $saved, $bytes)
         if $saved < $bytes;
     return (1);
-}
-
-# ---- telling candidates apart ----------------------------------------------------
-
-# Whether $larger asks a larger dictionary than $smaller, or the same
-# size at a higher level: what must pay for itself.
-sub _larger_than {
-    my ($larger, $smaller) = @_;
-    return $larger->{size} > $smaller->{size}
-        || ($larger->{size} == $smaller->{size} && $larger->{level} > $smaller->{level});
-}
-
-# (advantage, spread): the cost $better saves over $other, and $SPREADS
-# standard errors of that saving as the held-out values measure it -- the
-# value-by-value differences of their memory, whose sum's standard error is
-# sqrt(n) times their standard deviation, over the keys as the cost counts
-# them. (The dictionaries' own bytes are counted exactly: no spread.)
-sub advantage_and_spread {
-    my ($better, $other, $tuned) = @_;
-    my ($ours, $theirs) = ($better->{per_value} || [], $other->{per_value} || []);
-    my $n = @$ours < @$theirs ? scalar @$ours : scalar @$theirs;
-    my $spread = 0;
-    if ($n > 1) {
-        my ($sum, $squares) = (0, 0);
-        for my $i (0 .. $n - 1) {
-            my $d = $theirs->[$i] - $ours->[$i];
-            $sum += $d;
-            $squares += $d * $d;
-        }
-        # n times the variance of the differences, in whole numbers.
-        my $n_var = ($n * $squares - $sum * $sum) / ($n - 1);
-        $spread = $SPREADS * sqrt($n_var > 0 ? $n_var : 0);
-        $spread = $spread * $tuned->{keys} / $tuned->{held_out} if defined $tuned->{keys} && $tuned->{held_out};
-    }
-    return ($other->{cost} - $better->{cost}, $spread);
-}
-
-# Of candidates ranked best first, the smallest dictionary (then the
-# lowest level, then the least cost) that the best saves no more than the
-# spread over, when it is smaller or lower than the best; else undef.
-sub smallest_within_spread {
-    my ($candidates, $tuned) = @_;
-    my $best = $candidates->[0] or return undef;
-    my @within = grep {
-        my ($advantage, $spread) = advantage_and_spread($best, $_, $tuned);
-        _larger_than($best, $_) && $advantage <= $spread;
-    } @$candidates[ 1 .. $#$candidates ];
-    my ($smallest) = sort { $a->{size} <=> $b->{size} || $a->{level} <=> $b->{level} || $a->{cost} <=> $b->{cost} } @within;
-    return $smallest;
-}
-
-sub _within_spread_verdict {
-    my ($c, $choice, $tuned) = @_;
-    my ($advantage, $spread) = advantage_and_spread($c, $choice, $tuned);
-    return sprintf 'larger, and less memory by %d, within the estimate\'s spread (%d)', $advantage, $spread;
 }
 
 # A dictionary of one method and size trained on the training values,
@@ -394,7 +369,7 @@ sub _train_candidate {
         my $measured = dictionary_memory($memory, $held, $dict, $_);
         +{ method => $how{method}, size => $how{size}, k => $used->{k}, d => $used->{d},
            dictionary => $dict, dictionary_bytes => length $dict, level => $_,
-           memory => $measured->{memory}, bytes => $measured->{bytes}, per_value => $measured->{per_value} };
+           memory => $measured->{memory}, bytes => $measured->{bytes}, items => $measured->{items} };
     } @$levels;
 }
 
@@ -591,7 +566,8 @@ Cache::Memcached::RustXS::Dict::Tune - the zstd dictionary, size and level that 
     use Cache::Memcached::RustXS::Dict::Tune qw(tune tune_fallback);
     use Cache::Memcached::RustXS::Dict::Memory;
 
-    my @samples = map { [ "user:$_", qq({"id":$_,"name":"user$_","plan":"free","tags":["a","b"]}) ] } 1 .. 400;
+    my @samples = map { [ "user:$_", qq({"id":$_,"name":"user$_","email":"user$_\@example.com","plan":"free","tags":["a","b"]}) ] }
+                  1 .. 400;
     my $memory  = Cache::Memcached::RustXS::Dict::Memory->new;    # or ->from_server($server)
 
     # By default the choice must compress as fast as memGzip and decompress
@@ -645,11 +621,21 @@ on bench/data that search took a third of a tuning's time and moved the
 chosen candidate's cost by 2.1 % at the most, either way.
 
 Each is measured on the held-out values at levels 3, 6, 9, 12, 15 and 19 by
-the memory memcached would give them (L<Cache::Memcached::RustXS::Dict::Memory>:
-each value under its own key, with flags, in its slab chunk; a frame that
-is not at most 0.8 of the value is stored raw, as both clients do), naming
-a 4-byte dictionary ID, as the dictionaries C<cmrx-dict> writes do (a
-set's random IDs from 65536, and zstd's own for C<train>).
+the memcached memory they take, the objective the advisor of memcached's
+settings shares (L<Cache::Memcached::RustXS::Dict::Advice/forecast($model, \@items)>):
+the values as the set's writers store them (each under its own key, with
+flags; a frame that is not at most 0.8 of its value, or a value under 64
+bytes, is stored raw, as both clients do), naming a 4-byte dictionary ID,
+as the dictionaries C<cmrx-dict> writes do (a set's random IDs from
+65536, and zstd's own for C<train>), are forecast by
+L<Cache::Memcached::RustXS::Dict::Memory/forecast_items(\@items)> for a
+memcached of the node's settings (a pool's nodes together; memcached's
+defaults for values read from files) written past its memory with them:
+the items it holds. Their memory is C<-m> over those items, times the
+values. Two frames that land in the same slab chunks cost the same
+whatever their bytes; one that moves a value down a class saves the class
+and the pages it fills. The codecs without a dictionary (C<memGzip>, our
+C<gzip>, C<zstd> at level 3, C<raw>) are measured the same way.
 
 Candidates are ranked by their I<cost>. When C<keys> says how many keys
 the prefix holds (C<cmrx-dict> gives a server's count of the prefix's
@@ -664,32 +650,13 @@ serves, so a prefix of a hundred keys gets a small dictionary and a
 prefix of a million the large one that stores least. Without C<keys>
 (values read from files, which are a sample, not the cache, and say
 nothing of how many keys it holds) the cost is the held-out memory
-alone: the dictionary is taken to serve many more keys than the sample
-has, as a file of sampled values is usually a small part of a cache.
+alone: the most items forecast.
 
-On equal cost, less memory ranks first, then fewer bytes, then the
-smaller dictionary, the lower level, the simpler method.
-
-A larger dictionary, or the same size at a higher level, is taken over a
-smaller or lower candidate only when the cost it saves exceeds what the
-held-out estimate can tell apart: its I<spread>, one standard error of
-that saving as the held-out values measure it. The two candidates'
-memcached memory is compared value by value on the held-out values; the
-standard error of the sum of those differences is C<sqrt(n)> times their
-standard deviation (scaled to the keys, as the cost is; the dictionaries'
-own bytes are counted exactly). When the best candidate saves no more than
-that over smaller or lower ones, the smallest of those (then the lowest
-level, then the least cost) goes first instead: which values happened to be
-held out could have reversed the order, and a choice that moves with the
-sample is noise, not a decision. On bench/data's families, each tuned on
-all its values (between 14 and 34 values held out, 100 keys a value), the spread was 1.2 %
-(gh) to 9 % (news) of the best candidate's cost, and the rule took a
-smaller dictionary or a lower level for five of the seven, for 0 % to 8.7 %
-more estimated memory; two levels of one dictionary that store the values
-in the same slab chunks now give the lower level, where the higher one won
-on its fewer bytes. A sample of 1000 values (250 held out) has a spread
-about three times smaller. The candidates beaten this way say so in their
-verdict (C<larger, and less memory by N, within the estimate's spread (S)>).
+On equal cost (as many items forecast), the cheaper candidate goes first:
+the smaller dictionary, then the lower level (the faster one), then the
+simpler method. A larger dictionary or a higher level that writes fewer
+bytes into the same slab chunks is not taken; its verdict says so (C<as
+many items forecast, and a larger dictionary or a higher level>).
 
 The first candidate in that order that is fast enough is chosen: by default its compression is no
 slower per value than Compress::Zlib's C<memGzip> (what the clients pay
@@ -780,35 +747,29 @@ default) up to C<max_size>: none larger than the C<training_bytes>, but
 the samples method also at the next size up, which holds them all; the
 smallest when none fits.
 
-=item advantage_and_spread($better, $other, $tuned)
+=item best_baseline_memory($baseline)
 
-C<($advantage, $spread)>: the cost C<$better> saves over C<$other> (two
-candidates of one tuning, as C<tune> makes them before it returns: with
-C<per_value>, each held-out value's memory), and one standard error of
-that saving over the held-out values, in the same units (C<$tuned>'s
-C<keys> and C<held_out> scale it as the cost is scaled).
-
-=item smallest_within_spread(\@candidates, $tuned)
-
-Of candidates ranked best first, the smallest dictionary (then lowest
-level, then least cost) that is smaller or lower than the best and that the
-best saves no more than the spread over; C<undef> when there is none (the
-best then stays first).
+The least memory of a tuning's codecs without a dictionary (C<memGzip>,
+C<gzip>, C<zstd>, C<raw>): what a dictionary must beat.
 
 =item final_bytes($candidate, $tuned)
 
 The bytes a candidate's dictionary takes when trained on every sample, as
 the cost counts them.
 
-=item stored_memory($model, \@pairs, \@frame_sizes)
+=item stored_memory($model, \@pairs, \@frame_sizes, threshold => 0)
 
-C<{ memory, bytes }> of the values stored as frames of those sizes (undef:
-raw), as the clients store them.
+C<{ memory, bytes, items }> of the values stored as frames of those sizes
+(undef: raw), as the clients store them (raw below C<threshold> bytes, or
+when the frame is over 0.8 of the value): C<items>, what a memcached of
+the model's settings written past its memory with them holds; C<memory>,
+the model's C<-m> over those items, times the values; C<bytes>, the
+bytes stored.
 
 =item dictionary_memory($model, \@pairs, $dictionary_bytes, $level)
 
 C<stored_memory> of the values compressed with that dictionary (not
-loaded) at that level.
+loaded) at that level, as a set's writers store them (threshold 64).
 
 =back
 
