@@ -13,7 +13,7 @@ use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(
     parse_manifest manifest_text check_fallback_fields slurp atomic_write manifest_path file_mismatch header_id);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::State qw(now state_at staged_start);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions qw(
-    decode_log encode_log entries_digest synthesize_log project_entries);
+    decode_log encode_log entries_digest synthesize_log reconcile_log project_entries);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::IDs qw(
     new_identity lowest_unused_id random_unused_id loaded_state);
 
@@ -39,9 +39,11 @@ sub read {
     return bless $self, $class;
 }
 
-# The decisions of a parsed set: its log, or, when it has none or a
-# release that knows no decisions changed its entries since the log was
-# written, the log its entries stand for (written on its next write).
+# The decisions of a parsed set: its log; when a release that knows no
+# decisions changed its entries since, the log and what that release did
+# (decisions made now); when it has none (or its entries do not say what
+# this release wrote), the log its entries stand for. Written on its next
+# write.
 sub _with_log {
     my ($self) = @_;
     my $f = $self->{set_fields};
@@ -49,8 +51,9 @@ sub _with_log {
     die "the set line's decisions: $@" if defined $f->{decisions} && !$log;
     my $fits = $log && defined $f->{decisions_of}
                && $f->{decisions_of} eq entries_digest($self->{entries}, $self->{removed});
-    $self->{decisions} = $fits ? $log : synthesize_log($self->{entries});
-    $self->{synthesized} = $fits ? 0 : defined $log ? 'rewritten' : 'converted';
+    my $kept = $log && !$fits ? reconcile_log($log, $self->{entries}, now()) : undef;
+    $self->{decisions} = $fits ? $log : $kept ? $kept : synthesize_log($self->{entries});
+    $self->{synthesized} = $fits ? 0 : $kept ? 'reconciled' : defined $log ? 'rewritten' : 'converted';
     return $self;
 }
 
@@ -516,8 +519,10 @@ sub history {
 
 # How the set's decisions were found when it was read: 0 (its log),
 # 'converted' (synthesized from the entries of a set written before sets
-# recorded decisions) or 'rewritten' (a release that knows no decisions
-# changed the entries after the log: synthesized from them again).
+# recorded decisions), 'reconciled' (a release that knows no decisions
+# changed the entries after the log: its changes follow the log) or
+# 'rewritten' (the same, but the entries do not say what the log's writer
+# wrote: synthesized from them again).
 sub synthesized { $_[0]{synthesized} || 0 }
 
 # Writes the entries' fields as the decisions say at $at (now by default):

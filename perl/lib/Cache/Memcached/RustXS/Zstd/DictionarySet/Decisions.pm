@@ -17,7 +17,7 @@ use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(manifest_date epo
 
 our $VERSION = '1.000';
 
-our @EXPORT_OK = qw(decode_log encode_log entries_digest synthesize_log project_entries %KINDS);
+our @EXPORT_OK = qw(decode_log encode_log entries_digest synthesize_log reconcile_log project_entries %KINDS);
 
 our %KINDS = (train => 1, rollback => 1, cancel => 1, retire => 1);
 
@@ -128,13 +128,53 @@ sub _key { defined $_[0] ? $_[0] : -9**9**9 }
 sub _min { my @v = grep { defined } @_; return @v ? (sort { $a <=> $b } @v)[0] : undef }
 sub _max { my @v = grep { defined } @_; return @v ? (sort { $b <=> $a } @v)[0] : undef }
 
+# ---- a log that a release knowing no decisions changed -------------------------
+
+# The log of a set whose entries release 0.101 changed after this release
+# wrote them, or undef when the entries do not say what this release wrote
+# (no `decided` field on an entry the log names: synthesize instead). 0.101
+# changes `state` and keeps `decided`, so an entry's two fields differ where
+# 0.101 acted: one it retired (decided=current, state=retired) or took up
+# again by hand (decided other, state=current), one it added (no decided,
+# in no decision). Each such change is a decision made when it is seen
+# ($now, and no earlier than the last decision): a train of what it added,
+# a retirement of what it retired with nothing in its place, a rollback to
+# what it made current again. Newer than every decision of the log, these
+# supersede what was staged, as 0.101 ignored it; nothing else changes.
+sub reconcile_log {
+    my ($log, $entries, $now) = @_;
+    my %named = map { (defined $_->{id} ? ($_->{id} => 1) : ()) } @$log;
+    return if grep { $named{ $_->{id} } && !defined $_->{decided} } @$entries;
+    my $made = _max(int $now, map { $_->{made} } @$log);
+    my ($seq, @more) = (scalar(@$log) ? $log->[-1]{seq} : 0);
+    my %by_prefix;
+    push @{ $by_prefix{ $_->{prefix} } }, $_ for @$entries;
+    for my $prefix (sort keys %by_prefix) {
+        my @mine = @{ $by_prefix{$prefix} };
+        my ($current) = grep { $_->{state} eq 'current' } @mine;
+        my @added = grep { !$named{ $_->{id} } } @mine;
+        my $retired = grep { $_->{state} eq 'retired' && ($_->{decided} || '') eq 'current' } @mine;
+        my @decide = map { +{ kind => 'train', id => $_->{id} } } grep { $_ != ($current || 0) } @added;
+        if ($current && !$named{ $current->{id} }) { push @decide, { kind => 'train', id => $current->{id} } }
+        elsif ($current && $current->{decided} ne 'current') { push @decide, { kind => 'rollback', id => $current->{id} } }
+        elsif (!$current && ($retired || @added)) {
+            my ($last) = @decide ? $decide[-1] : grep { ($_->{decided} || '') eq 'current' } @mine;
+            push @decide, { kind => 'retire', id => $last->{id} };
+        }
+        push @more, map { +{ %$_, seq => ++$seq, prefix => $prefix, made => $made, effective => $made } } @decide;
+    }
+    return [ @$log, @more ];
+}
+
 # ---- the entries from the fold --------------------------------------------------
 
 # Writes into each entry what a release that knows no decisions needs to
 # read the same writers from it ($state: State's state_at at the moment
 # of the write): the writer current from when it took effect, the pending
 # one staged (retired, with current_from and no retired date), the others
-# retired with when writers stopped (a date not known is kept as it is).
+# retired with when writers stopped (a date not known is kept as it is);
+# and in `decided` the state it has at that moment (current, staged or
+# retired), which 0.101 keeps as it is when it changes `state`.
 sub project_entries {
     my ($entries, $state) = @_;
     my $f = $state->{fold};
@@ -143,6 +183,7 @@ sub project_entries {
         my $row = $row{ $e->{id} } or next;
         my $u = $f->{used}{ $e->{id} };
         delete @$e{qw(written_until written_from)};
+        $e->{decided} = $row->{state};
         if ($row->{state} eq 'current') {
             $e->{state} = 'current';
             delete $e->{retired};
