@@ -3,9 +3,10 @@ package Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions;
 # A dictionary set's decisions as the manifest keeps them: the log on the
 # set line (where release 0.101, which knows no decisions, keeps it as an
 # unknown field), the log synthesized from the entries of a set that has
-# none (written by an earlier release, or rewritten by 0.101), and the
-# entries' fields that releases knowing no decisions read, written from
-# the fold. The state itself is DictionarySet::State's fold.
+# none (written by an earlier release), the log followed by what 0.101
+# changed since, and the entries' fields that releases knowing no
+# decisions read, written from the fold. The state itself is
+# DictionarySet::State's fold.
 
 use strict;
 use warnings;
@@ -244,7 +245,8 @@ bytes C<,>, C<;> and C<%> of the prefix written C<%XX>). Release 0.101
 keeps it as a field it does not know. Beside it, C<decisions_of> is a
 digest of what the entries say to such a release: when a release that
 knows no decisions has changed the entries since, the log no longer
-describes them, and the decisions are synthesized from the entries again.
+describes them: what that release changed follows the log as decisions
+(C<reconcile_log>).
 
 =head1 FUNCTIONS
 
@@ -272,13 +274,26 @@ known); a staged one is a C<train> made after the others of its prefix;
 one cancelled before its time (C<current_from> after C<retired>), a
 C<train> and a C<cancel> at its C<retired> date.
 
+=item reconcile_log(\@log, \@entries, $now)
+
+The log of a set whose entries release 0.101 changed after the log was
+written, or undef when the entries do not say what was written (an entry
+the log names without C<decided>). Each entry whose C<state> differs from
+its C<decided>, or that no decision names, is a change of 0.101's; they
+follow the log as decisions made at C<$now> (no earlier than the log's
+last): a C<train> of each dictionary 0.101 added, a C<retire> of a writer
+it retired with nothing in its place, a C<rollback> to a dictionary made
+current again.
+
 =item project_entries(\@entries, $state)
 
 Writes into the entries what a release that knows no decisions needs to
 read the same writers (C<$state>: State's C<state_at> at the moment of
 the write): the writer C<state=current> from when it took effect, the
 pending one staged (C<state=retired> with C<current_from> and no
-C<retired>), every other one retired with when writers stopped using it.
+C<retired>), every other one retired with when writers stopped using it;
+and C<decided>, the state each has at that moment (C<current>,
+C<staged>, C<retired>).
 
 =item %KINDS
 
