@@ -61,7 +61,7 @@ like error_of(sub { $set->current('gh:', at => 'soon') }), qr/\Acurrent: at must
 
 $set->write;
 my $text = do { local (@ARGV, $/) = "$TMP/schedule/manifest"; <> };
-like $text, qr/^dictionary id=12 prefix=gh: state=retired current_from=\Q${\ date($now + $HOUR)}\E /m,
+like $text, qr/^dictionary id=12 prefix=gh: state=retired decided=staged current_from=\Q${\ date($now + $HOUR)}\E /m,
     'the manifest: a release without staging loads it for reading only';
 like $text, qr/^dictionary id=11 prefix=gh: state=current /m, '... and keeps writing the current one';
 my $read = $Set->read("$TMP/schedule");

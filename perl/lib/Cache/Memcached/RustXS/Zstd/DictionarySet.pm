@@ -925,10 +925,10 @@ starting with C<#> and empty lines are comments. An example:
     # A zstd dictionary set: Cache::Memcached::RustXS::Zstd::DictionarySet describes this file.
     set id=3f0c9a5be1d24c8e9b7a6d5c4b3a2f10 created=2026-05-01T10:00:00Z decisions=1,train,1777629600,1777629600,1,user:;2,train,1777629600,1777629600,2,post:;3,train,1780308000,1780308000,3,user:;4,train,1780308000,1780308000,5, decisions_of=0c1d2e3f4a5b6c7d delimiter=:
     fallback method=zstd level=3 savings=12.5 samples=800 measured=2026-05-01T10:00:00Z
-    dictionary id=1 prefix=user: state=retired file=user-1.dict level=9 size=16384 sha256=9f86... savings=61.5 samples=500 trained=2026-05-01T10:00:00Z retired=2026-06-01T10:00:00Z decided=retired
-    dictionary id=2 prefix=post: state=current file=post-2.dict level=9 size=16384 sha256=60303... savings=55 samples=500 trained=2026-05-01T10:00:00Z decided=current
-    dictionary id=3 prefix=user: state=current file=user-3.dict level=9 size=16384 sha256=fd61a... trained=2026-06-01T10:00:00Z decided=current
-    dictionary id=5 prefix= state=current file=5.dict level=9 size=32768 sha256=2c26b... trained=2026-06-01T10:00:00Z decided=current other_keys=1
+    dictionary id=1 prefix=user: state=retired decided=retired file=user-1.dict level=9 size=16384 sha256=9f86... savings=61.5 samples=500 trained=2026-05-01T10:00:00Z retired=2026-06-01T10:00:00Z
+    dictionary id=2 prefix=post: state=current decided=current file=post-2.dict level=9 size=16384 sha256=60303... savings=55 samples=500 trained=2026-05-01T10:00:00Z
+    dictionary id=3 prefix=user: state=current decided=current file=user-3.dict level=9 size=16384 sha256=fd61a... trained=2026-06-01T10:00:00Z
+    dictionary id=5 prefix= state=current decided=current file=5.dict level=9 size=32768 sha256=2c26b... trained=2026-06-01T10:00:00Z other_keys=1
     removed id=4 prefix=cart: removed=2026-07-01T10:00:00Z
     end dictionaries=4 removed=1
 
@@ -962,7 +962,7 @@ every client reads) at a gzip level (0 to 12; Compress::Zlib's C<memGzip>
 uses 9). Optional: without it, the fallback is gzip at level 9, which is
 what the clients write without this distribution.
 
-=item C<dictionary id=N prefix=P state=current|retired current_from=DATE file=F level=N size=N sha256=HEX savings=PCT samples=N trained=DATE retired=DATE decided=STATE>
+=item C<dictionary id=N prefix=P state=current|retired decided=STATE current_from=DATE file=F level=N size=N sha256=HEX savings=PCT samples=N trained=DATE retired=DATE>
 
 One dictionary. C<id> is the ID in its header (1 to 4294967295), which
 every frame made with it names; no two dictionaries of a set share one.

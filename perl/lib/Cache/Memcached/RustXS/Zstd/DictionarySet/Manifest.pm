@@ -43,7 +43,7 @@ my %STATES       = (current => 1, retired => 1);
 # field (a lower-case name) is kept as it is and written after these.
 my @SET_FIELDS        = qw(id created);
 my @FALLBACK_FIELDS   = qw(method level savings samples measured);
-our @DICTIONARY_FIELDS = qw(id prefix state current_from file level size sha256 savings samples trained retired decided);
+our @DICTIONARY_FIELDS = qw(id prefix state decided current_from file level size sha256 savings samples trained retired);
 my @REMOVED_FIELDS    = qw(id prefix removed);
 my %LINE;    # how each kind of line is read: below parse_manifest
 our %REQUIRED = (
