@@ -145,6 +145,38 @@ my $npm_due = $t0 + 100 + $HOUR + 1;    # staged from the write, and one second 
     is_deeply [ map { $_->{id} } $s->removed ], [ 1 ], '... the dictionary it removed listed as removed';
 }
 
+# ---- a set 0.101 made -------------------------------------------------------------
+
+{
+    my $d = "$TMP/made-by-0101";
+    $now = $t0;
+    my $old = $Old->create($d);
+    is $old->{set_fields}{created}, '2033-05-18T03:33:20Z', '0.101 reads the time from its own hook';
+    ok !defined &CORE::GLOBAL::time, '... and time is overridden for no one';
+    $old->add(prefix => 'gh:', dictionary => $dict[0], level => 3, id => 1);
+    $old->write;
+    $now = $t0 + 100;
+    $old = $Old->read($d);
+    $old->add(prefix => 'gh:', dictionary => $dict[1], level => 3, id => 2);
+    $old->write;
+    $now = $t0 + 150;
+    $old = $Old->read($d);
+    $old->add(prefix => 'gh:', dictionary => $dict[2], level => 3, id => 3);
+    $old->write;
+    $now = $t0 + 200;
+    my $s = $Set->read($d);
+    is $s->synthesized, 'converted', 'a set 0.101 made: its decisions synthesized from its entries';
+    is_deeply [ id_of($s->current('gh:')), id_of($s->previous('gh:')) ], [ 3, 2 ],
+        '... writers use its current one, and used the one it replaced before (retired without dates)';
+    is kinds($s, 'gh:'), 'train:1 train:2 train:3 retire:1 retire:2', '... each replaced, then retired at a time not known';
+    is_deeply [ map { $_->{since} } grep { $_->{state} eq 'retired' } $s->schedule ], [ undef, undef ],
+        '... so their retirement dates stay unknown (prune counts from when it first sees them)';
+    $s->write;
+    is_deeply [ map { $_->{id} } grep { $_->{state} eq 'current' } $Old->read($d)->entries ], [ 3 ],
+        'converted on the next write: 0.101 reads the same';
+    is id_of($Set->read($d)->previous('gh:')), 2, '... and this release still knows what writers used before';
+}
+
 # ---- round trips lose nothing -----------------------------------------------------
 
 {

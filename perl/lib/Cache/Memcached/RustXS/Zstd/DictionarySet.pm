@@ -853,7 +853,8 @@ nothing lost: each dictionary writers used is a C<train> at its
 C<current_from> (not written: earlier than any), ended by a C<retire> at its
 C<retired> date unless another dictionary of its prefix started then (no
 date: a retirement at a time not known, which C<cmrx-dict prune> counts
-from when it first sees it); the current one without a C<current_from> is a
+from when it first sees it, made after the dictionary listed next for its
+prefix, which replaced it, as 0.101 lists them); the current one without a C<current_from> is a
 C<train> at once after the others of its prefix; a staged one, a C<train>
 made after those; one cancelled before its time (its C<current_from> after
 its C<retired> date), a C<train> and a C<cancel> at its C<retired> date.

@@ -73,9 +73,10 @@ sub entries_digest {
 # The decisions that entries written without a log stand for: each
 # dictionary writers used is a train at its current_from (not known: the
 # earliest), ended by a retirement at its retired date (not known: at a
-# time not known) unless another started then; a staged one is a train made after the others of its
-# prefix; one cancelled before its time (current_from after retired), a
-# train cancelled at its retired date.
+# time not known, after the dictionary listed after it, which replaced
+# it) unless another started then; a staged one is a train made after
+# the others of its prefix; one cancelled before its time (current_from
+# after retired), a train cancelled at its retired date.
 sub synthesize_log {
     my ($entries) = @_;
     my (@d, %started);
@@ -87,28 +88,36 @@ sub synthesize_log {
         $from = epoch_of($e->{trained}) if !defined $from && $e->{state} eq 'current';
         $started{ $e->{prefix} }{$from} = 1 if defined $from;
     }
-    my (@current, @staged);
+    my (@current, @staged, @undated, %train);
+    my %next;    # index => the index of the next entry of its prefix
+    { my %seen; for my $i (reverse 0 .. $#$entries) { my $p = $entries->[$i]{prefix};
+                                                      $next{$i} = $seen{$p} if defined $seen{$p}; $seen{$p} = $i } }
     for my $i (0 .. $#$entries) {
         my $e = $entries->[$i];
         my ($from, $retired) = (epoch_of($e->{current_from}), epoch_of($e->{retired}));
         $from = epoch_of($e->{current_from_copy}) unless defined $from;
         my %base = (prefix => $e->{prefix}, id => $e->{id}, order => $i);
         if ($e->{state} eq 'current' && !defined $from) {
-            push @current, { %base, kind => 'train', made => epoch_of($e->{trained}) };
+            push @current, $train{$i} = { %base, kind => 'train', made => epoch_of($e->{trained}) };
         }
         elsif ($e->{state} eq 'retired' && defined $from && !defined $e->{retired}) {
-            push @staged, { %base, kind => 'train', made => epoch_of($e->{trained}), effective => $from };
+            push @staged, $train{$i} = { %base, kind => 'train', made => epoch_of($e->{trained}), effective => $from };
         }
         elsif (defined $from && defined $retired && $from > $retired) {
-            push @d, { %base, kind => 'train', made => _min(epoch_of($e->{trained}), $retired), effective => $from },
+            push @d, $train{$i} = { %base, kind => 'train', made => _min(epoch_of($e->{trained}), $retired), effective => $from },
                      { %base, kind => 'cancel', id => undef, made => $retired, effective => $retired, order => $i + 0.5 };
         }
         else {
-            push @d, { %base, kind => 'train', made => $from, effective => $from };
+            push @d, $train{$i} = { %base, kind => 'train', made => $from, effective => $from };
             # Retired at its date (when no other started then), or at a
             # time not known (no date: a release before dates were kept).
-            push @d, { %base, kind => 'retire', made => $retired, effective => $retired, order => $i + 0.5 }
-                if $e->{state} eq 'retired' && !(defined $retired && $started{ $e->{prefix} }{$retired});
+            my $retire = { %base, kind => 'retire', made => $retired, effective => $retired, order => $i + 0.5 };
+            # With no date and a later dictionary of its prefix (0.101 adds
+            # after the one it retires): replaced by that one, which writers
+            # used next; the retirement, of a time not known, is made then.
+            if ($e->{state} ne 'retired' || (defined $retired && $started{ $e->{prefix} }{$retired})) { }
+            elsif (!defined $retired && defined $next{$i}) { push @undated, [ $retire, $next{$i} ] }
+            else { push @d, $retire }
         }
     }
     my @sorted = sort { _key($a->{made}) <=> _key($b->{made}) || $a->{order} <=> $b->{order} } @d;
@@ -120,6 +129,11 @@ sub synthesize_log {
         $s->{effective} = $s->{made} unless exists $s->{effective};
         $s->{made} = $s->{effective} if defined $s->{made} && defined $s->{effective} && $s->{made} > $s->{effective};
         push @sorted, $s;
+    }
+    for my $u (@undated) {
+        my ($retire, $by) = @$u;
+        $retire->{made} = $train{$by}{effective};
+        push @sorted, $retire;
     }
     my $seq = 0;
     return [ map { delete $_->{order}; $_->{seq} = ++$seq; $_ } @sorted ];
@@ -270,7 +284,8 @@ The decisions that entries written without a log stand for: each
 dictionary writers used is a C<train> at its C<current_from> (not known:
 earlier than any), ended by a C<retire> at its C<retired> date unless
 another dictionary of its prefix started then (no date: at a time not
-known); a staged one is a C<train> made after the others of its prefix;
+known, made after the train of the dictionary listed next for its prefix,
+which replaced it); a staged one is a C<train> made after the others of its prefix;
 one cancelled before its time (C<current_from> after C<retired>), a
 C<train> and a C<cancel> at its C<retired> date.
 
