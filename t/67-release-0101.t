@@ -15,6 +15,7 @@ use File::Temp ();
 use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use CMRXDev::Corpus qw(corpus_values);
+use CMRXTest::DictSets qw(run_dict);
 
 require './t/data/v0101/DictionarySet0101.pm';
 
@@ -112,6 +113,13 @@ my $npm_due = $t0 + 100 + $HOUR + 1;    # staged from the write, and one second 
     is kinds($s, 'gh:'), 'train:1 train:2 train:3', 'history of gh: ... the train 0.101 made is the last';
     my ($last) = reverse $s->history(prefix => 'gh:');
     is $last->{made}, $t0 + 300, '... made when this release first read it';
+    {
+        local $ENV{CMRX_DICT_NOW} = $now;
+        my ($status, $out, $err) = run_dict([ 'history', '--dictionaries', $d, '--prefix', 'gh:' ]);
+        is $status, 0, 'cmrx-dict history of the set 0.101 changed: exit 0' or diag $err;
+        like $out, qr/changed the set after its decisions were recorded: its changes are the last decisions/,
+            '... it says the last decisions are 0.101\'s' or diag $out;
+    }
     my ($staged) = grep { defined $_->{id} && $_->{id} == 5 } $s->history(prefix => 'npm:');
     is $staged->{status}, 'superseded', '... the staged npm: decision superseded';
     is_deeply [ sort map { $_->{id} } $s->entries ], [ 1 .. 6 ], 'readers still load every dictionary';
@@ -175,6 +183,13 @@ my $npm_due = $t0 + 100 + $HOUR + 1;    # staged from the write, and one second 
     is_deeply [ map { $_->{id} } grep { $_->{state} eq 'current' } $Old->read($d)->entries ], [ 3 ],
         'converted on the next write: 0.101 reads the same';
     is id_of($Set->read($d)->previous('gh:')), 2, '... and this release still knows what writers used before';
+
+    # As an operator runs it: cmrx-dict's clock is CMRX_DICT_NOW.
+    local $ENV{CMRX_DICT_NOW} = $now;
+    my ($status, $out, $err) = run_dict([ 'rollback', '--dictionaries', $d, '--prefix', 'gh:' ]);
+    is $status, 0, 'cmrx-dict rollback --prefix gh: on the set 0.101 made: exit 0' or diag $err;
+    is_deeply [ id_of($Set->read($d)->current('gh:')), id_of($Old->read($d)->current('gh:')) ], [ 2, 2 ],
+        '... back to the one 0.101 replaced, at once (writers used it), for both releases';
 }
 
 # ---- round trips lose nothing -----------------------------------------------------
