@@ -134,6 +134,30 @@ my $npm_due = $t0 + 100 + $HOUR + 1;    # staged from the write, and one second 
     is $old2->entry(5)->{state}, 'retired', '... and the superseded staged one retired';
 }
 
+# Lines that do not say what was written (no decided: a development
+# version's set): the decisions are synthesized from the entries, and
+# writers still follow 0.101's retrain.
+{
+    my $d = new_set('undecided');
+    my $text = do { local (@ARGV, $/) = "$d/manifest"; <> };
+    $text =~ s/ decided=\S+//g;
+    open my $fh, '>', "$d/manifest" or die "$d/manifest: $!";
+    print {$fh} $text;
+    close $fh;
+    $now = $t0 + 200;
+    my $old = $Old->read($d);
+    $old->add(prefix => 'gh:', dictionary => $dict[2], level => 3, id => 3);
+    $old->add(prefix => 'npm:', dictionary => $dict[2], level => 3, id => 6);
+    $old->write;
+    $now = $t0 + 300;
+    my $s = $Set->read($d);
+    is $s->synthesized, 'rewritten', 'without decided: synthesized from the entries';
+    is_deeply [ map { id_of($s->current($_)) } 'gh:', 'npm:' ], [ 3, 6 ], '... writers use what 0.101 trained';
+    is_deeply [ map { id_of($s->current($_, at => $npm_due + 10)) } 'gh:', 'npm:' ], [ 3, 6 ],
+        '... also after the staged time';
+    is id_of($s->previous('gh:')), 2, '... and used the one 0.101 retired before';
+}
+
 # ---- 0.101 retires, removes, changes another prefix ------------------------------
 
 {

@@ -878,7 +878,9 @@ C<cmrx-dict history> says that the last decisions are 0.101's. A prefix
 write records them. A set that 0.101 rewrote without changing its entries
 keeps its log as it is. (A set whose lines have no C<decided>, written by
 a development version of this release, has its decisions synthesized
-from its entries again, as for a set without a log.)
+from its entries again, as for a set without a log; a current dictionary
+with no C<current_from> was then added by 0.101 after the others of its
+prefix, which is also what writers follow.)
 
 This module reads, checks and writes sets. It needs nothing but perl 5.10.1
 and its core modules to read one (L<Digest::SHA> for the files' checksums);

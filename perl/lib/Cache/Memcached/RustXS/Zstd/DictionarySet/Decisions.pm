@@ -122,8 +122,12 @@ sub synthesize_log {
     }
     my @sorted = sort { _key($a->{made}) <=> _key($b->{made}) || $a->{order} <=> $b->{order} } @d;
     # The current one (from a time not written) and the staged one: made
-    # after every other decision of their prefix, the current at once.
-    for my $s (@current, @staged) {
+    # after every other decision of their prefix, the current at once. A
+    # current one without current_from was added by a release that knows
+    # no staging (0.101) after this one wrote the set, so what reads as
+    # staged in its prefix (0.101 retires by state alone) came before it.
+    my %plain = map { ($_->{prefix} => 1) } @current;
+    for my $s ((grep { $plain{ $_->{prefix} } } @staged), @current, (grep { !$plain{ $_->{prefix} } } @staged)) {
         my ($last) = reverse grep { $_->{prefix} eq $s->{prefix} } @sorted;
         $s->{made} = _max($s->{made}, $last ? $last->{made} : ());
         $s->{effective} = $s->{made} unless exists $s->{effective};
@@ -285,7 +289,9 @@ dictionary writers used is a C<train> at its C<current_from> (not known:
 earlier than any), ended by a C<retire> at its C<retired> date unless
 another dictionary of its prefix started then (no date: at a time not
 known, made after the train of the dictionary listed next for its prefix,
-which replaced it); a staged one is a C<train> made after the others of its prefix;
+which replaced it); a staged one is a C<train> made after the others of its prefix
+(but before a current one without C<current_from> of its prefix, which
+0.101 added after it);
 one cancelled before its time (C<current_from> after C<retired>), a
 C<train> and a C<cancel> at its C<retired> date.
 
