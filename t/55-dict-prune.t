@@ -54,6 +54,9 @@ sub undated {
     my $text = slurp($path);
     $text =~ s/^(dictionary id=$id .*?) retired=\S+/$1/m or die "no retired date for $id in $path\n";
     $text =~ s/^(dictionary id=$id .*?) current_from=\S+/$1/m;
+    # Written before dates were recorded: before decisions were, too.
+    $text =~ s/^(set .*?) decisions=\S+ decisions_of=\S+/$1/m;
+    $text =~ s/ decided=\S+//g;
     spew($path, $text);
     return;
 }

@@ -1,5 +1,9 @@
-# The reader and writer of dictionary sets as release 0.101 shipped them,
-# kept to prove that sets written now stay readable by it. Not installed.
+# Release 0.101's reader and writer of dictionary sets as it shipped (the
+# module Cache::Memcached::RustXS::Zstd::DictionarySet of commit dac997c),
+# kept to prove what 0.101 makes of the sets this release writes, and what
+# this release makes of the sets 0.101 changes. Not installed. It calls
+# nothing of the current distribution: what 0.101 asked of its engine is
+# written out below (marked "frozen"), and time comes from $Clock.
 package CMRXFixture::DictionarySet0101;
 
 use strict;
@@ -11,7 +15,6 @@ use Fcntl qw(:flock O_WRONLY O_CREAT O_EXCL);
 use File::Spec ();
 use IO::Handle ();
 use POSIX ();
-use Cache::Memcached::RustXS ();
 
 our $VERSION = '0.101';
 
@@ -22,13 +25,8 @@ my $LOCK_NAME      = '.lock';
 my $DICT_MAGIC     = "\x37\xa4\x30\xec";      # zstd dictionary magic, little-endian
 my $DICT_HEADER    = 8;                       # magic and ID
 my $MAX_ID         = 4294967295;              # IDs are 32-bit, 0 means none
-# New IDs are drawn at random from here up: an ID below takes only 1 or 2
-# bytes in a frame, and is what hand-numbered sets use; every ID from here
-# takes 4, so the draw spends no byte that a smaller random range would save.
-my $FIRST_RANDOM_ID = 65536;
-my $RANDOM_ID_BYTES = 4;
-my $ID_DRAWS        = 1000;                    # draws before new_id gives up
-my %LEVELS         = Cache::Memcached::RustXS::_level_ranges();    # the engine's (cmrx.h)
+# frozen: the level ranges of 0.101's engine (its cmrx.h)
+my %LEVELS         = (zstd_min => -7, zstd_max => 22, gzip_min => 0, gzip_max => 12);
 my $MIN_LEVEL      = $LEVELS{zstd_min};
 my $MAX_LEVEL      = $LEVELS{zstd_max};
 my $IDENTITY_BYTES = 16;
@@ -41,7 +39,7 @@ my %STATES       = (current => 1, retired => 1);
 # field (a lower-case name) is kept as it is and written after these.
 my @SET_FIELDS        = qw(id created);
 my @FALLBACK_FIELDS   = qw(method level savings samples measured);
-my @DICTIONARY_FIELDS = qw(id prefix state current_from file level size sha256 savings samples trained retired);
+my @DICTIONARY_FIELDS = qw(id prefix state file level size sha256 savings samples trained);
 my @REMOVED_FIELDS    = qw(id prefix removed);
 my %REQUIRED = (
     set        => [qw(id)],
@@ -76,6 +74,11 @@ sub _is_file    { defined $_[0] && $_[0] =~ /\A[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}
 
 # A date as the manifest writes it: ISO 8601 in UTC, to the second. Takes
 # epoch seconds or such a string.
+# frozen: 0.101 read the system's clock; tests set this code reference
+# (epoch seconds) to move this copy's time without touching anyone else's.
+our $Clock;
+sub _now { $Clock ? $Clock->() : time }
+
 sub _date {
     my ($what, $v) = @_;
     return $v if _is_date($v);
@@ -251,10 +254,6 @@ sub _check_entry {
         unless _is_count($f->{size}) && $f->{size} > $DICT_HEADER;
     die "$at: sha256 must be 64 lower-case hexadecimal digits\n" unless $f->{sha256} =~ /\A[0-9a-f]{64}\z/;
     _check_measures($f, $at, 'trained');
-    die "$at: retired must be YYYY-MM-DDTHH:MM:SSZ, not " . _shown($f->{retired}) . "\n"
-        if defined $f->{retired} && !_is_date($f->{retired});
-    die "$at: current_from must be YYYY-MM-DDTHH:MM:SSZ, not " . _shown($f->{current_from}) . "\n"
-        if defined $f->{current_from} && !_is_date($f->{current_from});
     return;
 }
 
@@ -291,196 +290,29 @@ sub entry {
     return;
 }
 
-# ---- which dictionary writers use, and from when ---------------------------
-#
-# An entry is a candidate to be its prefix's writing dictionary when its
-# state is current, or when it is staged: retired, with a current_from date
-# and no retired date (the form releases that know no staging read as a
-# dictionary to load for reading only). A candidate starts at its
-# current_from (a current entry without one: always); at any moment the
-# prefix's dictionary is the candidate that started last.
-
-sub _epoch_of {
-    my ($date) = @_;
-    my @t = $date =~ /\A([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z\z/ or return;
-    require Time::Local;
-    return Time::Local::timegm($t[5], $t[4], $t[3], $t[2], $t[1] - 1, $t[0]);
-}
-
-sub _is_staged {
-    my ($e) = @_;
-    return $e->{state} eq 'retired' && defined $e->{current_from} && !defined $e->{retired};
-}
-
-sub _is_candidate { $_[0]{state} eq 'current' || _is_staged($_[0]) }
-
-# When candidate $e starts (epoch seconds), or undef for always.
-sub _start_of {
-    my ($e) = @_;
-    return defined $e->{current_from} ? _epoch_of($e->{current_from}) : undef;
-}
-
-# The moment the map is asked for: the at option, else now.
-sub _at {
-    my ($who, %opt) = @_;
-    for my $name (sort keys %opt) {
-        Carp::croak("$who: unknown option $name (at => EPOCH_SECONDS is the only one)") unless $name eq 'at';
-    }
-    return time unless defined $opt{at};
-    Carp::croak("$who: at must be epoch seconds, not " . _shown($opt{at}))
-        unless $opt{at} =~ /\A[0-9]+(?:\.[0-9]*)?\z/;
-    return $opt{at};
-}
-
-# { prefix => the entry writers use at $at }.
 sub _current_map {
-    my ($self, $at) = @_;
-    $at = time unless defined $at;
-    my (%map, %started);
-    for my $e (grep { _is_candidate($_) } @{ $self->{entries} }) {
-        my $start = _start_of($e);
-        next if defined $start && $start > $at;
-        my $p = $e->{prefix};
-        next if exists $map{$p} && defined $started{$p} && (!defined $start || $start < $started{$p});
-        ($map{$p}, $started{$p}) = ($e, $start);
-    }
-    return \%map;
+    my ($self) = @_;
+    return { map { ($_->{prefix} => $_) } grep { $_->{state} eq 'current' } @{ $self->{entries} } };
 }
 
-sub prefixes {
-    my ($self, %opt) = @_;
-    return sort keys %{ $self->_current_map(_at('prefixes', %opt)) };
-}
+sub prefixes { sort keys %{ $_[0]->_current_map } }
 
 sub current {
-    my ($self, $prefix, %opt) = @_;
-    my $at = _at('current', %opt);
-    my $e = defined $prefix ? $self->_current_map($at)->{$prefix} : undef;
+    my ($self, $prefix) = @_;
+    my $e = defined $prefix ? $self->_current_map->{$prefix} : undef;
     return $e ? _copy($e) : undef;
 }
 
-# The current dictionary whose prefix is the longest that $key starts with;
-# the whole-cache entry (prefix '') only when it is for other keys too.
+# The current dictionary whose prefix is the longest that $key starts with.
 sub for_key {
-    my ($self, $key, %opt) = @_;
+    my ($self, $key) = @_;
     Carp::croak('for_key: a key is needed') unless defined $key;
-    my $map = $self->_current_map(_at('for_key', %opt));
     my $best;
-    for my $e (values %$map) {
-        next if !length $e->{prefix} && !_for_other_keys($e);
+    for my $e (grep { $_->{state} eq 'current' } @{ $self->{entries} }) {
         next unless substr($key, 0, length $e->{prefix}) eq $e->{prefix};
         $best = $e if !$best || length $e->{prefix} > length $best->{prefix};
     }
     return $best ? _copy($best) : undef;
-}
-
-# The whole-cache entry: the current dictionary of the empty prefix, for
-# writers that cannot see keys.
-sub whole_cache {
-    my ($self, %opt) = @_;
-    return $self->current('', at => _at('whole_cache', %opt));
-}
-
-# Whether keys of prefixes without a dictionary get the whole-cache entry
-# (other_keys=0 says the fallback stores them in less memory).
-sub _for_other_keys {
-    my ($e) = @_;
-    return !(defined $e->{other_keys} && $e->{other_keys} eq '0');
-}
-
-sub other_keys_entry {
-    my ($self, %opt) = @_;
-    my $e = $self->_current_map(_at('other_keys_entry', %opt))->{''};
-    return $e && _for_other_keys($e) ? _copy($e) : undef;
-}
-
-# The first moment after $at at which a staged entry starts (epoch
-# seconds), or undef: until then, what writers use does not change.
-sub next_change {
-    my ($self, %opt) = @_;
-    my $at = _at('next_change', %opt);
-    my $next;
-    for my $e (grep { _is_candidate($_) } @{ $self->{entries} }) {
-        my $start = _start_of($e);
-        $next = $start if defined $start && $start > $at && (!defined $next || $start < $next);
-    }
-    return $next;
-}
-
-# Each entry's state at $at, and since when: current (the one writers of
-# its prefix use), staged (they will from its current_from), retired.
-sub schedule {
-    my ($self, %opt) = @_;
-    my $at = _at('schedule', %opt);
-    my $map = $self->_current_map($at);
-    my %in_use = map { ($_ + 0 => 1) } values %$map;
-    my @rows;
-    for my $e (@{ $self->{entries} }) {
-        my $start = _is_candidate($e) ? _start_of($e) : undef;
-        my %row = (entry => _copy($e));
-        if ($in_use{ $e + 0 }) {
-            @row{qw(state since)} = ('current', defined $start ? $e->{current_from} : $e->{trained});
-        }
-        elsif (_is_candidate($e) && defined $start && $start > $at) {
-            @row{qw(state since)} = ('staged', $e->{current_from});
-        }
-        else {
-            # Retired, or a candidate that a later one took over from.
-            my $taken_by = $map->{ $e->{prefix} };
-            my $since = $e->{retired};
-            $since = $taken_by->{current_from} if !defined $since && $taken_by && defined $taken_by->{current_from};
-            @row{qw(state since)} = ('retired', $since);
-        }
-        push @rows, \%row;
-    }
-    push @rows, map { +{ entry => _copy($_), state => 'removed', since => $_->{removed} } } @{ $self->{removed} };
-    return @rows;
-}
-
-# The delimiter the set's prefixes end with, as the trainer recorded it on
-# the set line, or undef.
-sub delimiter {
-    my ($self) = @_;
-    my $d = $self->{set_fields} && $self->{set_fields}{delimiter};
-    return defined $d && length $d ? $d : undef;
-}
-
-sub set_delimiter {
-    my ($self, $d) = @_;
-    Carp::croak('set_delimiter: the delimiter is one or more bytes') unless defined $d && length $d;
-    $self->{set_fields}{delimiter} = $d;
-    return $d;
-}
-
-# What a writer for keys that start with $prefix writes with, as
-# compress_methods(prefix => ...) decides: { entry => the current entry or
-# undef (the fallback), how => 'prefix' (an entry's prefix starts $prefix,
-# or '' for the whole cache), 'delimiter' (the prefix with the set's
-# delimiter added is an entry's) or 'none' (no entry matches: the
-# whole-cache entry when it is for other keys, or when $prefix begins
-# several entries' prefixes; else the fallback) }.
-sub resolve_prefix {
-    my ($self, $prefix, %opt) = @_;
-    Carp::croak('resolve_prefix: a prefix is needed') unless defined $prefix;
-    my $map = $self->_current_map(_at('resolve_prefix', %opt));
-    my $whole = $map->{''};
-    if (!length $prefix) {
-        return { entry => $whole ? _copy($whole) : undef, how => $whole ? 'prefix' : 'none' };
-    }
-    my $best;
-    for my $p (grep { length } keys %$map) {
-        next unless substr($prefix, 0, length $p) eq $p;
-        $best = $p if !defined $best || length $p > length $best;
-    }
-    return { entry => _copy($map->{$best}), how => 'prefix' } if defined $best;
-    my @delimiters = defined $self->delimiter ? ($self->delimiter)
-                   : do { my %d = map { (substr($_, -1) => 1) } grep { length && /[^A-Za-z0-9]\z/ } keys %$map;
-                          sort keys %d };
-    my @with = grep { $map->{$_} } map { $prefix . $_ } @delimiters;
-    return { entry => _copy($map->{ $with[0] }), how => 'delimiter' } if @with == 1;
-    my $spans = grep { length $_ > length $prefix && substr($_, 0, length $prefix) eq $prefix } keys %$map;
-    my $e = $whole && ($spans || _for_other_keys($whole)) ? $whole : undef;
-    return { entry => $e ? _copy($e) : undef, how => 'none' };
 }
 
 my %DEFAULT_FALLBACK = (method => 'gzip', level => 9);
@@ -545,17 +377,22 @@ sub create {
     Carp::croak("$dir holds a dictionary set already ($path): read it instead") if -e $path;
     return bless {
         dir => $dir, identity => _new_identity(), format => $FORMAT, entries => [], removed => [], fallback => undef,
-        set_fields => { created => _date('created', time) }, manifest_sha256 => undef,
+        set_fields => { created => _date('created', _now()) }, manifest_sha256 => undef,
     }, $class;
 }
 
 sub _new_identity {
-    my $random = _random_bytes($IDENTITY_BYTES);
+    my $random = '';
+    if (open my $fh, '<', '/dev/urandom') {
+        binmode $fh;
+        CORE::read($fh, $random, $IDENTITY_BYTES);
+        close $fh;
+    }
     $random .= join ',', time, $$, rand, {}, $0 if length $random < $IDENTITY_BYTES;
     return substr Digest::SHA::sha256_hex($random), 0, 2 * $IDENTITY_BYTES;
 }
 
-my @ADD_OPTIONS = qw(prefix dictionary level id savings samples trained current_from);
+my @ADD_OPTIONS = qw(prefix dictionary level id savings samples trained);
 
 sub add {
     my ($self, %opt) = @_;
@@ -605,29 +442,12 @@ sub add {
         %extra,
         id => $id, prefix => $prefix, state => 'current', file => $self->_file_name($prefix, $id),
         level => 0 + $opt{level}, size => length $bytes, sha256 => Digest::SHA::sha256_hex($bytes),
-        trained => _date('add: trained', defined $opt{trained} ? $opt{trained} : time),
+        trained => _date('add: trained', defined $opt{trained} ? $opt{trained} : _now()),
     );
     $e{savings} = $opt{savings} if defined $opt{savings};
     $e{samples} = $opt{samples} if defined $opt{samples};
-    my $now = time;
-    my $from = defined $opt{current_from} ? _date('add: current_from', $opt{current_from}) : undef;
-    if (defined $from && _epoch_of($from) > $now) {
-        # Staged: loaded by every reader from now on, written with from then.
-        @e{qw(state current_from)} = ('retired', $from);
-    }
-    else {
-        # At once: the newest decision for the prefix. What was staged for
-        # it is cancelled (retired with its current_from: never written
-        # with), so that it does not take over later.
-        $self->settle(at => $now);
-        if (my $old = $self->_current_map($now)->{$prefix}) {
-            $old->{state} = 'retired';
-            $old->{retired} = _date('retired', $now);
-            delete $old->{current_from};
-        }
-        $_->{retired} = _date('retired', $now)
-            for grep { $_->{prefix} eq $prefix && _is_staged($_) } @{ $self->{entries} };
-        $e{current_from} = $from if defined $from;
+    if (my $old = $self->_current_map->{$prefix}) {
+        $old->{state} = 'retired';
     }
     push @{ $self->{entries} }, \%e;
     $self->{pending}{$id} = $bytes;
@@ -660,132 +480,12 @@ sub unused_id {
     Carp::croak('unused_id: every dictionary ID is taken');
 }
 
-# A random ID that no dictionary of the set has or had, that this process
-# has not loaded, and that is not among @{ $opt{avoid} } (the IDs that
-# stored values name): two sets made apart then share an ID only by chance.
-sub new_id {
-    my ($self, %opt) = @_;
-    for my $name (sort keys %opt) {
-        Carp::croak("new_id: unknown option $name (avoid => [IDs] is the only one)") unless $name eq 'avoid';
-    }
-    Carp::croak('new_id: avoid must be an array reference of IDs')
-        if defined $opt{avoid} && ref $opt{avoid} ne 'ARRAY';
-    my %taken = map { ($_->{id} => 1) } @{ $self->{entries} }, @{ $self->{removed} };
-    $taken{$_} = 1 for grep { defined } @{ $opt{avoid} || [] };
-    my $span = $MAX_ID - $FIRST_RANDOM_ID + 1;
-    for (1 .. $ID_DRAWS) {
-        my $id = $FIRST_RANDOM_ID + _random_u32() % $span;
-        return $id unless $taken{$id} || _loaded_state($id, '') ne 'not_loaded';
-    }
-    Carp::croak("new_id: no free ID found in $ID_DRAWS random draws");
-}
-
-# 32 random bits from the system's generator (perl's rand where there is none).
-sub _random_u32 {
-    my $bytes = _random_bytes($RANDOM_ID_BYTES);
-    return unpack 'N', $bytes if length $bytes == $RANDOM_ID_BYTES;
-    return int rand 2**32;
-}
-
-# $count bytes from the system's generator, or fewer (none without one):
-# each caller says what makes up for them.
-sub _random_bytes {
-    my ($count) = @_;
-    my $bytes = '';
-    if (open my $fh, '<', '/dev/urandom') {
-        binmode $fh;
-        CORE::read($fh, $bytes, $count);
-        close $fh;
-    }
-    return $bytes;
-}
-
-# Retires dictionary $id, recording when: now, or the time given; a
-# dictionary retired before keeps its date unless one is given (or it had
-# none).
 sub retire {
-    my ($self, $id, %opt) = @_;
-    for my $name (sort keys %opt) {
-        Carp::croak("retire: unknown option $name (retired => WHEN is the only one)") unless $name eq 'retired';
-    }
+    my ($self, $id) = @_;
     my ($e) = grep { $_->{id} eq $id } @{ $self->{entries} };
     Carp::croak("retire: no dictionary with ID " . _shown($id) . " in the set") unless $e;
-    my $when = defined $opt{retired} ? _date('retire: retired', $opt{retired})
-             : $e->{state} eq 'retired' && defined $e->{retired} ? $e->{retired}
-             : _date('retired', time);
-    # A staged one keeps its current_from: retired with it, it was never
-    # written with (cancelled), which a rollback tells apart.
-    delete $e->{current_from} unless _is_staged($e);
     $e->{state} = 'retired';
-    $e->{retired} = $when;
     return _copy($e);
-}
-
-# Makes dictionary $id its prefix's current one again (a rollback), or at
-# once the one a staged entry would have become: from current_from on
-# (epoch seconds or a date; now by default), staged as add stages. Every
-# other staged dictionary of the prefix is retired: from then on, $id.
-sub make_current {
-    my ($self, $id, %opt) = @_;
-    for my $name (sort keys %opt) {
-        Carp::croak("make_current: unknown option $name (current_from => WHEN is the only one)")
-            unless $name eq 'current_from';
-    }
-    my ($e) = grep { $_->{id} eq $id } @{ $self->{entries} };
-    unless ($e) {
-        my ($gone) = grep { $_->{id} eq $id } @{ $self->{removed} };
-        Carp::croak("make_current: dictionary $id was removed from the set (its file is gone): train another")
-            if $gone;
-        Carp::croak('make_current: no dictionary with ID ' . _shown($id) . ' in the set');
-    }
-    my $now = time;
-    my $from = defined $opt{current_from} ? _date('make_current: current_from', $opt{current_from})
-                                          : _date('now', $now);
-    $self->settle(at => $now);
-    my $current = $self->_current_map($now)->{ $e->{prefix} };
-    my @cancel = grep { $_ != $e && $_->{prefix} eq $e->{prefix} && _is_staged($_) } @{ $self->{entries} };
-    if ($current && $current == $e) {
-        Carp::croak("make_current: dictionary $id is the current one of prefix " . _shown($e->{prefix})
-                  . ' already, and nothing is staged to replace it') unless @cancel;
-    }
-    elsif (_epoch_of($from) > $now) {
-        @$e{qw(state current_from)} = ('retired', $from);
-        delete $e->{retired};
-    }
-    else {
-        if ($current) {
-            $current->{state} = 'retired';
-            $current->{retired} = _date('retired', $now);
-            delete $current->{current_from};
-        }
-        @$e{qw(state current_from)} = ('current', $from);
-        delete $e->{retired};
-    }
-    $_->{retired} = _date('retired', $now) for @cancel;    # cancelled: see retire
-    return _copy($e);
-}
-
-# Writes down what the schedule says at $at (now by default): each staged
-# dictionary whose time has come is made current, and the one it took over
-# from retired at that time. What writers use does not change; releases
-# that know no staging then read the same. write does this.
-sub settle {
-    my ($self, %opt) = @_;
-    my $at = _at('settle', %opt);
-    my $map = $self->_current_map($at);
-    for my $e (grep { _is_candidate($_) } @{ $self->{entries} }) {
-        my $start = _start_of($e);
-        next if defined $start && $start > $at;
-        my $in_use = $map->{ $e->{prefix} };
-        if ($in_use == $e) {
-            $e->{state} = 'current';
-            next;
-        }
-        $e->{state} = 'retired';
-        $e->{retired} = defined $in_use->{current_from} ? $in_use->{current_from} : _date('retired', $at);
-        delete $e->{current_from};
-    }
-    return $self;
 }
 
 sub remove {
@@ -797,7 +497,7 @@ sub remove {
     $self->{entries} = [ grep { $_ != $e } @{ $self->{entries} } ];
     delete $self->{pending}{$id} if $self->{pending};
     push @{ $self->{removed_files} }, $e->{file};
-    push @{ $self->{removed} }, { id => $e->{id}, prefix => $e->{prefix}, removed => _date('removed', time) };
+    push @{ $self->{removed} }, { id => $e->{id}, prefix => $e->{prefix}, removed => _date('removed', _now()) };
     return _copy($e);
 }
 
@@ -866,7 +566,6 @@ sub write {
         next if defined $existing && !_mismatch($e, $existing);
         _atomic_write($file, $pending{ $e->{id} });
     }
-    $self->settle;
     my $text = $self->as_string;
     _atomic_write($path, $text);
     $self->{manifest_sha256} = Digest::SHA::sha256_hex($text);
@@ -906,34 +605,26 @@ sub _atomic_write {
     return;
 }
 
-# ---- what the engine provides ----------------------------------------------
-
-sub _engine {
-    require Cache::Memcached::RustXS::Zstd;
-    return;
-}
+# ---- what the engine provided (frozen) -------------------------------------
+#
+# 0.101 asked its engine to rewrite a dictionary's ID, whether a dictionary
+# with an ID was loaded in the process, and whether the engine accepted a
+# dictionary. The copy keeps the manifest's behaviour: the ID is the four
+# bytes after the magic number, and no dictionary is loaded by this copy.
 
 sub _with_id {
     my ($bytes, $id) = @_;
-    _engine();
-    my $out = eval { Cache::Memcached::RustXS::Zstd::dictionary_with_id($bytes, $id) };
-    Carp::croak('add: ' . Cache::Memcached::RustXS::Zstd::_reason($@)) unless defined $out;
-    return $out;
+    Carp::croak('add: not a standard zstd dictionary') unless defined _header_id($bytes);
+    substr($bytes, 4, 4) = pack 'V', $id;
+    return $bytes;
 }
 
-sub _loaded_state {
-    my ($id, $bytes) = @_;
-    _engine();
-    return Cache::Memcached::RustXS::Zstd::_loaded_state($id, $bytes);
-}
+sub _loaded_state { 'not_loaded' }
 
 sub _check_engine {
     my ($bytes) = @_;
-    _engine();
-    my $ok = eval { Cache::Memcached::RustXS::Zstd::dictionary_id($bytes) };
-    Carp::croak('add: ' . Cache::Memcached::RustXS::Zstd::_reason($@)) unless $ok;
+    Carp::croak('add: not a standard zstd dictionary') unless defined _header_id($bytes);
     return;
 }
 
 1;
-__END__

@@ -13,7 +13,7 @@ use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(
     parse_manifest manifest_text check_fallback_fields slurp atomic_write manifest_path file_mismatch header_id);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::State qw(now state_at staged_start);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions qw(
-    decode_log encode_log entries_digest synthesize_log project_entries);
+    decode_log encode_log entries_digest synthesize_log reconcile_log project_entries);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::IDs qw(
     new_identity lowest_unused_id random_unused_id loaded_state);
 
@@ -39,9 +39,11 @@ sub read {
     return bless $self, $class;
 }
 
-# The decisions of a parsed set: its log, or, when it has none or a
-# release that knows no decisions changed its entries since the log was
-# written, the log its entries stand for (written on its next write).
+# The decisions of a parsed set: its log; when a release that knows no
+# decisions changed its entries since, the log and what that release did
+# (decisions made now); when it has none (or its entries do not say what
+# this release wrote), the log its entries stand for. Written on its next
+# write.
 sub _with_log {
     my ($self) = @_;
     my $f = $self->{set_fields};
@@ -49,8 +51,9 @@ sub _with_log {
     die "the set line's decisions: $@" if defined $f->{decisions} && !$log;
     my $fits = $log && defined $f->{decisions_of}
                && $f->{decisions_of} eq entries_digest($self->{entries}, $self->{removed});
-    $self->{decisions} = $fits ? $log : synthesize_log($self->{entries});
-    $self->{synthesized} = $fits ? 0 : defined $log ? 'rewritten' : 'converted';
+    my $kept = $log && !$fits ? reconcile_log($log, $self->{entries}, now()) : undef;
+    $self->{decisions} = $fits ? $log : $kept ? $kept : synthesize_log($self->{entries});
+    $self->{synthesized} = $fits ? 0 : $kept ? 'reconciled' : defined $log ? 'rewritten' : 'converted';
     return $self;
 }
 
@@ -516,8 +519,10 @@ sub history {
 
 # How the set's decisions were found when it was read: 0 (its log),
 # 'converted' (synthesized from the entries of a set written before sets
-# recorded decisions) or 'rewritten' (a release that knows no decisions
-# changed the entries after the log: synthesized from them again).
+# recorded decisions), 'reconciled' (a release that knows no decisions
+# changed the entries after the log: its changes follow the log) or
+# 'rewritten' (the same, but the entries do not say what the log's writer
+# wrote: synthesized from them again).
 sub synthesized { $_[0]{synthesized} || 0 }
 
 # Writes the entries' fields as the decisions say at $at (now by default):
@@ -820,16 +825,27 @@ stays loaded until C<cmrx-dict prune> removes it.
 
 =head2 Releases that know no decisions
 
-Release 0.101 reads and writes sets too, and knows no decisions. So the
-log is a field of the C<set> line, which it keeps as it keeps any field it
-does not know, and each dictionary's line still says what 0.101 needs:
+Release 0.101 reads and writes sets too, and knows no decisions, no
+staging and no dates: of each dictionary it reads only C<state> (which
+one is current for its prefix), and when it rewrites a set it keeps every
+field it does not know, on every line, as it is. So the log is a field of
+the C<set> line, and each dictionary's line still says what 0.101 needs:
 L</write> writes the entries' fields from the decisions at that moment
 (L</settle>). The dictionary writers use is C<state=current> with its
 C<current_from>; a pending one is C<state=retired> with a C<current_from>
-and no C<retired> date (0.101 loads it for reading and takes it up at its
-time); every other one is C<state=retired> with its C<retired> date, when
-writers stopped using it. 0.101 therefore reads the same writers at every
-moment until the next decision.
+and no C<retired> date; every other one is C<state=retired> with its
+C<retired> date, when writers stopped using it. Each line also says in
+C<decided> what the decisions made it at that moment (C<current>,
+C<staged> or C<retired>), a field 0.101 keeps as it is when it changes
+C<state>.
+
+What 0.101 reads of such a set is therefore what writers used at the
+moment of the last write: it loads every dictionary (a pending one too,
+so its readers read what the new one writes), but takes up nothing
+staged; a staged first dictionary leaves its prefix on the fallback (or
+the whole-cache entry) for it. Once this release writes the set again
+after the staged time (any write: a C<train>, a C<rollback>, a
+C<prune>), 0.101 reads the new writer from that write on.
 
 A set written before sets recorded decisions (no log) reads as the
 decisions its entries stand for, and is converted on its next write,
@@ -837,21 +853,34 @@ nothing lost: each dictionary writers used is a C<train> at its
 C<current_from> (not written: earlier than any), ended by a C<retire> at its
 C<retired> date unless another dictionary of its prefix started then (no
 date: a retirement at a time not known, which C<cmrx-dict prune> counts
-from when it first sees it); the current one without a C<current_from> is a
+from when it first sees it, made after the dictionary listed next for its
+prefix, which replaced it, as 0.101 lists them); the current one without a C<current_from> is a
 C<train> at once after the others of its prefix; a staged one, a C<train>
 made after those; one cancelled before its time (its C<current_from> after
 its C<retired> date), a C<train> and a C<cancel> at its C<retired> date.
 
-A set that 0.101 rewrote after this release wrote it keeps its log, but
-the entries may have changed since (0.101 adds a dictionary at once,
-retires one, cancels what was staged): the set line's C<decisions_of>, a
-digest of the entries' fields that 0.101 reads, no longer matches them.
-Then the entries win: the decisions are synthesized from them as for a set
-without a log, so that writers use what 0.101 left and "used before" is
-what it retired, and the next write replaces the old log with the
-synthesized one (C<cmrx-dict history> says so; the decisions recorded
-before 0.101's change are summed up by one decision a dictionary). A set
-that 0.101 rewrote without changing its entries keeps its log.
+A set that 0.101 changed after this release wrote it keeps its log, but
+its entries no longer match the log (the set line's C<decisions_of>, a
+digest of the fields that 0.101 reads, differs). 0.101 changes a set in
+three ways, and each is found on its line, where C<state> and C<decided>
+differ: C<add> retrains a prefix (a line with no C<decided>, current, and
+the prefix's writer C<state=retired> with its C<current_from> kept and no
+C<retired> date), C<retire> takes a prefix's writer away, C<remove> drops
+a retired dictionary. The log is kept, and what 0.101 did follows it as
+decisions made when this release first reads the set (the time 0.101
+wrote is not recorded): a C<train> of each dictionary it added, a
+C<retire> of a writer it retired with nothing in its place, a C<rollback>
+to a dictionary made current again by hand. Being the newest decisions,
+they supersede whatever was staged, which 0.101 ignored: writers follow
+0.101's retrain, "used before" is the dictionary it retired, and
+C<cmrx-dict history> says that the last decisions are 0.101's. A prefix
+0.101 did not change keeps its decisions, a staged one included. The next
+write records them. A set that 0.101 rewrote without changing its entries
+keeps its log as it is. (A set whose lines have no C<decided>, written by
+a development version of this release, has its decisions synthesized
+from its entries again, as for a set without a log; a current dictionary
+with no C<current_from> was then added by 0.101 after the others of its
+prefix, which is also what writers follow.)
 
 This module reads, checks and writes sets. It needs nothing but perl 5.10.1
 and its core modules to read one (L<Digest::SHA> for the files' checksums);
@@ -899,10 +928,10 @@ starting with C<#> and empty lines are comments. An example:
     # A zstd dictionary set: Cache::Memcached::RustXS::Zstd::DictionarySet describes this file.
     set id=3f0c9a5be1d24c8e9b7a6d5c4b3a2f10 created=2026-05-01T10:00:00Z decisions=1,train,1777629600,1777629600,1,user:;2,train,1777629600,1777629600,2,post:;3,train,1780308000,1780308000,3,user:;4,train,1780308000,1780308000,5, decisions_of=0c1d2e3f4a5b6c7d delimiter=:
     fallback method=zstd level=3 savings=12.5 samples=800 measured=2026-05-01T10:00:00Z
-    dictionary id=1 prefix=user: state=retired file=user-1.dict level=9 size=16384 sha256=9f86... savings=61.5 samples=500 trained=2026-05-01T10:00:00Z retired=2026-06-01T10:00:00Z
-    dictionary id=2 prefix=post: state=current file=post-2.dict level=9 size=16384 sha256=60303... savings=55 samples=500 trained=2026-05-01T10:00:00Z
-    dictionary id=3 prefix=user: state=current file=user-3.dict level=9 size=16384 sha256=fd61a... trained=2026-06-01T10:00:00Z
-    dictionary id=5 prefix= state=current file=5.dict level=9 size=32768 sha256=2c26b... trained=2026-06-01T10:00:00Z other_keys=1
+    dictionary id=1 prefix=user: state=retired decided=retired file=user-1.dict level=9 size=16384 sha256=9f86... savings=61.5 samples=500 trained=2026-05-01T10:00:00Z retired=2026-06-01T10:00:00Z
+    dictionary id=2 prefix=post: state=current decided=current file=post-2.dict level=9 size=16384 sha256=60303... savings=55 samples=500 trained=2026-05-01T10:00:00Z
+    dictionary id=3 prefix=user: state=current decided=current file=user-3.dict level=9 size=16384 sha256=fd61a... trained=2026-06-01T10:00:00Z
+    dictionary id=5 prefix= state=current decided=current file=5.dict level=9 size=32768 sha256=2c26b... trained=2026-06-01T10:00:00Z other_keys=1
     removed id=4 prefix=cart: removed=2026-07-01T10:00:00Z
     end dictionaries=4 removed=1
 
@@ -936,7 +965,7 @@ every client reads) at a gzip level (0 to 12; Compress::Zlib's C<memGzip>
 uses 9). Optional: without it, the fallback is gzip at level 9, which is
 what the clients write without this distribution.
 
-=item C<dictionary id=N prefix=P state=current|retired current_from=DATE file=F level=N size=N sha256=HEX savings=PCT samples=N trained=DATE retired=DATE>
+=item C<dictionary id=N prefix=P state=current|retired decided=STATE current_from=DATE file=F level=N size=N sha256=HEX savings=PCT samples=N trained=DATE retired=DATE>
 
 One dictionary. C<id> is the ID in its header (1 to 4294967295), which
 every frame made with it names; no two dictionaries of a set share one.
@@ -967,12 +996,14 @@ L</Releases that know no decisions>). Fields C<written_until> and
 C<written_from> that earlier releases of this distribution wrote are read
 no more and dropped on the next write.
 
-C<current_from_copy>: the same date as C<current_from>, written beside
-it. Release 0.101 drops C<current_from> when it retires a dictionary and
-keeps fields it does not know; the copy then still says when writers took
-the dictionary up, so that of several it retired at one date, a rollback
-goes back to the one writers used last. It is read only when
-C<current_from> is missing.
+C<decided>: what the decisions made the dictionary when this release
+last wrote the set: C<current>, C<staged> or C<retired>. Release 0.101
+keeps it as it is when it changes C<state>, so where the two differ, 0.101
+changed the line (see L</Releases that know no decisions>).
+
+C<current_from_copy>, which development versions of this release wrote
+beside C<current_from>, is read only when C<current_from> is missing and
+is not written.
 
 C<other_keys> (on the whole-cache entry, the one of the empty prefix):
 C<0> when keys whose prefix has no dictionary get the fallback instead of
@@ -1360,9 +1391,11 @@ cancel cancelled). C<cmrx-dict history> prints it.
   $set->synthesized
 
 How the decisions were found when the set was read: C<0> (its log),
-C<converted> (a set without a log: synthesized from its entries) or
-C<rewritten> (a release that knows no decisions changed its entries after
-the log was written: synthesized from them again). See
+C<converted> (a set without a log: synthesized from its entries),
+C<reconciled> (release 0.101 changed its entries after the log was
+written: the log, then 0.101's changes as decisions made when read) or
+C<rewritten> (the same, but its lines do not say what was written:
+synthesized from its entries again). See
 L</Releases that know no decisions>.
 
 =head2 settle

@@ -132,6 +132,8 @@ my %SYNTHESIZED = (
                . 'dictionaries stand for, recorded at its next write.',
     rewritten => 'A release that knows no decisions changed the set after its decisions were recorded: these '
                . 'are the decisions its dictionaries now stand for, recorded at its next write.',
+    reconciled => 'A release that knows no decisions changed the set after its decisions were recorded: its '
+                . 'changes are the last decisions, made when this release first read them, recorded at its next write.',
 );
 
 # ---- history ---------------------------------------------------------------------------

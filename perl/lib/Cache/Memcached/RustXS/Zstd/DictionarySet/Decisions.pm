@@ -3,9 +3,10 @@ package Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions;
 # A dictionary set's decisions as the manifest keeps them: the log on the
 # set line (where release 0.101, which knows no decisions, keeps it as an
 # unknown field), the log synthesized from the entries of a set that has
-# none (written by an earlier release, or rewritten by 0.101), and the
-# entries' fields that releases knowing no decisions read, written from
-# the fold. The state itself is DictionarySet::State's fold.
+# none (written by an earlier release), the log followed by what 0.101
+# changed since, and the entries' fields that releases knowing no
+# decisions read, written from the fold. The state itself is
+# DictionarySet::State's fold.
 
 use strict;
 use warnings;
@@ -17,7 +18,7 @@ use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(manifest_date epo
 
 our $VERSION = '1.000';
 
-our @EXPORT_OK = qw(decode_log encode_log entries_digest synthesize_log project_entries %KINDS);
+our @EXPORT_OK = qw(decode_log encode_log entries_digest synthesize_log reconcile_log project_entries %KINDS);
 
 our %KINDS = (train => 1, rollback => 1, cancel => 1, retire => 1);
 
@@ -72,9 +73,10 @@ sub entries_digest {
 # The decisions that entries written without a log stand for: each
 # dictionary writers used is a train at its current_from (not known: the
 # earliest), ended by a retirement at its retired date (not known: at a
-# time not known) unless another started then; a staged one is a train made after the others of its
-# prefix; one cancelled before its time (current_from after retired), a
-# train cancelled at its retired date.
+# time not known, after the dictionary listed after it, which replaced
+# it) unless another started then; a staged one is a train made after
+# the others of its prefix; one cancelled before its time (current_from
+# after retired), a train cancelled at its retired date.
 sub synthesize_log {
     my ($entries) = @_;
     my (@d, %started);
@@ -86,39 +88,56 @@ sub synthesize_log {
         $from = epoch_of($e->{trained}) if !defined $from && $e->{state} eq 'current';
         $started{ $e->{prefix} }{$from} = 1 if defined $from;
     }
-    my (@current, @staged);
+    my (@current, @staged, @undated, %train);
+    my %next;    # index => the index of the next entry of its prefix
+    { my %seen; for my $i (reverse 0 .. $#$entries) { my $p = $entries->[$i]{prefix};
+                                                      $next{$i} = $seen{$p} if defined $seen{$p}; $seen{$p} = $i } }
     for my $i (0 .. $#$entries) {
         my $e = $entries->[$i];
         my ($from, $retired) = (epoch_of($e->{current_from}), epoch_of($e->{retired}));
         $from = epoch_of($e->{current_from_copy}) unless defined $from;
         my %base = (prefix => $e->{prefix}, id => $e->{id}, order => $i);
         if ($e->{state} eq 'current' && !defined $from) {
-            push @current, { %base, kind => 'train', made => epoch_of($e->{trained}) };
+            push @current, $train{$i} = { %base, kind => 'train', made => epoch_of($e->{trained}) };
         }
         elsif ($e->{state} eq 'retired' && defined $from && !defined $e->{retired}) {
-            push @staged, { %base, kind => 'train', made => epoch_of($e->{trained}), effective => $from };
+            push @staged, $train{$i} = { %base, kind => 'train', made => epoch_of($e->{trained}), effective => $from };
         }
         elsif (defined $from && defined $retired && $from > $retired) {
-            push @d, { %base, kind => 'train', made => _min(epoch_of($e->{trained}), $retired), effective => $from },
+            push @d, $train{$i} = { %base, kind => 'train', made => _min(epoch_of($e->{trained}), $retired), effective => $from },
                      { %base, kind => 'cancel', id => undef, made => $retired, effective => $retired, order => $i + 0.5 };
         }
         else {
-            push @d, { %base, kind => 'train', made => $from, effective => $from };
+            push @d, $train{$i} = { %base, kind => 'train', made => $from, effective => $from };
             # Retired at its date (when no other started then), or at a
             # time not known (no date: a release before dates were kept).
-            push @d, { %base, kind => 'retire', made => $retired, effective => $retired, order => $i + 0.5 }
-                if $e->{state} eq 'retired' && !(defined $retired && $started{ $e->{prefix} }{$retired});
+            my $retire = { %base, kind => 'retire', made => $retired, effective => $retired, order => $i + 0.5 };
+            # With no date and a later dictionary of its prefix (0.101 adds
+            # after the one it retires): replaced by that one, which writers
+            # used next; the retirement, of a time not known, is made then.
+            if ($e->{state} ne 'retired' || (defined $retired && $started{ $e->{prefix} }{$retired})) { }
+            elsif (!defined $retired && defined $next{$i}) { push @undated, [ $retire, $next{$i} ] }
+            else { push @d, $retire }
         }
     }
     my @sorted = sort { _key($a->{made}) <=> _key($b->{made}) || $a->{order} <=> $b->{order} } @d;
     # The current one (from a time not written) and the staged one: made
-    # after every other decision of their prefix, the current at once.
-    for my $s (@current, @staged) {
+    # after every other decision of their prefix, the current at once. A
+    # current one without current_from was added by a release that knows
+    # no staging (0.101) after this one wrote the set, so what reads as
+    # staged in its prefix (0.101 retires by state alone) came before it.
+    my %plain = map { ($_->{prefix} => 1) } @current;
+    for my $s ((grep { $plain{ $_->{prefix} } } @staged), @current, (grep { !$plain{ $_->{prefix} } } @staged)) {
         my ($last) = reverse grep { $_->{prefix} eq $s->{prefix} } @sorted;
         $s->{made} = _max($s->{made}, $last ? $last->{made} : ());
         $s->{effective} = $s->{made} unless exists $s->{effective};
         $s->{made} = $s->{effective} if defined $s->{made} && defined $s->{effective} && $s->{made} > $s->{effective};
         push @sorted, $s;
+    }
+    for my $u (@undated) {
+        my ($retire, $by) = @$u;
+        $retire->{made} = $train{$by}{effective};
+        push @sorted, $retire;
     }
     my $seq = 0;
     return [ map { delete $_->{order}; $_->{seq} = ++$seq; $_ } @sorted ];
@@ -128,13 +147,53 @@ sub _key { defined $_[0] ? $_[0] : -9**9**9 }
 sub _min { my @v = grep { defined } @_; return @v ? (sort { $a <=> $b } @v)[0] : undef }
 sub _max { my @v = grep { defined } @_; return @v ? (sort { $b <=> $a } @v)[0] : undef }
 
+# ---- a log that a release knowing no decisions changed -------------------------
+
+# The log of a set whose entries release 0.101 changed after this release
+# wrote them, or undef when the entries do not say what this release wrote
+# (no `decided` field on an entry the log names: synthesize instead). 0.101
+# changes `state` and keeps `decided`, so an entry's two fields differ where
+# 0.101 acted: one it retired (decided=current, state=retired) or took up
+# again by hand (decided other, state=current), one it added (no decided,
+# in no decision). Each such change is a decision made when it is seen
+# ($now, and no earlier than the last decision): a train of what it added,
+# a retirement of what it retired with nothing in its place, a rollback to
+# what it made current again. Newer than every decision of the log, these
+# supersede what was staged, as 0.101 ignored it; nothing else changes.
+sub reconcile_log {
+    my ($log, $entries, $now) = @_;
+    my %named = map { (defined $_->{id} ? ($_->{id} => 1) : ()) } @$log;
+    return if grep { $named{ $_->{id} } && !defined $_->{decided} } @$entries;
+    my $made = _max(int $now, map { $_->{made} } @$log);
+    my ($seq, @more) = (scalar(@$log) ? $log->[-1]{seq} : 0);
+    my %by_prefix;
+    push @{ $by_prefix{ $_->{prefix} } }, $_ for @$entries;
+    for my $prefix (sort keys %by_prefix) {
+        my @mine = @{ $by_prefix{$prefix} };
+        my ($current) = grep { $_->{state} eq 'current' } @mine;
+        my @added = grep { !$named{ $_->{id} } } @mine;
+        my $retired = grep { $_->{state} eq 'retired' && ($_->{decided} || '') eq 'current' } @mine;
+        my @decide = map { +{ kind => 'train', id => $_->{id} } } grep { $_ != ($current || 0) } @added;
+        if ($current && !$named{ $current->{id} }) { push @decide, { kind => 'train', id => $current->{id} } }
+        elsif ($current && $current->{decided} ne 'current') { push @decide, { kind => 'rollback', id => $current->{id} } }
+        elsif (!$current && ($retired || @added)) {
+            my ($last) = @decide ? $decide[-1] : grep { ($_->{decided} || '') eq 'current' } @mine;
+            push @decide, { kind => 'retire', id => $last->{id} };
+        }
+        push @more, map { +{ %$_, seq => ++$seq, prefix => $prefix, made => $made, effective => $made } } @decide;
+    }
+    return [ @$log, @more ];
+}
+
 # ---- the entries from the fold --------------------------------------------------
 
 # Writes into each entry what a release that knows no decisions needs to
 # read the same writers from it ($state: State's state_at at the moment
 # of the write): the writer current from when it took effect, the pending
 # one staged (retired, with current_from and no retired date), the others
-# retired with when writers stopped (a date not known is kept as it is).
+# retired with when writers stopped (a date not known is kept as it is);
+# and in `decided` the state it has at that moment (current, staged or
+# retired), which 0.101 keeps as it is when it changes `state`.
 sub project_entries {
     my ($entries, $state) = @_;
     my $f = $state->{fold};
@@ -143,6 +202,7 @@ sub project_entries {
         my $row = $row{ $e->{id} } or next;
         my $u = $f->{used}{ $e->{id} };
         delete @$e{qw(written_until written_from)};
+        $e->{decided} = $row->{state};
         if ($row->{state} eq 'current') {
             $e->{state} = 'current';
             delete $e->{retired};
@@ -203,7 +263,8 @@ bytes C<,>, C<;> and C<%> of the prefix written C<%XX>). Release 0.101
 keeps it as a field it does not know. Beside it, C<decisions_of> is a
 digest of what the entries say to such a release: when a release that
 knows no decisions has changed the entries since, the log no longer
-describes them, and the decisions are synthesized from the entries again.
+describes them: what that release changed follows the log as decisions
+(C<reconcile_log>).
 
 =head1 FUNCTIONS
 
@@ -227,9 +288,23 @@ The decisions that entries written without a log stand for: each
 dictionary writers used is a C<train> at its C<current_from> (not known:
 earlier than any), ended by a C<retire> at its C<retired> date unless
 another dictionary of its prefix started then (no date: at a time not
-known); a staged one is a C<train> made after the others of its prefix;
+known, made after the train of the dictionary listed next for its prefix,
+which replaced it); a staged one is a C<train> made after the others of its prefix
+(but before a current one without C<current_from> of its prefix, which
+0.101 added after it);
 one cancelled before its time (C<current_from> after C<retired>), a
 C<train> and a C<cancel> at its C<retired> date.
+
+=item reconcile_log(\@log, \@entries, $now)
+
+The log of a set whose entries release 0.101 changed after the log was
+written, or undef when the entries do not say what was written (an entry
+the log names without C<decided>). Each entry whose C<state> differs from
+its C<decided>, or that no decision names, is a change of 0.101's; they
+follow the log as decisions made at C<$now> (no earlier than the log's
+last): a C<train> of each dictionary 0.101 added, a C<retire> of a writer
+it retired with nothing in its place, a C<rollback> to a dictionary made
+current again.
 
 =item project_entries(\@entries, $state)
 
@@ -237,7 +312,9 @@ Writes into the entries what a release that knows no decisions needs to
 read the same writers (C<$state>: State's C<state_at> at the moment of
 the write): the writer C<state=current> from when it took effect, the
 pending one staged (C<state=retired> with C<current_from> and no
-C<retired>), every other one retired with when writers stopped using it.
+C<retired>), every other one retired with when writers stopped using it;
+and C<decided>, the state each has at that moment (C<current>,
+C<staged>, C<retired>).
 
 =item %KINDS
 

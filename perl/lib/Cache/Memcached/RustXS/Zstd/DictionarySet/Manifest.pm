@@ -43,7 +43,7 @@ my %STATES       = (current => 1, retired => 1);
 # field (a lower-case name) is kept as it is and written after these.
 my @SET_FIELDS        = qw(id created);
 my @FALLBACK_FIELDS   = qw(method level savings samples measured);
-our @DICTIONARY_FIELDS = qw(id prefix state current_from file level size sha256 savings samples trained retired);
+our @DICTIONARY_FIELDS = qw(id prefix state decided current_from file level size sha256 savings samples trained retired);
 my @REMOVED_FIELDS    = qw(id prefix removed);
 my %LINE;    # how each kind of line is read: below parse_manifest
 our %REQUIRED = (
@@ -210,8 +210,10 @@ sub _fields_of {
         my ($self, $f, $at, $seen) = @_;
         die "$at: dictionary before the set line\n" unless $self->{identity};
         _check_entry($f, $at);
-        # Beside current_from the copy says nothing more (it is written
-        # again from current_from); without it, it says when.
+        # current_from_copy, which development versions wrote beside
+        # current_from for a 0.101 that would drop it (the shipped 0.101
+        # keeps it): beside current_from it says nothing more and is
+        # dropped; without it, it still says when.
         delete $f->{current_from_copy} if defined $f->{current_from};
         if (my $other = $seen->{by_id}{ $f->{id} }) {
             die "$at: dictionary ID $f->{id} is listed twice (also for prefix "
@@ -311,24 +313,11 @@ sub manifest_text {
                '# A zstd dictionary set: Cache::Memcached::RustXS::Zstd::DictionarySet describes this file.',
                _line('set', { %{ $set->{set_fields} || {} }, id => $set->{identity} }, \@SET_FIELDS));
     push @out, _line('fallback', $set->{fallback}, \@FALLBACK_FIELDS) if $set->{fallback};
-    push @out, _line('dictionary', _with_copy($_), \@DICTIONARY_FIELDS) for @{ $set->{entries} };
+    push @out, _line('dictionary', $_, \@DICTIONARY_FIELDS) for @{ $set->{entries} };
     push @out, _line('removed', $_, \@REMOVED_FIELDS) for @{ $set->{removed} };
     push @out, 'end dictionaries=' . scalar(@{ $set->{entries} })
              . (@{ $set->{removed} } ? ' removed=' . scalar @{ $set->{removed} } : '');
     return join "\n", @out, '';
-}
-
-# A current or staged entry's current_from, again as current_from_copy:
-# release 0.101 drops current_from when it retires such an entry,
-# and keeps fields it does not know, so when writers took it up stays
-# known. A retired entry that still has its current_from needs no copy.
-sub _with_copy {
-    my ($e) = @_;
-    return $e unless defined $e->{current_from};
-    my %f = %$e;
-    delete $f{current_from_copy};
-    $f{current_from_copy} = $f{current_from} if $f{state} eq 'current' || !defined $f{retired};
-    return \%f;
 }
 
 sub _line {
