@@ -1225,7 +1225,6 @@ L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
 Copyright (C) 2026 the Cache-Memcached-RustXS developers.
 
 This library is free software; you can redistribute it and/or modify it
-under the same terms as Perl itself. libzstd, linked into it, is Meta's,
-under the BSD licence (see F<THIRD-PARTY.md>).
+under the same terms as Perl itself.
 
 =cut

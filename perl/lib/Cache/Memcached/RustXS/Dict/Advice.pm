@@ -390,6 +390,11 @@ L<Cache::Memcached::RustXS::Operations>.
 
 The Cache-Memcached-RustXS developers.
 
+=head1 BUGS AND SUPPORT
+
+Please report bugs at
+L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
+
 =head1 COPYRIGHT AND LICENSE
 
 Copyright (C) 2026 the Cache-Memcached-RustXS developers.

@@ -230,7 +230,7 @@ The Cache-Memcached-RustXS developers.
 Please report bugs at
 L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
 
-=head1 LICENSE
+=head1 COPYRIGHT AND LICENSE
 
 Copyright (C) 2026 the Cache-Memcached-RustXS developers.
 

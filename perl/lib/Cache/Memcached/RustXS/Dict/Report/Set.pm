@@ -223,7 +223,12 @@ L<cmrx-dict>, L<Cache::Memcached::RustXS::Dict::Report>.
 
 The Cache-Memcached-RustXS developers.
 
-=head1 LICENSE
+=head1 BUGS AND SUPPORT
+
+Please report bugs at
+L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
+
+=head1 COPYRIGHT AND LICENSE
 
 Copyright (C) 2026 the Cache-Memcached-RustXS developers.
 

@@ -211,7 +211,12 @@ L<Cache::Memcached::RustXS::Zstd::DictionarySet>
 
 The Cache-Memcached-RustXS developers.
 
-=head1 LICENSE
+=head1 BUGS AND SUPPORT
+
+Please report bugs at
+L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
+
+=head1 COPYRIGHT AND LICENSE
 
 Copyright (C) 2026 the Cache-Memcached-RustXS developers.
 
