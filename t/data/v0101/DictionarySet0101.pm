@@ -1,5 +1,9 @@
 # The reader and writer of dictionary sets as release 0.101 shipped them,
 # kept to prove that sets written now stay readable by it. Not installed.
+# Frozen: it calls nothing of the current distribution (what 0.101 asked
+# of its engine is written out below as 0.101 did it), and its clock is
+# its own: $CMRXFixture::DictionarySet0101::Clock (a code reference giving
+# epoch seconds), else perl's time. Nothing outside this package changes.
 package CMRXFixture::DictionarySet0101;
 
 use strict;
@@ -11,7 +15,6 @@ use Fcntl qw(:flock O_WRONLY O_CREAT O_EXCL);
 use File::Spec ();
 use IO::Handle ();
 use POSIX ();
-use Cache::Memcached::RustXS ();
 
 our $VERSION = '0.101';
 
@@ -28,7 +31,8 @@ my $MAX_ID         = 4294967295;              # IDs are 32-bit, 0 means none
 my $FIRST_RANDOM_ID = 65536;
 my $RANDOM_ID_BYTES = 4;
 my $ID_DRAWS        = 1000;                    # draws before new_id gives up
-my %LEVELS         = Cache::Memcached::RustXS::_level_ranges();    # the engine's (cmrx.h)
+# The engine's level ranges as 0.101 shipped them (cmrx.h).
+my %LEVELS         = (zstd_min => -7, zstd_max => 22, gzip_min => 0, gzip_max => 12);
 my $MIN_LEVEL      = $LEVELS{zstd_min};
 my $MAX_LEVEL      = $LEVELS{zstd_max};
 my $IDENTITY_BYTES = 16;
@@ -326,7 +330,7 @@ sub _at {
     for my $name (sort keys %opt) {
         Carp::croak("$who: unknown option $name (at => EPOCH_SECONDS is the only one)") unless $name eq 'at';
     }
-    return time unless defined $opt{at};
+    return _now() unless defined $opt{at};
     Carp::croak("$who: at must be epoch seconds, not " . _shown($opt{at}))
         unless $opt{at} =~ /\A[0-9]+(?:\.[0-9]*)?\z/;
     return $opt{at};
@@ -335,7 +339,7 @@ sub _at {
 # { prefix => the entry writers use at $at }.
 sub _current_map {
     my ($self, $at) = @_;
-    $at = time unless defined $at;
+    $at = _now() unless defined $at;
     my (%map, %started);
     for my $e (grep { _is_candidate($_) } @{ $self->{entries} }) {
         my $start = _start_of($e);
@@ -545,13 +549,13 @@ sub create {
     Carp::croak("$dir holds a dictionary set already ($path): read it instead") if -e $path;
     return bless {
         dir => $dir, identity => _new_identity(), format => $FORMAT, entries => [], removed => [], fallback => undef,
-        set_fields => { created => _date('created', time) }, manifest_sha256 => undef,
+        set_fields => { created => _date('created', _now()) }, manifest_sha256 => undef,
     }, $class;
 }
 
 sub _new_identity {
     my $random = _random_bytes($IDENTITY_BYTES);
-    $random .= join ',', time, $$, rand, {}, $0 if length $random < $IDENTITY_BYTES;
+    $random .= join ',', _now(), $$, rand, {}, $0 if length $random < $IDENTITY_BYTES;
     return substr Digest::SHA::sha256_hex($random), 0, 2 * $IDENTITY_BYTES;
 }
 
@@ -605,11 +609,11 @@ sub add {
         %extra,
         id => $id, prefix => $prefix, state => 'current', file => $self->_file_name($prefix, $id),
         level => 0 + $opt{level}, size => length $bytes, sha256 => Digest::SHA::sha256_hex($bytes),
-        trained => _date('add: trained', defined $opt{trained} ? $opt{trained} : time),
+        trained => _date('add: trained', defined $opt{trained} ? $opt{trained} : _now()),
     );
     $e{savings} = $opt{savings} if defined $opt{savings};
     $e{samples} = $opt{samples} if defined $opt{samples};
-    my $now = time;
+    my $now = _now();
     my $from = defined $opt{current_from} ? _date('add: current_from', $opt{current_from}) : undef;
     if (defined $from && _epoch_of($from) > $now) {
         # Staged: loaded by every reader from now on, written with from then.
@@ -712,7 +716,7 @@ sub retire {
     Carp::croak("retire: no dictionary with ID " . _shown($id) . " in the set") unless $e;
     my $when = defined $opt{retired} ? _date('retire: retired', $opt{retired})
              : $e->{state} eq 'retired' && defined $e->{retired} ? $e->{retired}
-             : _date('retired', time);
+             : _date('retired', _now());
     # A staged one keeps its current_from: retired with it, it was never
     # written with (cancelled), which a rollback tells apart.
     delete $e->{current_from} unless _is_staged($e);
@@ -738,7 +742,7 @@ sub make_current {
             if $gone;
         Carp::croak('make_current: no dictionary with ID ' . _shown($id) . ' in the set');
     }
-    my $now = time;
+    my $now = _now();
     my $from = defined $opt{current_from} ? _date('make_current: current_from', $opt{current_from})
                                           : _date('now', $now);
     $self->settle(at => $now);
@@ -797,7 +801,7 @@ sub remove {
     $self->{entries} = [ grep { $_ != $e } @{ $self->{entries} } ];
     delete $self->{pending}{$id} if $self->{pending};
     push @{ $self->{removed_files} }, $e->{file};
-    push @{ $self->{removed} }, { id => $e->{id}, prefix => $e->{prefix}, removed => _date('removed', time) };
+    push @{ $self->{removed} }, { id => $e->{id}, prefix => $e->{prefix}, removed => _date('removed', _now()) };
     return _copy($e);
 }
 
@@ -906,32 +910,30 @@ sub _atomic_write {
     return;
 }
 
-# ---- what the engine provides ----------------------------------------------
+# ---- the clock, and what the engine provided ---------------------------------
 
-sub _engine {
-    require Cache::Memcached::RustXS::Zstd;
-    return;
-}
+our $Clock;
 
+sub _now { $Clock ? $Clock->() : time }
+
+# A dictionary given another ID: its header's ID field (bytes 4 to 7, little-
+# endian) rewritten, as the engine did.
 sub _with_id {
     my ($bytes, $id) = @_;
-    _engine();
-    my $out = eval { Cache::Memcached::RustXS::Zstd::dictionary_with_id($bytes, $id) };
-    Carp::croak('add: ' . Cache::Memcached::RustXS::Zstd::_reason($@)) unless defined $out;
-    return $out;
+    _check_engine($bytes);
+    substr($bytes, 4, 4, pack 'V', $id);
+    return $bytes;
 }
 
-sub _loaded_state {
-    my ($id, $bytes) = @_;
-    _engine();
-    return Cache::Memcached::RustXS::Zstd::_loaded_state($id, $bytes);
-}
+# Whether a dictionary with $id is loaded in this process: this fixture
+# loads none (readers of the set are the current distribution's).
+sub _loaded_state { return 'not_loaded' }
 
 sub _check_engine {
     my ($bytes) = @_;
-    _engine();
-    my $ok = eval { Cache::Memcached::RustXS::Zstd::dictionary_id($bytes) };
-    Carp::croak('add: ' . Cache::Memcached::RustXS::Zstd::_reason($@)) unless $ok;
+    Carp::croak('add: not a zstd dictionary (no magic number 37 A4 30 EC, or ID 0)')
+        unless length $bytes > $DICT_HEADER && substr($bytes, 0, 4) eq $DICT_MAGIC
+               && unpack('V', substr $bytes, 4, 4) != 0;
     return;
 }
 
