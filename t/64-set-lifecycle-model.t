@@ -44,12 +44,14 @@ my @kept = (
       { op => 'clock', seconds => 10, offset => 0 },
       { op => 'train', stage => 60, outcomes => [ 0.1, 0.9, 0.9 ] },
       { op => 'clock', seconds => 4000, offset => 0 } ],
-    # A staged first dictionary cancelled: writers stay on the fallback.
+    # A staged first dictionary cancelled: writers stay on the fallback;
+    # then train --all into its dictionaries without the manifest refuses.
     [ 'a staged first dictionary can be cancelled',
       { op => 'train', stage => 3600, outcomes => [ 0.1, 0.1, 0.1 ] },
       { op => 'rollback', prefix => 0, bare => 0, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'bin' },
       { op => 'rollback', prefix => 2, bare => 0, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'main' },
-      { op => 'clock', seconds => 4000, offset => 0 } ],
+      { op => 'clock', seconds => 4000, offset => 0 },
+      { op => 'orphan', via => 'main' } ],
     # A rollback to a dictionary whose file is missing is refused.
     [ 'a rollback naming a missing file is refused',
       { op => 'train', stage => 0, outcomes => [ 0.1, 0.1, 0.1 ] },
@@ -91,5 +93,14 @@ ok !$failure, "$SEQUENCES random sequences of $STEPS steps from seed $SEED agree
           . "$failure->{step}: $failure->{why}\nshortest sequence that fails ("
           . scalar(@{ $failure->{shortest} }) . " steps: $failure->{shortest_why}):\n"
           . describe_ops($failure->{shortest});
+
+# The sequences went through every case of the rule.
+my @cases = ('a decision in the second of the one before', 'a decision superseding a pending one',
+             'rollback: cancel', 'rollback: at once', 'rollback: staged', 'rollback refused: file missing',
+             'prune: removed', 'prune: kept, named by a sampled value', 'prune: kept, retired too recently',
+             'train --all refused: dictionaries without a manifest');
+my @missed = grep { !$CMRXTest::Lifecycle::SEEN{$_} } @cases;
+ok !@missed, 'the sequences reached every case of the rule' or diag "not reached: @missed";
+note map { "$_: $CMRXTest::Lifecycle::SEEN{$_}\n" } sort keys %CMRXTest::Lifecycle::SEEN;
 
 done_testing;

@@ -50,6 +50,10 @@ require './t/data/v0101/DictionarySet0101.pm';
 # release 0.101's.
 our $NOW;
 
+# What the runs went through (a kind of step => how often), so that a
+# test can say its sequences reached every case of the rule.
+our %SEEN;
+
 my @PREFIXES = ('a:', 'b:', '');            # '' is the whole-cache entry
 my $DEFAULT_STAGE = 3600;                    # train --all's and a rollback's, as documented
 my $BIN = 'bin/cmrx-dict';
@@ -76,6 +80,9 @@ sub model_clone {
 
 sub model_decide {
     my ($m, %d) = @_;
+    $SEEN{'a decision in the second of the one before'}++
+        if @{ $m->{decisions} } && $m->{decisions}[-1]{made} == $d{made};
+    $SEEN{'a decision superseding a pending one'}++ if model_fold($m, $d{prefix}, $d{made})->{pending};
     push @{ $m->{decisions} }, { %d, seq => 1 + @{ $m->{decisions} } };
     if (defined $d{dictionary} && !defined $m->{prefix_of}{ $d{dictionary} }) {
         push @{ $m->{ids} }, $d{dictionary};
@@ -222,7 +229,8 @@ sub random_op {
     return { op => 'history', prefix => int rand @PREFIXES, bare => rand() < 0.5 ? 1 : 0, via => $via } if $r < 0.58;
     return { op => 'clock', seconds => rand() < 0.5 ? 1 + int rand 10 : 'next', offset => int(rand 3) - 1 }
         if $r < 0.86;
-    return { op => 'old_write' } if $r < 0.92;
+    return { op => 'old_write' } if $r < 0.91;
+    return { op => 'orphan', via => $via } if $r < 0.92;
     return { op => 'ship' };
 }
 
@@ -262,7 +270,7 @@ sub run_sequence {
 
 my %STEP = (train => \&step_train, train_cli => \&step_train_cli, rollback => \&step_rollback,
             prune => \&step_prune, history => \&step_history, clock => \&step_clock,
-            old_write => \&step_old_write, ship => \&step_ship);
+            old_write => \&step_old_write, ship => \&step_ship, orphan => \&step_orphan);
 
 # Does $op; returns why the outputs disagree with the model, or undef.
 sub step {
@@ -335,6 +343,7 @@ sub step_train_cli {
             if defined $f->{writer} && $row->{action} eq 'added';
         return "train --all: " . _shown($p) . " has no dictionary, and the output says $row->{action}"
             if !defined $f->{writer} && !$f->{pending} && $row->{action} =~ /replaced|kept/;
+        $SEEN{"train --all: $row->{action}" . (length $p ? '' : ', whole cache')}++;
         next unless $row->{entry};
         my $why = _check_added($run, $stage, _shown($p), $row->{state}, $out->{current_from});
         return "train --all: $why" if defined $why;
@@ -370,6 +379,7 @@ sub step_rollback {
     my $what = 'rollback --prefix ' . _shown($given) . (defined $to ? " --to $to" : '')
              . ($op->{dry_run} ? ' --dry-run' : '') . ($lost ? " (file $lost missing)" : '');
     if ($want->{refuse}) {
+        $SEEN{ $lost ? 'rollback refused: file missing' : "rollback refused: $want->{refuse}" }++;
         return "$what: the model refuses ($want->{refuse}), it exited $r->{rc}" . ($r->{rc} ? ": $r->{err}" : '')
             unless $r->{rc} == 1 && $r->{err} =~ $want->{refuse} && $r->{err} =~ /\Acmrx-dict: /;
         return "$what: refused, and the manifest changed" if _slurp("$dir/manifest") ne $manifest;
@@ -388,6 +398,8 @@ sub step_rollback {
         my $when = _date($want->{effective});
         return "$what: current from $out->{current_from}, the model says $when" if $out->{current_from} ne $when;
     }
+    $SEEN{ 'rollback: ' . ($want->{kind} eq 'cancel' ? 'cancel' : $want->{effective} > $NOW ? 'staged' : 'at once')
+           . ($op->{dry_run} ? ', dry run' : '') . (length $p ? '' : ', whole cache') }++;
     if ($op->{dry_run}) {
         return "$what: the manifest changed" if _slurp("$dir/manifest") ne $manifest;
         return undef;
@@ -433,6 +445,10 @@ sub step_prune {
             if _id($acted{$id}) eq 'remove' && !$may;
         return "prune --retired-for $op->{retired_for}: kept $id ($why), the model removes it"
             if _id($acted{$id}) ne 'remove' && $must;
+        $SEEN{'prune: removed'}++ if _id($acted{$id}) eq 'remove';
+        $SEEN{'prune: kept, named by a sampled value'}++ if $state eq 'retired' && $named{$id};
+        $SEEN{'prune: kept, retired too recently'}++
+            if $state eq 'retired' && !$named{$id} && !$may && _id($acted{$id}) ne 'remove';
     }
     if ($op->{dry_run}) {
         return 'prune --dry-run: the manifest changed' if _slurp("$dir/manifest") ne $manifest;
@@ -455,6 +471,32 @@ sub step_history {
     return "history --prefix " . _shown($given) . " exited $r->{rc}: $r->{err}" if $r->{rc} != 0;
     return _compare_history([ grep { $_->{prefix} eq $p } model_history($run->{model}, $NOW) ],
                             $r->{json}{decisions}, 'history --prefix ' . _shown($given));
+}
+
+# The set's dictionaries without its manifest (a manifest lost): train
+# --all into that folder must refuse, say how to start over, and change
+# nothing.
+sub step_orphan {
+    my ($run, $op) = @_;
+    my $dir = $run->{dir};
+    my @files = grep { -e "$dir/$_" } map { $run->{files}{$_} } grep { !$run->{model}{removed}{$_} } @{ $run->{model}{ids} };
+    return undef unless @files;
+    my $orphan = "$run->{tmp}/orphan";
+    mkdir $orphan or die "$orphan: $!";
+    File::Copy::copy("$dir/$_", "$orphan/$_") or die "copy $_: $!" for @files;
+    my $r = cli($run, $op->{via}, 'train', '--all', '--out-dir', $orphan, '--size', 2048, '--levels', 3,
+                '--methods', 'fastcover', @{ $run->{value_files}[0] });
+    opendir my $dh, $orphan or die "$orphan: $!";
+    my @left = sort grep { !/\A\./ } readdir $dh;
+    closedir $dh;
+    unlink map { "$orphan/$_" } @left;
+    rmdir $orphan or die "rmdir $orphan: $!";
+    return "train --all into dictionaries without a manifest: exited $r->{rc}: $r->{err}"
+        unless $r->{rc} == 1 && $r->{err} =~ /manifest/ && $r->{err} =~ /empty folder/ && $r->{err} =~ /remove/;
+    return "train --all into dictionaries without a manifest changed the folder (@left)"
+        if "@left" ne join ' ', sort @files;
+    $SEEN{'train --all refused: dictionaries without a manifest'}++;
+    return undef;
 }
 
 sub step_clock {
