@@ -229,7 +229,7 @@ sub random_op {
     return { op => 'history', prefix => int rand @PREFIXES, bare => rand() < 0.5 ? 1 : 0, via => $via } if $r < 0.58;
     return { op => 'clock', seconds => rand() < 0.5 ? 1 + int rand 10 : 'next', offset => int(rand 3) - 1 }
         if $r < 0.86;
-    return { op => 'old_write' } if $r < 0.91;
+    return { op => $opt{no_old_write} ? 'ship' : 'old_write' } if $r < 0.91;
     return { op => 'orphan', via => $via } if $r < 0.92;
     return { op => 'ship' };
 }
@@ -268,7 +268,7 @@ sub run_sequence {
     return undef;
 }
 
-my %STEP = (train => \&step_train, train_cli => \&step_train_cli, rollback => \&step_rollback,
+our %STEP = (train => \&step_train, train_cli => \&step_train_cli, rollback => \&step_rollback,
             prune => \&step_prune, history => \&step_history, clock => \&step_clock,
             old_write => \&step_old_write, ship => \&step_ship, orphan => \&step_orphan);
 
@@ -589,11 +589,14 @@ sub check_folder {
         return "$where: 0.101 reads " . _shown($p) . ' as writing with ' . _id($o && $o->{id}) . ', the model says '
              . _id($want) if _id($o && $o->{id}) ne _id($want);
     }
-    # A writer of one prefix a step, in turn (each reads the folder).
-    my $p = $PREFIXES[ $run->{step} % @PREFIXES ];
-    my $w = length $p ? $writers->{$p} : _whole_cache_writer($dir, $m, $writers);
-    return undef unless $w;
-    return _check_writer($run, $m, $p, $w, $where, { map { ($_->{id} => 1) } $set->for_readers });
+    # The writers of every prefix (each reads the folder).
+    my %in_set = map { ($_->{id} => 1) } $set->for_readers;
+    for my $p (@PREFIXES) {
+        my $w = length $p ? $writers->{$p} : _whole_cache_writer($dir, $m, $writers);
+        my $why = $w && _check_writer($run, $m, $p, $w, $where, \%in_set);
+        return $why if $why;
+    }
+    return undef;
 }
 
 sub _check_writer {
