@@ -343,6 +343,13 @@ sub step_train_cli {
             if defined $f->{writer} && $row->{action} eq 'added';
         return "train --all: " . _shown($p) . " has no dictionary, and the output says $row->{action}"
             if !defined $f->{writer} && !$f->{pending} && $row->{action} =~ /replaced|kept/;
+        if ($row->{current}) {
+            # --if-better measured against what writers use, or will once
+            # what is pending takes effect: nothing else.
+            my @may = grep { defined } $f->{writer}, $f->{pending} && $f->{pending}{dictionary};
+            return 'train --all --if-better: ' . _shown($p) . " measured against $row->{current}{id}, the model says "
+                 . (@may ? join(' or ', @may) : 'none') unless grep { $_ == $row->{current}{id} } @may;
+        }
         $SEEN{"train --all: $row->{action}" . (length $p ? '' : ', whole cache')}++;
         next unless $row->{entry};
         my $why = _check_added($run, $stage, _shown($p), $row->{state}, $out->{current_from});
