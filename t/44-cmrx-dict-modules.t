@@ -560,8 +560,8 @@ sub run_main {
     };
     my $refuses = CMRXTest::FakeServer->start(script => ["ERROR\r\n"]);
     my @errors = (
-        [ 'no subcommand', [], 2, qr/\Acmrx-dict: a subcommand is needed: report, train, prune, list or rollback; see cmrx-dict --help\n\z/ ],
-        [ 'an unknown subcommand', ['frobnicate'], 2, qr/\Acmrx-dict: unknown subcommand 'frobnicate' \(report, train, prune, list or rollback\); see/ ],
+        [ 'no subcommand', [], 2, qr/\Acmrx-dict: a subcommand is needed: report, train, prune, list, rollback or history; see cmrx-dict --help\n\z/ ],
+        [ 'an unknown subcommand', ['frobnicate'], 2, qr/\Acmrx-dict: unknown subcommand 'frobnicate' \(report, train, prune, list, rollback or history\); see/ ],
         [ 'an option first', ['--server'], 2, qr/\Acmrx-dict: unknown option --server before the subcommand/ ],
         [ 'an unknown option', [ 'report', '--server', $ADDR, '--frobnicate' ], 2,
           qr/\Acmrx-dict: report: unknown option --frobnicate; see cmrx-dict --help\n\z/ ],

@@ -88,7 +88,7 @@ sub dictionary { my ($values, $size) = @_; return train_dictionary($values, size
     is $s->entry(201)->{retired}, '2026-01-02T03:04:05Z', '... a date as the manifest writes it';
     like error_of(sub { $s->retire(201, retired => 'yesterday') }), qr/retired must be epoch seconds or YYYY/,
         '... a malformed date is refused';
-    like error_of(sub { $s->retire(201, when => 1) }), qr/unknown option when/, '... and an unknown option';
+    like error_of(sub { $s->retire(201, when => 1) }), qr/unknown option\(s\): when/, '... and an unknown option';
     $s->write;
     like slurp("$dir/manifest"), qr/^dictionary id=201 .* trained=\S+ retired=2026-01-02T03:04:05Z$/m,
         'the manifest writes it after trained';

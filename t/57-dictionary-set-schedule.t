@@ -203,4 +203,62 @@ is written_with($gh), 41, 'a rollback: the earlier dictionary again, within the 
 is decompress(do { my $o; $gh->[0]->(\$gh[1], \$o); $o }), $gh[1], 'and every value reads back';
 is_deeply \@warnings, [], 'no warning on the way';
 
+# ---- the decision log and releases that know none -------------------------------
+
+{
+    require './t/data/v0101/DictionarySet0101.pm';
+    # Release 0.101 reads the system's clock: the decisions here are made
+    # in the last quarter of an hour, the staged one due after the test.
+    my $t0 = int(time) - 1000;
+    my $now = $t0;
+    local $Cache::Memcached::RustXS::Zstd::DictionarySet::State::Clock = sub { $now };
+    my $d = "$TMP/log";
+    my $s = $Set->create($d);
+    $s->add(prefix => 'gh:', dictionary => $dict[0], level => 3, id => 51);
+    $s->write;
+    $now = $t0 + 100;
+    $s = $Set->read($d);
+    $s->add(prefix => 'gh:', dictionary => $dict[1], level => 3, id => 52);
+    $s->add(prefix => 'gh:', dictionary => $dict[3], level => 3, id => 53, stage => $HOUR);
+    $s->write;
+    my $text = do { local (@ARGV, $/) = "$d/manifest"; <> };
+    like $text, qr/^set id=\S+ created=\S+ decisions=1,train,$t0,$t0,51,gh:;2,train,\d+,\d+,52,gh:;3,train,\d+,\d+,53,gh: decisions_of=[0-9a-f]{16}$/m,
+        'the manifest: the decisions on the set line';
+    my @moments = ($t0 + 50, $t0 + 150, $t0 + 100 + $HOUR + 2);
+    my @want = map { my $at = $_; states($Set->read($d), at => $at) } @moments;
+    is $Set->read($d)->synthesized, 0, 'read back: its own log';
+
+    # Written before sets recorded decisions: the log is synthesized from
+    # the entries, and written on the next write, nothing lost.
+    (my $old = $text) =~ s/ decisions=\S+ decisions_of=\S+$//m;
+    open my $fh, '>', "$d/manifest" or die $!;
+    print {$fh} $old;
+    close $fh;
+    $s = $Set->read($d);
+    is $s->synthesized, 'converted', 'a set without a log: its decisions synthesized from the entries';
+    is_deeply [ map { states($s, at => $_) } @moments ], \@want, '... the same states at every moment';
+    is_deeply [ map { "$_->{kind} $_->{id}" } $s->history ], [ 'train 51', 'train 52', 'train 53' ],
+        '... one decision for each dictionary';
+    is id_of($s->previous('gh:')), 51, '... and the one used before is known';
+    $s->write;
+    $s = $Set->read($d);
+    is $s->synthesized, 0, 'written: the log is in the manifest';
+    is_deeply [ map { states($s, at => $_) } @moments ], \@want, '... and nothing changed';
+
+    # Release 0.101 changes the entries (a dictionary added at once): the
+    # log no longer describes them, and the entries win.
+    $now = time;
+    my $fixture = CMRXFixture::DictionarySet0101->read($d);
+    $fixture->add(prefix => 'gh:', dictionary => $dict[2], level => 3, id => 54);
+    $fixture->write;
+    $s = $Set->read($d);
+    is $s->synthesized, 'rewritten', 'a set 0.101 changed: its decisions synthesized again from the entries';
+    is id_of($s->current('gh:', at => time)), 54, '... writers use what 0.101 added';
+    is id_of($s->current('gh:', at => $t0 + 100 + $HOUR + 2)), 54, '... also after the time of what was staged, '
+        . 'which 0.101 cancelled';
+    is id_of(CMRXFixture::DictionarySet0101->read($d)->current('gh:', at => $t0 + 100 + $HOUR + 2)), 54,
+        '... as 0.101 itself reads it';
+    is id_of($s->previous('gh:', at => time)), 52, '... and what writers used before is the one 0.101 retired';
+}
+
 done_testing;

@@ -1,8 +1,9 @@
 #!/usr/bin/perl
 # cmrx-dict list and rollback on a dictionary set made here (no server, no
 # tuning): each dictionary's state and since when, as text and JSON; a
-# rollback to the dictionary before the current one, staged by default and
-# at once with --stage 0, to a chosen one with --to, the cancelling of a
+# rollback to the dictionary before the current one,
+# at once to one writers used (staged by default to one they never used),
+# to a chosen one with --to, the cancelling of a
 # staged retrain, --dry-run, and clean refusals; prune keeps a staged
 # dictionary.
 use strict;
@@ -58,30 +59,37 @@ is $list->{next_change}, date($staged_at), '... and the next change';
 # A rollback while a retrain is staged: it is cancelled, the current one stays.
 ($status, $out, $err) = run_dict([ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:', '--dry-run' ]);
 is $status, 0, 'rollback --dry-run: exit 0' or diag $err;
-like $out, qr/Dictionary 102 stays the current one of gh:; 103 is cancelled/, '... saying it would cancel the staged one';
+like $out, qr/^Cancelled decision 3 \(train of dictionary 103, due \Q${\ date($staged_at)}\E\): writers of gh: stay on dictionary 102\.$/m,
+    '... saying it would cancel the staged one';
 is_deeply states(json_of([ 'list', '--dictionaries', $dir ])), { 101 => 'retired', 102 => 'current', 103 => 'staged' },
     '... and changing nothing';
 my $r = json_of([ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:' ]);
-is_deeply [ @$r{qw(from to)}, $r->{cancelled} ], [ 102, 102, [103] ], 'rollback: the staged retrain cancelled';
+is_deeply [ @$r{qw(kind from to)}, $r->{cancelled}{id} ], [ 'cancel', 102, 102, 103 ], 'rollback: the staged retrain cancelled';
 is_deeply states(json_of([ 'list', '--dictionaries', $dir ])), { 101 => 'retired', 102 => 'current', 103 => 'retired' },
     '... it is retired, the current one stays';
 
-# A rollback to the dictionary before: staged an hour by default.
-my $before = time;
+# A rollback to the dictionary before (one writers used): at once.
 $r = json_of([ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:' ]);
-is_deeply [ @$r{qw(from to at_once)} ], [ 102, 101, 0 ], 'rollback: to the one before, staged';
+is_deeply [ @$r{qw(kind from to at_once)} ], [ 'rollback', 102, 101, 1 ], 'rollback: to the one before, at once';
+is_deeply states(json_of([ 'list', '--dictionaries', $dir ])), { 101 => 'current', 102 => 'retired', 103 => 'retired' },
+    '... writers use it now';
+
+# --to one no writer has used: staged an hour by default.
+my $before = time;
+$r = json_of([ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:', '--to', 103 ]);
+is_deeply [ @$r{qw(from to at_once)} ], [ 101, 103, 0 ], 'rollback --to a dictionary never used: staged';
 ok $r->{current_from} gt date($before + $HOUR) && $r->{current_from} le date(time + $HOUR + 2),
     '... an hour after the set was written';
 $list = json_of([ 'list', '--dictionaries', $dir ]);
-is_deeply states($list), { 101 => 'staged', 102 => 'current', 103 => 'retired' }, '... the current one writes until then';
+is_deeply states($list), { 101 => 'current', 102 => 'retired', 103 => 'staged' }, '... the current one writes until then';
 
 # --stage 0 and --to: at once, to a chosen one.
-$r = json_of([ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:', '--to', 103, '--stage', 0 ]);
-is_deeply [ @$r{qw(from to at_once)}, $r->{cancelled} ], [ 102, 103, 1, [101] ],
-    'rollback --to 103 --stage 0: at once, cancelling what was staged';
-is_deeply states(json_of([ 'list', '--dictionaries', $dir ])), { 101 => 'retired', 102 => 'retired', 103 => 'current' },
-    '... 103 is current';
-is $Set->read($dir)->current('gh:')->{id}, 103, '... for the writers that read the set';
+$r = json_of([ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:', '--to', 102, '--stage', 0 ]);
+is_deeply [ @$r{qw(from to at_once)}, $r->{cancelled}{id} ], [ 101, 102, 1, 103 ],
+    'rollback --to 102 --stage 0: at once, cancelling what was staged';
+is_deeply states(json_of([ 'list', '--dictionaries', $dir ])), { 101 => 'retired', 102 => 'current', 103 => 'retired' },
+    '... 102 is current';
+is $Set->read($dir)->current('gh:')->{id}, 102, '... for the writers that read the set';
 
 # prune keeps a staged dictionary whatever its age.
 $set = $Set->read($dir);
@@ -95,7 +103,7 @@ close $fh;
 ($status, $out, $err) = run_dict([ 'prune', '--dictionaries', $dir, '--retired-for', 0, $dump ]);
 is $status, 0, 'prune: exit 0' or diag $err;
 like $out, qr/^  101 .* kept\s+staged: current from /m, 'prune keeps a staged dictionary';
-like $out, qr/^  102 .* removed\s/m, '... and removes a retired one no value names';
+like $out, qr/^  103 .* removed\s/m, '... and removes a retired one no value names';
 
 # After a staged retrain has taken effect, with the clock moved (the
 # module's clock here, CMRX_DICT_NOW for the commands): the default
@@ -155,7 +163,7 @@ for my $case (
     [ [ 'list', '--dictionaries', "$TMP/none" ], 1, qr/is not a dictionary set/ ],
     [ [ 'rollback', '--dictionaries', $dir ], 2, qr/rollback: --prefix P is needed/ ],
     [ [ 'rollback', '--dictionaries', $dir, '--prefix', 'npm:' ], 1, qr/has no dictionary for the prefix npm:/ ],
-    [ [ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:', '--to', 102 ], 1, qr/dictionary 102 was removed/ ],
+    [ [ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:', '--to', 103 ], 1, qr/dictionary 103 was removed/ ],
     [ [ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:', '--to', 'x' ], 2, qr/--to must be a dictionary ID/ ],
     [ [ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:', '--stage', 'soon' ], 2, qr/--stage must be a duration/ ],
 ) {

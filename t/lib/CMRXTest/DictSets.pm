@@ -45,15 +45,15 @@ our @AT_ONCE = ('--stage', '0');
 
 # Runs bin/cmrx-dict with these arguments; returns (exit status, stdout,
 # stderr). Set commands that tune (train --all, report --dictionaries) get
-# @NO_LIMITS unless the arguments give --compress-time; prune, list and
-# rollback, which tune nothing and take no speed limits, never do.
+# @NO_LIMITS unless the arguments give --compress-time; prune, list,
+# rollback and history, which tune nothing and take no speed limits, never do.
 sub run_dict {
     my ($args, @opt) = @_;
     croak 'run_dict(\\@args, stdin => ..., perl_args => [...]): options come in pairs' if @opt % 2;
     my %opt = @opt;
     my @unknown = grep { !/\A(?:stdin|perl_args)\z/ } sort keys %opt;
     croak "run_dict: unknown option @unknown" if @unknown;
-    my $set_command = ($args->[0] || '') !~ /\A(?:prune|list|rollback)\z/
+    my $set_command = ($args->[0] || '') !~ /\A(?:prune|list|rollback|history)\z/
                    && (($args->[1] || '') eq '--all' || grep { $_ eq '--dictionaries' } @$args);
     $args = [ @$args, @NO_LIMITS ] if $set_command && !grep { $_ eq '--compress-time' } @$args;
     my ($status, $out, $err) = run_command([ $^X, @{ $opt{perl_args} || [] }, '-Mblib', $SCRIPT, @$args ],

@@ -88,7 +88,8 @@ my %AFTER = (
         !$now->entry(1) && (grep { $_->{id} == 1 } $now->removed) && $now->unused_id == 3 or die "removed ID 1\n";
     },
     'Cache::Memcached::RustXS::Dict::Rollout' => q{
-        $r->{to} == $first->{id} && $r->{from} == $first->{id} && @{ $r->{cancelled} } == 1 or die "rollback_set\n";
+        $r->{kind} eq 'cancel' && $r->{to} == $first->{id} && $r->{from} == $first->{id} && $r->{cancelled}
+            or die "rollback_set\n";
         my $now = Cache::Memcached::RustXS::Zstd::DictionarySet->read("$tmp/set");
         $now->current('user:')->{id} == $first->{id} && !grep({ $_->{state} eq 'staged' } $now->schedule)
             or die "the staged one cancelled\n";
@@ -115,6 +116,14 @@ my %AFTER = (
     },
     'Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest' => q{
         $date eq '2026-01-01T00:00:00Z' && epoch_of($date) == 1767225600 or die "manifest_date gave $date\n";
+    },
+    'Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions' => q{
+        @$log == 1 && $log->[0]{kind} eq 'train' && encode_log($log) eq $text or die "decode_log, encode_log\n";
+    },
+    'Cache::Memcached::RustXS::Dict::Report::Set' => q{
+        $text =~ /^The decisions of the dictionary set in dictionaries, at 2026-05-01T10:00:00Z: 1 decision\n/
+            && $text =~ /^\s*1\s+2026-05-01T10:00:00Z\s+2026-05-01T11:00:01Z\s+user:\s+train\s+7\s+pending$/m
+            or die "print_history\n";
     },
     'Cache::Memcached::RustXS::Zstd::DictionarySet::State' => q{
         !keys %{ $state->{writers} } && !@{ $state->{rows} } or die "state_at of no entries\n";

@@ -134,8 +134,14 @@ The manifest's format: parsing, checking and writing it, its dates.
 
 =item L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>
 
-A set's state over time: the clock, and the one function that says each
-entry's state at a moment and what writers use and readers load.
+A set's state over time: the clock, and the one function that folds the
+set's decisions into what writers use at a moment, what is pending and
+what writers used before.
+
+=item L<Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions>
+
+A set's decisions as the manifest keeps them: the log, the log of a set
+written without one, and the entries' fields older releases read.
 
 =item L<Cache::Memcached::RustXS::Zstd::DictionarySet::IDs>
 
@@ -216,9 +222,14 @@ retired long enough ago, removed.
 
 =item L<Cache::Memcached::RustXS::Dict::Rollout>
 
-C<list> and C<rollback>: each dictionary's state (current, staged,
-retired, removed) and since when; a prefix taken back to an earlier
-dictionary, staged.
+C<list>, C<rollback> and C<history>: each dictionary's state (current,
+staged, retired, removed) and since when; a prefix taken back to an
+earlier dictionary, or what is pending for it cancelled; the decisions
+in order and what became of each.
+
+=item L<Cache::Memcached::RustXS::Dict::Report::Set>
+
+The output of C<prune>, C<list>, C<rollback> and C<history>.
 
 =item L<Cache::Memcached::RustXS::Dict::Tune>
 

@@ -4,7 +4,6 @@ use strict;
 use warnings;
 
 use File::Spec ();
-use File::Temp ();
 use Getopt::Long 2.36 ();
 use Pod::Usage ();
 
@@ -27,6 +26,7 @@ use Cache::Memcached::RustXS::Dict::SetTrainer qw(train_all report_set);
 use Cache::Memcached::RustXS::Dict::Prune qw(prune_set parse_duration);
 use Cache::Memcached::RustXS::Dict::Rollout qw(list_set rollback_set history_set);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::State ();
+use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(atomic_write);
 
 our $VERSION = '0.101';
 
@@ -547,21 +547,14 @@ sub connect_servers {
 
 # ---- files --------------------------------------------------------------------------
 
-# Writes the file whole or not at all: a temporary file in the same folder,
-# renamed over it.
+# Writes the file whole or not at all (through a temporary file in the
+# same folder, synced, renamed over it): the manifest's writer.
 sub write_file {
     my ($path, $bytes) = @_;
-    my ($volume, $dir) = File::Spec->splitpath($path);
-    $dir = File::Spec->catpath($volume, $dir, '');
-    $dir = File::Spec->curdir unless length $dir;
-    my $tmp = eval { File::Temp->new(DIR => $dir, TEMPLATE => '.cmrx-dict-XXXXXX', UNLINK => 1) }
-        or fail("cannot write in $dir: " . (Cache::Memcached::RustXS::_error_message($@) =~ /: (.*?)\.?\n?\z/ ? $1 : $!));
-    binmode $tmp;
-    print {$tmp} $bytes or fail("cannot write $path: $!");
-    close $tmp or fail("cannot write $path: $!");
-    chmod 0644 & ~umask, "$tmp";
-    rename "$tmp", $path or fail("cannot write $path: $!");
-    $tmp->unlink_on_destroy(0);
+    eval { atomic_write($path, $bytes); 1 } or do {
+        (my $why = Cache::Memcached::RustXS::_error_message($@)) =~ s/\Awrite: //;
+        fail($why);
+    };
     return;
 }
 

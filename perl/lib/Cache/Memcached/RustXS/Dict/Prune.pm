@@ -41,6 +41,43 @@ sub read_set {
     fail($why);
 }
 
+# What prune does with the dictionary of $row (a schedule row) that
+# $named sampled values name: keep it (and why), or remove it; record
+# (now as its retirement date) one retired at a time not known.
+sub _verdict {
+    my ($row, $named, $now, $retired_for) = @_;
+    my $e = $row->{entry};
+    my $retired = $row->{state} eq 'retired' ? $row->{since} : undef;
+    my %dictionary = (id => 0 + $e->{id}, prefix => $e->{prefix}, state => $row->{state}, file => $e->{file},
+                      size => 0 + $e->{size}, named_by => $named, retired => $retired);
+    if ($row->{state} ne 'retired') {
+        @dictionary{qw(action why)} = ('keep', ($row->{state} eq 'current' ? 'the current dictionary of prefix '
+                                                : "staged: current from $row->{since} for prefix ")
+                                               . "'" . shown($e->{prefix}) . "'");
+        return \%dictionary;
+    }
+    my $at = epoch_of($retired);
+    $dictionary{retired_ago} = $now - $at if defined $at;
+    my @keep;
+    push @keep, 'still named by ' . plural($named, 'sampled value') if $named;
+    if (!defined $at) {
+        if ($retired_for > 0) {
+            push @keep, 'retired at an unknown time (the manifest has no date for it)';
+            $dictionary{record} = 1;
+        }
+    } elsif ($dictionary{retired_ago} < $retired_for) {
+        push @keep, 'retired only ' . duration_text($dictionary{retired_ago}) . ' ago';
+    }
+    if (@keep) {
+        @dictionary{qw(action why)} = ('keep', join '; ', @keep);
+        return \%dictionary;
+    }
+    @dictionary{qw(action why)} = ('remove', (defined $at ? 'retired ' . duration_text($dictionary{retired_ago}) . ' ago'
+                                                  : 'retired at an unknown time')
+                                    . ', and no sampled value names it');
+    return \%dictionary;
+}
+
 sub prune_set {
     my (%opt) = @_;
     my $dir = $opt{dir};
@@ -65,38 +102,10 @@ sub prune_set {
     my (@dictionaries, @remove, @record);
     # Each dictionary's state as writers see it now: a staged one stays.
     for my $row (grep { $_->{state} ne 'removed' } $set->schedule(at => $now)) {
-        my $e = $row->{entry};
-        my $retired = $row->{state} eq 'retired' ? $row->{since} : undef;
-        my %dictionary = (id => 0 + $e->{id}, prefix => $e->{prefix}, state => $row->{state}, file => $e->{file},
-                          size => 0 + $e->{size}, named_by => $named->{ $e->{id} } || 0, retired => $retired);
-        push @dictionaries, \%dictionary;
-        if ($row->{state} ne 'retired') {
-            @dictionary{qw(action why)} = ('keep', ($row->{state} eq 'current' ? 'the current dictionary of prefix '
-                                                    : "staged: current from $row->{since} for prefix ")
-                                                   . "'" . shown($e->{prefix}) . "'");
-            next;
-        }
-        my $at = epoch_of($retired);
-        $dictionary{retired_ago} = $now - $at if defined $at;
-        my @keep;
-        push @keep, 'still named by ' . plural($dictionary{named_by}, 'sampled value') if $dictionary{named_by};
-        if (!defined $at) {
-            if ($retired_for > 0) {
-                push @keep, 'retired at an unknown time (the manifest has no date for it)';
-                $dictionary{record} = 1;
-            }
-        } elsif ($dictionary{retired_ago} < $retired_for) {
-            push @keep, 'retired only ' . duration_text($dictionary{retired_ago}) . ' ago';
-        }
-        if (@keep) {
-            @dictionary{qw(action why)} = ('keep', join '; ', @keep);
-            push @record, $e->{id} if $dictionary{record};
-            next;
-        }
-        @dictionary{qw(action why)} = ('remove', (defined $at ? 'retired ' . duration_text($dictionary{retired_ago}) . ' ago'
-                                                      : 'retired at an unknown time')
-                                        . ', and no sampled value names it');
-        push @remove, $e->{id};
+        my $dictionary = _verdict($row, $named->{ $row->{entry}{id} } || 0, $now, $retired_for);
+        push @dictionaries, $dictionary;
+        push @remove, $row->{entry}{id} if $dictionary->{action} eq 'remove';
+        push @record, $row->{entry}{id} if $dictionary->{record};
     }
     delete $_->{record} for @dictionaries;
     my %in_set = map { ($_->{id} => 1) } @dictionaries;
@@ -233,7 +242,7 @@ written) and C<set> (the set, as written when it was).
 =item read_set($dir)
 
 The set in C<$dir>
-(L<Cache::Memcached::RustXS::Zstd::DictionarySet/read($dir)>), or a failure
+(L<Cache::Memcached::RustXS::Zstd::DictionarySet/read>), or a failure
 saying why it is not one (no such folder, no manifest, a malformed one).
 
 =item parse_duration($text)
@@ -260,7 +269,7 @@ The Cache-Memcached-RustXS developers.
 Please report bugs at
 L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
 
-=head1 COPYRIGHT AND LICENSE
+=head1 LICENSE
 
 Copyright (C) 2026 the Cache-Memcached-RustXS developers.
 

@@ -158,11 +158,11 @@ Cache::Memcached::RustXS::Dict::Rollout - cmrx-dict list and rollback: a diction
 =head1 DESCRIPTION
 
 The parts of L<cmrx-dict> that show and change what writers use:
-C<cmrx-dict list> and C<cmrx-dict rollback>. Their output, as text and
-as the data C<--json> prints, is L<Cache::Memcached::RustXS::Dict::Report>'s
-(C<print_list>, C<list_data>, C<print_rollback>, C<rollback_data>). See
-L<Cache::Memcached::RustXS::Zstd::DictionarySet/Staging and rolling back>
-for what staging means.
+C<cmrx-dict list>, C<cmrx-dict rollback> and C<cmrx-dict history>. What
+they do follows the rule in
+L<Cache::Memcached::RustXS::Zstd::DictionarySet/The newest decision holds>.
+Their output, as text and as the data C<--json> prints, is
+L<Cache::Memcached::RustXS::Dict::Report::Set>'s.
 
 =head1 FUNCTIONS
 
@@ -172,7 +172,7 @@ for what staging means.
 
 Every dictionary of the set in C<$dir> with its state at C<now> (by
 default the clock of L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>) and since
-when (as L<Cache::Memcached::RustXS::Zstd::DictionarySet/schedule(at =E<gt> $epoch)>
+when (as L<Cache::Memcached::RustXS::Zstd::DictionarySet/schedule>
 says): a hash reference with C<dir>, C<identity>, C<now>, C<fallback>,
 C<next_change> (when a staged dictionary starts next, or C<undef>) and
 C<dictionaries>, a list of C<< { id, prefix, state, since, level, size,
@@ -180,31 +180,40 @@ file, trained, savings } >> (C<state>: C<current>, C<staged>, C<retired> or
 C<removed>). Fails (L<Cache::Memcached::RustXS::Dict/fail>) when the folder
 holds no readable set.
 
-=item rollback_set(dir => $dir, prefix => $prefix, to => $id, stage => 3600, dry_run => 0)
+=item rollback_set(dir => $dir, prefix => $prefix, to => $id, stage => $seconds, dry_run => 0)
 
-Makes an earlier dictionary of C<$prefix> (the empty string: the whole
-cache) current again, staged C<stage> seconds after the set is written
-(0: at once), and writes the set unless C<dry_run>. The dictionary is C<to> when given, else:
-when a decision (a retrain or an earlier rollback) is staged for the
-prefix, the current one (the staged ones are cancelled and nothing else
-changes, at once: the newest decision holds); otherwise the dictionary the
-prefix's writers used last before the current one, as the set's state at
-this moment says (DictionarySet's C<previous>): after a staged retrain has
-taken effect, the dictionary it took over from, whether or not the set was
-written since (a staged dictionary that was cancelled is never chosen, and
-a cancelled rollback changes no later choice). Repeated calls without
-C<to> go back and forth between two dictionaries. Every
-other staged dictionary of the prefix is cancelled. Returns a hash
-reference with C<prefix>, C<from> (the current one), C<to>,
-C<current_from> (the time the written set says), C<at_once>, C<cancelled> (IDs) and C<dry_run>. Fails when
-the prefix has no dictionary, C<to> is another prefix's, removed, or
-unknown, or there is nothing to go back to.
+A rollback of C<$prefix> (the empty string: the whole cache; with or
+without the delimiter its keys end with), by the rule: without C<to>,
+while a decision is pending for the prefix, a cancel of it, at once;
+otherwise back to the dictionary writers used before the current one.
+With C<to>, that dictionary. Without C<stage>, a rollback to a dictionary
+writers have used takes effect at once, one to a dictionary they have not
+is staged C<$DEFAULT_STAGE> seconds (an hour) after the write; with
+C<stage>, that many seconds (0: at once). Writes the set unless
+C<dry_run>. Returns a hash reference with C<kind> (C<rollback> or
+C<cancel>), C<prefix>, C<from> (the dictionary writers use now, or undef),
+C<to> (the one they will use), C<current_from> (when, as the written set
+says), C<at_once>, C<cancelled> (the decision superseded or cancelled:
+C<< { seq, kind, id, effective_date } >>, or undef) and C<dry_run>.
+Fails when the prefix has no dictionary, C<to> is another prefix's,
+removed or unknown, its file is missing or is not the one the manifest
+lists, or there is nothing to go back to.
 
-C<stage> defaults to C<$Cache::Memcached::RustXS::Dict::Rollout::DEFAULT_STAGE>
-(3600 seconds), the same as C<cmrx-dict train --all --stage>: the earlier
-dictionary is loaded by every reader already (retired dictionaries stay
-loaded), so a rollback at once is safe; staging it makes every host switch
-at one moment instead of as each receives the set.
+=item history_set(dir => $dir, prefix => $prefix, now => $epoch)
+
+The decisions of the set (of one prefix, given with or without its
+delimiter), in order, with what became of each at C<now>: a hash
+reference with C<dir>, C<identity>, C<now>, C<prefix>, C<synthesized>
+(undef, or how the decisions were found: C<converted>, C<rewritten>) and
+C<decisions>, a list of C<< { seq, kind, prefix, dictionary, made,
+effective, status, superseded_by, cancels } >> (dates as the manifest
+writes them).
+
+=item set_prefix($set, $prefix)
+
+The prefix as the set has it: C<$prefix> itself when the set has it,
+else with the set's delimiter (C<:> for a set without one) added, or
+taken off.
 
 =back
 
@@ -221,7 +230,7 @@ The Cache-Memcached-RustXS developers.
 Please report bugs at
 L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
 
-=head1 COPYRIGHT AND LICENSE
+=head1 LICENSE
 
 Copyright (C) 2026 the Cache-Memcached-RustXS developers.
 

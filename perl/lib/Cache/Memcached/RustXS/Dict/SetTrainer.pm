@@ -432,7 +432,7 @@ Each prefix is decided against the dictionary writers will use at that
 moment (one staged before, when it starts earlier), so that running it
 again within the stage does not stage the same choice twice. Each
 dictionary gets a random ID
-(L<Cache::Memcached::RustXS::Zstd::DictionarySet/new_id(avoid =E<gt> \@ids)>,
+(L<Cache::Memcached::RustXS::Zstd::DictionarySet/new_id>,
 4 bytes in each frame) that no sampled stored value names, so that a set
 made again from scratch never gives an ID that values in the cache name.
 The fallback (what keys

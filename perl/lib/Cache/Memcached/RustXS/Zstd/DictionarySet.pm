@@ -287,11 +287,7 @@ sub add {
     my ($self, %opt) = @_;
     my %known = map { ($_ => 1) } @ADD_OPTIONS;
     my %extra = map { ($_ => $opt{$_}) } grep { !$known{$_} } keys %opt;
-    for my $name (sort keys %extra) {
-        Carp::croak("add: unknown option $name (extra fields are lower-case words: [a-z][a-z0-9_]*)")
-            unless $name =~ /\A[a-z][a-z0-9_]*\z/ && !grep { $_ eq $name } @DICTIONARY_FIELDS;
-        Carp::croak("add: $name must be defined") unless defined $extra{$name};
-    }
+    _check_fields('add', \%extra, @DICTIONARY_FIELDS);
     my $prefix = $opt{prefix};
     Carp::croak('add: prefix is needed (the empty string matches every key)') unless defined $prefix;
     Carp::croak('add: prefix must be bytes, not a wide-character string')
@@ -363,6 +359,19 @@ sub _decide {
     return $self->{decisions}[-1];
 }
 
+# Options beyond the known ones of add and set_fallback are fields kept in
+# the manifest: lower-case names, none of @reserved, defined values.
+sub _check_fields {
+    my ($who, $fields, @reserved) = @_;
+    my %reserved = map { ($_ => 1) } @reserved;
+    for my $name (sort keys %$fields) {
+        Carp::croak("$who: unknown option $name (extra fields are lower-case words: [a-z][a-z0-9_]*)")
+            unless $name =~ /\A[a-z][a-z0-9_]*\z/ && !$reserved{$name};
+        Carp::croak("$who: $name must be defined") unless defined $fields->{$name};
+    }
+    return;
+}
+
 # The stage option of add and make_current: seconds after the set is
 # written, or undef; croaks with current_from beside it.
 sub _stage_option {
@@ -411,19 +420,21 @@ sub new_id {
 
 # Retires dictionary $id: writers of its prefix stop using it (a retire
 # decision, effective at the time given or now), or, for one staged, its
-# decision is cancelled; for one retired already, a time given becomes its
-# retirement date.
+# decision is cancelled; for one retired already, a time given (or now,
+# when its date is not known) becomes its retirement date.
 sub retire {
     my ($self, $id, %opt) = @_;
     Cache::Memcached::RustXS::_check_options('retire', \%opt, 'retired');
     my $e = $self->_entry_of('retire', $id);
     my $now = int now();
     my $when = defined $opt{retired} ? epoch_of(manifest_date($opt{retired}, 'retire: retired')) : $now;
-    my $p = $self->_state($now)->{fold}{prefixes}{ $e->{prefix} } || {};
+    my $state = $self->_state($now);
+    my $p = $state->{fold}{prefixes}{ $e->{prefix} } || {};
+    my ($row) = grep { $_->{entry} == $e } @{ $state->{rows} };
     if ($p->{pending} && defined $p->{pending}{id} && $p->{pending}{id} eq $id) {
         $self->_decide(kind => 'cancel', prefix => $e->{prefix}, made => $now, effective => $now);
     }
-    elsif ((defined $p->{writer} && $p->{writer} eq $id) || defined $opt{retired}) {
+    elsif ((defined $p->{writer} && $p->{writer} eq $id) || defined $opt{retired} || !defined $row->{since}) {
         $self->_decide(kind => 'retire', prefix => $e->{prefix}, id => $id, made => $now, effective => $when);
     }
     return _copy($e);
@@ -542,10 +553,7 @@ sub set_fallback {
     my ($self, %opt) = @_;
     my %f = %opt;
     $f{measured} = manifest_date($f{measured}, 'set_fallback: measured') if defined $f{measured};
-    for my $name (keys %f) {
-        Carp::croak("set_fallback: $name must be defined") unless defined $f{$name};
-        Carp::croak("set_fallback: unknown option $name") unless $name =~ /\A[a-z][a-z0-9_]*\z/;
-    }
+    _check_fields('set_fallback', \%f);
     for my $need (@{ $Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest::REQUIRED{fallback} }) {
         Carp::croak("set_fallback: $need is needed") unless defined $f{$need};
     }
@@ -659,8 +667,8 @@ Cache::Memcached::RustXS::Zstd::DictionarySet - a folder of zstd dictionaries, o
                         level => 9, id => $set->new_id, current_from => time + 3600);
     $set->write;
 
-    # Changed our mind: user:'s first dictionary stays (what was staged is
-    # cancelled); a rollback after the hour would be staged the same way
+    # Changed our mind: user:'s first dictionary stays (the staged decision
+    # is cancelled); after the hour, the same call would go back to it
     $set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
     $set->make_current($user->{id});
     $set->write;
@@ -691,70 +699,159 @@ Cache::Memcached) pick the dictionary of each key by its prefix.
 Dictionaries are added, never changed in place: when a prefix gets a new
 dictionary, the one before stays in the set, I<retired>, so that values
 written with it still decode, until a tool decides no stored value names it
-any more and removes it (L</remove($id)>; C<cmrx-dict prune> does, for the
+any more and removes it (L</remove>; C<cmrx-dict prune> does, for the
 retired dictionaries that no sampled value names and that were retired
 long enough ago).
 
 =head2 Staging and rolling back
 
 A dictionary must not be written before every reader that may meet it has
-it. So a dictionary can be added I<staged> (L</add(%options)> with
+it. So a dictionary can be added I<staged> (L</add> with C<stage> or
 C<current_from>): readers load it as soon as they read the set (at start,
 or at their next rescan), and writers go on writing the prefix's current
-dictionary until the time C<current_from> says, then write the new one. The
+dictionary until the time it takes effect, then write the new one. The
 writers of this distribution follow their set while they run
 (L<Cache::Memcached::RustXS::Zstd/compress_methods(dictionaries =E<gt> $dir, prefix =E<gt> $prefix, rescan_interval =E<gt> 60, max_output =E<gt> 64 MiB)>
 and L<Cache::Memcached::RustXS::Memcached>): they take up a staged
 dictionary at its time, and an added or rolled back one within their
 rescan interval, without a restart. Ship a set with staged entries to every
-host once; set C<current_from> later than the time it takes to reach the
-last host plus the rescan interval, and no writer anywhere uses a
-dictionary that a reader lacks. C<cmrx-dict train --all> stages what it
-adds (C<--stage>, one hour by default). A stage given as C<stage> (to
-L</add(%options)> or L</make_current($id, current_from =E<gt> $when)>)
-counts from the L</write> of the set, not from the call: the entry starts
-at the next whole second after the write and the stage, plus one, so at
-least the stage after the command that wrote the set has finished.
+host once; stage it longer than the time it takes to reach the last host
+plus the rescan interval, and no writer anywhere uses a dictionary that a
+reader lacks. C<cmrx-dict train --all> stages what it adds (C<--stage>,
+one hour by default). A stage counts from the L</write> of the set, not
+from the call: the decision takes effect at the next whole second after the
+write and the stage, plus one, so at least the stage after the command that
+wrote the set has finished.
 
-Rolling back is the same move backwards: L</make_current($id, current_from =E<gt> $when)>
-makes an earlier dictionary of a prefix current again (every reader still
-has it: retired dictionaries stay loaded), staged or at once, and cancels
-what was staged for that prefix: the newest decision holds.
-L</previous($prefix, at =E<gt> $epoch)> says which one to go back to: the
-dictionary the prefix's writers used last before the current one, in the
-order they took them up (of two taken up in the same second, the one
-decided later counts as later). After a staged retrain has taken effect it
-is the dictionary the retrain took over from, whether or not the set was
-written since; a staged dictionary that was cancelled before its time is
-never one, since writers never used it, and a cancelled decision leaves no
-trace: after it, the answer is what it was before that decision was made.
-C<cmrx-dict rollback> without C<--to> applies one rule: it goes back to
-what writers used before what they use now, or, while a decision is
-staged for the prefix, before what they will use once it takes effect --
-that is, the staged decision (a retrain, or an earlier rollback) is
-cancelled and writers keep the current one. So a rollback undoes the last
-decision and a second one undoes the first: repeated default rollbacks
-go back and forth between two dictionaries, never further back while
-both are in the set; to go further, name the dictionary.
+Rolling back is the same move backwards: L</make_current> makes an earlier
+dictionary of a prefix current again (every reader still has it: retired
+dictionaries stay loaded), and L</cancel> cancels what is pending. Which
+dictionary writers use at any moment follows from the set's decisions by
+one rule, below.
 
-Every answer about time (L</current($prefix, at =E<gt> $epoch)>,
-L</for_key($key, at =E<gt> $epoch)>, L</schedule(at =E<gt> $epoch)>,
-L</previous($prefix, at =E<gt> $epoch)>, L</next_change(at =E<gt> $epoch)>, and
-what L</settle> and L</write> write down) comes from one function,
-L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>'s C<state_at>,
-and "now" is its clock, which tests move instead of sleeping.
+Every answer about time (L</current>, L</for_key>, L</schedule>,
+L</previous>, L</next_change>, L</decided>, L</history>, and what
+L</settle> and L</write> write down) comes from one function,
+L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>'s C<fold> of the
+decisions, and "now" is its clock, which tests move instead of sleeping.
 
-The manifest keeps a staged dictionary as C<state=retired> with a
-C<current_from> date and no C<retired> date: a release of this
-distribution before 0.102, which knows no staging, loads it for reading
-and never writes with it, so hosts running an older release stay safe.
-L</write> writes down what the schedule says at that moment
-(L</settle>): a staged dictionary whose time has passed is written as
-C<state=current>, the one it took over from as retired at that time,
-keeping its C<current_from> (a retired entry whose C<current_from> is
-later than its C<retired> date is a staged one that was cancelled). So a
-write after a staged time has passed changes no moment's state, and 0.101
-reads the same writers from it.
+=head2 The newest decision holds
+
+A set records its I<decisions>: each change of what a prefix's writers use
+is one, kept in the set's log (the C<decisions> field of the manifest's
+C<set> line). A decision has a number, C<seq> (1, 2, 3 ... in the order
+made), a kind, a prefix (the empty prefix: the whole-cache entry), a
+dictionary, when it was made and when it takes effect: made plus its
+stage, at once without one. The kinds: C<train> (C<cmrx-dict train --all>
+adding a prefix's first dictionary or replacing it; L</add>), C<rollback>
+(back to a dictionary writers used before, or to the one C<--to> names;
+L</make_current>), C<cancel> (a rollback while a decision is pending;
+L</cancel>) and C<retire> (only L</retire> makes one: the prefix's writers
+stop using the dictionary, at the time given).
+
+The rule:
+
+=over 4
+
+=item 1. A decision supersedes what has not taken effect.
+
+A decision supersedes every decision of its prefix that has not taken
+effect when it is made (whose effective time is later than the new one's
+made time). Superseded decisions never take effect. Staged times delay,
+they never reorder: an older staged decision can never take over from a
+newer one. Order is by C<seq>, never by time, so several decisions made in
+one second are ordered as they were made.
+
+=item 2. What writers use.
+
+At a time T, a prefix's writers use the dictionary of the latest decision
+(by C<seq>) made by T, not superseded by a decision made by T, and in
+effect by T; a cancel changes nothing, so after one they use what they used
+before it. Without such a decision (or when the only one is a cancel of the
+prefix's very first dictionary) they use what keys of a prefix without a
+dictionary get: the whole-cache entry, or the fallback. Pending at T: the
+decision not superseded that takes effect after T (at most one a prefix).
+"Used before": the dictionary writers used before the current one took
+effect.
+
+=item 3. What a rollback does.
+
+C<cmrx-dict rollback --prefix P> without C<--to>: while a decision is
+pending for P, a C<cancel>, in effect at once: writers stay on what they
+use now (for a staged first dictionary: the whole-cache entry or the
+fallback), and the command says which decision it cancelled. Otherwise,
+back to what writers used before the current one; when there is nothing to
+go back to, it is refused ("has no earlier dictionary to go back to").
+C<rollback --to ID> goes to that dictionary, which must be one of P's. A
+rollback to a dictionary writers have used takes effect at once unless
+C<--stage> is given (every reader holding the set loads it already); a
+rollback to a dictionary no writer has used yet is staged like
+C<train --all> (an hour by default) unless C<--stage> is given.
+
+=item 4. What is refused.
+
+A decision naming a dictionary whose file is missing, unreadable or not the
+file the manifest lists is refused: the message names the file, nothing
+changes, and C<cmrx-dict> exits with the status of its other errors of data
+(1). So is C<train --all> into a folder that holds C<.dict> files but no
+manifest: to start over, give an empty folder or remove those files; to
+keep the set, restore its manifest.
+
+=item 5. Where to read it.
+
+C<cmrx-dict history> lists the decisions in order (seq, when made, when in
+effect, prefix, kind, dictionary) and what became of each: in effect, took
+effect (and was followed by another), superseded (by which), pending; a
+cancel names the decision it cancelled. C<cmrx-dict list> gives each
+dictionary's state (current, staged, retired, removed). Both come from the
+same fold of the decisions.
+
+=item 6. Prefixes with or without their delimiter.
+
+C<--prefix user> and C<--prefix user:> mean the same in every command
+(C<train>, C<report>, C<rollback>, C<history>).
+
+=item 7. What readers load.
+
+Readers load every dictionary of the set, whatever its state: a retired one
+stays loaded until C<cmrx-dict prune> removes it.
+
+=back
+
+=head2 Releases that know no decisions
+
+Release 0.101 reads and writes sets too, and knows no decisions. So the
+log is a field of the C<set> line, which it keeps as it keeps any field it
+does not know, and each dictionary's line still says what 0.101 needs:
+L</write> writes the entries' fields from the decisions at that moment
+(L</settle>). The dictionary writers use is C<state=current> with its
+C<current_from>; a pending one is C<state=retired> with a C<current_from>
+and no C<retired> date (0.101 loads it for reading and takes it up at its
+time); every other one is C<state=retired> with its C<retired> date, when
+writers stopped using it. 0.101 therefore reads the same writers at every
+moment until the next decision.
+
+A set written before sets recorded decisions (no log) reads as the
+decisions its entries stand for, and is converted on its next write,
+nothing lost: each dictionary writers used is a C<train> at its
+C<current_from> (not written: earlier than any), ended by a C<retire> at its
+C<retired> date unless another dictionary of its prefix started then (no
+date: a retirement at a time not known, which C<cmrx-dict prune> counts
+from when it first sees it); the current one without a C<current_from> is a
+C<train> at once after the others of its prefix; a staged one, a C<train>
+made after those; one cancelled before its time (its C<current_from> after
+its C<retired> date), a C<train> and a C<cancel> at its C<retired> date.
+
+A set that 0.101 rewrote after this release wrote it keeps its log, but
+the entries may have changed since (0.101 adds a dictionary at once,
+retires one, cancels what was staged): the set line's C<decisions_of>, a
+digest of the entries' fields that 0.101 reads, no longer matches them.
+Then the entries win: the decisions are synthesized from them as for a set
+without a log, so that writers use what 0.101 left and "used before" is
+what it retired, and the next write replaces the old log with the
+synthesized one (C<cmrx-dict history> says so; the decisions recorded
+before 0.101's change are summed up by one decision a dictionary). A set
+that 0.101 rewrote without changing its entries keeps its log.
 
 This module reads, checks and writes sets. It needs nothing but perl 5.10.1
 and its core modules to read one (L<Digest::SHA> for the files' checksums);
@@ -787,7 +884,7 @@ As the empty prefix it matches every key, so writers that do see keys
 C<prefix>) give it to keys whose prefix has no dictionary of its own --
 unless its line says C<other_keys=0>: the trainer measured that the
 fallback stores those keys' values in less memory, and they get the
-fallback (L</for_key($key)>). Without the field (C<other_keys=1>, or a set
+fallback (L</for_key>). Without the field (C<other_keys=1>, or a set
 made by hand), it is used for them. Its name in every list is the empty
 string; C<cmrx-dict> shows it as C<'' (the whole cache)>.
 
@@ -800,7 +897,7 @@ starting with C<#> and empty lines are comments. An example:
 
     cmrx-dictionary-set 1
     # A zstd dictionary set: Cache::Memcached::RustXS::Zstd::DictionarySet describes this file.
-    set id=3f0c9a5be1d24c8e9b7a6d5c4b3a2f10 created=2026-05-01T10:00:00Z delimiter=:
+    set id=3f0c9a5be1d24c8e9b7a6d5c4b3a2f10 created=2026-05-01T10:00:00Z decisions=1,train,1777629600,1777629600,1,user:;2,train,1777629600,1777629600,2,post:;3,train,1780308000,1780308000,3,user:;4,train,1780308000,1780308000,5, decisions_of=0c1d2e3f4a5b6c7d delimiter=:
     fallback method=zstd level=3 savings=12.5 samples=800 measured=2026-05-01T10:00:00Z
     dictionary id=1 prefix=user: state=retired file=user-1.dict level=9 size=16384 sha256=9f86... savings=61.5 samples=500 trained=2026-05-01T10:00:00Z retired=2026-06-01T10:00:00Z
     dictionary id=2 prefix=post: state=current file=post-2.dict level=9 size=16384 sha256=60303... savings=55 samples=500 trained=2026-05-01T10:00:00Z
@@ -824,7 +921,12 @@ refuses a manifest of another identity in the same folder (another set
 copied over it) instead of mixing the two. C<created> is optional, as is
 C<delimiter>: the character that ends the keys' prefixes, as
 C<cmrx-dict train --all> grouped them (C<--delimiter>), by which a writer's
-prefix given without it is matched (L</resolve_prefix($prefix)>).
+prefix given without it is matched (L</resolve_prefix>). C<decisions> is
+the set's log of decisions (L</The newest decision holds>): the decisions
+separated by C<;>, each C<SEQ,KIND,MADE,EFFECTIVE,ID,PREFIX> (times in
+epoch seconds, C<-> when not known; ID C<-> for a cancel; a C<,>, C<;> or
+C<%> of the prefix written C<%XX>), and C<decisions_of> a digest of the
+entries it was written beside (see L</Releases that know no decisions>).
 
 =item C<fallback method=zstd|gzip level=N savings=PCT samples=N measured=DATE>
 
@@ -858,13 +960,12 @@ current one. On a C<state=retired> line without a C<retired> date it
 marks a I<staged> dictionary (see L</Staging and rolling back>); with a
 C<retired> date, writers used it from C<current_from> until C<retired>,
 or, when C<current_from> is the later of the two, it was staged and
-cancelled before its time and no writer used it -- unless
-C<written_until> (a date) says until when writers used it before a
-rollback staged it again and that was cancelled, and C<written_from> (a
-date) since when they used it then; writers
-of a prefix use, at any moment, the current or staged dictionary whose
-C<current_from> came last (a current one without the field counts as
-earliest). Releases before 0.102 keep the field as they keep any other.
+cancelled before its time and no writer used it. These fields are written
+from the decisions (L</settle>) for releases that know no decisions; this
+release reads them only in a set without a log (see
+L</Releases that know no decisions>). Fields C<written_until> and
+C<written_from> that earlier releases of this distribution wrote are read
+no more and dropped on the next write.
 
 C<current_from_copy>: the same date as C<current_from>, written beside
 it. Release 0.101 drops C<current_from> when it retires a dictionary and
@@ -879,7 +980,7 @@ it (see L</The whole-cache entry>).
 
 =item C<removed id=N prefix=P removed=DATE>
 
-A dictionary that was in the set and was removed (L</remove($id)>): its file
+A dictionary that was in the set and was removed (L</remove>): its file
 is gone, but values in a cache may still name its ID, so the ID is never
 given to another dictionary of the set (a reader would decode those values
 with the wrong dictionary). C<prefix> and C<removed> (when) are for people.
@@ -905,7 +1006,7 @@ carries nothing else that says which dictionary that is: a reader that has
 another dictionary under the same ID decodes the value to wrong bytes. So
 IDs must not meet across sets that write to the same caches -- a set made
 again from scratch (a new folder, another host, a folder lost) while values
-of the old one live, or two teams' sets. L</new_id(avoid =E<gt> \@ids)>,
+of the old one live, or two teams' sets. L</new_id>,
 which C<cmrx-dict train --all> uses, draws IDs at random from 65536 to
 4294967295, skipping the IDs the set has or had, those loaded in the
 process, and those asked to avoid: C<cmrx-dict> avoids every ID that the
@@ -920,9 +1021,9 @@ items with a Fast object per prefix (213,807 against 216,904 with the same
 set under IDs 1 to 4), 3.0 % fewer with one Fast object for every key
 (205,026 against 211,265).
 
-Smaller IDs can still be given (L</add(%options)> with C<id>, which
+Smaller IDs can still be given (L</add> with C<id>, which
 rewrites the ID in the dictionary's header; the content does not change,
-and C<zstd -d -D FILE> decodes the frames as before; L</unused_id(from =E<gt> 1)>
+and C<zstd -d -D FILE> decodes the frames as before; L</unused_id>
 finds the smallest free one): 1 byte in a frame for IDs up to 255, 2 up
 to 65535. Do so only while one set, kept for as long as its values may
 live, writes to the caches: an ID is unique within a set over its whole
@@ -935,44 +1036,56 @@ shared in public; within one site's caches any ID is fine.
 
 =head1 METHODS
 
-=over 4
+=head2 read
 
-=item Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)
+  Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)
 
 Reads and checks the manifest in C<$dir>; croaks, naming the file and the
 line, when it is missing, is not a manifest, is of a newer format, is
 truncated (no end line, or fewer dictionaries than it counts, or a line cut
 short), or lists two dictionaries with one ID, one file twice, or two
 current dictionaries for one prefix. It does not read the dictionary files:
-L</dictionary_bytes($id)> and L</verify> do.
+L</dictionary_bytes> and L</verify> do.
 
-=item Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir)
+=head2 create
+
+  Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir)
 
 A new, empty set for C<$dir> (which need not exist yet), with a new
 identity; croaks if C<$dir> has a manifest already. Nothing is written
 before L</write>.
 
-=item $set->dir, $set->identity, $set->format_version
+=head2 dir, identity, format_version
+
+  $set->dir, $set->identity, $set->format_version
 
 The folder, the identity (32 hexadecimal digits) and the format version.
 
-=item $set->entries
+=head2 entries
+
+  $set->entries
 
 Every dictionary, current and retired, in the manifest's order: hash
 references (copies) with the fields above (C<id>, C<prefix>, C<state>,
 C<file>, C<level>, C<size>, C<sha256>, and C<savings>, C<samples>,
 C<trained> and other fields where the manifest has them).
 
-=item $set->entry($id)
+=head2 entry
+
+  $set->entry($id)
 
 The entry of dictionary C<$id>, or nothing.
 
-=item $set->removed
+=head2 removed
+
+  $set->removed
 
 The removed dictionaries: hash references with C<id>, C<prefix> and
 C<removed>.
 
-=item $set->prefixes(at => $epoch)
+=head2 prefixes
+
+  $set->prefixes(at => $epoch)
 
 The prefixes that have a current dictionary, sorted.
 
@@ -980,48 +1093,62 @@ These and the methods that follow answer for a moment: now, or the
 C<at> given (epoch seconds): the I<current> entry of a prefix is the one
 its writers use at that moment (see L</Staging and rolling back>).
 
-=item $set->current($prefix, at => $epoch)
+=head2 current
+
+  $set->current($prefix, at => $epoch)
 
 The current entry of exactly C<$prefix>, or C<undef>.
 
-=item $set->for_readers(at => $epoch)
+=head2 for_readers
+
+  $set->for_readers(at => $epoch)
 
 The entries a reader holding the set loads: every dictionary of the set,
 current, staged and retired (L<Cache::Memcached::RustXS::Zstd/load_dictionaries($dir, rescan_interval =E<gt> 60)>
 loads these).
 
-=item $set->previous($prefix, at => $epoch)
+=head2 previous
 
-The entry of C<$prefix> that its writers used last before the current one
-(the one a retired dictionary's writing stopped latest; of two that
-stopped in the same second, the one taken up later; a retired one of
-unknown date counts as the earliest), or C<undef>: what C<cmrx-dict
-rollback> goes back to when nothing is staged for the prefix. A staged
-dictionary cancelled before its time is never one, and a cancelled
-rollback to a dictionary changes no answer.
+  $set->previous($prefix, at => $epoch)
 
-=item $set->for_key($key, at => $epoch)
+The entry of the dictionary C<$prefix>'s writers used before the current
+one took effect (see L</The newest decision holds>), or C<undef> (none,
+or the fallback): what C<cmrx-dict rollback> goes back to when nothing is
+pending for the prefix. A dictionary whose decision was superseded or
+cancelled before its time is never one: writers never used it.
+
+=head2 for_key
+
+  $set->for_key($key, at => $epoch)
 
 The current entry with the longest prefix that C<$key> (as stored, with its
 namespace) starts with, or C<undef>: the dictionary a writer uses for that
 key. The whole-cache entry counts unless its line says C<other_keys=0>.
 
-=item $set->whole_cache(at => $epoch)
+=head2 whole_cache
+
+  $set->whole_cache(at => $epoch)
 
 The whole-cache entry (the current entry of the empty prefix), or C<undef>.
 
-=item $set->other_keys_entry(at => $epoch)
+=head2 other_keys_entry
+
+  $set->other_keys_entry(at => $epoch)
 
 The whole-cache entry when keys without a dictionary of their own get it
 (its line does not say C<other_keys=0>), else C<undef>.
 
-=item $set->next_change(at => $epoch)
+=head2 next_change
+
+  $set->next_change(at => $epoch)
 
 The first moment after C<at> (now) when a staged dictionary becomes
 current (epoch seconds), or C<undef>: until then what writers use does
 not change. The writers of this distribution decide again then.
 
-=item $set->schedule(at => $epoch)
+=head2 schedule
+
+  $set->schedule(at => $epoch)
 
 Every dictionary, with its state at that moment and since when: a list of
 hash references C<< { entry => $entry, state => $state, since => $date } >>
@@ -1033,12 +1160,16 @@ C<retired> date, or when the dictionary that took over from it started;
 C<undef> where the set does not know) or C<removed> (C<since> its C<removed>
 date). C<cmrx-dict list> prints it.
 
-=item $set->delimiter, $set->set_delimiter($delimiter)
+=head2 delimiter
+
+  $set->delimiter, $set->set_delimiter($delimiter)
 
 The delimiter recorded on the set line (C<undef> without one), and
 recording it (written by L</write>).
 
-=item $set->resolve_prefix($prefix, at => $epoch)
+=head2 resolve_prefix
+
+  $set->resolve_prefix($prefix, at => $epoch)
 
 What a writer of keys that start with C<$prefix> writes with, as
 L<Cache::Memcached::RustXS::Zstd/compress_methods(dictionaries =E<gt> $dir, prefix =E<gt> $prefix, rescan_interval =E<gt> 60, max_output =E<gt> 64 MiB)>
@@ -1052,35 +1183,47 @@ letter nor a digit), or C<none> (no entry: the whole-cache entry when other
 keys get it or when C<$prefix> begins the prefix of an entry, else
 C<undef>).
 
-=item $set->fallback
+=head2 fallback
+
+  $set->fallback
 
 The fallback as a hash reference: C<method> (C<zstd> or C<gzip>), C<level>,
 and C<savings>, C<samples>, C<measured> when the manifest has them. Without a
 fallback line: C<< { method => 'gzip', level => 9 } >>.
 
-=item $set->path_of($id)
+=head2 path_of
+
+  $set->path_of($id)
 
 The path of dictionary C<$id>'s file.
 
-=item $set->dictionary_bytes($id)
+=head2 dictionary_bytes
+
+  $set->dictionary_bytes($id)
 
 The bytes of dictionary C<$id>, after checking them against the manifest:
 croaks when the file cannot be read, its size or SHA-256 differ from the
 manifest's, or its header is not a zstd dictionary with that ID. (For a
 dictionary added and not yet written: the bytes given.)
 
-=item $set->verify
+=head2 verify
 
-L</dictionary_bytes($id)> of every dictionary; croaks at the first that
+  $set->verify
+
+L</dictionary_bytes> of every dictionary; croaks at the first that
 fails, returns 1.
 
-=item $set->add(%options)
+=head2 add
 
-Adds a dictionary and makes it the current one of its prefix, at once or
-staged (C<current_from>); when at once, the prefix's dictionary before
-becomes retired (its C<retired> date now), and what was staged for the
-prefix is cancelled (the newest decision holds). Returns the new entry.
-Options:
+  $set->add(%options)
+
+Adds a dictionary and decides that it becomes the current one of its
+prefix (a C<train> decision), at once or staged (C<stage> or
+C<current_from>); whatever of the prefix had not taken effect is
+superseded (L</The newest decision holds>). When it takes effect, the
+prefix's dictionary before is retired. Returns the new entry, its fields
+as the decisions say now (a staged one C<state=retired> with its
+C<current_from>). Options:
 
 =over 4
 
@@ -1133,70 +1276,126 @@ has loaded a different dictionary with that ID. The file name is assigned
 here, from the prefix and the ID (C<user-3.dict>). Nothing is written before
 L</write>.
 
-=item $set->unused_id(from => 1)
+=head2 unused_id
+
+  $set->unused_id(from => 1)
 
 The smallest ID from C<from> up that no dictionary of the set has or had
 (removed ones count) and this process has not loaded.
 
-=item $set->new_id(avoid => \@ids)
+=head2 new_id
+
+  $set->new_id(avoid => \@ids)
 
 A random ID from 65536 to 4294967295 that no dictionary of the set has or
 had, that this process has not loaded, and that is not in C<@ids> (pass the
 IDs that stored values name): see L</Dictionary IDs>.
 
-=item $set->retire($id, retired => $when)
+=head2 retire
 
-Makes dictionary C<$id> retired (its prefix then has no current dictionary
-unless another is added, and its keys get the fallback), and records when
-in its C<retired> field: C<$when> (epoch seconds or
-C<YYYY-MM-DDTHH:MM:SSZ>) when given; else now, unless it was retired
-before and has a date, which it keeps. A staged dictionary retired is no
-longer staged. Returns its entry. (L</add(%options)>
-records now as the retirement date of the dictionary it retires.)
+  $set->retire($id, retired => $when)
 
-=item $set->make_current($id, current_from => $when)
+For the dictionary its prefix's writers use: a C<retire> decision, in
+effect at C<$when> (epoch seconds or C<YYYY-MM-DDTHH:MM:SSZ>; now by
+default): the prefix then has no current dictionary, and its keys get the
+whole-cache entry or the fallback. For one pending: its decision is
+cancelled (a C<cancel>). For one retired already: C<$when>, when given,
+becomes its C<retired> date (so does now when its date is not known);
+without it, nothing changes. Returns its entry.
 
-=item $set->make_current($id, stage => $seconds)
+=head2 make_current
 
-Makes dictionary C<$id> (current, retired or staged) its prefix's current
-one from C<$when> (epoch seconds or C<YYYY-MM-DDTHH:MM:SSZ>; now by
-default), or C<$seconds> after the set is written (as C<stage> of
-L</add(%options)>): at once, or staged for a later time; and cancels every
-other staged dictionary of the prefix. A rollback: the dictionary before a bad
-one is still loaded by every reader, so it can be made current at once;
-stage it anyway when writers on hosts that have not yet read the change
-should not keep writing the bad one for long (they follow within their
-rescan interval either way). Croaks for a removed or unknown ID, and for
-the current one when nothing is staged to cancel. Returns its entry.
-C<cmrx-dict rollback> calls it.
+  $set->make_current($id, current_from => $when)
+  $set->make_current($id, stage => $seconds)
 
-=item $set->settle(at => $epoch)
+A C<rollback> decision: dictionary C<$id> becomes its prefix's current one
+from C<$when> (epoch seconds or C<YYYY-MM-DDTHH:MM:SSZ>; now by default),
+or C<$seconds> after the set is written (as C<stage> of L</add>);
+whatever of the prefix had not taken effect is superseded. For the
+dictionary writers use now while a decision is pending: a C<cancel> of
+that decision instead. Croaks, changing nothing, for a removed or unknown
+ID, for a dictionary whose file is missing, unreadable or not the one the
+manifest lists, and for the current one when nothing is pending. Returns
+its entry. C<cmrx-dict rollback> calls it, with the rule's timing (at once
+to a dictionary writers have used, staged to one they have not).
 
-Writes down, in the object, what the schedule says at that moment (now by
-default): each staged dictionary whose time has come becomes
-C<state=current>, and the one it took over from retired with that time as
-its C<retired> date, keeping its C<current_from>. No moment's state
-changes (what writers use, what was used before, since when); releases
-without staging then read the same. L</write> settles first. Returns the set.
+=head2 cancel
 
-=item $set->remove($id)
+  $set->cancel($prefix)
+
+A C<cancel> decision: what is pending for C<$prefix> never takes effect,
+and writers stay on what they use now. Returns the decision it cancelled
+(a hash reference: C<seq>, C<kind>, C<prefix>, C<id>, C<made>,
+C<effective>); croaks when nothing is pending.
+
+=head2 decided
+
+  $set->decided($prefix, at => $epoch)
+
+What the decisions say of C<$prefix> at that moment (now by default): a
+hash reference with C<writer> and C<before> (entries, or C<undef> for the
+whole-cache entry or fallback), C<pending> (the decision waiting to take
+effect, or C<undef>) and C<used> (a hash of the IDs of every dictionary
+writers of any prefix have used by then).
+
+=head2 history
+
+  $set->history(prefix => $prefix, at => $epoch)
+
+The set's decisions (of one prefix when C<prefix> is given), in order,
+each a hash reference with C<seq>, C<kind>, C<prefix>, C<id> (undef for a
+cancel), C<made> and C<effective> (epoch seconds; undef when not known),
+and what became of it at that moment: C<status> (C<in effect>, C<took
+effect>, C<superseded>, C<pending>, or C<not made yet> for one made after
+it), C<by> (the C<seq> that superseded it) and C<cancels> (the C<seq> a
+cancel cancelled). C<cmrx-dict history> prints it.
+
+=head2 synthesized
+
+  $set->synthesized
+
+How the decisions were found when the set was read: C<0> (its log),
+C<converted> (a set without a log: synthesized from its entries) or
+C<rewritten> (a release that knows no decisions changed its entries after
+the log was written: synthesized from them again). See
+L</Releases that know no decisions>.
+
+=head2 settle
+
+  $set->settle(at => $epoch)
+
+Writes into the entries, in the object, what the decisions say at that
+moment (now by default), for releases that know no decisions (see
+L</Releases that know no decisions>): the dictionary writers use is
+C<state=current> with its C<current_from>, a pending one staged, the others
+retired with their C<retired> dates. No decision changes. L</write>
+settles first. Returns the set.
+
+=head2 remove
+
+  $set->remove($id)
 
 Drops retired dictionary C<$id> from the set, keeping its ID in a
 C<removed> line so that no other dictionary gets it; L</write> deletes its
 file after writing the manifest. Croaks for the one its prefix's writers
-use now (retire it first).
+use now (retire it first) and for a pending one (cancel it first); its
+decisions stay in the log.
 Values that name a removed dictionary become misses in processes that did
 not load it before; processes that loaded it keep it, and read those
 values as before. It does not ask whether values still name it:
 C<cmrx-dict prune> samples a cache to decide
 (L<Cache::Memcached::RustXS::Dict::Prune>).
 
-=item $set->set_fallback(method => 'zstd', level => 3, savings => ..., samples => ..., measured => ...)
+=head2 set_fallback
+
+  $set->set_fallback(method => 'zstd', level => 3, savings => ..., samples => ..., measured => ...)
 
 Sets what keys without a dictionary get (see L</The manifest>); C<method>
 and C<level> are required. Returns it.
 
-=item $set->write
+=head2 write
+
+  $set->write
 
 Writes the set into its folder (made if needed), settled (L</settle>): first the dictionary files
 added since it was read (each through a temporary file and a rename, so a
@@ -1207,11 +1406,11 @@ exclusive C<flock> on its C<.lock> file), and C<write> croaks when the
 manifest on disk is not the one this object read (another writer went
 first): read it again and redo the change. Returns the set.
 
-=item $set->as_string
+=head2 as_string
+
+  $set->as_string
 
 The manifest's text, as L</write> would write it.
-
-=back
 
 =head1 SEE ALSO
 
@@ -1228,7 +1427,7 @@ The Cache-Memcached-RustXS developers.
 Please report bugs at
 L<https://github.com/cache-memcached-rustxs/Cache-Memcached-RustXS/issues>.
 
-=head1 COPYRIGHT AND LICENSE
+=head1 LICENSE
 
 Copyright (C) 2026 the Cache-Memcached-RustXS developers.
 

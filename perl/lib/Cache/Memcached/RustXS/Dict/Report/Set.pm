@@ -168,7 +168,11 @@ Cache::Memcached::RustXS::Dict::Report::Set - the output of cmrx-dict prune, lis
 
     use Cache::Memcached::RustXS::Dict::Report::Set qw(print_history);
 
-    print_history(\*STDOUT, { dir => 'dictionaries', now => '2026-05-01T10:00:00Z', decisions => [] });
+    open my $fh, '>', \my $text or die $!;
+    print_history($fh, { dir => 'dictionaries', now => '2026-05-01T10:00:00Z',
+                         decisions => [ { seq => 1, made => '2026-05-01T10:00:00Z', effective => '2026-05-01T11:00:01Z',
+                                          prefix => 'user:', kind => 'train', dictionary => 7, status => 'pending' } ] });
+    print $text;
 
 =head1 DESCRIPTION
 

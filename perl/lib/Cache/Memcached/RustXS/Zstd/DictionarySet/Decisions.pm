@@ -71,8 +71,8 @@ sub entries_digest {
 
 # The decisions that entries written without a log stand for: each
 # dictionary writers used is a train at its current_from (not known: the
-# earliest), ended by a retirement at its retired date unless another
-# started then; a staged one is a train made after the others of its
+# earliest), ended by a retirement at its retired date (not known: at a
+# time not known) unless another started then; a staged one is a train made after the others of its
 # prefix; one cancelled before its time (current_from after retired), a
 # train cancelled at its retired date.
 sub synthesize_log {
@@ -81,15 +81,21 @@ sub synthesize_log {
     for my $e (@$entries) {
         my $from = epoch_of($e->{current_from});
         $from = epoch_of($e->{current_from_copy}) unless defined $from;
+        # (A current one without a current_from started when it was trained,
+        # as a release that knows no staging adds one.)
+        $from = epoch_of($e->{trained}) if !defined $from && $e->{state} eq 'current';
         $started{ $e->{prefix} }{$from} = 1 if defined $from;
     }
-    my @staged;
+    my (@current, @staged);
     for my $i (0 .. $#$entries) {
         my $e = $entries->[$i];
         my ($from, $retired) = (epoch_of($e->{current_from}), epoch_of($e->{retired}));
         $from = epoch_of($e->{current_from_copy}) unless defined $from;
         my %base = (prefix => $e->{prefix}, id => $e->{id}, order => $i);
-        if ($e->{state} eq 'retired' && defined $from && !defined $e->{retired}) {
+        if ($e->{state} eq 'current' && !defined $from) {
+            push @current, { %base, kind => 'train', made => epoch_of($e->{trained}) };
+        }
+        elsif ($e->{state} eq 'retired' && defined $from && !defined $e->{retired}) {
             push @staged, { %base, kind => 'train', made => epoch_of($e->{trained}), effective => $from };
         }
         elsif (defined $from && defined $retired && $from > $retired) {
@@ -98,15 +104,20 @@ sub synthesize_log {
         }
         else {
             push @d, { %base, kind => 'train', made => $from, effective => $from };
+            # Retired at its date (when no other started then), or at a
+            # time not known (no date: a release before dates were kept).
             push @d, { %base, kind => 'retire', made => $retired, effective => $retired, order => $i + 0.5 }
-                if $e->{state} eq 'retired' && defined $retired && !$started{ $e->{prefix} }{$retired};
+                if $e->{state} eq 'retired' && !(defined $retired && $started{ $e->{prefix} }{$retired});
         }
     }
     my @sorted = sort { _key($a->{made}) <=> _key($b->{made}) || $a->{order} <=> $b->{order} } @d;
-    for my $s (@staged) {    # made after every other decision of its prefix
+    # The current one (from a time not written) and the staged one: made
+    # after every other decision of their prefix, the current at once.
+    for my $s (@current, @staged) {
         my ($last) = reverse grep { $_->{prefix} eq $s->{prefix} } @sorted;
-        $s->{made} = _max($s->{made}, $last ? $last->{made} : undef);
-        $s->{made} = $s->{effective} if defined $s->{made} && $s->{made} > $s->{effective};
+        $s->{made} = _max($s->{made}, $last ? $last->{made} : ());
+        $s->{effective} = $s->{made} unless exists $s->{effective};
+        $s->{made} = $s->{effective} if defined $s->{made} && defined $s->{effective} && $s->{made} > $s->{effective};
         push @sorted, $s;
     }
     my $seq = 0;
@@ -162,3 +173,92 @@ sub _set_date {
 }
 
 1;
+__END__
+
+=head1 NAME
+
+Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions - the decisions of a dictionary set as its manifest keeps them
+
+=head1 SYNOPSIS
+
+  use Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions qw(decode_log encode_log);
+
+  my $text = '1,train,1767225600,1767229201,7,user:';
+  my $log = decode_log($text);
+  print "decision $log->[0]{seq}: $log->[0]{kind} of dictionary $log->[0]{id} for $log->[0]{prefix}\n";
+
+=head1 DESCRIPTION
+
+The part of L<Cache::Memcached::RustXS::Zstd::DictionarySet> that keeps
+its decisions (see
+L<Cache::Memcached::RustXS::Zstd::DictionarySet/The newest decision holds>)
+in the manifest, and the fields of its entries that releases knowing no
+decisions read. What the decisions mean at a moment is
+L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>'s C<fold>.
+
+The log is the C<decisions> field of the manifest's C<set> line: the
+decisions separated by C<;>, each C<SEQ,KIND,MADE,EFFECTIVE,ID,PREFIX>
+(times in epoch seconds, C<-> when not known; ID C<-> for a cancel; the
+bytes C<,>, C<;> and C<%> of the prefix written C<%XX>). Release 0.101
+keeps it as a field it does not know. Beside it, C<decisions_of> is a
+digest of what the entries say to such a release: when a release that
+knows no decisions has changed the entries since, the log no longer
+describes them, and the decisions are synthesized from the entries again.
+
+=head1 FUNCTIONS
+
+=over 4
+
+=item decode_log($text), encode_log(\@decisions)
+
+The decisions of a log (hash references: C<seq>, C<kind>, C<prefix>,
+C<id>, C<made>, C<effective>), in order; C<decode_log> dies saying why a
+log is malformed. And the log of decisions.
+
+=item entries_digest(\@entries, \@removed)
+
+The digest of the entries' fields that releases knowing no decisions
+read (C<id>, C<prefix>, C<state>, C<current_from>, C<retired>) and of
+the removed IDs.
+
+=item synthesize_log(\@entries)
+
+The decisions that entries written without a log stand for: each
+dictionary writers used is a C<train> at its C<current_from> (not known:
+earlier than any), ended by a C<retire> at its C<retired> date unless
+another dictionary of its prefix started then (no date: at a time not
+known); a staged one is a C<train> made after the others of its prefix;
+one cancelled before its time (C<current_from> after C<retired>), a
+C<train> and a C<cancel> at its C<retired> date.
+
+=item project_entries(\@entries, $state)
+
+Writes into the entries what a release that knows no decisions needs to
+read the same writers (C<$state>: State's C<state_at> at the moment of
+the write): the writer C<state=current> from when it took effect, the
+pending one staged (C<state=retired> with C<current_from> and no
+C<retired>), every other one retired with when writers stopped using it.
+
+=item %KINDS
+
+The kinds of decision: C<train>, C<rollback>, C<cancel>, C<retire>.
+
+=back
+
+=head1 SEE ALSO
+
+L<Cache::Memcached::RustXS::Zstd::DictionarySet>,
+L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>
+
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
+
+=cut

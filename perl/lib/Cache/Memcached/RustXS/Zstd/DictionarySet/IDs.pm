@@ -135,4 +135,15 @@ C<same>, C<different>).
 
 L<Cache::Memcached::RustXS::Zstd::DictionarySet>
 
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
+
 =cut

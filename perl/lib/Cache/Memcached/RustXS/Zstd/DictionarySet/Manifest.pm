@@ -45,6 +45,7 @@ my @SET_FIELDS        = qw(id created);
 my @FALLBACK_FIELDS   = qw(method level savings samples measured);
 our @DICTIONARY_FIELDS = qw(id prefix state current_from file level size sha256 savings samples trained retired);
 my @REMOVED_FIELDS    = qw(id prefix removed);
+my %LINE;    # how each kind of line is read: below parse_manifest
 our %REQUIRED = (
     set        => [qw(id)],
     fallback   => [qw(method level)],
@@ -133,8 +134,8 @@ sub parse_manifest {
     my ($dir, $bytes) = @_;
     my %self = (dir => $dir, manifest_sha256 => Digest::SHA::sha256_hex($bytes),
                 entries => [], removed => [], fallback => undef);
+    my %seen = (by_id => {}, by_file => {}, current => {});
     my ($n, $format, $ended) = (0, undef, undef);
-    my (%by_id, %by_file, %current);
     my @lines = split /\n/, $bytes, -1;
     die "line 1: empty: not a dictionary set manifest (or truncated to nothing)\n" unless length $bytes;
     die "truncated: the last line has no newline\n" if length $lines[-1];
@@ -145,81 +146,12 @@ sub parse_manifest {
         my $at = "line $n";
         die "$at: after the end line\n" if $ended;
         if (!defined $format) {
-            die "$at: not a dictionary set manifest (it must start with '$MAGIC_WORD $FORMAT')\n"
-                unless $line =~ /\A\Q$MAGIC_WORD\E ([0-9]+)\z/;
-            $format = $1;
-            die "$at: format $format is newer than this reader knows ($FORMAT): upgrade "
-              . "Cache::Memcached::RustXS\n" if $format > $FORMAT;
-            die "$at: format $format is unknown\n" if $format < 1;
+            $format = _format_of($line, $at);
             next;
         }
-        my ($kind, @tokens) = split / /, $line;
-        my %f;
-        for my $t (@tokens) {
-            die "$at: '$t' is not a field (name=value)\n" unless $t =~ /\A([a-z][a-z0-9_]*)=(.*)\z/s;
-            die "$at: field $1 given twice\n" if exists $f{$1};
-            $f{$1} = _decode_value($2);
-        }
-        for my $need (@{ $REQUIRED{$kind} || [] }) {
-            die "$at: $kind line without its $need (truncated or edited?)\n" unless defined $f{$need};
-        }
-        if ($kind eq 'set') {
-            die "$at: a second set line\n" if $self{identity};
-            die "$at: set id must be 32 hexadecimal digits, not " . shown($f{id}) . "\n"
-                unless $f{id} =~ /\A[0-9a-f]{32}\z/;
-            die "$at: created must be YYYY-MM-DDTHH:MM:SSZ\n"
-                if defined $f{created} && !is_date($f{created});
-            $self{identity} = $f{id};
-            $self{set_fields} = \%f;
-        }
-        elsif ($kind eq 'fallback') {
-            die "$at: a second fallback line\n" if $self{fallback};
-            check_fallback_fields(\%f, $at);
-            $self{fallback} = \%f;
-        }
-        elsif ($kind eq 'dictionary') {
-            die "$at: dictionary before the set line\n" unless $self{identity};
-            _check_entry(\%f, $at);
-            # Beside current_from the copy says nothing more (it is written
-            # again from current_from); without it, it says when.
-            delete $f{current_from_copy} if defined $f{current_from};
-            if (my $other = $by_id{ $f{id} }) {
-                die "$at: dictionary ID $f{id} is listed twice (also for prefix "
-                  . shown($other->{prefix}) . "): two dictionaries with one ID are refused\n";
-            }
-            die "$at: file $f{file} is listed twice\n" if $by_file{ $f{file} };
-            if ($f{state} eq 'current') {
-                die "$at: prefix " . shown($f{prefix}) . " has two current dictionaries ("
-                  . "IDs $current{ $f{prefix} }{id} and $f{id})\n" if $current{ $f{prefix} };
-                $current{ $f{prefix} } = \%f;
-            }
-            $by_id{ $f{id} } = $by_file{ $f{file} } = \%f;
-            push @{ $self{entries} }, \%f;
-        }
-        elsif ($kind eq 'removed') {
-            die "$at: removed before the set line\n" unless $self{identity};
-            die "$at: removed id must be 1 to $MAX_ID, not " . shown($f{id}) . "\n" unless is_id($f{id});
-            die "$at: removed must be YYYY-MM-DDTHH:MM:SSZ\n" if defined $f{removed} && !is_date($f{removed});
-            die "$at: dictionary ID $f{id} is listed twice (once removed): two dictionaries with one ID are refused\n"
-                if $by_id{ $f{id} };
-            $by_id{ $f{id} } = \%f;
-            push @{ $self{removed} }, \%f;
-        }
-        elsif ($kind eq 'end') {
-            die "$at: end line without the number of dictionaries\n"
-                unless defined $f{dictionaries} && is_count($f{dictionaries});
-            my $have = @{ $self{entries} };
-            die "$at: the end line counts $f{dictionaries} dictionaries, $have are listed (truncated?)\n"
-                if $f{dictionaries} != $have;
-            my $removed = defined $f{removed} ? $f{removed} : 0;
-            die "$at: the end line counts " . shown($removed) . ' removed dictionaries, '
-              . @{ $self{removed} } . " are listed (truncated?)\n"
-                unless is_count($removed) && $removed == @{ $self{removed} };
-            $ended = 1;
-        }
-        else {
-            die "$at: unknown line '" . _encode_value($kind) . "'\n";
-        }
+        my ($kind, $f) = _fields_of($line, $at);
+        my $take = $LINE{$kind} or die "$at: unknown line '" . _encode_value($kind) . "'\n";
+        $ended = $take->(\%self, $f, $at, \%seen);
     }
     die "not a dictionary set manifest (no '$MAGIC_WORD' line)\n" unless defined $format;
     die "no set line\n" unless $self{identity};
@@ -227,6 +159,100 @@ sub parse_manifest {
     $self{format} = $format;
     return \%self;
 }
+
+# The format version of the first line.
+sub _format_of {
+    my ($line, $at) = @_;
+    die "$at: not a dictionary set manifest (it must start with '$MAGIC_WORD $FORMAT')\n"
+        unless $line =~ /\A\Q$MAGIC_WORD\E ([0-9]+)\z/;
+    my $format = $1;
+    die "$at: format $format is newer than this reader knows ($FORMAT): upgrade "
+      . "Cache::Memcached::RustXS\n" if $format > $FORMAT;
+    die "$at: format $format is unknown\n" if $format < 1;
+    return $format;
+}
+
+# A line's kind and fields, with the ones its kind needs.
+sub _fields_of {
+    my ($line, $at) = @_;
+    my ($kind, @tokens) = split / /, $line;
+    my %f;
+    for my $t (@tokens) {
+        die "$at: '$t' is not a field (name=value)\n" unless $t =~ /\A([a-z][a-z0-9_]*)=(.*)\z/s;
+        die "$at: field $1 given twice\n" if exists $f{$1};
+        $f{$1} = _decode_value($2);
+    }
+    for my $need (@{ $REQUIRED{$kind} || [] }) {
+        die "$at: $kind line without its $need (truncated or edited?)\n" unless defined $f{$need};
+    }
+    return ($kind, \%f);
+}
+
+# Each kind of line taken into the set being parsed; true for the end line.
+%LINE = (
+    set => sub {
+        my ($self, $f, $at) = @_;
+        die "$at: a second set line\n" if $self->{identity};
+        die "$at: set id must be 32 hexadecimal digits, not " . shown($f->{id}) . "\n"
+            unless $f->{id} =~ /\A[0-9a-f]{32}\z/;
+        die "$at: created must be YYYY-MM-DDTHH:MM:SSZ\n" if defined $f->{created} && !is_date($f->{created});
+        @$self{qw(identity set_fields)} = ($f->{id}, $f);
+        return 0;
+    },
+    fallback => sub {
+        my ($self, $f, $at) = @_;
+        die "$at: a second fallback line\n" if $self->{fallback};
+        check_fallback_fields($f, $at);
+        $self->{fallback} = $f;
+        return 0;
+    },
+    dictionary => sub {
+        my ($self, $f, $at, $seen) = @_;
+        die "$at: dictionary before the set line\n" unless $self->{identity};
+        _check_entry($f, $at);
+        # Beside current_from the copy says nothing more (it is written
+        # again from current_from); without it, it says when.
+        delete $f->{current_from_copy} if defined $f->{current_from};
+        if (my $other = $seen->{by_id}{ $f->{id} }) {
+            die "$at: dictionary ID $f->{id} is listed twice (also for prefix "
+              . shown($other->{prefix}) . "): two dictionaries with one ID are refused\n";
+        }
+        die "$at: file $f->{file} is listed twice\n" if $seen->{by_file}{ $f->{file} };
+        if ($f->{state} eq 'current') {
+            my $current = $seen->{current};
+            die "$at: prefix " . shown($f->{prefix}) . " has two current dictionaries ("
+              . "IDs $current->{ $f->{prefix} }{id} and $f->{id})\n" if $current->{ $f->{prefix} };
+            $current->{ $f->{prefix} } = $f;
+        }
+        $seen->{by_id}{ $f->{id} } = $seen->{by_file}{ $f->{file} } = $f;
+        push @{ $self->{entries} }, $f;
+        return 0;
+    },
+    removed => sub {
+        my ($self, $f, $at, $seen) = @_;
+        die "$at: removed before the set line\n" unless $self->{identity};
+        die "$at: removed id must be 1 to $MAX_ID, not " . shown($f->{id}) . "\n" unless is_id($f->{id});
+        die "$at: removed must be YYYY-MM-DDTHH:MM:SSZ\n" if defined $f->{removed} && !is_date($f->{removed});
+        die "$at: dictionary ID $f->{id} is listed twice (once removed): two dictionaries with one ID are refused\n"
+            if $seen->{by_id}{ $f->{id} };
+        $seen->{by_id}{ $f->{id} } = $f;
+        push @{ $self->{removed} }, $f;
+        return 0;
+    },
+    end => sub {
+        my ($self, $f, $at) = @_;
+        die "$at: end line without the number of dictionaries\n"
+            unless defined $f->{dictionaries} && is_count($f->{dictionaries});
+        my $have = @{ $self->{entries} };
+        die "$at: the end line counts $f->{dictionaries} dictionaries, $have are listed (truncated?)\n"
+            if $f->{dictionaries} != $have;
+        my $removed = defined $f->{removed} ? $f->{removed} : 0;
+        die "$at: the end line counts " . shown($removed) . ' removed dictionaries, '
+          . @{ $self->{removed} } . " are listed (truncated?)\n"
+            unless is_count($removed) && $removed == @{ $self->{removed} };
+        return 1;
+    },
+);
 
 sub check_fallback_fields {
     my ($f, $at) = @_;
@@ -424,5 +450,16 @@ the ID in a zstd dictionary's header.
 =head1 SEE ALSO
 
 L<Cache::Memcached::RustXS::Zstd::DictionarySet>
+
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
 
 =cut

@@ -156,22 +156,36 @@ Cache::Memcached::RustXS::Zstd::DictionarySet::State - a dictionary set's state 
 =head1 DESCRIPTION
 
 The part of L<Cache::Memcached::RustXS::Zstd::DictionarySet> that says
-what a set is at a moment. DictionarySet's methods, and every
-C<cmrx-dict> command that reads a set, take their states from it.
+what a set is at a moment: the fold of its decisions by the rule in
+L<Cache::Memcached::RustXS::Zstd::DictionarySet/The newest decision holds>.
+DictionarySet's methods, and every C<cmrx-dict> command that reads a set,
+take their states from it.
 
 =head1 FUNCTIONS
 
 =over 4
 
-=item state_at(\@entries, \@removed, $at)
+=item fold(\@decisions, $at)
 
-The state of a set at C<$at> (epoch seconds): C<rows>, each entry's
-C<state> (C<current>, C<staged>, C<retired>, C<removed>), C<since> when,
-C<wrote> (whether writers used it before C<$at>) and C<wrote_until>;
-C<writers> (the entry each prefix's writers use); C<previous> (the entry
-each prefix's writers used last before that: what a rollback goes back
-to); C<loads> (every entry: what a reader holding the set loads); and
-C<next_change> (the next moment a staged entry starts, or undef).
+The decisions (hash references: C<seq>, C<kind>, C<prefix>, C<id>,
+C<made>, C<effective>; an undefined time is earlier than any) folded at
+C<$at> (epoch seconds), in the order of C<seq>: C<prefixes> (for each
+prefix: C<writer>, the ID its writers use, or undef for the whole-cache
+entry or fallback; C<since>, when that took effect; C<before>, the ID they
+used before; C<pending>, the decision waiting), C<decisions> (for each
+C<seq>: C<status>, C<by>, C<cancels>), C<used> (for each ID writers have
+used: C<from> and C<until>, undef while in use) and C<next_change> (the
+first effective time after C<$at>, or undef).
+
+=item state_at(\@entries, \@removed, $at, \@decisions)
+
+The state of a set at C<$at> from its decisions folded: C<rows>, each
+entry's C<state> (C<current>, C<staged>, C<retired>, C<removed>), C<since>
+when (a manifest date, or undef when not known) and C<wrote> (whether
+writers used it by C<$at>); C<writers> (the entry each prefix's writers
+use); C<previous> (the entry they used before); C<pending> (the decision
+waiting, by prefix); C<loads> (every entry: what a reader holding the set
+loads); C<next_change>; and C<fold>, the fold itself.
 
 =item now()
 
@@ -181,14 +195,10 @@ reference) when it is set, else the system's. C<cmrx-dict> sets it from
 the environment variable C<CMRX_DICT_NOW> (epoch seconds), so that what a
 set does at a later moment can be tried without waiting for it.
 
-=item is_staged($entry)
-
-Whether a manifest entry is written as staged.
-
 =item staged_start($written, $stage)
 
-When an entry staged for C<$stage> seconds starts, its set written at
-C<$written>: the next whole second after C<$written + $stage>, and one
+When a decision staged for C<$stage> seconds takes effect, its set written
+at C<$written>: the next whole second after C<$written + $stage>, and one
 more (for the command to end).
 
 =back
@@ -196,5 +206,16 @@ more (for the command to end).
 =head1 SEE ALSO
 
 L<Cache::Memcached::RustXS::Zstd::DictionarySet>
+
+=head1 AUTHOR
+
+The Cache-Memcached-RustXS developers.
+
+=head1 LICENSE
+
+Copyright (C) 2026 the Cache-Memcached-RustXS developers.
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
 
 =cut
