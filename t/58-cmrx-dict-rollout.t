@@ -59,7 +59,7 @@ is $list->{next_change}, date($staged_at), '... and the next change';
 # A rollback while a retrain is staged: it is cancelled, the current one stays.
 ($status, $out, $err) = run_dict([ 'rollback', '--dictionaries', $dir, '--prefix', 'gh:', '--dry-run' ]);
 is $status, 0, 'rollback --dry-run: exit 0' or diag $err;
-like $out, qr/^Cancelled decision 3 \(train of dictionary 103, due \Q${\ date($staged_at)}\E\): writers of gh: stay on dictionary 102\.$/m,
+like $out, qr/^Would cancel decision 3 \(train of dictionary 103, due \Q${\ date($staged_at)}\E\): writers of gh: stay on dictionary 102\.$/m,
     '... saying it would cancel the staged one';
 is_deeply states(json_of([ 'list', '--dictionaries', $dir ])), { 101 => 'retired', 102 => 'current', 103 => 'staged' },
     '... and changing nothing';

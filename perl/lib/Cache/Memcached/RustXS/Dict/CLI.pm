@@ -633,11 +633,11 @@ first; it does not exit.
 
 =item dispatch(@arguments)
 
-The subcommand (C<report>, C<train>, C<prune>, C<list>, C<rollback>, C<--help>, C<--version>) run with its
+The subcommand (C<report>, C<train>, C<prune>, C<list>, C<rollback>, C<history>, C<--help>, C<--version>) run with its
 arguments; dies with a L<Cache::Memcached::RustXS::Dict/Cache::Memcached::RustXS::Dict::Error>
 on errors (kind C<usage> for the command line's).
 
-=item cmd_report(@arguments), cmd_train(@arguments), cmd_prune(@arguments), cmd_list(@arguments), cmd_rollback(@arguments)
+=item cmd_report(@arguments), cmd_train(@arguments), cmd_prune(@arguments), cmd_list(@arguments), cmd_rollback(@arguments), cmd_history(@arguments)
 
 The subcommands, with the arguments after their name. C<prune> reads the
 set first (a folder that is not a set fails before the server is asked),
@@ -701,7 +701,7 @@ into an address).
 
 Sets the clock of L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>
 from C<CMRX_DICT_NOW> (epoch seconds) when it is set: every subcommand
-then acts as if that were the time. L</main> does it for the run.
+then acts as if that were the time. L</main(@arguments)> does it for the run.
 
 =item connect_servers(\%options)
 

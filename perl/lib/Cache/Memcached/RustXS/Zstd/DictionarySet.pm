@@ -1162,10 +1162,15 @@ date). C<cmrx-dict list> prints it.
 
 =head2 delimiter
 
-  $set->delimiter, $set->set_delimiter($delimiter)
+  $set->delimiter
 
-The delimiter recorded on the set line (C<undef> without one), and
-recording it (written by L</write>).
+The delimiter recorded on the set line (C<undef> without one).
+
+=head2 set_delimiter
+
+  $set->set_delimiter($delimiter)
+
+Records it (written by L</write>).
 
 =head2 resolve_prefix
 

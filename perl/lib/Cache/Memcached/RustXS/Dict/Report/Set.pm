@@ -104,8 +104,9 @@ sub print_rollback {
     my $prefix = prefix_text($result->{prefix});
     my $c = $result->{cancelled};
     if ($result->{kind} eq 'cancel') {
-        printf {$fh} "Cancelled decision %d (%s of %s, due %s): writers of %s stay on %s.\n",
-            $c->{seq}, $c->{kind}, defined $c->{id} ? "dictionary $c->{id}" : 'nothing', $c->{effective_date},
+        printf {$fh} "%s decision %d (%s of %s, due %s): writers of %s stay on %s.\n",
+            ($result->{dry_run} ? 'Would cancel' : 'Cancelled'), $c->{seq}, $c->{kind},
+            defined $c->{id} ? "dictionary $c->{id}" : 'nothing', $c->{effective_date},
             $prefix, defined $result->{from} ? "dictionary $result->{from}" : 'the fallback';
     }
     else {
@@ -113,8 +114,8 @@ sub print_rollback {
             ($result->{dry_run} ? 'would be' : 'is'), $prefix,
             $result->{at_once} ? 'at once' : "from $result->{current_from}",
             defined $result->{from} ? ", instead of $result->{from}" : '';
-        printf {$fh} "Cancelled: decision %d (%s of %s).\n", $c->{seq}, $c->{kind},
-            defined $c->{id} ? "dictionary $c->{id}" : 'nothing' if $c;
+        printf {$fh} "It supersedes decision %d (%s of %s, due %s), which never takes effect.\n", $c->{seq},
+            $c->{kind}, defined $c->{id} ? "dictionary $c->{id}" : 'nothing', $c->{effective_date} if $c;
     }
     print {$fh} $result->{dry_run} ? "Dry run: the set is not changed.\n"
                                    : "Ship the set to every host; writers follow it within their rescan interval.\n";
@@ -126,6 +127,13 @@ sub rollback_data {
     return { %$result, prefix => text($result->{prefix}) };
 }
 
+my %SYNTHESIZED = (
+    converted => 'The set was written by a release that recorded no decisions: these are the decisions its '
+               . 'dictionaries stand for, recorded at its next write.',
+    rewritten => 'A release that knows no decisions changed the set after its decisions were recorded: these '
+               . 'are the decisions its dictionaries now stand for, recorded at its next write.',
+);
+
 # ---- history ---------------------------------------------------------------------------
 
 sub print_history {
@@ -133,7 +141,7 @@ sub print_history {
     printf {$fh} "The decisions of the dictionary set in %s%s, at %s: %s\n", $history->{dir},
         defined $history->{prefix} ? ' for ' . prefix_text($history->{prefix}) : '', $history->{now},
         plural(scalar @{ $history->{decisions} }, 'decision');
-    print {$fh} "Synthesized from its dictionaries: $history->{synthesized}.\n" if $history->{synthesized};
+    print {$fh} $SYNTHESIZED{ $history->{synthesized} }, "\n" if $history->{synthesized};
     print {$fh} "\n";
     my @rows = map {
         [ $_->{seq}, map({ defined $_ ? $_ : 'unknown' } @$_{qw(made effective)}), prefix_text($_->{prefix}),
