@@ -78,6 +78,17 @@ my @kept = (
       { op => 'prune', retired_for => 0, names => 1023, dry_run => 0, via => 'main' },
       { op => 'prune', retired_for => 0, names => 0, dry_run => 1, via => 'main' },
       { op => 'prune', retired_for => 0, names => 0, dry_run => 0, via => 'bin' } ],
+    # Found by the longer run (seed 4257): a dictionary made current and
+    # replaced in one second, then staged and cancelled in that second, was
+    # retired then, not when writers first stopped using it.
+    [ 'a dictionary retired in the second it was last current or staged',
+      { op => 'train', outcomes => [ 0.59, 0.28, 0.16 ], stage => 0 },
+      { op => 'train', outcomes => [ 0.52, 0.14, 0.23 ], stage => 0 },
+      { op => 'train', outcomes => [ 0.77, 0.95, 0.22 ], stage => 16 },
+      { op => 'clock', seconds => 'next', offset => 0 },
+      (map { +{ op => 'rollback', prefix => 1, bare => 1, stage => $_, to => undef, dry_run => 0, lose => 0,
+                via => 'main' } } undef, undef, 38, 34),
+      { op => 'prune', retired_for => 5, names => 451, dry_run => 0, via => 'main' } ],
     # The whole-cache entry and --if-better with real tuning, through
     # bin/cmrx-dict; then what --retired-for keeps.
     [ 'train --all with real tuning, the whole-cache entry, --retired-for',

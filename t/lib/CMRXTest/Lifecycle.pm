@@ -137,19 +137,25 @@ sub model_state {
     return 'retired';
 }
 
-# Since when dictionary $id has been retired at $t (the last moment it
-# stopped being current or staged), or undef.
+# Since when dictionary $id has been retired at $t, or undef: the last
+# moment it stopped being current (a decision after it took effect, even
+# in the same second) or staged (a decision superseded its own).
 sub model_retired_since {
     my ($m, $id, $t) = @_;
-    my $p = $m->{prefix_of}{$id};
-    my %times = map { ($_->{made} => 1, $_->{effective} => 1) } grep { $_->{prefix} eq $p } @{ $m->{decisions} };
-    my ($since, $was) = (undef, 'absent');
-    for my $at (sort { $a <=> $b } grep { $_ <= $t } keys %times) {
-        my $state = model_state($m, $id, $at);
-        $since = $at if $state eq 'retired' && $was ne 'retired';
-        $was = $state;
+    return undef unless model_state($m, $id, $t) eq 'retired';
+    my $f = model_fold($m, $m->{prefix_of}{$id}, $t);
+    my %made = map { ($_->{seq} => $_->{made}) } @{ $m->{decisions} };
+    my @chain = @{ $f->{chain} };
+    my $since;
+    for my $i (0 .. $#chain) {
+        next unless $chain[$i]{dictionary} == $id && $i < $#chain;
+        $since = $chain[ $i + 1 ]{effective} if !defined $since || $chain[ $i + 1 ]{effective} > $since;
     }
-    return $was eq 'retired' ? $since : undef;
+    for my $d (grep { defined $_->{dictionary} && $_->{dictionary} == $id && $f->{by}{ $_->{seq} } } @{ $m->{decisions} }) {
+        my $at = $made{ $f->{by}{ $d->{seq} } };
+        $since = $at if !defined $since || $at > $since;
+    }
+    return $since;
 }
 
 # The history at $t as the rule says it: per decision, its status
