@@ -1,6 +1,6 @@
 #!/usr/bin/perl
 # The list of modules is MANIFEST's (CMRXTest::Modules): the files under
-# perl/lib, what the build installs, and every list of modules written out
+# lib, what the build installs, and every list of modules written out
 # in prose (the main module's POD, the XS's header comment, the layout in
 # CONTRIBUTING.md) agree with it, so a module added in one place and not the others
 # fails here. (t/05 runs every module's SYNOPSIS and xt/pod.t checks every
@@ -29,9 +29,9 @@ ok @modules >= 5, 'MANIFEST lists ' . scalar(@modules) . ' modules: ' . join ', 
 
 my @on_disk;
 File::Find::find({ no_chdir => 1, wanted => sub { push @on_disk, $File::Find::name if /\.pm\z/ } },
-                 'perl/lib');
+                 'lib');
 is_deeply [ sort @on_disk ], [ sort map { module_file($_) } @modules ],
-    'the .pm files under perl/lib are the ones MANIFEST lists';
+    'the .pm files under lib are the ones MANIFEST lists';
 
 for my $module (@modules) {
     my $code = slurp(module_file($module));
@@ -47,12 +47,12 @@ SKIP: {
     my @built;
     File::Find::find({ no_chdir => 1, wanted => sub { push @built, $File::Find::name if /\.pm\z/ } },
                      'blib/lib');
-    is_deeply [ sort @built ], [ sort map { my $f = module_file($_); $f =~ s{\Aperl/lib}{blib/lib}; $f } @modules ],
+    is_deeply [ sort @built ], [ sort map { my $f = module_file($_); $f =~ s{\Alib}{blib/lib}; $f } @modules ],
         'the build installs exactly these modules (Makefile.PL reads MANIFEST)';
     opendir my $dh, 'blib/man3' or die "blib/man3: $!";
     my @man = sort map { /\A(.+)\.[^.]+\z/ ? $1 : () } grep { /\A[^.]/ } readdir $dh;
-    # The guides (.pod files under perl/lib, but cmrx-dict's manual, a man1 page).
-    my @guides = map { m{\Aperl/lib/(.+)\.pod\z} && $1 ne 'cmrx-dict' ? join('::', split m{/}, $1) : () }
+    # The guides (.pod files under lib, but cmrx-dict's manual, a man1 page).
+    my @guides = map { m{\Alib/(.+)\.pod\z} && $1 ne 'cmrx-dict' ? join('::', split m{/}, $1) : () }
                  sort keys %{ ExtUtils::Manifest::maniread() };
     ok scalar(grep { $_ eq 'Cache::Memcached::RustXS::Operations' } @guides), 'the operations guide is one';
     is_deeply \@man, [ sort @modules, @guides ], '... and a man page for each module and guide, named after it';
@@ -81,8 +81,8 @@ SKIP: {
 
 {
     my $contributing = slurp('CONTRIBUTING.md');
-    my ($layout) = $contributing =~ /^perl\/lib\/\s+(.*?)\n(?=\S)/ms;
-    ok defined $layout, "CONTRIBUTING.md's layout has a perl/lib/ entry" or $layout = '';
+    my ($layout) = $contributing =~ /^lib\/\s+(.*?)\n(?=\S)/ms;
+    ok defined $layout, "CONTRIBUTING.md's layout has a lib/ entry" or $layout = '';
     is_deeply [ sort(expand($layout)) ], \@modules, '... naming every module';
 }
 

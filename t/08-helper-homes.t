@@ -84,7 +84,7 @@ my %MAY_READ = (
         . 'pass, a piece at a time: it needs where each VALUE line and data block begins and ends in '
         . 'the bytes still in flight, which no reader of items gives, and it judges nothing',
 );
-my @readers = grep { !$MAY_READ{$_} && code_of($_) =~ $HAND_READ } perl_files(qw(t xt dev bench perl/lib bin));
+my @readers = grep { !$MAY_READ{$_} && code_of($_) =~ $HAND_READ } perl_files(qw(t xt dev bench lib bin));
 is_deeply \@readers, [], 'get responses are read by the parser (through CMRXDev::GetResponse in t, dev and bench) alone';
 ok code_of('t/lib/CMRXTest/FaultProxy.pm') =~ $HAND_READ, '... FaultProxy, which may, does (the check still sees a reader)';
 
@@ -94,10 +94,10 @@ ok code_of('t/lib/CMRXTest/FaultProxy.pm') =~ $HAND_READ, '... FaultProxy, which
 {
     my $STRIP = qr/line \[0-9\]\+|line \\d\+/;
     like 's/ at \S+ line \d+\.?\n?\z//', $STRIP, 'a message stripped by hand is found';
-    my @strippers = grep { code_of($_) =~ $STRIP } perl_files('perl/lib');
-    is_deeply \@strippers, ['perl/lib/Cache/Memcached/RustXS.pm'], '" at FILE line N" is taken off in one place';
-    my @dates = grep { code_of($_) =~ /strftime\('%Y-%m-%dT%H:%M:%SZ'/ } perl_files('perl/lib');
-    is_deeply \@dates, ['perl/lib/Cache/Memcached/RustXS/Zstd/DictionarySet/Manifest.pm'],
+    my @strippers = grep { code_of($_) =~ $STRIP } perl_files('lib');
+    is_deeply \@strippers, ['lib/Cache/Memcached/RustXS.pm'], '" at FILE line N" is taken off in one place';
+    my @dates = grep { code_of($_) =~ /strftime\('%Y-%m-%dT%H:%M:%SZ'/ } perl_files('lib');
+    is_deeply \@dates, ['lib/Cache/Memcached/RustXS/Zstd/DictionarySet/Manifest.pm'],
         "a set's dates are written in one place";
 }
 

@@ -28,11 +28,11 @@ use CMRXTest::Synopsis qw(missing_client run_in_scratch users_dict_scratch);
 # The Fast objects the examples of each file make: [with our methods, without].
 my %EXPECTED = (
     'README.md'                               => [3, 0],
-    'perl/lib/Cache/Memcached/RustXS.pm'      => [1, 0],
-    'perl/lib/Cache/Memcached/RustXS/Zlib.pm' => [3, 0],
-    'perl/lib/Cache/Memcached/RustXS/Zstd.pm' => [5, 0],
-    'perl/lib/cmrx-dict.pod'                  => [1, 0],
-    'perl/lib/Cache/Memcached/RustXS/Operations.pod' => [1, 0],
+    'lib/Cache/Memcached/RustXS.pm'      => [1, 0],
+    'lib/Cache/Memcached/RustXS/Zlib.pm' => [3, 0],
+    'lib/Cache/Memcached/RustXS/Zstd.pm' => [5, 0],
+    'lib/cmrx-dict.pod'                  => [1, 0],
+    'lib/Cache/Memcached/RustXS/Operations.pod' => [1, 0],
 );
 
 # The folder the examples name for a dictionary set.
@@ -107,9 +107,9 @@ sub fast_objects {
     return (\@objects, $made - @objects);
 }
 
-# The files to look in: README.md and every .pm and .pod under perl/lib.
+# The files to look in: README.md and every .pm and .pod under lib.
 my @files = ('README.md');
-File::Find::find({ no_chdir => 1, wanted => sub { push @files, $_ if /\.(?:pm|pod)\z/ } }, 'perl/lib');
+File::Find::find({ no_chdir => 1, wanted => sub { push @files, $_ if /\.(?:pm|pod)\z/ } }, 'lib');
 @files = sort @files;
 
 # ---- extraction: needs neither memcached nor a client -----------------------

@@ -17,7 +17,7 @@ use File::Temp ();
 use CMRXTest::Peers qw(slurp);
 use CMRXTest::DictSets qw(run_dict);
 
-my $MANUAL = 'perl/lib/cmrx-dict.pod';
+my $MANUAL = 'lib/cmrx-dict.pod';
 
 # The examples of a =head2 of EXAMPLES: [[env, \@args, \@shown], ...] from
 # its verbatim lines, "$ [NAME=VALUE ...] cmrx-dict ARGS" (continued by a
@@ -108,7 +108,7 @@ for my $heading ("A set's life, from files", 'Usage errors') {
 # it prints the IDs of every dictionary the manifest names, and dies
 # naming a file that is missing.
 {
-    my $guide = slurp('perl/lib/Cache/Memcached/RustXS/Operations.pod');
+    my $guide = slurp('lib/Cache/Memcached/RustXS/Operations.pod');
     my ($code) = $guide =~ /^ +perl -MCache::Memcached::RustXS::Zstd -e '\n(.*?)^ +' \/etc\/app\/dictionaries/ms
         or die "Operations.pod: no check of a host's copy\n";
     my $check = sub {

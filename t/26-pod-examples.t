@@ -15,8 +15,8 @@ use IO::Select ();
 use IO::Socket::INET ();
 use CMRXTest::Peers qw(slurp spew);
 
-my $ZSTD_POD   = 'perl/lib/Cache/Memcached/RustXS/Zstd.pm';
-my $PARSER_POD = 'perl/lib/Cache/Memcached/RustXS/GetParser.pm';
+my $ZSTD_POD   = 'lib/Cache/Memcached/RustXS/Zstd.pm';
+my $PARSER_POD = 'lib/Cache/Memcached/RustXS/GetParser.pm';
 my $DICTIONARY = 't/data/cmrx-dict/dz.dict';
 
 # The verbatim lines of $file from the one starting with $first (at the

@@ -193,10 +193,10 @@ is_deeply [ map { [ @$_{qw(seq kind status)} ] } @{ json_at($T0, 'history', '--d
 # ---- the rule, written once and quoted --------------------------------------------
 
 {
-    my $pod = slurp('perl/lib/Cache/Memcached/RustXS/Zstd/DictionarySet.pm');
+    my $pod = slurp('lib/Cache/Memcached/RustXS/Zstd/DictionarySet.pm');
     my ($rule) = $pod =~ /^=head2 The newest decision holds\n.*?^(The rule:\n\n=over 4\n.*?^=back\n)/ms;
     ok defined $rule && $rule =~ /supersedes every decision of its prefix/, 'DictionarySet states the rule';
-    for my $quoting ('perl/lib/cmrx-dict.pod', 'perl/lib/Cache/Memcached/RustXS/Operations.pod') {
+    for my $quoting ('lib/cmrx-dict.pod', 'lib/Cache/Memcached/RustXS/Operations.pod') {
         ok index(slurp($quoting), $rule || "\0") >= 0, "$quoting quotes it word for word";
     }
 }

@@ -55,8 +55,8 @@ is code_lines("a\n\n  \nb\n"), 2, 'blank lines are not counted';
     }
 }
 
-my @modules = grep { /\.pm\z/ } perl_files('perl/lib');
-ok @modules > 20, scalar(@modules) . ' modules in perl/lib';
+my @modules = grep { /\.pm\z/ } perl_files('lib');
+ok @modules > 20, scalar(@modules) . ' modules in lib';
 for my $file (@modules) {
     my $n = code_lines(code_of($file));
     cmp_ok $n, '<=', $MAX_LINES, "$file: $n lines of code";

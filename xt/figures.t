@@ -118,7 +118,7 @@ my %in_bench = map { ($_ => 1) } map { figures($_->[1]) } pieces('bench/README.m
 ok keys %in_bench > 300, scalar(keys %in_bench) . ' figures in bench/README.md';
 
 my @pod;
-File::Find::find({ no_chdir => 1, wanted => sub { push @pod, $File::Find::name if /\.(?:pm|pod)\z/ } }, 'perl/lib');
+File::Find::find({ no_chdir => 1, wanted => sub { push @pod, $File::Find::name if /\.(?:pm|pod)\z/ } }, 'lib');
 for my $file ('README.md', sort @pod) {
     my @unsourced;
     for my $line (pieces($file)) {

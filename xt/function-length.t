@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# No function over 80 lines in perl/lib or in the engine (rust/), tests
+# No function over 80 lines in lib or in the engine (rust/), tests
 # aside: a longer one holds several steps that want names of their own.
 # Lines from the `sub`/`fn` line to its closing brace, comments and blank
 # lines included (CMRXTest::Source::function_lengths).
@@ -51,8 +51,8 @@ sub planted {
         [ 'fits 80', 'over 82' ], 'Rust: the lengths of a planted file, its tests and declarations aside';
 }
 
-my @perl = grep { /\.pm\z/ } perl_files('perl/lib');
-ok @perl > 20, scalar(@perl) . ' modules in perl/lib';
+my @perl = grep { /\.pm\z/ } perl_files('lib');
+ok @perl > 20, scalar(@perl) . ' modules in lib';
 my @rust;
 File::Find::find({ no_chdir => 1, wanted => sub {
     # The tests' own files: their module, their shared support.

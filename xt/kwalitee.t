@@ -15,8 +15,8 @@ plan skip_all => 'no Makefile (run perl Makefile.PL first)' unless -f 'Makefile'
 # proper_libs wants the modules under lib/; provides in META cannot say
 # otherwise to Module::CPANTS::Analyse 1.01 (it counts a provided file as
 # in lib only when its path starts with lib/), and the modules live under
-# perl/lib beside the XS and the Rust engine.
-my %KNOWN = (proper_libs => 'the modules are under perl/lib, not lib/');
+# lib beside the XS and the Rust engine.
+my %KNOWN = (proper_libs => 'the modules are under lib, not lib/');
 
 my $log = `make dist 2>&1`;
 is $?, 0, 'make dist' or diag $log;

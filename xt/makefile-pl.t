@@ -12,10 +12,10 @@ use Test::More;
 
 my $dir = File::Temp::tempdir(CLEANUP => 1);
 File::Copy::copy($_, File::Spec->catfile($dir, $_)) or die "copy $_: $!" for qw(Makefile.PL Cargo.toml);
-for my $sub (qw(perl perl/lib perl/lib/Cache perl/lib/Cache/Memcached)) {
+for my $sub (qw(perl lib lib/Cache lib/Cache/Memcached)) {
     mkdir File::Spec->catdir($dir, $sub) or die "mkdir $sub: $!";
 }
-File::Copy::copy('perl/lib/Cache/Memcached/RustXS.pm', "$dir/perl/lib/Cache/Memcached/RustXS.pm") or die $!;
+File::Copy::copy('lib/Cache/Memcached/RustXS.pm', "$dir/lib/Cache/Memcached/RustXS.pm") or die $!;
 my ($rust_version) = do { local (@ARGV, $/) = ('Cargo.toml'); <> } =~ /^rust-version\s*=\s*"([^"]+)"/m;
 
 # Fake tools: a bin folder with only what the case provides.

@@ -18,7 +18,7 @@ File::Find::find({ no_chdir => 1, wanted => sub {
     return unless -f $_;
     return if m{/(?:data|seeds)/};
     push @files, $_ if /\.(?:pm|pl|t|PL)\z/ || (m{^(?:bin|script)/} && perl_script($_));
-} }, grep { -d } qw(perl/lib bin t xt bench script));
+} }, grep { -d } qw(lib bin t xt bench script));
 ok @files > 20, scalar(@files) . ' Perl files found';
 
 for my $file (sort @files) {

@@ -13,7 +13,7 @@ eval { require Test::Pod; Test::Pod->VERSION(1.22); 1 }
 eval { require Test::Pod::Coverage; Test::Pod::Coverage->VERSION(1.08); 1 }
     or plan skip_all => 'Test::Pod::Coverage 1.08 is not installed';
 
-my @pod = Test::Pod::all_pod_files(qw(perl/lib bin script bench dev/lib t/lib));
+my @pod = Test::Pod::all_pod_files(qw(lib bin script bench dev/lib t/lib));
 ok @pod >= 3, scalar(@pod) . ' files with POD';
 Test::Pod::pod_file_ok($_) for @pod;
 

@@ -22,7 +22,7 @@ my $perl_version = sprintf '%d.%d%02d', $major, $minor, $patch;
 is Cache::Memcached::RustXS::engine_version(), $semver, 'the linked engine reports it';
 
 my @pm;
-File::Find::find({ no_chdir => 1, wanted => sub { push @pm, $_ if /\.pm\z/ } }, 'perl/lib');
+File::Find::find({ no_chdir => 1, wanted => sub { push @pm, $_ if /\.pm\z/ } }, 'lib');
 ok @pm >= 3, scalar(@pm) . ' modules';
 my $have_mm = eval { require Module::Metadata; 1 };
 for my $file (sort @pm) {
@@ -33,7 +33,7 @@ for my $file (sort @pm) {
         is($meta && $meta->version && $meta->version->stringify, $perl_version,
            "$file: Module::Metadata");
     }
-    (my $module = $file) =~ s{^perl/lib/|\.pm\z}{}g;
+    (my $module = $file) =~ s{^lib/|\.pm\z}{}g;
     $module =~ s{/}{::}g;
     eval "require $module; 1" or die $@;
     is $module->VERSION, $perl_version, "$module->VERSION at run time";

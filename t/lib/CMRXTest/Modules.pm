@@ -12,9 +12,9 @@ use ExtUtils::Manifest ();
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(modules module_file);
 
-my $LIB = 'perl/lib';
+my $LIB = 'lib';
 
-# The module names, sorted: every .pm file under perl/lib that MANIFEST
+# The module names, sorted: every .pm file under lib that MANIFEST
 # lists (Makefile.PL reads the same lines).
 sub modules {
     my $manifest = ExtUtils::Manifest::maniread();
@@ -45,14 +45,14 @@ CMRXTest::Modules - the modules of the distribution, from MANIFEST
 
     use CMRXTest::Modules qw(modules module_file);
     for my $module (modules()) {       # Cache::Memcached::RustXS, ...
-        my $file = module_file($module);   # perl/lib/Cache/Memcached/RustXS.pm
+        my $file = module_file($module);   # lib/Cache/Memcached/RustXS.pm
         ...
     }
 
 =head1 DESCRIPTION
 
 The one list of the distribution's modules is MANIFEST: every file under
-F<perl/lib> ending in C<.pm> that it lists is a module, which Makefile.PL
+F<lib> ending in C<.pm> that it lists is a module, which Makefile.PL
 installs (with its man page and its C<provides> entry) and whose POD
 F<xt/pod.t> checks and whose SYNOPSIS F<t/04-synopsis-dict.t> or
 F<t/05-synopsis.t> runs (L<CMRXTest::Synopsis>).

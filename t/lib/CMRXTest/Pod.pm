@@ -13,10 +13,10 @@ use Pod::Simple::SimpleTree ();
 our $VERSION   = '0.01';
 our @EXPORT_OK = qw(pod_documents pod_outline link_problems);
 
-my $LIB = 'perl/lib';
+my $LIB = 'lib';
 
 # { name => file } of every installed document: each .pm and .pod under
-# perl/lib that MANIFEST lists, by the name perldoc finds it under
+# lib that MANIFEST lists, by the name perldoc finds it under
 # (Cache::Memcached::RustXS::Operations, cmrx-dict), and bin/cmrx-dict.
 sub pod_documents {
     my $manifest = ExtUtils::Manifest::maniread();
@@ -109,7 +109,7 @@ CMRXTest::Pod - the distribution's POD documents, their headings and links
 =head1 SYNOPSIS
 
     use CMRXTest::Pod qw(pod_documents pod_outline link_problems);
-    my $documents = pod_documents();    # { 'Cache::Memcached::RustXS::Zstd' => 'perl/lib/...', ... }
+    my $documents = pod_documents();    # { 'Cache::Memcached::RustXS::Zstd' => 'lib/...', ... }
     my $outline = pod_outline($pod_text);
     my @headings = map { $_->[1] } grep { $_->[0] == 1 } @{ $outline->{headings} };
     my @problems = link_problems($name, $outline, $documents, sub { pod_outline(slurp($_[0])) });
@@ -123,8 +123,8 @@ functions, with Pod::Simple, as perldoc and MetaCPAN read it.
 
 =item pod_documents()
 
-C<< { name => file } >>: every F<.pm> and F<.pod> under F<perl/lib> that
-MANIFEST lists, named as installed (F<perl/lib/cmrx-dict.pod> is
+C<< { name => file } >>: every F<.pm> and F<.pod> under F<lib> that
+MANIFEST lists, named as installed (F<lib/cmrx-dict.pod> is
 C<cmrx-dict>), and F<bin/cmrx-dict>.
 
 =item pod_outline($pod)

@@ -100,7 +100,7 @@ sub show_help {
     return;
 }
 
-# The manual's file: beside this module's tree (perl/lib, blib/lib or where
+# The manual's file: beside this module's tree (lib, blib/lib or where
 # it is installed), else anywhere in @INC.
 sub manual {
     (my $root = $INC{'Cache/Memcached/RustXS/Dict/CLI.pm'} || '') =~ s{Cache/Memcached/RustXS/Dict/CLI\.pm\z}{};
