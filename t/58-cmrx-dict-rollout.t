@@ -159,8 +159,8 @@ like $out, qr/^  103 .* removed\s/m, '... and removes a retired one no value nam
         'at its time the first is current again';
     $now += 7;
     $Set->read($d)->write;
-    is CMRXFixture::DictionarySet0101->read($d)->current('gh:')->{id}, 201,
-        '... and once this release writes the set after its time, 0.101 reads the first too';
+    is(CMRXFixture::DictionarySet0101->read($d)->current('gh:')->{id}, 201,
+        '... and once this release writes the set after its time, 0.101 reads the first too');
 }
 
 # Refusals.
