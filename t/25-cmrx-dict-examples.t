@@ -6,6 +6,9 @@
 # are random and the tuner's sizes, levels and times depend on the
 # machine), with the exit status EXIT STATUS gives: 0, or 2 for a usage
 # error (its line ends with the pointer to --help) and 1 for a failure.
+# run_dict lifts the speed limits, as for every test, so that what the
+# lines say in words (the fallback's method) follows from memory alone,
+# never from a loaded host's timings.
 # The operations guide's check of a host's copy of a set runs on the set
 # the examples made.
 use strict;
