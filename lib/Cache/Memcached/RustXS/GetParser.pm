@@ -361,9 +361,10 @@ GetParserXS on 100 x 100 B).
 
 =head1 SEE ALSO
 
-L<Cache::Memcached>, L<Cache::Memcached::GetParser>,
-L<Cache::Memcached::GetParserXS>, L<Cache::Memcached::RustXS::Zlib>,
-L<Cache::Memcached::RustXS>.
+L<Cache::Memcached>, whose C<parser_class> this is;
+L<Cache::Memcached::GetParser> (pure Perl) and
+L<Cache::Memcached::GetParserXS>, the parsers it replaces;
+L<Cache::Memcached::RustXS::Zlib>, L<Cache::Memcached::RustXS>.
 
 =head1 AUTHOR
 

@@ -315,8 +315,9 @@ which to deploy readers and writers.
 
 =head1 SEE ALSO
 
-L<Cache::Memcached>, L<Cache::Memcached::RustXS::Zstd>,
-L<Cache::Memcached::RustXS::GetParser>.
+L<Cache::Memcached>, the client this class extends;
+L<Cache::Memcached::RustXS::Zstd> for the sets it writes with, and
+L<Cache::Memcached::RustXS::GetParser>, the parser it reads with.
 
 =head1 AUTHOR
 

@@ -383,8 +383,10 @@ The advice with the procedure, for JSON.
 
 =head1 SEE ALSO
 
-L<cmrx-dict>, L<Cache::Memcached::RustXS::Dict::Memory>,
-L<Cache::Memcached::RustXS::Operations>.
+L<cmrx-dict> (its report ends with this advice);
+L<Cache::Memcached::RustXS::Dict::Memory>, the forecast it ranks
+settings by; L<Cache::Memcached::RustXS::Operations>, how to change a
+node's settings one node at a time.
 
 =head1 AUTHOR
 

@@ -200,8 +200,9 @@ input, empty samples). A file that cannot be read fails.
 
 =head1 SEE ALSO
 
-L<cmrx-dict> (its "Files of values"), and the other source,
-L<Cache::Memcached::RustXS::Dict::Server>.
+L<cmrx-dict> (its "Files of values"). The other source of values is a
+live cache: L<Cache::Memcached::RustXS::Dict::Server>, and
+L<Cache::Memcached::RustXS::Dict::Pool> for several nodes.
 
 =head1 AUTHOR
 

@@ -219,7 +219,8 @@ taken off.
 
 =head1 SEE ALSO
 
-L<cmrx-dict>, L<Cache::Memcached::RustXS::Zstd::DictionarySet>.
+L<cmrx-dict> (list, rollback, history) and the rule they follow,
+L<Cache::Memcached::RustXS::Zstd::DictionarySet/The newest decision holds>.
 
 =head1 AUTHOR
 

@@ -330,8 +330,9 @@ that two nodes list is sampled once.
 
 =head1 SEE ALSO
 
-L<cmrx-dict>, L<Cache::Memcached::RustXS::Dict::Server>,
-L<Cache::Memcached::RustXS::Dict::Measure>.
+L<cmrx-dict>; where the keys come from,
+L<Cache::Memcached::RustXS::Dict::Server>; what is measured of the
+sample, L<Cache::Memcached::RustXS::Dict::Measure>.
 
 =head1 AUTHOR
 

@@ -217,7 +217,9 @@ dictionary, outcome), or as data for JSON.
 
 =head1 SEE ALSO
 
-L<cmrx-dict>, L<Cache::Memcached::RustXS::Dict::Report>.
+L<cmrx-dict>, whose list, rollback, history and prune print through
+this module; L<Cache::Memcached::RustXS::Dict::Report>, the tables and
+text it shares with the other commands.
 
 =head1 AUTHOR
 

@@ -133,7 +133,8 @@ C<same>, C<different>).
 
 =head1 SEE ALSO
 
-L<Cache::Memcached::RustXS::Zstd::DictionarySet>
+L<Cache::Memcached::RustXS::Zstd::DictionarySet>, the set whose
+dictionaries get these IDs.
 
 =head1 AUTHOR
 

@@ -438,7 +438,9 @@ the ID in a zstd dictionary's header.
 
 =head1 SEE ALSO
 
-L<Cache::Memcached::RustXS::Zstd::DictionarySet>
+L<Cache::Memcached::RustXS::Zstd::DictionarySet>, which reads and
+writes its manifest through this module, and its
+L<Cache::Memcached::RustXS::Zstd::DictionarySet/The manifest> section.
 
 =head1 AUTHOR
 

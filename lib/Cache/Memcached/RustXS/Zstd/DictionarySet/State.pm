@@ -205,7 +205,9 @@ more (for the command to end).
 
 =head1 SEE ALSO
 
-L<Cache::Memcached::RustXS::Zstd::DictionarySet>
+L<Cache::Memcached::RustXS::Zstd::DictionarySet/The newest decision holds>,
+the rule this fold computes, written once; the log it folds,
+L<Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions>.
 
 =head1 AUTHOR
 
