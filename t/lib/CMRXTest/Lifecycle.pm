@@ -70,12 +70,14 @@ my $BIN = 'bin/cmrx-dict';
 # decision not superseded and not in effect yet. Used before: what writers
 # used before the current one took effect.
 
-sub model_new { return { decisions => [], removed => {}, prefix_of => {}, ids => [] } }
+# written: when release 1.000 last wrote the set (what release 0.101,
+# which takes up nothing staged, reads from then on).
+sub model_new { return { decisions => [], removed => {}, prefix_of => {}, ids => [], written => undef } }
 
 sub model_clone {
     my ($m) = @_;
     return { decisions => [ map { +{%$_} } @{ $m->{decisions} } ], removed => { %{ $m->{removed} } },
-             prefix_of => { %{ $m->{prefix_of} } }, ids => [ @{ $m->{ids} } ] };
+             prefix_of => { %{ $m->{prefix_of} } }, ids => [ @{ $m->{ids} } ], written => $m->{written} };
 }
 
 sub model_decide {
@@ -302,6 +304,7 @@ sub step_train {
     }
     my $plan = { prefixes => \@decisions, whole_cache => $whole, sampled => { dictionary_ids => {} } };
     write_plan($set, $plan, stage => $op->{stage}, fallback => { method => 'zstd', level => 3 });
+    $m->{written} = $NOW;
     for my $d (grep { $_->{entry} } @decisions, $whole) {
         my $p = $d->{set_prefix};
         my $why = _check_added($run, $op->{stage}, _shown($p), $d->{state}, $d->{entry}{current_from});
@@ -337,6 +340,7 @@ sub step_train_cli {
                 (defined $op->{prefix} ? ('--prefix', $op->{prefix}) : ()), @{ $run->{value_files}[ $op->{values} ] });
     my $r = cli($run, $op->{via}, @args);
     return "train --all exited $r->{rc}: $r->{err}" if $r->{rc} != 0;
+    $m->{written} = $NOW;    # train --all writes the set, even when it keeps every dictionary
     my $out = $r->{json};
     my @rows = (@{ $out->{prefixes} || [] }, $out->{whole_cache} || ());
     for my $row (@rows) {
@@ -419,6 +423,7 @@ sub step_rollback {
     }
     model_decide($m, kind => $want->{kind}, prefix => $p, dictionary => $want->{dictionary},
                  made => $NOW, effective => $want->{kind} eq 'cancel' ? $NOW : $want->{effective});
+    $m->{written} = $NOW;
     return undef;
 }
 
@@ -450,8 +455,8 @@ sub step_prune {
         my $state = model_state($m, $id, $NOW);
         my $since = $state eq 'retired' ? model_retired_since($m, $id, $NOW) : undef;
         my $may = $state eq 'retired' && !$named{$id}
-               && (!defined $since || $NOW - $since >= $op->{retired_for} || $run->{old_wrote});
-        my $must = $may && (!$run->{old_wrote} || !$op->{retired_for});
+               && (!defined $since || $NOW - $since >= $op->{retired_for});
+        my $must = $may;
         my $why = "$state" . ($named{$id} ? ', named by a sampled value' : '')
                 . (defined $since ? ', retired for ' . ($NOW - $since) . ' s' : '');
         return "prune --retired-for $op->{retired_for}: removed $id ($why), the model keeps it"
@@ -467,6 +472,10 @@ sub step_prune {
         return 'prune --dry-run: the manifest changed' if _slurp("$dir/manifest") ne $manifest;
         return undef;
     }
+    # It writes the set when it removes a dictionary, and only then.
+    return 'prune removed ' . (@removed ? "@removed" : 'nothing') . ' and says the set '
+         . ($r->{json}{changed} ? 'changed' : 'did not change') if !@removed != !$r->{json}{changed};
+    $m->{written} = $NOW if @removed;
     for my $id (@removed) {
         $m->{removed}{$id} = 1;
         return "prune: removed $id, and its file is still there" if -e "$dir/$run->{files}{$id}";
@@ -477,7 +486,7 @@ sub step_prune {
 # history --prefix P (with or without its delimiter): that prefix's decisions.
 sub step_history {
     my ($run, $op) = @_;
-    return undef unless -e "$run->{dir}/manifest" && !$run->{old_wrote};
+    return undef unless -e "$run->{dir}/manifest";
     my $p = $PREFIXES[ $op->{prefix} ];
     my $given = $op->{bare} && length $p ? substr($p, 0, -1) : $p;
     my $r = cli($run, $op->{via}, 'history', '--dictionaries', $run->{dir}, '--prefix', $given, '--json');
@@ -526,11 +535,13 @@ sub step_clock {
     return undef;
 }
 
+# Release 0.101 rewrites the set without changing any dictionary: the
+# set keeps its log, and nothing changes (checked after the step).
 sub step_old_write {
     my ($run) = @_;
     return undef unless -e "$run->{dir}/manifest";
-    $OLD->read($run->{dir})->write;    # 0.101 settles at its time, then writes
-    $run->{old_wrote} = 1;             # its history is then synthesized: documented as such
+    $OLD->read($run->{dir})->write;
+    $SEEN{'0.101 rewrote the set'}++;
     return undef;
 }
 
@@ -545,14 +556,12 @@ sub step_ship {
     # Partly: the dictionary files, not the manifest yet.
     File::Copy::copy("$dir/$_", "$run->{host}/$_") or die "copy $_: $!" for @files;
     if ($run->{host_model}) {
-        my $why = check_folder($run, $run->{host}, $run->{host_model}, $run->{host_writers}, 'host, shipped partly',
-                               $run->{host_old_wrote});
+        my $why = check_folder($run, $run->{host}, $run->{host_model}, $run->{host_writers}, 'host, shipped partly');
         return $why if defined $why;
     }
     File::Copy::copy("$dir/manifest", "$run->{host}/manifest.new") or die "copy manifest: $!";
     rename "$run->{host}/manifest.new", "$run->{host}/manifest" or die "rename: $!";
     $run->{host_model} = model_clone($run->{model});
-    $run->{host_old_wrote} = $run->{old_wrote};
     unless (%{ $run->{host_writers} }) {
         load_dictionaries($run->{host}, rescan_interval => 0);
         $run->{host_writers} = _writers($run->{host});
@@ -565,13 +574,13 @@ sub step_ship {
 sub check {
     my ($run) = @_;
     return undef unless -e "$run->{dir}/manifest";
-    my $why = check_folder($run, $run->{dir}, $run->{model}, $run->{writers}, 'admin', $run->{old_wrote});
+    my $why = check_folder($run, $run->{dir}, $run->{model}, $run->{writers}, 'admin');
     return $why if defined $why || !$run->{host_model};
-    return check_folder($run, $run->{host}, $run->{host_model}, $run->{host_writers}, 'host', $run->{host_old_wrote});
+    return check_folder($run, $run->{host}, $run->{host_model}, $run->{host_writers}, 'host');
 }
 
 sub check_folder {
-    my ($run, $dir, $m, $writers, $where, $old_wrote) = @_;
+    my ($run, $dir, $m, $writers, $where) = @_;
     $where .= ' at ' . _date($NOW);
     my $list = cli($run, 'main', 'list', '--dictionaries', $dir, '--json');
     return "$where: list exited $list->{rc}: $list->{err}" if $list->{rc} != 0;
@@ -585,12 +594,10 @@ sub check_folder {
     my %known = map { ($_ => 1) } @{ $m->{ids} };
     my @unknown = grep { !$known{$_} } sort keys %listed;
     return "$where: list shows dictionaries the model does not know: @unknown" if @unknown;
-    unless ($old_wrote) {
-        my $h = cli($run, 'main', 'history', '--dictionaries', $dir, '--json');
-        return "$where: history exited $h->{rc}: $h->{err}" if $h->{rc} != 0;
-        my $why = _compare_history([ model_history($m, $NOW) ], $h->{json}{decisions}, "$where: history");
-        return $why if defined $why;
-    }
+    my $h = cli($run, 'main', 'history', '--dictionaries', $dir, '--json');
+    return "$where: history exited $h->{rc}: $h->{err}" if $h->{rc} != 0;
+    my $why = _compare_history([ model_history($m, $NOW) ], $h->{json}{decisions}, "$where: history");
+    return $why if defined $why;
     my $set = $SET->read($dir);
     my $old = $OLD->read($dir);
     for my $p (@PREFIXES) {
@@ -598,9 +605,13 @@ sub check_folder {
         my $c = $set->current($p);
         return "$where: " . _shown($p) . ' writes with ' . _id($c && $c->{id}) . ', the model says ' . _id($want)
             if _id($c && $c->{id}) ne _id($want);
-        my $o = $old->current($p, at => $NOW);
+        # 0.101 takes up nothing staged: it reads the writer of 1.000's
+        # last write (none before any, or for a staged first dictionary).
+        my $o = $old->current($p);
+        my $then = defined $m->{written} ? model_writer($m, $p, $m->{written}) : undef;
         return "$where: 0.101 reads " . _shown($p) . ' as writing with ' . _id($o && $o->{id}) . ', the model says '
-             . _id($want) if _id($o && $o->{id}) ne _id($want);
+             . _id($then) . ' (the writer when this release last wrote the set, at ' . _date($m->{written}) . ')'
+            if _id($o && $o->{id}) ne _id($then);
     }
     # The writers of every prefix (each reads the folder).
     my %in_set = map { ($_->{id} => 1) } $set->for_readers;
