@@ -71,13 +71,33 @@ my $BIN = 'bin/cmrx-dict';
 # used before the current one took effect.
 
 # written: when release 1.000 last wrote the set (what release 0.101,
-# which takes up nothing staged, reads from then on).
-sub model_new { return { decisions => [], removed => {}, prefix_of => {}, ids => [], written => undef } }
+# which takes up nothing staged, reads from then on); old_current: prefix
+# => the dictionary 0.101 added to it since.
+sub model_new {
+    return { decisions => [], removed => {}, prefix_of => {}, ids => [], written => undef, old_current => {} };
+}
+
+# Release 1.000 wrote the set at $t: 0.101 reads its writers from then on.
+sub model_written {
+    my ($m, $t) = @_;
+    $m->{written} = $t;
+    $m->{old_current} = {};
+    return;
+}
+
+# What 0.101 reads as $p's writer: what it added, else the writer when
+# 1.000 last wrote (none before any write).
+sub model_old_writer {
+    my ($m, $p) = @_;
+    return $m->{old_current}{$p} if exists $m->{old_current}{$p};
+    return defined $m->{written} ? model_writer($m, $p, $m->{written}) : undef;
+}
 
 sub model_clone {
     my ($m) = @_;
     return { decisions => [ map { +{%$_} } @{ $m->{decisions} } ], removed => { %{ $m->{removed} } },
-             prefix_of => { %{ $m->{prefix_of} } }, ids => [ @{ $m->{ids} } ], written => $m->{written} };
+             prefix_of => { %{ $m->{prefix_of} } }, ids => [ @{ $m->{ids} } ], written => $m->{written},
+             old_current => { %{ $m->{old_current} } } };
 }
 
 sub model_decide {
@@ -237,7 +257,10 @@ sub random_op {
     return { op => 'history', prefix => int rand @PREFIXES, bare => rand() < 0.5 ? 1 : 0, via => $via } if $r < 0.58;
     return { op => 'clock', seconds => rand() < 0.5 ? 1 + int rand 10 : 'next', offset => int(rand 3) - 1 }
         if $r < 0.86;
-    return { op => $opt{no_old_write} ? 'ship' : 'old_write' } if $r < 0.91;
+    return { op => $opt{no_old_write} ? 'ship' : 'old_write' } if $r < 0.89;
+    # (0.101 retraining a prefix: only when asked, while the set takes
+    # 0.101's changes as made at each read, not at the first one.)
+    return { op => 'old_retrain', prefix => int rand @PREFIXES } if $r < 0.91 && $opt{old_retrain};
     return { op => 'orphan', via => $via } if $r < 0.92;
     return { op => 'ship' };
 }
@@ -278,7 +301,7 @@ sub run_sequence {
 
 our %STEP = (train => \&step_train, train_cli => \&step_train_cli, rollback => \&step_rollback,
             prune => \&step_prune, history => \&step_history, clock => \&step_clock,
-            old_write => \&step_old_write, ship => \&step_ship, orphan => \&step_orphan);
+            old_write => \&step_old_write, old_retrain => \&step_old_retrain, ship => \&step_ship, orphan => \&step_orphan);
 
 # Does $op; returns why the outputs disagree with the model, or undef.
 sub step {
@@ -304,7 +327,7 @@ sub step_train {
     }
     my $plan = { prefixes => \@decisions, whole_cache => $whole, sampled => { dictionary_ids => {} } };
     write_plan($set, $plan, stage => $op->{stage}, fallback => { method => 'zstd', level => 3 });
-    $m->{written} = $NOW;
+    model_written($m, $NOW);
     for my $d (grep { $_->{entry} } @decisions, $whole) {
         my $p = $d->{set_prefix};
         my $why = _check_added($run, $op->{stage}, _shown($p), $d->{state}, $d->{entry}{current_from});
@@ -340,7 +363,7 @@ sub step_train_cli {
                 (defined $op->{prefix} ? ('--prefix', $op->{prefix}) : ()), @{ $run->{value_files}[ $op->{values} ] });
     my $r = cli($run, $op->{via}, @args);
     return "train --all exited $r->{rc}: $r->{err}" if $r->{rc} != 0;
-    $m->{written} = $NOW;    # train --all writes the set, even when it keeps every dictionary
+    model_written($m, $NOW);    # train --all writes the set, even when it keeps every dictionary
     my $out = $r->{json};
     my @rows = (@{ $out->{prefixes} || [] }, $out->{whole_cache} || ());
     for my $row (@rows) {
@@ -423,7 +446,7 @@ sub step_rollback {
     }
     model_decide($m, kind => $want->{kind}, prefix => $p, dictionary => $want->{dictionary},
                  made => $NOW, effective => $want->{kind} eq 'cancel' ? $NOW : $want->{effective});
-    $m->{written} = $NOW;
+    model_written($m, $NOW);
     return undef;
 }
 
@@ -475,7 +498,7 @@ sub step_prune {
     # It writes the set when it removes a dictionary, and only then.
     return 'prune removed ' . (@removed ? "@removed" : 'nothing') . ' and says the set '
          . ($r->{json}{changed} ? 'changed' : 'did not change') if !@removed != !$r->{json}{changed};
-    $m->{written} = $NOW if @removed;
+    model_written($m, $NOW) if @removed;
     for my $id (@removed) {
         $m->{removed}{$id} = 1;
         return "prune: removed $id, and its file is still there" if -e "$dir/$run->{files}{$id}";
@@ -545,6 +568,29 @@ sub step_old_write {
     return undef;
 }
 
+# Release 0.101 adds a dictionary to a prefix (it makes it current and
+# retires the one current for it): as the POD says, a train made when
+# this release next reads the set (the check after this step, now),
+# effective at once, superseding anything pending.
+our $OLD_ID = 3_000_000_000;    # IDs no run of this process used before
+
+sub step_old_retrain {
+    my ($run, $op) = @_;
+    my ($m, $dir) = ($run->{model}, $run->{dir});
+    return undef unless -e "$dir/manifest";
+    my $p = $PREFIXES[ $op->{prefix} ];
+    my $dicts = $run->{dictionaries};
+    my $id = $OLD_ID++;
+    my $old = $OLD->read($dir);
+    $old->add(prefix => $p, dictionary => $dicts->[ $run->{dictionary}++ % @$dicts ], level => 3, id => $id);
+    $old->write;
+    model_decide($m, kind => 'train', prefix => $p, dictionary => $id, made => $NOW, effective => $NOW);
+    $m->{old_current}{$p} = $id;
+    $run->{other_keys}{$id} = 0 unless length $p;    # 0.101 knows no other_keys: for its prefix only
+    $SEEN{'0.101 retrained a prefix'}++;
+    return undef;
+}
+
 sub step_ship {
     my ($run) = @_;
     my $dir = $run->{dir};
@@ -608,10 +654,10 @@ sub check_folder {
         # 0.101 takes up nothing staged: it reads the writer of 1.000's
         # last write (none before any, or for a staged first dictionary).
         my $o = $old->current($p);
-        my $then = defined $m->{written} ? model_writer($m, $p, $m->{written}) : undef;
+        my $then = model_old_writer($m, $p);
         return "$where: 0.101 reads " . _shown($p) . ' as writing with ' . _id($o && $o->{id}) . ', the model says '
-             . _id($then) . ' (the writer when this release last wrote the set, at ' . _date($m->{written}) . ')'
-            if _id($o && $o->{id}) ne _id($then);
+             . _id($then) . ' (what 0.101 added, or the writer when this release last wrote the set, at '
+             . _date($m->{written}) . ')' if _id($o && $o->{id}) ne _id($then);
     }
     # The writers of every prefix (each reads the folder).
     my %in_set = map { ($_->{id} => 1) } $set->for_readers;
