@@ -9,14 +9,16 @@ package CMRXTest::Lifecycle;
 # --to, --stage, --dry-run; a prefix with or without its delimiter; the
 # whole-cache entry), prune (with --retired-for, sampled values naming
 # dictionaries, --dry-run), history, the clock moving (or not: several
-# decisions in one second), a manifest rewritten by release 0.101, the set
-# shipped to a host partly, then whole -- run with an injected clock
+# decisions in one second), a manifest rewritten by release 0.101 as it
+# shipped (and, when asked, a prefix 0.101 retrains), the set shipped to
+# a host partly, then whole -- run with an injected clock
 # (CMRX_DICT_NOW for the commands), most commands through cmrx-dict's main
 # in this process and a share through bin/cmrx-dict itself. After every
 # step the commands' outputs and exit statuses, list, history, the set's
-# module, 0.101's reader and a running writer and reader (Zstd's
-# compressor and decompressor following the folder) are checked against
-# the model. The model knows a dictionary's ID only from a command's
+# module, 0.101's reader (which takes up nothing staged: it reads the
+# writers of this release's last write) and a running writer and reader
+# (Zstd's compressor and decompressor following the folder) are checked
+# against the model. The model knows a dictionary's ID only from a command's
 # output, computes every time from its own clock, and checks each
 # refusal's message.
 #
