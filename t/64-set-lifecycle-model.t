@@ -125,6 +125,21 @@ my @kept = (
       { op => 'ship' },
       { op => 'old_retrain', prefix => 0 },
       { op => 'rollback', prefix => 0, bare => 1, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'bin' } ],
+    # Release 0.101 retires a prefix's writer with nothing in its place:
+    # writers go to the fallback, and a rollback goes back to the one
+    # retired, at once (writers used it).
+    [ 'a writer that 0.101 retired is what a rollback goes back to',
+      { op => 'train', stage => 0, outcomes => [ 0.1, 0.1, 0.1 ] },
+      { op => 'clock', seconds => 5, offset => 0 },
+      { op => 'train', stage => 0, outcomes => [ 0.1, 0.9, 0.1 ] },
+      { op => 'old_retire', prefix => 0 },
+      { op => 'old_retire', prefix => 2 },
+      { op => 'rollback', prefix => 0, bare => 1, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'main' },
+      { op => 'old_retire', prefix => 1 },
+      { op => 'old_retrain', prefix => 0 },
+      { op => 'ship' },
+      { op => 'rollback', prefix => 2, bare => 0, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'bin' },
+      { op => 'rollback', prefix => 1, bare => 1, stage => 0, to => undef, dry_run => 0, lose => 0, via => 'main' } ],
 );
 # A set that 0.101 retrained is read as if 0.101's train were made at
 # each read (until this release writes it), not at the first read, as
@@ -168,7 +183,8 @@ ok !$failure, "$SEQUENCES random sequences of $STEPS steps from seed $SEED agree
 my @cases = ('a decision in the second of the one before', 'a decision superseding a pending one',
              'rollback: cancel', 'rollback: at once', 'rollback: staged', 'rollback refused: file missing',
              'prune: removed', 'prune: kept, named by a sampled value', 'prune: kept, retired too recently',
-             'train --all refused: dictionaries without a manifest', '0.101 rewrote the set');
+             'train --all refused: dictionaries without a manifest', '0.101 rewrote the set',
+             '0.101 retrained a prefix', '0.101 retired a writer');
 my @missed = grep { !$CMRXTest::Lifecycle::SEEN{$_} } @cases;
 ok !@missed, 'the sequences reached every case of the rule' or diag "not reached: @missed";
 note map { "$_: $CMRXTest::Lifecycle::SEEN{$_}\n" } sort keys %CMRXTest::Lifecycle::SEEN;

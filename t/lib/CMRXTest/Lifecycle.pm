@@ -62,7 +62,7 @@ my $BIN = 'bin/cmrx-dict';
 
 # ---- the model: the rule, as a fold over decisions -----------------------------
 #
-# A decision: { seq, kind (train, rollback, cancel), prefix, dictionary
+# A decision: { seq, kind (train, rollback, cancel; retire, of 0.101's), prefix, dictionary
 # (an ID; none for a cancel), made, effective }. A decision supersedes
 # every decision of its prefix that has not taken effect when it is made
 # (effective > its made); superseded decisions never take effect. At $t,
@@ -83,7 +83,23 @@ sub model_new {
 sub model_written {
     my ($m, $t) = @_;
     $m->{written} = $t;
+    delete $_->{old} for @{ $m->{decisions} };    # recorded: the log's order from now on
     $m->{old_current} = {};
+    return;
+}
+
+# A change of 0.101's, as this release reads it: a decision made at its
+# next read (now), effective at once. The time and order of 0.101's
+# changes are not recorded: those since the last write follow the log
+# prefix by prefix, in the order of the prefixes' bytes.
+sub model_old_decide {
+    my ($m, %d) = @_;
+    model_decide($m, %d, made => $NOW, effective => $NOW, old => 1);
+    my $ds = $m->{decisions};
+    my $first = @$ds;
+    $first-- while $first > 0 && $ds->[ $first - 1 ]{old} && $ds->[ $first - 1 ]{made} == $NOW;
+    @$ds[ $first .. $#$ds ] = sort { $a->{prefix} cmp $b->{prefix} || $a->{seq} <=> $b->{seq} } @$ds[ $first .. $#$ds ];
+    $ds->[$_]{seq} = $_ + 1 for $first .. $#$ds;
     return;
 }
 
@@ -131,10 +147,12 @@ sub model_fold {
     }
     die "the model has two decisions pending for '$p'\n" if @pending > 1;
     my @chain = grep { $_->{kind} ne 'cancel' } @took;
-    my $writer = @chain ? $chain[-1]{dictionary} : undef;
+    # (A retire, which release 0.101 makes, leaves the prefix's writers on
+    # the fallback.)
+    my $writer = @chain && $chain[-1]{kind} ne 'retire' ? $chain[-1]{dictionary} : undef;
     my $before;
     for my $d (reverse @chain[ 0 .. $#chain - 1 ]) {
-        next if $d->{dictionary} == $writer;
+        next if $d->{kind} eq 'retire' || (defined $writer && $d->{dictionary} == $writer);
         $before = $d->{dictionary};
         last;
     }
@@ -146,7 +164,8 @@ sub model_writer { return model_fold(@_)->{writer} }
 
 sub model_used {
     my ($m, $id, $t) = @_;
-    return scalar grep { $_->{dictionary} == $id } @{ model_fold($m, $m->{prefix_of}{$id}, $t)->{chain} };
+    return scalar grep { $_->{kind} ne 'retire' && $_->{dictionary} == $id }
+                  @{ model_fold($m, $m->{prefix_of}{$id}, $t)->{chain} };
 }
 
 sub model_state {
@@ -172,7 +191,7 @@ sub model_retired_since {
     my @chain = @{ $f->{chain} };
     my $since;
     for my $i (0 .. $#chain) {
-        next unless $chain[$i]{dictionary} == $id && $i < $#chain;
+        next unless $chain[$i]{kind} ne 'retire' && $chain[$i]{dictionary} == $id && $i < $#chain;
         $since = $chain[ $i + 1 ]{effective} if !defined $since || $chain[ $i + 1 ]{effective} > $since;
     }
     for my $d (grep { defined $_->{dictionary} && $_->{dictionary} == $id && $f->{by}{ $_->{seq} } } @{ $m->{decisions} }) {
@@ -260,9 +279,10 @@ sub random_op {
     return { op => 'clock', seconds => rand() < 0.5 ? 1 + int rand 10 : 'next', offset => int(rand 3) - 1 }
         if $r < 0.86;
     return { op => $opt{no_old_write} ? 'ship' : 'old_write' } if $r < 0.89;
-    # (0.101 retraining a prefix: only when asked, while the set takes
+    # (0.101 retraining a prefix or retiring its writer: only when asked, while the set takes
     # 0.101's changes as made at each read, not at the first one.)
-    return { op => 'old_retrain', prefix => int rand @PREFIXES } if $r < 0.91 && $opt{old_retrain};
+    return { op => rand() < 0.5 ? 'old_retrain' : 'old_retire', prefix => int rand @PREFIXES }
+        if $r < 0.91 && $opt{old_changes};
     return { op => 'orphan', via => $via } if $r < 0.92;
     return { op => 'ship' };
 }
@@ -303,7 +323,8 @@ sub run_sequence {
 
 our %STEP = (train => \&step_train, train_cli => \&step_train_cli, rollback => \&step_rollback,
             prune => \&step_prune, history => \&step_history, clock => \&step_clock,
-            old_write => \&step_old_write, old_retrain => \&step_old_retrain, ship => \&step_ship, orphan => \&step_orphan);
+            old_write => \&step_old_write, old_retrain => \&step_old_retrain,
+            old_retire => \&step_old_retire, ship => \&step_ship, orphan => \&step_orphan);
 
 # Does $op; returns why the outputs disagree with the model, or undef.
 sub step {
@@ -581,15 +602,36 @@ sub step_old_retrain {
     my ($m, $dir) = ($run->{model}, $run->{dir});
     return undef unless -e "$dir/manifest";
     my $p = $PREFIXES[ $op->{prefix} ];
+    return undef if exists $m->{old_current}{$p};    # one change of 0.101's per prefix between writes
     my $dicts = $run->{dictionaries};
     my $id = $OLD_ID++;
     my $old = $OLD->read($dir);
     $old->add(prefix => $p, dictionary => $dicts->[ $run->{dictionary}++ % @$dicts ], level => 3, id => $id);
     $old->write;
-    model_decide($m, kind => 'train', prefix => $p, dictionary => $id, made => $NOW, effective => $NOW);
+    model_old_decide($m, kind => 'train', prefix => $p, dictionary => $id);
     $m->{old_current}{$p} = $id;
     $run->{other_keys}{$id} = 0 unless length $p;    # 0.101 knows no other_keys: for its prefix only
     $SEEN{'0.101 retrained a prefix'}++;
+    return undef;
+}
+
+# Release 0.101 retires a prefix's writer (as it reads it), with nothing
+# in its place: a retire made at this release's next read, effective at
+# once; writers go to the fallback (or the whole-cache entry), and what
+# they used before is the one retired.
+sub step_old_retire {
+    my ($run, $op) = @_;
+    my ($m, $dir) = ($run->{model}, $run->{dir});
+    return undef unless -e "$dir/manifest";
+    my $p = $PREFIXES[ $op->{prefix} ];
+    return undef if exists $m->{old_current}{$p};    # one change of 0.101's per prefix between writes
+    my $old = $OLD->read($dir);
+    my $writer = $old->current($p) or return undef;
+    $old->retire($writer->{id});
+    $old->write;
+    model_old_decide($m, kind => 'retire', prefix => $p, dictionary => 0 + $writer->{id});
+    $m->{old_current}{$p} = undef;
+    $SEEN{'0.101 retired a writer'}++;
     return undef;
 }
 
