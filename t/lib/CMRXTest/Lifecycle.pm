@@ -11,8 +11,8 @@ package CMRXTest::Lifecycle;
 # dictionaries, --dry-run), history, the clock moving (or not: several
 # decisions in one second), a manifest rewritten by release 0.101 as it
 # shipped (and, when asked, 0.101 retraining a prefix or retiring its
-# writer), the set shipped to
-# a host partly, then whole -- run with an injected clock
+# writer), the set shipped to a host partly, then whole -- run with an
+# injected clock
 # (CMRX_DICT_NOW for the commands), most commands through cmrx-dict's main
 # in this process and a share through bin/cmrx-dict itself. After every
 # step the commands' outputs and exit statuses, list, history, the set's
