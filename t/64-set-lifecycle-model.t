@@ -125,6 +125,20 @@ my @kept = (
       { op => 'ship' },
       { op => 'old_retrain', prefix => 0 },
       { op => 'rollback', prefix => 0, bare => 1, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'bin' } ],
+    # Found by the longer run (seed 80): the whole cache's first
+    # dictionary, replaced, then a rollback to it staged and superseded by
+    # a retrain in one second: retired since writers stopped using it, not
+    # since its staged rollback was superseded.
+    [ 'a dictionary writers used is retired since they stopped',
+      { op => 'train', outcomes => [ 0.80, 0.01, 0.50 ], stage => 11 },
+      { op => 'clock', offset => -1, seconds => 'next' },
+      { op => 'clock', offset => 1, seconds => 9 },
+      { op => 'train', outcomes => [ 0.57, 0.17, 0.11 ], stage => 28 },
+      { op => 'train', outcomes => [ 0.42, 0.76, 0.10 ], stage => 0 },
+      { op => 'clock', offset => -1, seconds => 'next' },
+      { op => 'rollback', prefix => 2, bare => 0, stage => 34, to => undef, dry_run => 0, lose => 0, via => 'main' },
+      { op => 'train', outcomes => [ 0.87, 0.07, 0.41 ], stage => 9 },
+      { op => 'prune', retired_for => 5, names => 494, dry_run => 1, via => 'main' } ],
     # Release 0.101 retires a prefix's writer with nothing in its place:
     # writers go to the fallback, and a rollback goes back to the one
     # retired, at once (writers used it).

@@ -181,9 +181,10 @@ sub model_state {
     return 'retired';
 }
 
-# Since when dictionary $id has been retired at $t, or undef: the last
-# moment it stopped being current (a decision after it took effect, even
-# in the same second) or staged (a decision superseded its own).
+# Since when dictionary $id has been retired at $t, or undef: as list's
+# manual says, since writers stopped using it (the last time a decision
+# took over from it, even in the second it took effect), or, for one
+# they never used, since its decision was superseded or cancelled.
 sub model_retired_since {
     my ($m, $id, $t) = @_;
     return undef unless model_state($m, $id, $t) eq 'retired';
@@ -195,6 +196,7 @@ sub model_retired_since {
         next unless $chain[$i]{kind} ne 'retire' && $chain[$i]{dictionary} == $id && $i < $#chain;
         $since = $chain[ $i + 1 ]{effective} if !defined $since || $chain[ $i + 1 ]{effective} > $since;
     }
+    return $since if defined $since;
     for my $d (grep { defined $_->{dictionary} && $_->{dictionary} == $id && $f->{by}{ $_->{seq} } } @{ $m->{decisions} }) {
         my $at = $made{ $f->{by}{ $d->{seq} } };
         $since = $at if !defined $since || $at > $since;
