@@ -100,14 +100,11 @@ my @kept = (
       { op => 'clock', seconds => 4, offset => 0 },
       { op => 'prune', retired_for => 40, names => 0, dry_run => 0, via => 'main' },
       { op => 'train_cli', stage => 'default', if_better => 60, values => 0, prefix => 'a', via => 'main' } ],
-);
-# Found by the longer run (xt/set-lifecycle-model.t, seed 777): two
-# dictionaries of one prefix made current in one second (a rollback, a
-# retrain, a rollback back), then release 0.101 rewrites the set. The
-# entries 0.101 writes say the rolled-back-to one is current (0.101 reads
-# it so), but the log synthesized from them orders the two by their
-# place in the manifest, and the retrain is in effect again.
-my @todo = (
+    # Found by the longer run (seed 777) when the 0.101 kept here was a
+    # development version that changed entries as it wrote: two dictionaries of one
+    # prefix made current in one second (a rollback, a retrain, a rollback
+    # back), then release 0.101 rewrites the set. It changes no entry: the
+    # set keeps its log, and the rolled-back-to dictionary stays in effect.
     [ 'a set rewritten by 0.101 keeps the dictionary in effect of a prefix decided twice in one second',
       { op => 'train', outcomes => [ 0.66, 0.68, 0.45 ], stage => 14 },
       { op => 'rollback', prefix => 1, bare => 1, stage => 0, to => 0.357, dry_run => 0, lose => 0, via => 'main' },
@@ -115,16 +112,74 @@ my @todo = (
       { op => 'rollback', prefix => 1, bare => 1, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'main' },
       { op => 'clock', seconds => 'next', offset => 1 },
       { op => 'old_write' } ],
+    # Release 0.101 retrains prefixes (one with a decision staged, one
+    # without, the whole cache) between this release's writes: each is the
+    # newest decision, and 0.101 reads what it added.
+    [ 'a prefix that 0.101 retrained writes with what 0.101 added',
+      { op => 'train', stage => 30, outcomes => [ 0.1, 0.1, 0.1 ] },
+      { op => 'old_retrain', prefix => 1 },
+      { op => 'old_write' },
+      { op => 'train', stage => 0, outcomes => [ 0.9, 0.1, 0.9 ] },
+      { op => 'clock', seconds => 40, offset => 0 },
+      { op => 'old_retrain', prefix => 2 },
+      { op => 'ship' },
+      { op => 'old_retrain', prefix => 0 },
+      { op => 'rollback', prefix => 0, bare => 1, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'bin' } ],
+    # Found by the longer run (seed 80): the whole cache's first
+    # dictionary, replaced, then a rollback to it staged and superseded by
+    # a retrain in one second: retired since writers stopped using it, not
+    # since its staged rollback was superseded.
+    [ 'a dictionary writers used is retired since they stopped',
+      { op => 'train', outcomes => [ 0.80, 0.01, 0.50 ], stage => 11 },
+      { op => 'clock', offset => -1, seconds => 'next' },
+      { op => 'clock', offset => 1, seconds => 9 },
+      { op => 'train', outcomes => [ 0.57, 0.17, 0.11 ], stage => 28 },
+      { op => 'train', outcomes => [ 0.42, 0.76, 0.10 ], stage => 0 },
+      { op => 'clock', offset => -1, seconds => 'next' },
+      { op => 'rollback', prefix => 2, bare => 0, stage => 34, to => undef, dry_run => 0, lose => 0, via => 'main' },
+      { op => 'train', outcomes => [ 0.87, 0.07, 0.41 ], stage => 9 },
+      { op => 'prune', retired_for => 5, names => 494, dry_run => 1, via => 'main' } ],
+    # Release 0.101 retires a prefix's writer with nothing in its place:
+    # writers go to the fallback, and a rollback goes back to the one
+    # retired, at once (writers used it).
+    [ 'a writer that 0.101 retired is what a rollback goes back to',
+      { op => 'train', stage => 0, outcomes => [ 0.1, 0.1, 0.1 ] },
+      { op => 'clock', seconds => 5, offset => 0 },
+      { op => 'train', stage => 0, outcomes => [ 0.1, 0.9, 0.1 ] },
+      { op => 'old_retire', prefix => 0 },
+      { op => 'old_retire', prefix => 2 },
+      { op => 'rollback', prefix => 0, bare => 1, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'main' },
+      { op => 'old_retire', prefix => 1 },
+      { op => 'old_retrain', prefix => 0 },
+      { op => 'ship' },
+      { op => 'rollback', prefix => 2, bare => 0, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'bin' },
+      { op => 'rollback', prefix => 1, bare => 1, stage => 0, to => undef, dry_run => 0, lose => 0, via => 'main' } ],
+);
+# A set that 0.101 retrained is read as if 0.101's train were made at
+# each read (until this release writes it), not at the first read, as
+# the POD says: once the clock passes the time of a decision 0.101's
+# train superseded, that decision reads as having taken effect, history
+# changes, and a rollback goes back to a dictionary no writer used.
+my @todo = (
+    [ "0.101's retrain keeps, at later reads, the time this release first read it",
+      { op => 'train', stage => 0, outcomes => [ 0.34, 0.67, 0.28 ] },
+      { op => 'old_retrain', prefix => 1 },
+      { op => 'clock', seconds => 'next', offset => 1 } ],
+    [ "a rollback after 0.101's retrain goes back to what writers used",
+      { op => 'train', stage => 0, outcomes => [ 0.1, 0.9, 0.9 ] },
+      { op => 'train', stage => 30, outcomes => [ 0.1, 0.9, 0.9 ] },
+      { op => 'old_retrain', prefix => 0 },
+      { op => 'clock', seconds => 40, offset => 0 },
+      { op => 'rollback', prefix => 0, bare => 1, stage => undef, to => undef, dry_run => 0, lose => 0, via => 'main' } ],
 );
 TODO: {
-    local $TODO = 'the log synthesized after a rewrite by 0.101 orders decisions of one second by manifest place';
+    local $TODO = "what 0.101 changed is read as decided at each read's time, not at the first read";
     for my $case (@todo) {
         my ($name, @ops) = @$case;
         my $failed = run_sequence(\@ops, %ctx);
         ok !$failed, $name or diag "step $failed->{step}: $failed->{why}\n" . describe_ops(\@ops);
     }
 }
-
 for my $case (@kept) {
     my ($name, @ops) = @$case;
     my $failed = run_sequence(\@ops, %ctx);
@@ -142,7 +197,8 @@ ok !$failure, "$SEQUENCES random sequences of $STEPS steps from seed $SEED agree
 my @cases = ('a decision in the second of the one before', 'a decision superseding a pending one',
              'rollback: cancel', 'rollback: at once', 'rollback: staged', 'rollback refused: file missing',
              'prune: removed', 'prune: kept, named by a sampled value', 'prune: kept, retired too recently',
-             'train --all refused: dictionaries without a manifest');
+             'train --all refused: dictionaries without a manifest', '0.101 rewrote the set',
+             '0.101 retrained a prefix', '0.101 retired a writer');
 my @missed = grep { !$CMRXTest::Lifecycle::SEEN{$_} } @cases;
 ok !@missed, 'the sequences reached every case of the rule' or diag "not reached: @missed";
 note map { "$_: $CMRXTest::Lifecycle::SEEN{$_}\n" } sort keys %CMRXTest::Lifecycle::SEEN;

@@ -1,11 +1,12 @@
 #!/usr/bin/perl
 # The mutation check of the lifecycle model (t/64): the model test run
-# against deliberately broken versions of the set's fold, of rollback and
-# of prune, each in a child process where the broken sub replaces the
-# distribution's (a module loaded by PERL5OPT, so that bin/cmrx-dict's own
-# processes run it too). Every mutant must be caught: t/64 fails. The
-# distribution unbroken must pass. Lists each mutant with whether it was
-# caught and the first failure it caused.
+# against deliberately broken versions of the set's fold, of rollback, of
+# prune and of what the set keeps for release 0.101, each in a child
+# process where the broken sub replaces the distribution's (a module
+# loaded by PERL5OPT, so that bin/cmrx-dict's own processes run it too).
+# Every mutant must be caught: t/64 fails. The distribution unbroken must
+# pass. Lists each mutant with whether it was caught and the first
+# failure it caused.
 #
 #   prove -b xt/set-lifecycle-mutants.t      # about 3 minutes
 use strict;
@@ -77,6 +78,27 @@ my $bytes = \&Cache::Memcached::RustXS::Zstd::DictionarySet::dictionary_bytes;
     return @got ? $got[0] : '';
 };
 PERL
+    # The entries written for release 0.101 (which reads only `state`)
+    # taking up what is staged: 0.101 would write with a dictionary its
+    # readers may not hold yet.
+    'entries for 0.101 taking up a staged dictionary' => <<'PERL',
+use Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions ();
+my $project = \&Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions::project_entries;
+*Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions::project_entries = sub {
+    my ($entries) = @_;
+    $project->(@_);
+    for my $staged (grep { ($_->{decided} || '') eq 'staged' } @$entries) {
+        $_->{state} = 'retired' for grep { $_->{prefix} eq $staged->{prefix} } @$entries;
+        $staged->{state} = 'current';
+    }
+    return;
+};
+PERL
+    # What 0.101 changed read from its entries alone, the log dropped.
+    'a set 0.101 retrained read without its log' => <<'PERL',
+use Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions ();
+*Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions::reconcile_log = sub { return };
+PERL
 );
 
 # Runs t/64 with $code loaded first in every perl process; returns (exit
@@ -109,6 +131,6 @@ for my $name (sort keys %MUTANT) {
     ok $s, "mutant caught: $name";
     diag "  first failure: " . (defined $why ? $why : '?') if $s;
 }
-diag "mutants of the fold and of prune, run against the model test (t/64):\n" . join "\n", @rows;
+diag "mutants of the fold, of prune and of what 0.101 reads, run against the model test (t/64):\n" . join "\n", @rows;
 
 done_testing;

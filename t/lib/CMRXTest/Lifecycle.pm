@@ -9,14 +9,17 @@ package CMRXTest::Lifecycle;
 # --to, --stage, --dry-run; a prefix with or without its delimiter; the
 # whole-cache entry), prune (with --retired-for, sampled values naming
 # dictionaries, --dry-run), history, the clock moving (or not: several
-# decisions in one second), a manifest rewritten by release 0.101, the set
-# shipped to a host partly, then whole -- run with an injected clock
+# decisions in one second), a manifest rewritten by release 0.101 as it
+# shipped (and, when asked, 0.101 retraining a prefix or retiring its
+# writer), the set shipped to a host partly, then whole -- run with an
+# injected clock
 # (CMRX_DICT_NOW for the commands), most commands through cmrx-dict's main
 # in this process and a share through bin/cmrx-dict itself. After every
 # step the commands' outputs and exit statuses, list, history, the set's
-# module, 0.101's reader and a running writer and reader (Zstd's
-# compressor and decompressor following the folder) are checked against
-# the model. The model knows a dictionary's ID only from a command's
+# module, 0.101's reader (which takes up nothing staged: it reads the
+# writers of this release's last write) and a running writer and reader
+# (Zstd's compressor and decompressor following the folder) are checked
+# against the model. The model knows a dictionary's ID only from a command's
 # output, computes every time from its own clock, and checks each
 # refusal's message.
 #
@@ -60,7 +63,7 @@ my $BIN = 'bin/cmrx-dict';
 
 # ---- the model: the rule, as a fold over decisions -----------------------------
 #
-# A decision: { seq, kind (train, rollback, cancel), prefix, dictionary
+# A decision: { seq, kind (train, rollback, cancel; retire, of 0.101's), prefix, dictionary
 # (an ID; none for a cancel), made, effective }. A decision supersedes
 # every decision of its prefix that has not taken effect when it is made
 # (effective > its made); superseded decisions never take effect. At $t,
@@ -70,12 +73,50 @@ my $BIN = 'bin/cmrx-dict';
 # decision not superseded and not in effect yet. Used before: what writers
 # used before the current one took effect.
 
-sub model_new { return { decisions => [], removed => {}, prefix_of => {}, ids => [] } }
+# written: when release 1.000 last wrote the set (what release 0.101,
+# which takes up nothing staged, reads from then on); old_current: prefix
+# => the dictionary 0.101 added to it since.
+sub model_new {
+    return { decisions => [], removed => {}, prefix_of => {}, ids => [], written => undef, old_current => {} };
+}
+
+# Release 1.000 wrote the set at $t: 0.101 reads its writers from then on.
+sub model_written {
+    my ($m, $t) = @_;
+    $m->{written} = $t;
+    delete $_->{old} for @{ $m->{decisions} };    # recorded: the log's order from now on
+    $m->{old_current} = {};
+    return;
+}
+
+# A change of 0.101's, as this release reads it: a decision made at its
+# next read (now), effective at once. The time and order of 0.101's
+# changes are not recorded: those since the last write follow the log
+# prefix by prefix, in the order of the prefixes' bytes.
+sub model_old_decide {
+    my ($m, %d) = @_;
+    model_decide($m, %d, made => $NOW, effective => $NOW, old => 1);
+    my $ds = $m->{decisions};
+    my $first = @$ds;
+    $first-- while $first > 0 && $ds->[ $first - 1 ]{old} && $ds->[ $first - 1 ]{made} == $NOW;
+    @$ds[ $first .. $#$ds ] = sort { $a->{prefix} cmp $b->{prefix} || $a->{seq} <=> $b->{seq} } @$ds[ $first .. $#$ds ];
+    $ds->[$_]{seq} = $_ + 1 for $first .. $#$ds;
+    return;
+}
+
+# What 0.101 reads as $p's writer: what it added, else the writer when
+# 1.000 last wrote (none before any write).
+sub model_old_writer {
+    my ($m, $p) = @_;
+    return $m->{old_current}{$p} if exists $m->{old_current}{$p};
+    return defined $m->{written} ? model_writer($m, $p, $m->{written}) : undef;
+}
 
 sub model_clone {
     my ($m) = @_;
     return { decisions => [ map { +{%$_} } @{ $m->{decisions} } ], removed => { %{ $m->{removed} } },
-             prefix_of => { %{ $m->{prefix_of} } }, ids => [ @{ $m->{ids} } ] };
+             prefix_of => { %{ $m->{prefix_of} } }, ids => [ @{ $m->{ids} } ], written => $m->{written},
+             old_current => { %{ $m->{old_current} } } };
 }
 
 sub model_decide {
@@ -107,10 +148,12 @@ sub model_fold {
     }
     die "the model has two decisions pending for '$p'\n" if @pending > 1;
     my @chain = grep { $_->{kind} ne 'cancel' } @took;
-    my $writer = @chain ? $chain[-1]{dictionary} : undef;
+    # (A retire, which release 0.101 makes, leaves the prefix's writers on
+    # the fallback.)
+    my $writer = @chain && $chain[-1]{kind} ne 'retire' ? $chain[-1]{dictionary} : undef;
     my $before;
     for my $d (reverse @chain[ 0 .. $#chain - 1 ]) {
-        next if $d->{dictionary} == $writer;
+        next if $d->{kind} eq 'retire' || (defined $writer && $d->{dictionary} == $writer);
         $before = $d->{dictionary};
         last;
     }
@@ -122,7 +165,8 @@ sub model_writer { return model_fold(@_)->{writer} }
 
 sub model_used {
     my ($m, $id, $t) = @_;
-    return scalar grep { $_->{dictionary} == $id } @{ model_fold($m, $m->{prefix_of}{$id}, $t)->{chain} };
+    return scalar grep { $_->{kind} ne 'retire' && $_->{dictionary} == $id }
+                  @{ model_fold($m, $m->{prefix_of}{$id}, $t)->{chain} };
 }
 
 sub model_state {
@@ -137,9 +181,10 @@ sub model_state {
     return 'retired';
 }
 
-# Since when dictionary $id has been retired at $t, or undef: the last
-# moment it stopped being current (a decision after it took effect, even
-# in the same second) or staged (a decision superseded its own).
+# Since when dictionary $id has been retired at $t, or undef: as list's
+# manual says, since writers stopped using it (the last time a decision
+# took over from it, even in the second it took effect), or, for one
+# they never used, since its decision was superseded or cancelled.
 sub model_retired_since {
     my ($m, $id, $t) = @_;
     return undef unless model_state($m, $id, $t) eq 'retired';
@@ -148,9 +193,10 @@ sub model_retired_since {
     my @chain = @{ $f->{chain} };
     my $since;
     for my $i (0 .. $#chain) {
-        next unless $chain[$i]{dictionary} == $id && $i < $#chain;
+        next unless $chain[$i]{kind} ne 'retire' && $chain[$i]{dictionary} == $id && $i < $#chain;
         $since = $chain[ $i + 1 ]{effective} if !defined $since || $chain[ $i + 1 ]{effective} > $since;
     }
+    return $since if defined $since;
     for my $d (grep { defined $_->{dictionary} && $_->{dictionary} == $id && $f->{by}{ $_->{seq} } } @{ $m->{decisions} }) {
         my $at = $made{ $f->{by}{ $d->{seq} } };
         $since = $at if !defined $since || $at > $since;
@@ -235,7 +281,11 @@ sub random_op {
     return { op => 'history', prefix => int rand @PREFIXES, bare => rand() < 0.5 ? 1 : 0, via => $via } if $r < 0.58;
     return { op => 'clock', seconds => rand() < 0.5 ? 1 + int rand 10 : 'next', offset => int(rand 3) - 1 }
         if $r < 0.86;
-    return { op => $opt{no_old_write} ? 'ship' : 'old_write' } if $r < 0.91;
+    return { op => $opt{no_old_write} ? 'ship' : 'old_write' } if $r < 0.89;
+    # (0.101 retraining a prefix or retiring its writer: only when asked, while the set takes
+    # 0.101's changes as made at each read, not at the first one.)
+    return { op => rand() < 0.5 ? 'old_retrain' : 'old_retire', prefix => int rand @PREFIXES }
+        if $r < 0.91 && $opt{old_changes};
     return { op => 'orphan', via => $via } if $r < 0.92;
     return { op => 'ship' };
 }
@@ -276,7 +326,8 @@ sub run_sequence {
 
 our %STEP = (train => \&step_train, train_cli => \&step_train_cli, rollback => \&step_rollback,
             prune => \&step_prune, history => \&step_history, clock => \&step_clock,
-            old_write => \&step_old_write, ship => \&step_ship, orphan => \&step_orphan);
+            old_write => \&step_old_write, old_retrain => \&step_old_retrain,
+            old_retire => \&step_old_retire, ship => \&step_ship, orphan => \&step_orphan);
 
 # Does $op; returns why the outputs disagree with the model, or undef.
 sub step {
@@ -302,6 +353,7 @@ sub step_train {
     }
     my $plan = { prefixes => \@decisions, whole_cache => $whole, sampled => { dictionary_ids => {} } };
     write_plan($set, $plan, stage => $op->{stage}, fallback => { method => 'zstd', level => 3 });
+    model_written($m, $NOW);
     for my $d (grep { $_->{entry} } @decisions, $whole) {
         my $p = $d->{set_prefix};
         my $why = _check_added($run, $op->{stage}, _shown($p), $d->{state}, $d->{entry}{current_from});
@@ -337,6 +389,7 @@ sub step_train_cli {
                 (defined $op->{prefix} ? ('--prefix', $op->{prefix}) : ()), @{ $run->{value_files}[ $op->{values} ] });
     my $r = cli($run, $op->{via}, @args);
     return "train --all exited $r->{rc}: $r->{err}" if $r->{rc} != 0;
+    model_written($m, $NOW);    # train --all writes the set, even when it keeps every dictionary
     my $out = $r->{json};
     my @rows = (@{ $out->{prefixes} || [] }, $out->{whole_cache} || ());
     for my $row (@rows) {
@@ -419,6 +472,7 @@ sub step_rollback {
     }
     model_decide($m, kind => $want->{kind}, prefix => $p, dictionary => $want->{dictionary},
                  made => $NOW, effective => $want->{kind} eq 'cancel' ? $NOW : $want->{effective});
+    model_written($m, $NOW);
     return undef;
 }
 
@@ -450,8 +504,8 @@ sub step_prune {
         my $state = model_state($m, $id, $NOW);
         my $since = $state eq 'retired' ? model_retired_since($m, $id, $NOW) : undef;
         my $may = $state eq 'retired' && !$named{$id}
-               && (!defined $since || $NOW - $since >= $op->{retired_for} || $run->{old_wrote});
-        my $must = $may && (!$run->{old_wrote} || !$op->{retired_for});
+               && (!defined $since || $NOW - $since >= $op->{retired_for});
+        my $must = $may;
         my $why = "$state" . ($named{$id} ? ', named by a sampled value' : '')
                 . (defined $since ? ', retired for ' . ($NOW - $since) . ' s' : '');
         return "prune --retired-for $op->{retired_for}: removed $id ($why), the model keeps it"
@@ -467,6 +521,10 @@ sub step_prune {
         return 'prune --dry-run: the manifest changed' if _slurp("$dir/manifest") ne $manifest;
         return undef;
     }
+    # It writes the set when it removes a dictionary, and only then.
+    return 'prune removed ' . (@removed ? "@removed" : 'nothing') . ' and says the set '
+         . ($r->{json}{changed} ? 'changed' : 'did not change') if !@removed != !$r->{json}{changed};
+    model_written($m, $NOW) if @removed;
     for my $id (@removed) {
         $m->{removed}{$id} = 1;
         return "prune: removed $id, and its file is still there" if -e "$dir/$run->{files}{$id}";
@@ -477,7 +535,7 @@ sub step_prune {
 # history --prefix P (with or without its delimiter): that prefix's decisions.
 sub step_history {
     my ($run, $op) = @_;
-    return undef unless -e "$run->{dir}/manifest" && !$run->{old_wrote};
+    return undef unless -e "$run->{dir}/manifest";
     my $p = $PREFIXES[ $op->{prefix} ];
     my $given = $op->{bare} && length $p ? substr($p, 0, -1) : $p;
     my $r = cli($run, $op->{via}, 'history', '--dictionaries', $run->{dir}, '--prefix', $given, '--json');
@@ -526,11 +584,57 @@ sub step_clock {
     return undef;
 }
 
+# Release 0.101 rewrites the set without changing any dictionary: the
+# set keeps its log, and nothing changes (checked after the step).
 sub step_old_write {
     my ($run) = @_;
     return undef unless -e "$run->{dir}/manifest";
-    $OLD->read($run->{dir})->write;    # 0.101 settles at its time, then writes
-    $run->{old_wrote} = 1;             # its history is then synthesized: documented as such
+    $OLD->read($run->{dir})->write;
+    $SEEN{'0.101 rewrote the set'}++;
+    return undef;
+}
+
+# Release 0.101 adds a dictionary to a prefix (it makes it current and
+# retires the one current for it): as the POD says, a train made when
+# this release next reads the set (the check after this step, now),
+# effective at once, superseding anything pending.
+our $OLD_ID = 3_000_000_000;    # IDs no run of this process used before
+
+sub step_old_retrain {
+    my ($run, $op) = @_;
+    my ($m, $dir) = ($run->{model}, $run->{dir});
+    return undef unless -e "$dir/manifest";
+    my $p = $PREFIXES[ $op->{prefix} ];
+    return undef if exists $m->{old_current}{$p};    # one change of 0.101's per prefix between writes
+    my $dicts = $run->{dictionaries};
+    my $id = $OLD_ID++;
+    my $old = $OLD->read($dir);
+    $old->add(prefix => $p, dictionary => $dicts->[ $run->{dictionary}++ % @$dicts ], level => 3, id => $id);
+    $old->write;
+    model_old_decide($m, kind => 'train', prefix => $p, dictionary => $id);
+    $m->{old_current}{$p} = $id;
+    $run->{other_keys}{$id} = 0 unless length $p;    # 0.101 knows no other_keys: for its prefix only
+    $SEEN{'0.101 retrained a prefix'}++;
+    return undef;
+}
+
+# Release 0.101 retires a prefix's writer (as it reads it), with nothing
+# in its place: a retire made at this release's next read, effective at
+# once; writers go to the fallback (or the whole-cache entry), and what
+# they used before is the one retired.
+sub step_old_retire {
+    my ($run, $op) = @_;
+    my ($m, $dir) = ($run->{model}, $run->{dir});
+    return undef unless -e "$dir/manifest";
+    my $p = $PREFIXES[ $op->{prefix} ];
+    return undef if exists $m->{old_current}{$p};    # one change of 0.101's per prefix between writes
+    my $old = $OLD->read($dir);
+    my $writer = $old->current($p) or return undef;
+    $old->retire($writer->{id});
+    $old->write;
+    model_old_decide($m, kind => 'retire', prefix => $p, dictionary => 0 + $writer->{id});
+    $m->{old_current}{$p} = undef;
+    $SEEN{'0.101 retired a writer'}++;
     return undef;
 }
 
@@ -545,14 +649,12 @@ sub step_ship {
     # Partly: the dictionary files, not the manifest yet.
     File::Copy::copy("$dir/$_", "$run->{host}/$_") or die "copy $_: $!" for @files;
     if ($run->{host_model}) {
-        my $why = check_folder($run, $run->{host}, $run->{host_model}, $run->{host_writers}, 'host, shipped partly',
-                               $run->{host_old_wrote});
+        my $why = check_folder($run, $run->{host}, $run->{host_model}, $run->{host_writers}, 'host, shipped partly');
         return $why if defined $why;
     }
     File::Copy::copy("$dir/manifest", "$run->{host}/manifest.new") or die "copy manifest: $!";
     rename "$run->{host}/manifest.new", "$run->{host}/manifest" or die "rename: $!";
     $run->{host_model} = model_clone($run->{model});
-    $run->{host_old_wrote} = $run->{old_wrote};
     unless (%{ $run->{host_writers} }) {
         load_dictionaries($run->{host}, rescan_interval => 0);
         $run->{host_writers} = _writers($run->{host});
@@ -565,13 +667,13 @@ sub step_ship {
 sub check {
     my ($run) = @_;
     return undef unless -e "$run->{dir}/manifest";
-    my $why = check_folder($run, $run->{dir}, $run->{model}, $run->{writers}, 'admin', $run->{old_wrote});
+    my $why = check_folder($run, $run->{dir}, $run->{model}, $run->{writers}, 'admin');
     return $why if defined $why || !$run->{host_model};
-    return check_folder($run, $run->{host}, $run->{host_model}, $run->{host_writers}, 'host', $run->{host_old_wrote});
+    return check_folder($run, $run->{host}, $run->{host_model}, $run->{host_writers}, 'host');
 }
 
 sub check_folder {
-    my ($run, $dir, $m, $writers, $where, $old_wrote) = @_;
+    my ($run, $dir, $m, $writers, $where) = @_;
     $where .= ' at ' . _date($NOW);
     my $list = cli($run, 'main', 'list', '--dictionaries', $dir, '--json');
     return "$where: list exited $list->{rc}: $list->{err}" if $list->{rc} != 0;
@@ -585,12 +687,10 @@ sub check_folder {
     my %known = map { ($_ => 1) } @{ $m->{ids} };
     my @unknown = grep { !$known{$_} } sort keys %listed;
     return "$where: list shows dictionaries the model does not know: @unknown" if @unknown;
-    unless ($old_wrote) {
-        my $h = cli($run, 'main', 'history', '--dictionaries', $dir, '--json');
-        return "$where: history exited $h->{rc}: $h->{err}" if $h->{rc} != 0;
-        my $why = _compare_history([ model_history($m, $NOW) ], $h->{json}{decisions}, "$where: history");
-        return $why if defined $why;
-    }
+    my $h = cli($run, 'main', 'history', '--dictionaries', $dir, '--json');
+    return "$where: history exited $h->{rc}: $h->{err}" if $h->{rc} != 0;
+    my $why = _compare_history([ model_history($m, $NOW) ], $h->{json}{decisions}, "$where: history");
+    return $why if defined $why;
     my $set = $SET->read($dir);
     my $old = $OLD->read($dir);
     for my $p (@PREFIXES) {
@@ -598,9 +698,13 @@ sub check_folder {
         my $c = $set->current($p);
         return "$where: " . _shown($p) . ' writes with ' . _id($c && $c->{id}) . ', the model says ' . _id($want)
             if _id($c && $c->{id}) ne _id($want);
-        my $o = $old->current($p, at => $NOW);
+        # 0.101 takes up nothing staged: it reads the writer of 1.000's
+        # last write (none before any, or for a staged first dictionary).
+        my $o = $old->current($p);
+        my $then = model_old_writer($m, $p);
         return "$where: 0.101 reads " . _shown($p) . ' as writing with ' . _id($o && $o->{id}) . ', the model says '
-             . _id($want) if _id($o && $o->{id}) ne _id($want);
+             . _id($then) . ' (what 0.101 added, or the writer when this release last wrote the set, at '
+             . _date($m->{written}) . ')' if _id($o && $o->{id}) ne _id($then);
     }
     # The writers of every prefix (each reads the folder).
     my %in_set = map { ($_->{id} => 1) } $set->for_readers;
