@@ -1,6 +1,6 @@
 #!/usr/bin/perl
 # The lifecycle of a dictionary set against the documented rule (t/64),
-# many more steps: CMRX_LIFECYCLE_SEQUENCES sequences (100) of
+# many more steps: CMRX_LIFECYCLE_SEQUENCES sequences (24; 100 or more for a long run) of
 # CMRX_LIFECYCLE_STEPS steps (60) from CMRX_LIFECYCLE_SEED (the time,
 # printed, unless given), with more of them through bin/cmrx-dict and
 # train --all's real tuning than t/64. A failure prints its seed and its
@@ -16,7 +16,7 @@ use Test::More;
 use CMRXTest::Lifecycle qw(check_sequences describe_ops make_context);
 
 my $SEED      = defined $ENV{CMRX_LIFECYCLE_SEED}      ? $ENV{CMRX_LIFECYCLE_SEED}      : time;
-my $SEQUENCES = defined $ENV{CMRX_LIFECYCLE_SEQUENCES} ? $ENV{CMRX_LIFECYCLE_SEQUENCES} : 100;
+my $SEQUENCES = defined $ENV{CMRX_LIFECYCLE_SEQUENCES} ? $ENV{CMRX_LIFECYCLE_SEQUENCES} : 24;
 my $STEPS     = defined $ENV{CMRX_LIFECYCLE_STEPS}     ? $ENV{CMRX_LIFECYCLE_STEPS}     : 60;
 diag "seed $SEED: $SEQUENCES sequences of $STEPS steps";
 

@@ -36,6 +36,8 @@ use File::Copy ();
 use File::Temp ();
 use JSON::PP ();
 use POSIX ();
+use CMRXTest::DevLib;
+use CMRXDev::GetResponse qw(stored_items);
 
 use Cache::Memcached::RustXS::Zstd qw(compress_methods frame_dictionary_id load_dictionaries train_dictionary);
 use Cache::Memcached::RustXS::Zstd::DictionarySet ();
@@ -879,12 +881,8 @@ sub _values {
     my ($path) = @_;
     my $bytes = _slurp($path);
     die "$path: $!" unless defined $bytes;
-    my @values;
-    while ($bytes =~ /\GVALUE \S+ \d+ (\d+)\r\n/gc) {
-        push @values, substr $bytes, pos $bytes, $1;
-        pos($bytes) += $1 + 2;
-    }
-    return @values;
+    # A corpus file is a get response: read by the distribution's parser.
+    return map { $_->[2] } @{ stored_items($bytes) };
 }
 
 # Runs $sequences random sequences of $steps steps from $seed; returns
