@@ -5,7 +5,8 @@
 # of the write, a pending decision not taken up), and what this release
 # makes of a set 0.101 changed afterwards (a retrain, a retirement, a
 # dictionary removed, another prefix changed): writers follow what 0.101
-# did, made when this release first reads it, and nothing is lost.
+# did, made at times the set gives (the same at every read), and nothing
+# is lost.
 use strict;
 use warnings;
 
@@ -112,7 +113,19 @@ my $npm_due = $t0 + 100 + $HOUR + 1;    # staged from the write, and one second 
     is id_of($s->current('npm:', at => $npm_due + 10)), 6, '... also after the staged time: 0.101 superseded it';
     is kinds($s, 'gh:'), 'train:1 train:2 train:3', 'history of gh: ... the train 0.101 made is the last';
     my ($last) = reverse $s->history(prefix => 'gh:');
-    is $last->{made}, $t0 + 300, '... made when this release first read it';
+    is_deeply [ @$last{qw(made effective)} ], [ $t0 + 200, $t0 + 200 ],
+        '... made, effective at once, at the trained date 0.101 stamped (the time it wrote is not recorded)';
+    {
+        my $first_read = $now;
+        $now = $npm_due + 10;
+        my $later = $Set->read($d);
+        my ($again) = reverse $later->history(prefix => 'gh:');
+        is_deeply [ @$again{qw(made effective)} ], [ $t0 + 200, $t0 + 200 ], '... the same at a later read';
+        is id_of($later->previous('gh:')), 2, '... where what writers used before is still the one 0.101 retired';
+        my ($late5) = grep { defined $_->{id} && $_->{id} == 5 } $later->history(prefix => 'npm:');
+        is $late5->{status}, 'superseded', '... and the staged npm: decision, its time passed, still superseded';
+        $now = $first_read;
+    }
     {
         local $ENV{CMRX_DICT_NOW} = $now;
         my ($status, $out, $err) = run_dict([ 'history', '--dictionaries', $d, '--prefix', 'gh:' ]);
@@ -171,7 +184,10 @@ my $npm_due = $t0 + 100 + $HOUR + 1;    # staged from the write, and one second 
     my $s = $Set->read($d);
     is $s->synthesized, 'reconciled', '0.101 retired gh:\'s writer and removed an old one: reconciled';
     is id_of($s->current('gh:')), undef, '... gh: writers use the fallback, as 0.101 left it';
-    is kinds($s, 'gh:'), 'train:1 train:2 retire:2', '... a retirement made when first read';
+    is kinds($s, 'gh:'), 'train:1 train:2 retire:2', '... a retirement, the last decision';
+    my ($retire) = reverse $s->history(prefix => 'gh:');
+    is_deeply [ @$retire{qw(made effective)} ], [ $t0 + 100, $t0 + 100 ],
+        '... made, effective at once, at the time of the log\'s last decision (0.101 stamps no date on a retirement)';
     is id_of($s->current('npm:', at => $npm_due)), 5, '... and npm:, which 0.101 did not change, keeps its staged decision';
     is id_of($s->current('npm:', at => $npm_due - 1)), 4, '... from its time only';
     is_deeply [ map { $_->{id} } $s->removed ], [ 1 ], '... the dictionary it removed listed as removed';

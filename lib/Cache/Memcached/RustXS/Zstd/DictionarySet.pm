@@ -41,7 +41,7 @@ sub read {
 
 # The decisions of a parsed set: its log; when a release that knows no
 # decisions changed its entries since, the log and what that release did
-# (decisions made now); when it has none (or its entries do not say what
+# (decisions at times the entries fix, the same at every read); when it has none (or its entries do not say what
 # this release wrote), the log its entries stand for. Written on its next
 # write.
 sub _with_log {
@@ -51,7 +51,7 @@ sub _with_log {
     die "the set line's decisions: $@" if defined $f->{decisions} && !$log;
     my $fits = $log && defined $f->{decisions_of}
                && $f->{decisions_of} eq entries_digest($self->{entries}, $self->{removed});
-    my $kept = $log && !$fits ? reconcile_log($log, $self->{entries}, now()) : undef;
+    my $kept = $log && !$fits ? reconcile_log($log, $self->{entries}) : undef;
     $self->{decisions} = $fits ? $log : $kept ? $kept : synthesize_log($self->{entries});
     $self->{synthesized} = $fits ? 0 : $kept ? 'reconciled' : defined $log ? 'rewritten' : 'converted';
     return $self;
@@ -867,13 +867,18 @@ differ: C<add> retrains a prefix (a line with no C<decided>, current, and
 the prefix's writer C<state=retired> with its C<current_from> kept and no
 C<retired> date), C<retire> takes a prefix's writer away, C<remove> drops
 a retired dictionary. The log is kept, and what 0.101 did follows it as
-decisions made when this release first reads the set (the time 0.101
-wrote is not recorded): a C<train> of each dictionary it added, a
-C<retire> of a writer it retired with nothing in its place, a C<rollback>
-to a dictionary made current again by hand. Being the newest decisions,
-they supersede whatever was staged, which 0.101 ignored: writers follow
-0.101's retrain, "used before" is the dictionary it retired, and
-C<cmrx-dict history> says that the last decisions are 0.101's. A prefix
+decisions effective at once, made at a time the set itself gives, so
+that every read finds the same decisions: the time 0.101 wrote is not
+recorded, so each is made at the time of the log's last decision, or,
+for a C<train>, at the C<trained> date 0.101 stamps on the dictionary it
+adds if that is later. They are a C<train> of each dictionary it added,
+a C<retire> of a writer it retired with nothing in its place, a
+C<rollback> to a dictionary made current again by hand. Being the newest
+decisions, they supersede whatever was staged and still pending at that
+time, which 0.101 ignored, and which therefore never takes effect:
+writers follow 0.101's retrain, "used before" is the dictionary it
+retired (never a staged one no writer used), and C<cmrx-dict history>
+says that the last decisions are 0.101's. A prefix
 0.101 did not change keeps its decisions, a staged one included. The next
 write records them. A set that 0.101 rewrote without changing its entries
 keeps its log as it is. (A set whose lines have no C<decided>, written by

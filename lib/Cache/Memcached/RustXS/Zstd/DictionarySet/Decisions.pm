@@ -155,16 +155,21 @@ sub _max { my @v = grep { defined } @_; return @v ? (sort { $b <=> $a } @v)[0] :
 # changes `state` and keeps `decided`, so an entry's two fields differ where
 # 0.101 acted: one it retired (decided=current, state=retired) or took up
 # again by hand (decided other, state=current), one it added (no decided,
-# in no decision). Each such change is a decision made when it is seen
-# ($now, and no earlier than the last decision): a train of what it added,
-# a retirement of what it retired with nothing in its place, a rollback to
-# what it made current again. Newer than every decision of the log, these
-# supersede what was staged, as 0.101 ignored it; nothing else changes.
+# in no decision). Each such change is a decision effective at once and
+# made at a time the entries fix, so that every read finds the same
+# decisions: the log's last decision's time, or a train's `trained` date
+# (0.101 stamps it when it adds) if later. A read's own time would move
+# them with each read, and let a staged decision 0.101 superseded read as
+# taken effect once its time passed. A train of what it added, a
+# retirement of what it retired with nothing in its place, a rollback to
+# what it made current again; newer than every decision of the log, these
+# supersede what was staged and pending then, as 0.101 ignored it.
 sub reconcile_log {
-    my ($log, $entries, $now) = @_;
+    my ($log, $entries) = @_;
     my %named = map { (defined $_->{id} ? ($_->{id} => 1) : ()) } @$log;
     return if grep { $named{ $_->{id} } && !defined $_->{decided} } @$entries;
-    my $made = _max(int $now, map { $_->{made} } @$log);
+    my $logged = _max(map { $_->{made} } @$log);
+    my %trained = map { ($_->{id} => epoch_of($_->{trained})) } @$entries;
     my ($seq, @more) = (scalar(@$log) ? $log->[-1]{seq} : 0);
     my %by_prefix;
     push @{ $by_prefix{ $_->{prefix} } }, $_ for @$entries;
@@ -180,7 +185,11 @@ sub reconcile_log {
             my ($last) = @decide ? $decide[-1] : grep { ($_->{decided} || '') eq 'current' } @mine;
             push @decide, { kind => 'retire', id => $last->{id} };
         }
-        push @more, map { +{ %$_, seq => ++$seq, prefix => $prefix, made => $made, effective => $made } } @decide;
+        my $made = $logged;    # never earlier than the one before it in its prefix
+        for my $d (@decide) {
+            $made = _max($made, $d->{kind} eq 'train' ? $trained{ $d->{id} } : ());
+            push @more, { %$d, seq => ++$seq, prefix => $prefix, made => $made, effective => $made };
+        }
     }
     return [ @$log, @more ];
 }
@@ -295,16 +304,21 @@ which replaced it); a staged one is a C<train> made after the others of its pref
 one cancelled before its time (C<current_from> after C<retired>), a
 C<train> and a C<cancel> at its C<retired> date.
 
-=item reconcile_log(\@log, \@entries, $now)
+=item reconcile_log(\@log, \@entries)
 
 The log of a set whose entries release 0.101 changed after the log was
 written, or undef when the entries do not say what was written (an entry
 the log names without C<decided>). Each entry whose C<state> differs from
 its C<decided>, or that no decision names, is a change of 0.101's; they
-follow the log as decisions made at C<$now> (no earlier than the log's
-last): a C<train> of each dictionary 0.101 added, a C<retire> of a writer
-it retired with nothing in its place, a C<rollback> to a dictionary made
-current again.
+follow the log as decisions effective at once, each made at the time of
+the log's last decision, or for a C<train> at the C<trained> date 0.101
+stamped on the dictionary it added if that is later (never earlier than
+the decision before it of its prefix): a C<train> of each dictionary
+0.101 added, a C<retire> of a writer it retired with nothing in its
+place, a C<rollback> to a dictionary made current again. The times come
+from the set alone, so every read finds the same decisions; a decision
+staged in the log and still pending at that time is superseded and never
+takes effect.
 
 =item project_entries(\@entries, $state)
 
