@@ -6,8 +6,7 @@
 # train --all's real tuning than t/64. A failure prints its seed and its
 # shortest sequence; rerun with that seed and CMRX_LIFECYCLE_SEQUENCES=1.
 # CMRX_LIFECYCLE_OLD_CHANGES=1 adds release 0.101 retraining a prefix and
-# retiring a writer between steps (failing while the set reads those
-# changes as made at each read: t/64's TODO sequences).
+# retiring a writer between steps.
 use strict;
 use warnings;
 

@@ -91,16 +91,20 @@ sub model_written {
     return;
 }
 
-# A change of 0.101's, as this release reads it: a decision made at its
-# next read (now), effective at once. The time and order of 0.101's
-# changes are not recorded: those since the last write follow the log
-# prefix by prefix, in the order of the prefixes' bytes.
+# A change of 0.101's, as this release reads it: a decision effective at
+# once, made at a time the set gives, the same at every read: when the
+# log's last decision was made, or for a train the date 0.101 stamps on
+# what it adds (now) if later. The order of 0.101's changes is not
+# recorded: those since the last write follow the log prefix by prefix,
+# in the order of the prefixes' bytes.
 sub model_old_decide {
     my ($m, %d) = @_;
-    model_decide($m, %d, made => $NOW, effective => $NOW, old => 1);
+    my ($logged) = sort { $b <=> $a } map { $_->{made} } grep { !$_->{old} } @{ $m->{decisions} };
+    my $made = $d{kind} eq 'train' && (!defined $logged || $NOW > $logged) ? $NOW : $logged;
+    model_decide($m, %d, made => $made, effective => $made, old => 1);
     my $ds = $m->{decisions};
     my $first = @$ds;
-    $first-- while $first > 0 && $ds->[ $first - 1 ]{old} && $ds->[ $first - 1 ]{made} == $NOW;
+    $first-- while $first > 0 && $ds->[ $first - 1 ]{old};
     @$ds[ $first .. $#$ds ] = sort { $a->{prefix} cmp $b->{prefix} || $a->{seq} <=> $b->{seq} } @$ds[ $first .. $#$ds ];
     $ds->[$_]{seq} = $_ + 1 for $first .. $#$ds;
     return;
@@ -284,8 +288,7 @@ sub random_op {
     return { op => 'clock', seconds => rand() < 0.5 ? 1 + int rand 10 : 'next', offset => int(rand 3) - 1 }
         if $r < 0.86;
     return { op => $opt{no_old_write} ? 'ship' : 'old_write' } if $r < 0.89;
-    # (0.101 retraining a prefix or retiring its writer: only when asked, while the set takes
-    # 0.101's changes as made at each read, not at the first one.)
+    # (0.101 retraining a prefix or retiring its writer: only when asked.)
     return { op => rand() < 0.5 ? 'old_retrain' : 'old_retire', prefix => int rand @PREFIXES }
         if $r < 0.91 && $opt{old_changes};
     return { op => 'orphan', via => $via } if $r < 0.92;
@@ -597,9 +600,9 @@ sub step_old_write {
 }
 
 # Release 0.101 adds a dictionary to a prefix (it makes it current and
-# retires the one current for it): as the POD says, a train made when
-# this release next reads the set (the check after this step, now),
-# effective at once, superseding anything pending.
+# retires the one current for it): as the POD says, a train made at the
+# date 0.101 stamps on it (now; no earlier than the log's last decision),
+# effective at once, superseding anything pending then.
 our $OLD_ID = 3_000_000_000;    # IDs no run of this process used before
 
 sub step_old_retrain {
@@ -621,8 +624,8 @@ sub step_old_retrain {
 }
 
 # Release 0.101 retires a prefix's writer (as it reads it), with nothing
-# in its place: a retire made at this release's next read, effective at
-# once; writers go to the fallback (or the whole-cache entry), and what
+# in its place: a retire made when the log's last decision was, effective
+# at once; writers go to the fallback (or the whole-cache entry), and what
 # they used before is the one retired.
 sub step_old_retire {
     my ($run, $op) = @_;
