@@ -99,7 +99,7 @@ impl fmt::Display for Error {
     /// use cmrx::decode::{decode, DecodeFormat};
     /// let mut out = vec![std::mem::MaybeUninit::new(0u8); 16];
     /// let e = decode(DecodeFormat::Zstd, b"not zstd", &mut out, 16).unwrap_err();
-    /// assert_eq!(e.to_string(), "not a valid zstd frame");
+    /// assert_eq!(e.to_string(), "corrupt or truncated zstd data");
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

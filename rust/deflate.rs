@@ -36,7 +36,6 @@ use crate::growth::MIN_CAPACITY;
 use crate::per_thread;
 
 use core::cell::RefCell;
-use core::fmt;
 use core::mem::MaybeUninit;
 
 use libdeflate::{Compressor, DecompressError, Decompressor, Stream};
@@ -58,7 +57,7 @@ pub enum DeflateError {
     NoMemory,
 }
 
-impl fmt::Display for DeflateError {
+codec_error_display! {
     /// A short English description, for error messages.
     ///
     /// ```
@@ -69,18 +68,8 @@ impl fmt::Display for DeflateError {
     /// assert_eq!(e, DeflateError::Data);
     /// assert_eq!(e.to_string(), "corrupt or truncated gzip or zlib data");
     /// ```
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DeflateError::NeedSpace(n) => write!(f, "output buffer too small: {n} bytes needed"),
-            DeflateError::Data => f.write_str("corrupt or truncated gzip or zlib data"),
-            DeflateError::TooBig => f.write_str("gzip or zlib data larger than the size limit"),
-            DeflateError::Arg => f.write_str("bad gzip or zlib compression level"),
-            DeflateError::NoMemory => f.write_str("out of memory for libdeflate's state"),
-        }
-    }
+    DeflateError, "gzip or zlib", f;
 }
-
-impl std::error::Error for DeflateError {}
 
 /// What [`gunzip_member`] produced: `len` bytes of output, from the first
 /// `input_used` bytes of the input.
@@ -559,6 +548,7 @@ mod tests {
 
     // ---------------------------------------------------------------- helpers
 
+    use crate::growth::drive_checked;
     use crate::testing::{
         decode_from_a_tiny_buffer, gunzip_vec, gzip_vec, uncompress_vec, zlib_vec, CompressFn,
         DecompressFn, Rng,
@@ -717,33 +707,7 @@ mod tests {
         hint: fn(&[u8], usize) -> usize,
         f: DecompressFn,
     ) -> (Result<Vec<u8>, DeflateError>, Vec<usize>) {
-        let mut cap = hint(input, max_out);
-        assert!(cap <= max_out, "hint {cap} above max_out {max_out}");
-        let mut tried = Vec::new();
-        loop {
-            tried.push(cap);
-            assert!(tried.len() < 80, "growth loop does not end: {tried:?}");
-            let mut buf: Vec<MaybeUninit<u8>> = Vec::with_capacity(cap);
-            // SAFETY: MaybeUninit needs no initialisation.
-            unsafe { buf.set_len(cap) };
-            match f(input, &mut buf, max_out) {
-                Ok(n) => {
-                    assert!(n <= cap);
-                    // SAFETY: Ok(n) means buf[..n] was written.
-                    let v = buf[..n]
-                        .iter()
-                        .map(|b| unsafe { b.assume_init() })
-                        .collect();
-                    return (Ok(v), tried);
-                }
-                Err(DeflateError::NeedSpace(next)) => {
-                    assert!(next > cap, "NeedSpace({next}) after {cap}");
-                    assert!(next <= max_out, "NeedSpace({next}) above max_out {max_out}");
-                    cap = next;
-                }
-                Err(e) => return (Err(e), tried),
-            }
-        }
+        drive_checked(hint(input, max_out), max_out, |buf| f(input, buf, max_out))
     }
 
     // ------------------------------------------------------------ compression

@@ -140,6 +140,43 @@ pub unsafe fn decode_to_vec<E: AsksForSpace>(
     }
 }
 
+/// For the decoders' tests: follows the decoder's "no space" answers by
+/// hand from `first` bytes, as [`decode_to_vec`] does, checking its promises
+/// at every step (each capacity asked for is above the one tried and at most
+/// `max_out`, and the asking ends); returns the result and the capacities
+/// tried.
+#[cfg(test)]
+pub fn drive_checked<E: AsksForSpace>(
+    first: usize,
+    max_out: usize,
+    mut decode: impl FnMut(&mut [MaybeUninit<u8>]) -> Result<usize, E>,
+) -> (Result<Vec<u8>, E>, Vec<usize>) {
+    assert!(first <= max_out, "hint {first} above max_out {max_out}");
+    let mut cap = first;
+    let mut tried = Vec::new();
+    loop {
+        tried.push(cap);
+        assert!(tried.len() < 80, "growth loop does not end: {tried:?}");
+        let mut buf: Vec<u8> = Vec::with_capacity(cap);
+        match decode(&mut buf.spare_capacity_mut()[..cap]) {
+            Ok(n) => {
+                assert!(n <= cap);
+                // SAFETY: Ok(n) means the decoder wrote the first n bytes.
+                unsafe { buf.set_len(n) };
+                return (Ok(buf), tried);
+            }
+            Err(e) => match e.need_space() {
+                Some(next) => {
+                    assert!(next > cap, "NeedSpace({next}) after {cap}");
+                    assert!(next <= max_out, "NeedSpace({next}) above max_out {max_out}");
+                    cap = next;
+                }
+                None => return (Err(e), tried),
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

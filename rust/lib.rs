@@ -22,6 +22,9 @@
 
 #[macro_use]
 mod abi_codes;
+// Before the codecs, which word their errors with its codec_error_display!.
+#[macro_use]
+mod codec_error;
 // Before the decoders, which use its asks_for_space! macro.
 #[macro_use]
 mod growth;

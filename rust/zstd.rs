@@ -57,7 +57,6 @@
 
 use core::cell::RefCell;
 use core::mem::MaybeUninit;
-use std::fmt;
 
 use zstd::zstd_safe::{self, zstd_sys::ZSTD_ErrorCode, CCtx, DCtx, WriteBuf};
 
@@ -157,7 +156,7 @@ pub enum Error {
     NoMemory,
 }
 
-impl fmt::Display for Error {
+codec_error_display! {
     /// A short English description, for error messages.
     ///
     /// ```
@@ -166,28 +165,18 @@ impl fmt::Display for Error {
     ///     Error::UnknownDictionary(42).to_string(),
     ///     "zstd frame needs dictionary 42, which is not loaded"
     /// );
+    /// assert_eq!(Error::TooBig.to_string(), "zstd data larger than the size limit");
     /// ```
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::NeedSpace(n) => write!(f, "output buffer too small: {n} bytes needed"),
-            Error::Data => f.write_str("not a valid zstd frame"),
-            Error::TooBig => f.write_str("zstd data larger than the size limit"),
-            Error::Arg => f.write_str("bad argument to zstd"),
-            Error::UnknownDictionary(id) => {
-                write!(f, "zstd frame needs dictionary {id}, which is not loaded")
-            }
-            Error::BadDictionary => f.write_str("not a zstd dictionary"),
-            Error::DictionaryConflict(id) => write!(
-                f,
-                "a different zstd dictionary with ID {id} is already loaded"
-            ),
-            Error::Training => f.write_str("zstd dictionary training failed"),
-            Error::NoMemory => f.write_str("out of memory in zstd"),
-        }
-    }
+    Error, "zstd", f;
+    Self::UnknownDictionary(id) => {
+        write!(f, "zstd frame needs dictionary {id}, which is not loaded")
+    },
+    Self::BadDictionary => f.write_str("not a zstd dictionary"),
+    Self::DictionaryConflict(id) => {
+        write!(f, "a different zstd dictionary with ID {id} is already loaded")
+    },
+    Self::Training => f.write_str("zstd dictionary training failed"),
 }
-
-impl std::error::Error for Error {}
 
 asks_for_space!(Error);
 
@@ -599,7 +588,7 @@ pub fn frame_sizes(
 mod tests {
     use super::test_support::*;
     use super::*;
-    use crate::growth::MIN_CAPACITY;
+    use crate::growth::{drive_checked, MIN_CAPACITY};
     use crate::testing::{decode_from_a_tiny_buffer, Rng};
 
     // ---------------------------------------------------------------- helpers
@@ -618,28 +607,9 @@ mod tests {
     /// Run the NeedSpace protocol by hand from the size hint, checking every
     /// step; returns the result and the capacities tried.
     fn drive(input: &[u8], max_out: usize) -> (Result<Vec<u8>, Error>, Vec<usize>) {
-        let mut cap = size_hint(input, max_out);
-        assert!(cap <= max_out, "hint {cap} above max_out {max_out}");
-        let mut tried = Vec::new();
-        loop {
-            tried.push(cap);
-            assert!(tried.len() < 80, "growth loop does not end: {tried:?}");
-            let mut buf: Vec<u8> = Vec::with_capacity(cap);
-            match decompress(input, &mut buf.spare_capacity_mut()[..cap], max_out) {
-                Ok(n) => {
-                    assert!(n <= cap);
-                    // SAFETY: Ok(n) means the first n bytes were written.
-                    unsafe { buf.set_len(n) };
-                    return (Ok(buf), tried);
-                }
-                Err(Error::NeedSpace(next)) => {
-                    assert!(next > cap, "NeedSpace({next}) after {cap}");
-                    assert!(next <= max_out, "NeedSpace({next}) above max_out {max_out}");
-                    cap = next;
-                }
-                Err(e) => return (Err(e), tried),
-            }
-        }
+        drive_checked(size_hint(input, max_out), max_out, |buf| {
+            decompress(input, buf, max_out)
+        })
     }
 
     /// The memory this thread's decompression context holds.
