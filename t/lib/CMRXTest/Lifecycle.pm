@@ -427,11 +427,26 @@ sub step_train_cli {
     return undef;
 }
 
+# The model, the set's folder and the prefix a step acts on; nothing
+# while there is no set yet (the step then does nothing).
+sub _set_and_prefix {
+    my ($run, $op) = @_;
+    return unless -e "$run->{dir}/manifest";
+    return ($run->{model}, $run->{dir}, $PREFIXES[ $op->{prefix} ]);
+}
+
+# The same for a change of release 0.101's, which makes one change per
+# prefix between writes: nothing when the prefix had its change.
+sub _old_change_on {
+    my ($run, $op) = @_;
+    my ($m, $dir, $p) = _set_and_prefix($run, $op) or return;
+    return if exists $m->{old_current}{$p};
+    return ($m, $dir, $p);
+}
+
 sub step_rollback {
     my ($run, $op) = @_;
-    my ($m, $dir) = ($run->{model}, $run->{dir});
-    return undef unless -e "$dir/manifest";
-    my $p = $PREFIXES[ $op->{prefix} ];
+    my ($m, $dir, $p) = _set_and_prefix($run, $op) or return undef;
     my $given = $op->{bare} && length $p ? substr($p, 0, -1) : $p;    # user and user: alike
     my $to = defined $op->{to} && @{ $m->{ids} } ? $m->{ids}[ int($op->{to} * @{ $m->{ids} }) ] : undef;
     my $want = model_rollback($m, $p, $to, $op->{stage}, $NOW);
@@ -607,10 +622,7 @@ our $OLD_ID = 3_000_000_000;    # IDs no run of this process used before
 
 sub step_old_retrain {
     my ($run, $op) = @_;
-    my ($m, $dir) = ($run->{model}, $run->{dir});
-    return undef unless -e "$dir/manifest";
-    my $p = $PREFIXES[ $op->{prefix} ];
-    return undef if exists $m->{old_current}{$p};    # one change of 0.101's per prefix between writes
+    my ($m, $dir, $p) = _old_change_on($run, $op) or return undef;
     my $dicts = $run->{dictionaries};
     my $id = $OLD_ID++;
     my $old = $OLD->read($dir);
@@ -629,10 +641,7 @@ sub step_old_retrain {
 # they used before is the one retired.
 sub step_old_retire {
     my ($run, $op) = @_;
-    my ($m, $dir) = ($run->{model}, $run->{dir});
-    return undef unless -e "$dir/manifest";
-    my $p = $PREFIXES[ $op->{prefix} ];
-    return undef if exists $m->{old_current}{$p};    # one change of 0.101's per prefix between writes
+    my ($m, $dir, $p) = _old_change_on($run, $op) or return undef;
     my $old = $OLD->read($dir);
     my $writer = $old->current($p) or return undef;
     $old->retire($writer->{id});
