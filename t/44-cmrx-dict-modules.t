@@ -26,8 +26,8 @@ use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values decode_valu
 use Cache::Memcached::RustXS::Dict::Files qw(read_sample_files);
 use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out codecs measure
                                               measure_codec compress_all train load_dictionary_file);
-use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_report print_train
-                                             print_json skipped_note shown text);
+use Cache::Memcached::RustXS::Dict::Report qw(print_json skipped_note shown text);
+use Cache::Memcached::RustXS::Dict::Report::Values qw(report_data train_data print_report print_train);
 use Cache::Memcached::RustXS::Dict::CLI ();
 use Cache::Memcached::RustXS::Dict::Memory ();
 use Cache::Memcached::RustXS::GetParser ();

@@ -178,7 +178,7 @@ is_deeply $now->{decodes}, { $npm->{id} => 1, $compat->{id} => 1 }, '... and hav
         require Cache::Memcached::RustXS::Dict::SetTrainer;
         require Cache::Memcached::RustXS::Dict::Server;
         require Cache::Memcached::RustXS::Dict::Memory;
-        require Cache::Memcached::RustXS::Dict::Report;
+        require Cache::Memcached::RustXS::Dict::Report::SetTrainer;
         my @draws = map { $_ - $FIRST_RANDOM_ID } $named, $other;
         no warnings 'redefine';
         local *Cache::Memcached::RustXS::Zstd::DictionarySet::IDs::random_u32 = sub { @draws ? shift @draws : 42 };
@@ -187,7 +187,7 @@ is_deeply $now->{decodes}, { $npm->{id} => 1, $compat->{id} => 1 }, '... and hav
             %FIXED_TUNING, dir => "$TMP/from-server", source => $source, delimiter => ':', sample => 1000,
             memory => Cache::Memcached::RustXS::Dict::Memory->from_server($source), prefixes => ['compat'],
             compress_time => 0, decompress_time => 0);
-        my $data = Cache::Memcached::RustXS::Dict::Report::set_data($r);
+        my $data = Cache::Memcached::RustXS::Dict::Report::SetTrainer::set_data($r);
         return { named => $r->{dictionary_ids}, ids => [ map { $_->{id} } $r->{set}->entries ],
                  map { ($_ => $data->{$_}) } qw(stage current_from prefixes) };
     });

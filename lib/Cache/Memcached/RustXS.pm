@@ -226,7 +226,16 @@ the change that holds most, named only where it is safe.
 
 =item L<Cache::Memcached::RustXS::Dict::Report>
 
-Its output, every subcommand's, as text tables or JSON.
+What every subcommand's output shares: text tables, JSON, how prefixes,
+durations and a pool's nodes are shown.
+
+=item L<Cache::Memcached::RustXS::Dict::Report::Values>
+
+The output of C<report> and C<train>, as text tables or JSON.
+
+=item L<Cache::Memcached::RustXS::Dict::Report::SetTrainer>
+
+The output of C<train --all> and C<report --dictionaries>.
 
 =item L<Cache::Memcached::RustXS::Dict::SetTrainer>
 

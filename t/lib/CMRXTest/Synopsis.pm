@@ -50,7 +50,17 @@ my %AFTER = (
         $measured->{memGzip}{bytes} > 0 && $measured->{zstd}{bytes} > 0 or die "measure\n";
     },
     'Cache::Memcached::RustXS::Dict::Report' => q{
+        $text eq "  prefix                  values  retired for\n"
+               . "  user:                 3 values       1d 12h\n"
+               . "  '' (the whole cache)   1 value          42s\n" or die "table\n";
+    },
+    'Cache::Memcached::RustXS::Dict::Report::Values' => q{
         $report->{total}{values} == 150 && $report->{prefixes}[0]{prefix} eq 'user' or die "report_data\n";
+    },
+    'Cache::Memcached::RustXS::Dict::Report::SetTrainer' => q{
+        @{ $data->{prefixes} } == 1 && $data->{prefixes}[0]{prefix} eq 'user:'
+            && $data->{prefixes}[0]{verdict} eq 'current' && $data->{set}[0]{state} eq 'current'
+            or die "set_data of report_set\n";
     },
     'Cache::Memcached::RustXS::Dict::Advice' => q{
         $advice->{nodes}[0]{best}{items} > $advice->{nodes}[0]{current}

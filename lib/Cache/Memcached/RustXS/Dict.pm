@@ -115,9 +115,11 @@ writes them, and the change worth making, safely (C<report>'s last part).
 The dictionary sets: C<train --all> and C<report --dictionaries> (one
 decision per prefix), and C<prune>.
 
-=item L<Cache::Memcached::RustXS::Dict::Report>
+=item L<Cache::Memcached::RustXS::Dict::Report>, L<Cache::Memcached::RustXS::Dict::Report::Values>, L<Cache::Memcached::RustXS::Dict::Report::SetTrainer>, L<Cache::Memcached::RustXS::Dict::Report::Set>
 
-Every subcommand's output, as text tables or JSON.
+Every subcommand's output, as text tables or JSON: the parts they share,
+then C<report> and C<train>; C<train --all> and C<report
+--dictionaries>; C<prune>, C<list>, C<rollback> and C<history>.
 
 =item L<Cache::Memcached::RustXS::Dict::CLI>
 

@@ -14,8 +14,9 @@ use Cache::Memcached::RustXS::Dict::Pool ();
 use Cache::Memcached::RustXS::Dict::Files qw(read_sample_files);
 use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values);
 use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out train load_dictionary_file);
-use Cache::Memcached::RustXS::Dict::Report qw(report_data train_data print_report print_train print_json
-                                             print_train_all print_report_set set_data skipped_note shown);
+use Cache::Memcached::RustXS::Dict::Report qw(print_json skipped_note shown);
+use Cache::Memcached::RustXS::Dict::Report::Values qw(report_data train_data print_report print_train);
+use Cache::Memcached::RustXS::Dict::Report::SetTrainer qw(print_train_all print_report_set set_data);
 use Cache::Memcached::RustXS::Dict::Report::Set qw(print_prune prune_data print_list list_data print_rollback
                                                   rollback_data print_history history_data);
 use Cache::Memcached::RustXS::Dict::Memory ();
@@ -614,8 +615,8 @@ Cache::Memcached::RustXS::Dict::CLI - the cmrx-dict command line: options, subco
 The command L<cmrx-dict> (F<cmrx-dict.pod> is its manual: C<perldoc
 cmrx-dict>). This module parses its options, runs the subcommand through
 L<Cache::Memcached::RustXS::Dict::Server>, L<Cache::Memcached::RustXS::Dict::Sample>,
-L<Cache::Memcached::RustXS::Dict::Measure> and
-L<Cache::Memcached::RustXS::Dict::Report>, shows progress on standard
+L<Cache::Memcached::RustXS::Dict::Measure> and the modules of its output
+(L<Cache::Memcached::RustXS::Dict::Report> and those under it), shows progress on standard
 error when it is a terminal, and turns errors into one line on standard
 error and an exit status.
 

@@ -214,7 +214,7 @@ The measuring of L<cmrx-dict> (its manual says how values are measured):
 each value compressed alone by each codec, checked to decompress to what
 it was, its bytes summed, and the time each takes per value. Which values
 are measured is L<Cache::Memcached::RustXS::Dict::Sample>'s business, and
-printing them L<Cache::Memcached::RustXS::Dict::Report>'s.
+printing them L<Cache::Memcached::RustXS::Dict::Report::Values>'s.
 
 A codec is C<< { compress => sub { ... }, decompress => sub { ... } } >>:
 functions of one string of bytes to another, C<decompress> giving C<undef>

@@ -189,7 +189,7 @@ dictionary.
 =head1 FUNCTIONS
 
 Exported on request: C<prune_set>, C<read_set>, C<parse_duration>.
-L<Cache::Memcached::RustXS::Dict::Report> prints the result
+L<Cache::Memcached::RustXS::Dict::Report::Set> prints the result
 (C<print_prune>, C<prune_data>).
 
 =over 4

@@ -325,7 +325,7 @@ Cache::Memcached::RustXS::Dict::SetTrainer - cmrx-dict's dictionary sets: train 
     use Cache::Memcached::RustXS::Dict::Memory;
     use Cache::Memcached::RustXS::Dict::Files;
     use Cache::Memcached::RustXS::Dict::SetTrainer qw(train_all report_set);
-    use Cache::Memcached::RustXS::Dict::Report qw(print_train_all);
+    use Cache::Memcached::RustXS::Dict::Report::SetTrainer qw(print_train_all);
 
     # Values as a memcached get response (a file of them, or a live server:
     # Cache::Memcached::RustXS::Dict::Server->connect('127.0.0.1:11211'))
@@ -366,7 +366,7 @@ and sampled as L<Cache::Memcached::RustXS::Dict::Sample> does; each prefix
 is tuned by L<Cache::Memcached::RustXS::Dict::Tune>, in the memory terms of
 a L<Cache::Memcached::RustXS::Dict::Memory>; the set is a
 L<Cache::Memcached::RustXS::Zstd::DictionarySet>. Printing the results is
-L<Cache::Memcached::RustXS::Dict::Report>'s.
+L<Cache::Memcached::RustXS::Dict::Report::SetTrainer>'s.
 
 =head1 THE DECISION
 
