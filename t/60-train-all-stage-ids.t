@@ -1,8 +1,7 @@
 #!/usr/bin/perl
 # cmrx-dict train --all stages what it adds: by default, for an hour
 # (--stage), writers go on with what they used (the prefix's dictionary
-# before, or the fallback) while readers load the new dictionaries at
-# once; list shows them staged and the output says from when. --stage 0
+# before, or the fallback) while the set reaches every host; list shows them staged and the output says from when. --stage 0
 # makes them current at once. A rerun within the stage is decided against
 # the staged dictionaries (nothing staged twice). Every dictionary gets a
 # random 32-bit ID from 65536 up, and a set trained from a server never
@@ -97,7 +96,7 @@ my $finished = Time::HiRes::time();
 is $st, 0, 'train --all (no --stage) on every npm and compat value: exit 0' or diag $err;
 like $out, qr/^\s+npm:\s+replaced\s/m, '... npm: gets a new dictionary';
 like $out, qr/^\s+compat:\s+added\s/m, '... compat: gets one';
-my ($from) = $out =~ /^Staged: current from (\S+) \(--stage 1h\): readers load the added dictionaries at once, writers use them from then\.$/m;
+my ($from) = $out =~ /^Staged: current from (\S+) \(--stage 1h\): writers use the added dictionaries from then: ship the set to every host before\.$/m;
 ok defined $from && $from gt date($before + $HOUR) && $from le date(time + $HOUR + 2),
     'it says they are staged: current from an hour after the set was written (' . ($from || 'not said') . ')' or diag $out;
 $from = date(time + $HOUR) unless defined $from;

@@ -5,7 +5,7 @@ use warnings;
 
 use Carp ();
 
-# Cargo.toml's release number (0.1.0) in Perl's decimal notation; t/ and
+# Cargo.toml's release number (1.0.0) in Perl's decimal notation; t/ and
 # Makefile.PL check that the two, and the linked engine, agree.
 our $VERSION = '1.000';
 
@@ -321,7 +321,9 @@ C<local> works; a negative size croaks.
 Undef by default: the cap is then
 C<$Cache::Memcached::RustXS::Zlib::MaxOutput> (64 MiB by default), which
 capped these values too in 0.101 and before and still does for programs that
-set only it. C<$MaxOutput> alone caps C<memGunzip> and C<uncompress>.
+set only it. C<$MaxOutput> alone caps C<memGunzip>, C<uncompress> and the
+decompressor of L<Cache::Memcached::RustXS::Zlib/compress_methods(%options)> (which
+reads zstd frames too).
 
 =back
 

@@ -207,7 +207,8 @@ zip, bzip2, xz, 7z, LZ4, Snappy, LZMA, lzip, RAR, compress), so Fast stores
 it raw without spending time on it. It also returns false for data of 128
 KiB or more when a 16 KiB sample from its middle, deflated at level 1, saves
 less than 3 % (encrypted or random bytes, media without a known header):
-that costs about 1 % of compressing it all.
+a sample of at most an eighth of the value, at the fastest level, costs
+little beside compressing it all.
 
 B<Fast never calls the compressor without C<compress_threshold>>: it
 compresses values of at least C<compress_threshold> bytes, and its default
@@ -345,12 +346,16 @@ of range makes C<memGzip> return C<undef>.
 
 =item $Cache::Memcached::RustXS::Zlib::MaxOutput
 
-The most bytes C<memGunzip>, C<uncompress>, zstd's C<decompress>, the
-C<compress_methods> decompressors and (at creation) the GetParser's
-decoding will produce: 64 MiB by default (memcached's largest item
-is 1 GiB with C<-I>, 1 MiB by default). Output that would be larger fails
-(C<undef>) after at most this much memory, so a decompression bomb or a
-lying size field cannot exhaust memory.
+The most bytes C<memGunzip>, C<uncompress> and this module's
+C<compress_methods> decompressor (unless given C<max_output>) will
+produce: 64 MiB by default (memcached's largest item is 1 GiB with
+C<-I>, 1 MiB by default). Output that would be larger fails (C<undef>)
+after at most this much memory, so a decompression bomb or a lying size
+field cannot exhaust memory. While
+L<$Cache::Memcached::RustXS::MaxDecodedSize|Cache::Memcached::RustXS/$MaxDecodedSize>
+is undef (the default) it caps what that variable caps too (zstd's
+C<decompress> and its readers, the GetParser's decoding), as it did in
+0.101 and before.
 
 =item $Cache::Memcached::RustXS::Zlib::gzerrno
 

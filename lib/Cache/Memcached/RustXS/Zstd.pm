@@ -614,8 +614,9 @@ C<fastcover> (the default, as C<zstd --train>), C<cover> (as
 C<zstd --train-cover>: slower, sometimes better), or C<samples>: the
 samples themselves, back to back, the last ones kept when they do not all
 fit. With few samples (tens to a few hundred, all fitting in the size) the
-last one is usually best: on the benchmark corpus's JSON families it stores
-between 10 and 31 % fewer bytes than fastcover's 16 KiB dictionary at level 12. Which is best for your values is
+last one is usually best: on the benchmark corpus's JSON families it stored
+between 10 and 31 % fewer bytes than fastcover's 16 KiB dictionary at
+level 12 (F<bench/README.md>, "Measured apart"). Which is best for your values is
 for measuring: L</frame_sizes(\@values, level =E<gt> 3, dictionary =E<gt> $bytes)> on values held out of the training, as
 C<cmrx-dict> does.
 
@@ -635,7 +636,8 @@ compress at.
 =item id
 
 The dictionary's ID, which every frame names: 0 (the default) draws one
-from the content (32768 or above, 4 bytes in each frame); IDs below 256
+from the content (32768 or above: 4 bytes in each frame, 2 for the few
+below 65536); IDs below 256
 take 1 byte in each frame, below 65536 two. Within one application, give
 each dictionary its own; the zstd format reserves IDs below 32768 and from
 2^31 for a public registry, so keep such IDs for your own values.
@@ -1140,7 +1142,8 @@ in one, all three families together in another):
     decompress, us per value        11.6         4.2        3.6         1.3
 
 What decides the count is memcached's item, not the bytes alone: each
-value costs a 63-byte header and its key besides, in a slab chunk up to a
+value costs its key and a header of 63 bytes besides (59, and 4 for the
+flags every compressed value has), in a slab chunk up to a
 quarter larger; L<Cache::Memcached::RustXS::Dict::Memory> models it and
 C<cmrx-dict> ranks its choices by it.
 

@@ -286,8 +286,8 @@ Cache::Memcached::RustXS::Dict::Advice - the items each memcached setting would 
                               item_size_max => 1048576, maxbytes => 64 << 20, cas_enabled => 'yes',
                               slab_reassign => 'yes' },
                 stats => { cas_misses => 0, cas_hits => 0, cas_badval => 0 });
-    # The sample as written: a 20-byte key, a 500-byte value compressed to
-    # 180 bytes (threshold 64, ratio 0.8), each standing for 10 items
+    # The sample as written: 20-byte keys, 500-byte values compressed to
+    # 150 to 239 bytes (threshold 64, ratio 0.8), each standing for 10 items
     my @items = map { [ @{ stored_item(20, 500, 150 + $_ % 90, 64, 0.8) }, 10 ] } 1 .. 200;
     my $advice = advise(items => \@items, nodes => [ \%node ]);
     print_advice(\*STDOUT, $advice);
@@ -309,9 +309,8 @@ the most with the fewest changes.
 It is safe by construction: it only reads (C<stats settings>, C<stats>,
 C<version>); it never names C<-C> where the node's C<cas_misses>,
 C<cas_hits> or C<cas_badval> are above 0 or the caller says a client uses
-C<gets>/C<cas> (memcached counts C<gets> with C<get> in C<cmd_get>, so the
-counters cannot show C<gets> alone, nor a C<cas> before the node's last
-start); it names only options the node's C<stats settings> lists; and it
+C<gets>/C<cas> (why the counters alone cannot tell:
+L<Cache::Memcached::RustXS::Operations/"CAS (-C turns it off)">); it names only options the node's C<stats settings> lists; and it
 says that a changed setting needs a restart, one node at a time.
 
 =head1 FUNCTIONS

@@ -15,7 +15,7 @@ use Cache::Memcached::RustXS::Dict qw(fail sum_length round held_out_split);
 our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(measure_held_out codecs measure measure_codec compress_all
-                    train load_dictionary_file load_dictionary_bytes);
+                    train load_dictionary_file load_dictionary_bytes best_time);
 
 our $ZSTD_LEVEL = 3;
 my $SAMPLE_KEY = 'sample:0000000001';    # the key of a sample read without one (its length counts in memcached)

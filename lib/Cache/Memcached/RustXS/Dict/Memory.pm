@@ -437,7 +437,7 @@ several frees a lot. C<cmrx-dict> ranks dictionaries and levels by this
 memory, with each value's own key, rather than by compressed bytes.
 
 The figures are memcached 1.6's on a 64-bit host. The test
-F<t/44-dict-memory.t> fills a real memcached (C<-m 64>) past its memory and
+F<t/46-dict-memory.t> fills a real memcached (C<-m 64>) past its memory and
 checks the server's own C<curr_items> and chunk sizes against this model.
 
 =head1 METHODS
@@ -576,10 +576,9 @@ C<new>, and the page moves of C<slab_automove> are not modelled. The
 forecast is of pages handed out as memory fills; a node that has been full
 for a while has had C<slab_automove> (on by default) move some pages
 between classes by the age of their items, which changes its items by a
-few percent either way (a fill of 40 s with gzipped JSON: 13 pages moved,
-0.5 % more items than forecast; fills of minutes through the clients in
-F<bench/memory.pl>: 2 to 3 % fewer for Fast's gzip (the pages moved there
-were not counted), the set's values as forecast).
+few percent either way (in F<bench/memory.pl>'s fills of minutes through
+the clients, Fast's gzip held 1.0 to 2.0 % fewer than forecast and the
+set's values as forecast: F<bench/README.md>).
 
 =head1 SEE ALSO
 

@@ -182,7 +182,7 @@ L<Cache::Memcached::RustXS::Dict::Sample> does, counts the stored zstd
 frames that name each dictionary ID, and removes from the
 L<Cache::Memcached::RustXS::Zstd::DictionarySet> the retired dictionaries
 that no sampled value names and that were retired at least a given time
-ago. Current dictionaries always stay. A removed dictionary's ID stays in
+ago. Current and staged dictionaries always stay. A removed dictionary's ID stays in
 the manifest (a C<removed> line), so the set never gives it to another
 dictionary.
 
@@ -204,7 +204,7 @@ reads the set again and decides on each dictionary:
 
 =item *
 
-a current dictionary stays;
+a current or staged dictionary stays;
 
 =item *
 

@@ -129,7 +129,7 @@ __END__
 
 =head1 NAME
 
-Cache::Memcached::RustXS::Dict::Rollout - cmrx-dict list and rollback: a dictionary set's schedule, and going back to an earlier dictionary
+Cache::Memcached::RustXS::Dict::Rollout - cmrx-dict list, rollback and history: a dictionary set's schedule, going back to an earlier dictionary, the decisions in order
 
 =head1 SYNOPSIS
 

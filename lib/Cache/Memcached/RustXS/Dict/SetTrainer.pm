@@ -422,7 +422,7 @@ Exported on request.
 Reads the set in C<$dir> (or makes a new one), decides every prefix of the
 source and the whole cache (L</decide_set($set, %options)>), and adds the
 chosen dictionary of each prefix that gets one, I<staged>: current from
-C<stage> seconds after the tuning ends (by default
+C<stage> seconds after the set is written (by default
 C<$Cache::Memcached::RustXS::Dict::Rollout::DEFAULT_STAGE>, 3600; 0: at
 once; see L<Cache::Memcached::RustXS::Zstd::DictionarySet/"Staging and rolling back">).
 Each prefix is decided against the dictionary writers will use at that

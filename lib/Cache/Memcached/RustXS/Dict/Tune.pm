@@ -18,7 +18,7 @@ use Cache::Memcached::RustXS::Dict::Advice qw(written_items forecast);
 our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(tune tune_fallback stored_memory dictionary_memory worth_a_dictionary
-                    choices_error candidate_sizes best_baseline_memory);
+                    choices_error candidate_sizes best_baseline_memory final_bytes);
 
 # What is tried. Dictionary sizes from 2 KiB (a prefix of a few hundred
 # keys pays for no more) up to zstd's own default (112640 bytes: past about
@@ -618,7 +618,8 @@ sizes where fastCover did best.
 fastCover and cover search their segment size (C<k>) in 4 steps; their
 d-mer length (C<d>) is 8, zstd's default, where ZDICT would also try 6:
 on bench/data that search took a third of a tuning's time and moved the
-chosen candidate's cost by 2.1 % at the most, either way.
+chosen candidate's cost by 2.1 % at the most, either way
+(F<bench/README.md>, "Measured apart").
 
 Each is measured on the held-out values at levels 3, 6, 9, 12, 15 and 19 by
 the memcached memory they take, the objective the advisor of memcached's

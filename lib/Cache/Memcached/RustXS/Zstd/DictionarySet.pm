@@ -665,8 +665,9 @@ Cache::Memcached::RustXS::Zstd::DictionarySet - a folder of zstd dictionaries, o
     $set->set_fallback(method => 'zstd', level => 3, savings => 12.5, samples => 800);
     $set->write;                                # atomically: files, then the manifest
 
-    # Later: a better dictionary for user:, staged: every reader loads it
-    # at once, writers use it from an hour on (the old one stays, retired)
+    # Later: a better dictionary for user:, staged: writers use it from an
+    # hour on (the old one stays, retired); a reader loads it when it
+    # first meets a value written with it
     $set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
     my $new = $set->add(prefix => 'user:', dictionary => train_dictionary([@users, @posts]),
                         level => 9, id => $set->new_id, current_from => time + 3600);
@@ -712,8 +713,10 @@ long enough ago).
 
 A dictionary must not be written before every reader that may meet it has
 it. So a dictionary can be added I<staged> (L</add> with C<stage> or
-C<current_from>): readers load it as soon as they read the set (at start,
-or at their next rescan), and writers go on writing the prefix's current
+C<current_from>): a process loads it when it reads the set (at start, at
+a writer's rescan, or when it first meets a value written with it:
+L<Cache::Memcached::RustXS::Operations/What each process loads, and when>),
+and writers go on writing the prefix's current
 dictionary until the time it takes effect, then write the new one. The
 writers of this distribution follow their set while they run
 (L<Cache::Memcached::RustXS::Zstd/compress_methods(dictionaries =E<gt> $dir, prefix =E<gt> $prefix, rescan_interval =E<gt> 60, max_output =E<gt> 64 MiB)>
@@ -998,8 +1001,8 @@ cancelled before its time and no writer used it. These fields are written
 from the decisions (L</settle>) for releases that know no decisions; this
 release reads them only in a set without a log (see
 L</Releases that know no decisions>). Fields C<written_until> and
-C<written_from> that earlier releases of this distribution wrote are read
-no more and dropped on the next write.
+C<written_from>, which development versions of this release wrote (no
+released one did), are read no more and dropped on the next write.
 
 C<decided>: what the decisions made the dictionary when this release
 last wrote the set: C<current>, C<staged> or C<retired>. Release 0.101
@@ -1049,7 +1052,7 @@ process, and those asked to avoid: C<cmrx-dict> avoids every ID that the
 values it sampled from the servers name. Two sets made apart, with I<n>
 and I<m> dictionaries over their lives, share an ID with a chance of at
 most I<n> x I<m> / 4294901760: below one in a million for sets of up to 65
-dictionaries each (I<n> x I<m> up to 4294), one in 17 million for 4 each.
+dictionaries each (I<n> x I<m> up to 4294), one in 268 million for 4 each.
 A random ID takes 4 bytes in each frame, 3 more than an ID below 256;
 the memory benchmark (F<bench/README.md>) shows what that costs in items: on its JSON
 values (about 155 bytes stored each) a 64 MB memcached held 0.9 % fewer
@@ -1289,9 +1292,10 @@ C<< id => $set->new_id >> is what keeps sets made apart from meeting.
 =item current_from => $when
 
 When writers begin to use it (epoch seconds or C<YYYY-MM-DDTHH:MM:SSZ>).
-A later time stages it: readers load it at once, the prefix's current
-dictionary stays current until then (and is retired by L</settle> after
-it). Now or earlier, or without the option: current at once.
+A later time stages it: the prefix's current dictionary stays current
+until then (and is retired by L</settle> after it), and every process
+has the time to load the new one first
+(L<Cache::Memcached::RustXS::Operations/What each process loads, and when>). Now or earlier, or without the option: current at once.
 
 =item stage => $seconds
 

@@ -35,8 +35,8 @@ sub print_train_all {
     print_nodes($fh, $result->{source_spec} || '', map { [ _decided_name($_), $_->{group} ] } @{ $result->{prefixes} });
     if (defined $result->{current_from}) {
         print {$fh} $result->{stage} > 0
-            ? sprintf("Staged: current from %s (--stage %s): readers load the added dictionaries at once, "
-                      . "writers use them from then.\n", $result->{current_from}, duration_text($result->{stage}))
+            ? sprintf("Staged: current from %s (--stage %s): writers use the added dictionaries from then: "
+                      . "ship the set to every host before.\n", $result->{current_from}, duration_text($result->{stage}))
             : sprintf("Current from %s, at once (--stage 0): writers use the added dictionaries as soon as "
                       . "they read the set.\n", $result->{current_from});
     }

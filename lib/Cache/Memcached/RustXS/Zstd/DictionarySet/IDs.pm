@@ -14,7 +14,7 @@ use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw($MAX_ID is_id);
 
 our $VERSION = '1.000';
 
-our @EXPORT_OK = qw(new_identity lowest_unused_id random_unused_id loaded_state);
+our @EXPORT_OK = qw(new_identity lowest_unused_id random_unused_id random_u32 random_bytes loaded_state);
 
 # New IDs are drawn at random from here up: an ID below takes only 1 or 2
 # bytes in a frame, and is what hand-numbered sets use; every ID from here
