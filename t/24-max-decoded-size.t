@@ -1,7 +1,7 @@
 #!/usr/bin/perl
 # The two caps on decompressed sizes: $Cache::Memcached::RustXS::MaxDecodedSize
 # caps what decoding a stored value makes (zstd, GetParser, decode_compressed,
-# zstd's compress_methods reader); while it is undef, the older name
+# the compress_methods readers, Zstd's and Zlib's); while it is undef, the older name
 # $Cache::Memcached::RustXS::Zlib::MaxOutput caps them, as it did alone in
 # 0.101 and before. $MaxOutput alone caps memGunzip and uncompress.
 use strict;
@@ -38,7 +38,17 @@ my %stored_reader = (
         my $out;
         return $decompress->(\$ZSTD, \$out) ? $out : undef;
     },
+    'Zlib compress_methods reader, gzip' => sub { zlib_methods_read($GZIP) },
+    'Zlib compress_methods reader, zstd' => sub { zlib_methods_read($ZSTD) },
 );
+# What the reader of Zlib's compress_methods, made now, makes of $stored.
+sub zlib_methods_read {
+    my ($stored) = @_;
+    my (undef, $decompress) = @{ Cache::Memcached::RustXS::Zlib::compress_methods() };
+    my $out;
+    return $decompress->(\$stored, \$out) ? $out : undef;
+}
+
 # What each Compress::Zlib-compatible decoder makes of its input.
 my %zlib_reader = (
     memGunzip  => sub { Cache::Memcached::RustXS::Zlib::memGunzip($GZIP) },

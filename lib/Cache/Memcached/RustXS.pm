@@ -312,8 +312,9 @@ In scalar context it returns C<$value> alone.
 =item $MaxDecodedSize
 
 The largest value, in bytes, that decoding a stored value may make:
-L<Cache::Memcached::RustXS::Zstd/decompress($frame)> and its
-C<compress_methods> readers, L<Cache::Memcached::RustXS::GetParser>'s
+L<Cache::Memcached::RustXS::Zstd/decompress($frame)>, the
+C<compress_methods> readers (Zstd's and Zlib's, when made without
+C<max_output>), L<Cache::Memcached::RustXS::GetParser>'s
 decompressed values and L</decode_compressed($bytes)>. A value that would
 decode past it is not decoded (a miss for the clients). Read at each call, so
 C<local> works; a negative size croaks.
@@ -321,9 +322,7 @@ C<local> works; a negative size croaks.
 Undef by default: the cap is then
 C<$Cache::Memcached::RustXS::Zlib::MaxOutput> (64 MiB by default), which
 capped these values too in 0.101 and before and still does for programs that
-set only it. C<$MaxOutput> alone caps C<memGunzip>, C<uncompress> and the
-decompressor of L<Cache::Memcached::RustXS::Zlib/compress_methods(%options)> (which
-reads zstd frames too).
+set only it. C<$MaxOutput> alone caps C<memGunzip> and C<uncompress>.
 
 =back
 

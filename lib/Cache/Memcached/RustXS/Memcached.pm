@@ -67,7 +67,7 @@ my $COMPRESS_RATIO = 1 - Cache::Memcached::RustXS::ClientInternals::compress_sav
 sub _writer {
     my ($format, $level, $id) = @_;
     my ($compress) = @{ Cache::Memcached::RustXS::_compress_methods($format, $level, $id,
-                            $Cache::Memcached::RustXS::Zlib::MaxOutput, $COMPRESS_RATIO) };
+                            Cache::Memcached::RustXS::_max_decoded_size(), $COMPRESS_RATIO) };
     return sub {
         my $out;
         return $compress->(\$_[0], \$out) ? $out : $_[0];

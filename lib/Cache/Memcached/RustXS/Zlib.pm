@@ -18,7 +18,8 @@ our %EXPORT_TAGS = (all => \@EXPORT_OK);
 # defaults (the engine's: level 6, 64 MiB) when it loads; undef means the
 # default too.
 our $Level;       # memGzip's libdeflate level
-our $MaxOutput;   # largest output memGunzip/uncompress will make
+our $MaxOutput;   # largest output memGunzip/uncompress will make (and, by
+                  # default, compress_methods' reader: see _max_decoded_size)
 
 # Compress::Zlib's error variable, shared: reading either name gives the same.
 our $gzerrno;
@@ -33,7 +34,7 @@ sub compress_methods {
         'gzip',
         exists $opt{level}      ? $opt{level}      : $Level,
         0,
-        exists $opt{max_output} ? $opt{max_output} : $MaxOutput,
+        exists $opt{max_output} ? $opt{max_output} : Cache::Memcached::RustXS::_max_decoded_size(),
         $opt{compress_ratio},
     );
 }
@@ -236,8 +237,10 @@ Another level croaks.
 =item max_output => 64 MiB
 
 The largest value the decompressor will produce; a larger (or corrupt)
-value makes Fast treat the key as a miss. Default: C<$MaxOutput>. Anything
-but a size in bytes croaks.
+value makes Fast treat the key as a miss. Default:
+L<$Cache::Memcached::RustXS::MaxDecodedSize|Cache::Memcached::RustXS/$MaxDecodedSize>,
+the cap on decoding any stored value, and while it is undef C<$MaxOutput>
+(read when the methods are made). Anything but a size in bytes croaks.
 
 =item compress_ratio => 1
 
@@ -346,16 +349,14 @@ of range makes C<memGzip> return C<undef>.
 
 =item $Cache::Memcached::RustXS::Zlib::MaxOutput
 
-The most bytes C<memGunzip>, C<uncompress> and this module's
-C<compress_methods> decompressor (unless given C<max_output>) will
-produce: 64 MiB by default (memcached's largest item is 1 GiB with
+The most bytes C<memGunzip> and C<uncompress> will produce: 64 MiB by default (memcached's largest item is 1 GiB with
 C<-I>, 1 MiB by default). Output that would be larger fails (C<undef>)
 after at most this much memory, so a decompression bomb or a lying size
 field cannot exhaust memory. While
 L<$Cache::Memcached::RustXS::MaxDecodedSize|Cache::Memcached::RustXS/$MaxDecodedSize>
 is undef (the default) it caps what that variable caps too (zstd's
-C<decompress> and its readers, the GetParser's decoding), as it did in
-0.101 and before.
+C<decompress>, the C<compress_methods> readers, this module's included,
+the GetParser's decoding), as it did in 0.101 and before.
 
 =item $Cache::Memcached::RustXS::Zlib::gzerrno
 
