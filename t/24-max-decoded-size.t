@@ -33,18 +33,15 @@ my %stored_reader = (
         my ($item) = @{ response_values($response) };
         return $item ? $item->[2] : undef;
     },
-    'Zstd compress_methods reader' => sub {
-        my (undef, $decompress) = @{ Cache::Memcached::RustXS::Zstd::compress_methods() };
-        my $out;
-        return $decompress->(\$ZSTD, \$out) ? $out : undef;
-    },
-    'Zlib compress_methods reader, gzip' => sub { zlib_methods_read($GZIP) },
-    'Zlib compress_methods reader, zstd' => sub { zlib_methods_read($ZSTD) },
+    'Zstd compress_methods reader'       => sub { methods_read(\&Cache::Memcached::RustXS::Zstd::compress_methods, $ZSTD) },
+    'Zlib compress_methods reader, gzip' => sub { methods_read(\&Cache::Memcached::RustXS::Zlib::compress_methods, $GZIP) },
+    'Zlib compress_methods reader, zstd' => sub { methods_read(\&Cache::Memcached::RustXS::Zlib::compress_methods, $ZSTD) },
 );
-# What the reader of Zlib's compress_methods, made now, makes of $stored.
-sub zlib_methods_read {
-    my ($stored) = @_;
-    my (undef, $decompress) = @{ Cache::Memcached::RustXS::Zlib::compress_methods() };
+# What the reader of the compress_methods that $make makes now, under
+# today's caps, makes of $stored: the value, or undef.
+sub methods_read {
+    my ($make, $stored) = @_;
+    my (undef, $decompress) = @{ $make->() };
     my $out;
     return $decompress->(\$stored, \$out) ? $out : undef;
 }

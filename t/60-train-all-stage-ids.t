@@ -1,8 +1,9 @@
 #!/usr/bin/perl
 # cmrx-dict train --all stages what it adds: by default, for an hour
 # (--stage), writers go on with what they used (the prefix's dictionary
-# before, or the fallback) while the set reaches every host; list shows them staged and the output says from when. --stage 0
-# makes them current at once. A rerun within the stage is decided against
+# before, or the fallback) while the set reaches every host; list shows
+# them staged and the output says from when. --stage 0 makes them current
+# at once. A rerun within the stage is decided against
 # the staged dictionaries (nothing staged twice). Every dictionary gets a
 # random 32-bit ID from 65536 up, and a set trained from a server never
 # gives an ID that the server's sampled values name: the draw is rigged,

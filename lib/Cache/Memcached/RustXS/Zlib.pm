@@ -349,10 +349,11 @@ of range makes C<memGzip> return C<undef>.
 
 =item $Cache::Memcached::RustXS::Zlib::MaxOutput
 
-The most bytes C<memGunzip> and C<uncompress> will produce: 64 MiB by default (memcached's largest item is 1 GiB with
-C<-I>, 1 MiB by default). Output that would be larger fails (C<undef>)
-after at most this much memory, so a decompression bomb or a lying size
-field cannot exhaust memory. While
+The most bytes C<memGunzip> and C<uncompress> will produce: 64 MiB by
+default (memcached's largest item is 1 GiB with C<-I>, 1 MiB by
+default). Output that would be larger fails (C<undef>) after at most this
+much memory, so a decompression bomb or a lying size field cannot exhaust
+memory. While
 L<$Cache::Memcached::RustXS::MaxDecodedSize|Cache::Memcached::RustXS/$MaxDecodedSize>
 is undef (the default) it caps what that variable caps too (zstd's
 C<decompress>, the C<compress_methods> readers, this module's included,

@@ -310,7 +310,8 @@ It is safe by construction: it only reads (C<stats settings>, C<stats>,
 C<version>); it never names C<-C> where the node's C<cas_misses>,
 C<cas_hits> or C<cas_badval> are above 0 or the caller says a client uses
 C<gets>/C<cas> (why the counters alone cannot tell:
-L<Cache::Memcached::RustXS::Operations/"CAS (-C turns it off)">); it names only options the node's C<stats settings> lists; and it
+L<Cache::Memcached::RustXS::Operations/"CAS (-C turns it off)">); it
+names only options the node's C<stats settings> lists; and it
 says that a changed setting needs a restart, one node at a time.
 
 =head1 FUNCTIONS

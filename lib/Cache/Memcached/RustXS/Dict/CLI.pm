@@ -616,9 +616,9 @@ The command L<cmrx-dict> (F<cmrx-dict.pod> is its manual: C<perldoc
 cmrx-dict>). This module parses its options, runs the subcommand through
 L<Cache::Memcached::RustXS::Dict::Server>, L<Cache::Memcached::RustXS::Dict::Sample>,
 L<Cache::Memcached::RustXS::Dict::Measure> and the modules of its output
-(L<Cache::Memcached::RustXS::Dict::Report> and those under it), shows progress on standard
-error when it is a terminal, and turns errors into one line on standard
-error and an exit status.
+(L<Cache::Memcached::RustXS::Dict::Report> and those under it), shows
+progress on standard error when it is a terminal, and turns errors into
+one line on standard error and an exit status.
 
 =head1 FUNCTIONS
 
