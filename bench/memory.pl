@@ -46,7 +46,7 @@ my $BAR_ITEMS = 2.85;               # the set's items over Fast's default gzip's
 my $BAR_DECOMPRESS = 1.5;           # the set's decompression speed over our memGunzip's
 
 for my $m (qw(Cache::Memcached::Fast Cache::Memcached::RustXS::Zlib Cache::Memcached::RustXS::Zstd
-              Cache::Memcached::RustXS::Zstd::DictionarySet Cache::Memcached::RustXS::Dict::Memory)) {
+              Cache::Memcached::RustXS::Zstd::DictionarySet Cache::Memcached::RustXS::Dict::SlabModel)) {
     eval "require $m; 1" or die "bench/memory.pl needs $m (perl Makefile.PL && make, then perl -Mblib): "
                               . (split /\n/, $@)[0] . "\n";
 }
@@ -57,7 +57,7 @@ my ($train, $fill) = corpus_halves(@FAMILIES);
 my $out = "$FindBin::Bin/results";
 File::Path::make_path($out);
 my $tmp = File::Temp->newdir;
-my $memory = Cache::Memcached::RustXS::Dict::Memory->new(memory_limit => $MEMORY_MB << 20);
+my $memory = Cache::Memcached::RustXS::Dict::SlabModel->new(memory_limit => $MEMORY_MB << 20);
 
 # The Storable section runs in a child process (this script again), which
 # loads its own set only: a process loads one dictionary per ID, and the
@@ -167,7 +167,7 @@ sub fill {
     return { unavailable => $way->{unavailable} } if $way->{unavailable};
     my $seq = fill_order($values, @$fams);
     my $forms = stored_forms($way, $seq);
-    my $model = @server_args ? $memory->with(settings_of(@server_args)) : $memory;
+    my $model = @server_args ? $memory->with_settings(settings_of(@server_args)) : $memory;
     my ($forecast, $rounds) = $model->forecast_items([ map { [ length($seq->[$_][1]) + 8, @{ $forms->[$_] } ] } 0 .. $#$seq ]);
     # What fits, roughly: the memory over the mean chunk of one round.
     my $chunks = 0;
@@ -218,7 +218,7 @@ sub fill {
              stored_bytes => 0 + $st->{bytes}, bytes_per_value => $bytes / @once };
 }
 
-# Dict::Memory's settings of memcached's options -f, -n and -C.
+# Dict::SlabModel's settings of memcached's options -f, -n and -C.
 sub settings_of {
     my @args = @_;
     my %s;
@@ -257,11 +257,11 @@ for my $row (@ROWS) {
 # advisor names for the set's values on a default node, and -f 1.08 with
 # and without CAS.
 
-require Cache::Memcached::RustXS::Dict::Advice;
+require Cache::Memcached::RustXS::Dict::SettingsAdvisor;
 my ($set_way) = grep { $_->{name} eq $SET } @WAYS;
 my $all_seq = fill_order($fill, @FAMILIES);
 my $set_forms = stored_forms($set_way, $all_seq);
-my $advice = Cache::Memcached::RustXS::Dict::Advice::advise(
+my $advice = Cache::Memcached::RustXS::Dict::SettingsAdvisor::advise(
     items => [ map { [ length($all_seq->[$_][1]) + 8, @{ $set_forms->[$_] } ] } 0 .. $#$all_seq ],
     nodes => [ { spec => 'a default node', version => 'this one', stats => { cas_misses => 0, cas_hits => 0, cas_badval => 0 },
                  settings => { growth_factor => '1.25', chunk_size => 48, slab_chunk_max => 524288,
@@ -338,7 +338,7 @@ my $c_ratio = $timing{compress}{$BASE} / $timing{compress}{$SET};
 my $d_ratio = $timing{decompress}{'our gzip'} / $timing{decompress}{$SET};
 print "\nItems in the same memcached started with other settings (all three; ratios against Fast's gzip on "
     . "memcached's defaults; the advised settings are what cmrx-dict report names for the set's values; "
-    . "the forecast is Dict::Memory's of a fill that runs on until every class is full)\n\n";
+    . "the forecast is Dict::SlabModel's of a fill that runs on until every class is full)\n\n";
 my $gzip_base = $by_setting{"memcached's defaults"}{$BASE};
 table([ 'memcached started with', $BASE, $SET, 'forecast, gzip / the set', 'items written, gzip / the set' ],
       map { my $r = $by_setting{ $_->[0] };
@@ -381,7 +381,7 @@ my $fb = $set->fallback;
 print "  (keys of other prefixes: $fb->{method} level $fb->{level})\n";
 print "\nChecks: every fill read back its last $CHECKED values whole: ",
       (join(', ', map { my $r = $_->[0]; map { my $x = $items{$r}{$_}; $x->{wrong} || $x->{missing} ? "$r/$_: " . ($x->{wrong} || 0) . " WRONG, " . ($x->{missing} || 0) . ' missing' : () } @NAMES } @ROWS) || 'yes'),
-      "; the model (Dict::Memory) against curr_items: ",
+      "; the model (Dict::SlabModel) against curr_items: ",
       join(', ', map { my $r = $_->[0]; map { my $x = $items{$r}{$_}; $x->{unavailable} || $x->{model} == $x->{items} ? () : "$r/$_ model $x->{model}" } @NAMES } @ROWS) || 'equal everywhere',
       "\nThe training's report: bench/results/memory-train.txt\n";
 print_storable($storable) if $storable;

@@ -10,7 +10,7 @@
 # value shorter than N is left out), it computes what
 # Cache::Memcached::Fast would store: the compressed bytes when they are at
 # most compress_ratio (0.8, Fast's default) of the value, else the value
-# raw; and the slab chunk the item takes with its own key (Cache::Memcached::RustXS::Dict::Memory: memcached
+# raw; and the slab chunk the item takes with its own key (Cache::Memcached::RustXS::Dict::SlabModel: memcached
 # 1.6's defaults). Dictionaries: 16 KiB per family, trained on the
 # even-numbered values, at level 3 (what compress_methods(dictionary => ...)
 # writes with). A cut value stands for a small value of its kind: real
@@ -27,7 +27,7 @@ use lib "$FindBin::Bin/../dev/lib";
 use CMRXDev::Corpus qw(corpus_values);
 use Cache::Memcached::RustXS::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
-use Cache::Memcached::RustXS::Dict::Memory ();
+use Cache::Memcached::RustXS::Dict::SlabModel ();
 
 @ARGV == 0 or die "usage: perl -Mblib bench/threshold.pl\n";
 
@@ -38,7 +38,7 @@ my $LEVEL = 3;                 # zstd's default, and compress_methods'
 my $F_COMPRESS = 2;
 
 my $corpus = corpus_values("$FindBin::Bin/data/values");
-my $memory = Cache::Memcached::RustXS::Dict::Memory->new;
+my $memory = Cache::Memcached::RustXS::Dict::SlabModel->new;
 
 # Per family: the dictionary (trained on the even half) and the odd half.
 my (%dictionary, %held_out);

@@ -8,7 +8,7 @@
 # samples other keys; each set fills a memcached (--memory MB) past its
 # memory through Cache::Memcached::Fast: the items each set holds, against
 # each other and against Fast's gzip, their spread, the forecast of
-# Dict::Memory against memcached's own count, and the choice per prefix.
+# Dict::SlabModel against memcached's own count, and the choice per prefix.
 #
 #   perl -Mblib bench/tuner-stability.pl [--quick] [--samplings 3] [--copies 100] [--memory 64]
 #
@@ -46,8 +46,8 @@ my $BATCH     = 500;       # keys per set_multi
 my $OVERFILL  = 1.5;       # items written per item the model says fit
 my $MAX_FILLS = 3;         # more writes when the server is not full yet
 
-for my $m (qw(Cache::Memcached::Fast Cache::Memcached::RustXS::Zstd Cache::Memcached::RustXS::Dict::Memory
-              Cache::Memcached::RustXS::Dict::Server Cache::Memcached::RustXS::Dict::Pool
+for my $m (qw(Cache::Memcached::Fast Cache::Memcached::RustXS::Zstd Cache::Memcached::RustXS::Dict::SlabModel
+              Cache::Memcached::RustXS::Dict::NodeReader Cache::Memcached::RustXS::Dict::Pool
               Cache::Memcached::RustXS::Dict::SetTrainer CMRXDev::Memcached)) {
     eval "require $m; 1" or die "bench/tuner-stability.pl needs $m (perl Makefile.PL && make, then perl -Mblib): "
                               . (split /\n/, $@)[0] . "\n";
@@ -91,9 +91,9 @@ sub fill_cache {
 sub train_on {
     my ($name, @nodes) = @_;
     my @addresses = map { $_->address } @nodes;
-    my $source = @nodes == 1 ? Cache::Memcached::RustXS::Dict::Server->connect($addresses[0])
+    my $source = @nodes == 1 ? Cache::Memcached::RustXS::Dict::NodeReader->connect($addresses[0])
                              : Cache::Memcached::RustXS::Dict::Pool->connect(\@addresses);
-    my $memory = Cache::Memcached::RustXS::Dict::Memory->from_server($source);
+    my $memory = Cache::Memcached::RustXS::Dict::SlabModel->from_server($source);
     my $t0 = Time::HiRes::time();
     my $result = Cache::Memcached::RustXS::Dict::SetTrainer::train_all(
         dir => "$tmp/$name", source => $source, memory => $memory, delimiter => ':', sample => 1000, stage => 0);
@@ -122,11 +122,11 @@ for my $sampling (1 .. $opt{samplings}) {
 
 # ---- filling a memcached with each set -----------------------------------------------------
 
-my $model = Cache::Memcached::RustXS::Dict::Memory->new(memory_limit => $opt{memory} << 20);
+my $model = Cache::Memcached::RustXS::Dict::SlabModel->new(memory_limit => $opt{memory} << 20);
 # The sets compared apart from the fill: the forecast of a 64 MB memcached
 # on memcached's defaults, whose 64 pages make the classes' shares finer
 # than a small --memory's.
-my $model64 = Cache::Memcached::RustXS::Dict::Memory->new;
+my $model64 = Cache::Memcached::RustXS::Dict::SlabModel->new;
 
 # The values in turn (a family at a time), written again and again under
 # new keys until the server evicts; the items it holds then.
@@ -225,7 +225,7 @@ table([ 'set', 'items', 'vs Fast gzip', "vs one node's mean", 'forecast', 'forec
               sprintf('%+.2f %%', 100 * ($_->{fill}{items} / $summary{node}{mean} - 1)), commas($_->{fill}{forecast}),
               sprintf('%+.2f %%', _error($_->{fill})), commas($_->{fill}{forecast64}), sprintf('%.1f', $_->{seconds}) ] }
       @sets);
-print "\n  (forecast: what Dict::Memory's forecast_items says a memcached of these settings holds of the values "
+print "\n  (forecast: what Dict::SlabModel's forecast_items says a memcached of these settings holds of the values "
     . "as the fill writes them; off by: against curr_items; 64 MB: the same for a 64 MB memcached on memcached's "
     . "defaults)\n\n";
 for my $k (qw(node pool)) {

@@ -13,7 +13,7 @@
 //!
 //! It holds no policy of its own: it converts C arguments to Rust, calls the
 //! engine's modules (which decoder a value gets is [`crate::decode`]'s, when
-//! a warning is due [`crate::reports`]', which counter a value goes to
+//! a warning is due [`crate::warning_rate`]', which counter a value goes to
 //! [`crate::counters`]') and
 //! converts the results back.
 //!
@@ -33,7 +33,7 @@ use std::sync::OnceLock;
 use crate::decode::DecodeFormat;
 use crate::deflate::DeflateError;
 use crate::parser::ParseError;
-use crate::reports;
+use crate::warning_rate;
 
 /// Defines exports that take a number and only compute a number from it,
 /// 0 on a panic (as cmrx.h says of its size and yes/no functions):
@@ -198,7 +198,7 @@ pub fn header_defines() -> String {
         ("CMRX_ZSTD_MAX_LEVEL", i64::from(zstd::MAX_LEVEL)),
         (
             "CMRX_DEFAULT_WARN_INTERVAL",
-            reports::DEFAULT_WARN_INTERVAL as i64,
+            warning_rate::DEFAULT_WARN_INTERVAL as i64,
         ),
     ];
     defines.extend(

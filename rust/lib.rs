@@ -35,7 +35,6 @@ pub mod deflate;
 pub mod ffi;
 pub mod parser;
 mod per_thread;
-pub mod reports;
 pub mod sniff;
 /// Test support for the parser: its unit tests and the `parser_split` fuzz
 /// target (which enables the `testing` feature) share it.
@@ -43,6 +42,7 @@ pub mod sniff;
 #[doc(hidden)]
 pub mod testing;
 pub mod traffic;
+pub mod warning_rate;
 pub mod zstd;
 
 /// The engine's version: the distribution's one version number.

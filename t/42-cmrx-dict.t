@@ -26,8 +26,8 @@ use Cache::Memcached::RustXS::Zstd qw(compress decompress train_dictionary load_
 
 use Cache::Memcached::RustXS::Dict qw(held_out_split);
 use Cache::Memcached::RustXS::Dict::Measure ();
-use Cache::Memcached::RustXS::Dict::Server ();
-use Cache::Memcached::RustXS::Dict::Memory ();
+use Cache::Memcached::RustXS::Dict::NodeReader ();
+use Cache::Memcached::RustXS::Dict::SlabModel ();
 use Cache::Memcached::RustXS::Dict::Tune ();
 use Cache::Memcached::RustXS::Dict::CLI ();
 use CMRXDev::Corpus qw(corpus_values);
@@ -75,7 +75,7 @@ sub expected_held_out {
     my %e = (values => scalar @held, raw => sum_length(@held),
              gzip => sum_length(map { Compress::Zlib::memGzip($_) } @held),
              zstd => sum_length(map { compress($_, level => 3) } @held));
-    my $memory = Cache::Memcached::RustXS::Dict::Memory->from_server(Cache::Memcached::RustXS::Dict::Server->connect($ADDR));
+    my $memory = Cache::Memcached::RustXS::Dict::SlabModel->from_server(Cache::Memcached::RustXS::Dict::NodeReader->connect($ADDR));
     my $t = Cache::Memcached::RustXS::Dict::Tune::tune(samples => [ map { [ $keys->[ 2 * $_ ], $train[$_] ] } 0 .. $#train ],
                                                        keys => scalar @$keys, memory => $memory,
                                                        compress_time => 0, decompress_time => 0, %$tuning);

@@ -21,7 +21,7 @@ use Compress::Zlib ();
 use Storable ();
 use Cache::Memcached::RustXS::Zstd qw(compress train_dictionary load_dictionary frame_dictionary_id);
 use Cache::Memcached::RustXS::Dict qw(sum_length held_out_split);
-use Cache::Memcached::RustXS::Dict::Server ();
+use Cache::Memcached::RustXS::Dict::NodeReader ();
 use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values decode_value);
 use Cache::Memcached::RustXS::Dict::Files qw(read_sample_files);
 use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out codecs measure
@@ -29,7 +29,7 @@ use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out codecs measure
 use Cache::Memcached::RustXS::Dict::Report qw(print_json skipped_note shown text);
 use Cache::Memcached::RustXS::Dict::Report::Values qw(report_data train_data print_report print_train);
 use Cache::Memcached::RustXS::Dict::CLI ();
-use Cache::Memcached::RustXS::Dict::Memory ();
+use Cache::Memcached::RustXS::Dict::SlabModel ();
 use Cache::Memcached::RustXS::GetParser ();
 use CMRXTest::DictCorpus qw(corpus_items dictionary_samples serve_transcript transcript_replies
                             $TRANSCRIPT $DICTIONARY);
@@ -49,7 +49,7 @@ sub tuned_dictionary {
     return (Cache::Memcached::RustXS::Dict::CLI::train_choice($values, $h->{zstd_dict}))[0];
 }
 my $HAVE_JSON = eval { require JSON::PP; 1 };
-my $SERVER = 'Cache::Memcached::RustXS::Dict::Server';
+my $SERVER = 'Cache::Memcached::RustXS::Dict::NodeReader';
 
 # ---- what the server was given, and what it answered ----------------------------------
 
@@ -188,8 +188,8 @@ sub fails_like {
         [ 'an error in the listing', ["key=a exp=-1 size=60\r\nSERVER_ERROR out of memory\r\n"],
           sub { $_[0]->each_key(sub { }) }, 'failure', qr/stopped listing its keys: 'SERVER_ERROR out of memory'/ ],
         [ 'a busy crawler', ["BUSY currently processing crawler request\r\n"],
-          sub { local $Cache::Memcached::RustXS::Dict::Server::BUSY_TRIES = 3;
-                local $Cache::Memcached::RustXS::Dict::Server::BUSY_WAIT = 0.01;
+          sub { local $Cache::Memcached::RustXS::Dict::NodeReader::BUSY_TRIES = 3;
+                local $Cache::Memcached::RustXS::Dict::NodeReader::BUSY_WAIT = 0.01;
                 $_[0]->each_key(sub { }) }, 'failure', qr/the LRU crawler of \S+ stayed busy for 0\.03 s: 'BUSY/ ],
         [ 'an error to a get', ["SERVER_ERROR out of memory\r\n"], sub { $_[0]->get_multi(['a']) }, 'failure',
           qr/answered a get with a bad response: server replied SERVER_ERROR \('SERVER_ERROR out of memory'\)\z/ ],
@@ -539,7 +539,7 @@ sub run_main {
     ($status, $out, $err) = run_main([ 'train', '--server', $ADDR, '--prefix', 'user', '--out', $out_file, @NO_LIMITS ]);
     is $status, 0, 'train --server: exit 0' or diag $err;
     is slurp($out_file), tuned_dictionary($values_of{user}, $group{user}{value_keys}, 120,
-                                          Cache::Memcached::RustXS::Dict::Memory->from_server($SERVER->connect($ADDR))),
+                                          Cache::Memcached::RustXS::Dict::SlabModel->from_server($SERVER->connect($ADDR))),
         "... the dictionary the tuner chooses (keys counted: the server's 120), trained on all the values, in key order";
     like $out, qr/, ID \Q@{[ load_dictionary($out_file) ]}\E, trained on all 120 values/, '... with the ID it loads with';
     ($status, $out, $err) = run_main([ 'train', '--server', $ADDR, '--prefix', 'user', '--out', $out_file ]);
@@ -549,7 +549,7 @@ sub run_main {
     my @files = map { spew("$TMP/u$_.json", $values_of{user}[$_]); "$TMP/u$_.json" } 0 .. 119;
     ($status, $out, $err) = run_main([ 'train', '--out', "$TMP/files.dict", @files, @NO_LIMITS ]);
     is $status, 0, 'train from files: exit 0' or diag $err;
-    is slurp("$TMP/files.dict"), tuned_dictionary($values_of{user}, [], undef, Cache::Memcached::RustXS::Dict::Memory->new),
+    is slurp("$TMP/files.dict"), tuned_dictionary($values_of{user}, [], undef, Cache::Memcached::RustXS::Dict::SlabModel->new),
         '... the dictionary the tuner chooses for files (keys unknown)';
     my @originals = map { $item{$_}[2] } sort grep { /\Auser:/ } keys %item;    # JSON: no newlines
     ($status, $out, $err) = run_main([ 'train', '--out', "$TMP/stdin.dict", '--size', '256', @NO_LIMITS, '-' ], join("\n", @originals) . "\n");

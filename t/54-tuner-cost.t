@@ -7,7 +7,7 @@
 # are refused, saying why; plain report and single-prefix train use the
 # same tuner and name its choice. No timing decides: the runs lift the
 # speed limits (bench/ measures speed). Memory is the forecast of the items
-# a memcached of the server's settings holds (Dict::Advice's forecast).
+# a memcached of the server's settings holds (Dict::SettingsAdvisor's forecast).
 use strict;
 use warnings;
 
@@ -17,8 +17,8 @@ use File::Spec ();
 use File::Temp ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
-use Cache::Memcached::RustXS::Dict::Server ();
-use Cache::Memcached::RustXS::Dict::Memory ();
+use Cache::Memcached::RustXS::Dict::NodeReader ();
+use Cache::Memcached::RustXS::Dict::SlabModel ();
 use Cache::Memcached::RustXS::Dict qw(held_out_split);
 use Cache::Memcached::RustXS::Dict::Measure ();
 use Cache::Memcached::RustXS::Dict::Tune ();
@@ -77,7 +77,7 @@ ok !(grep { $_->{cost} < $c->{cost} } @cands), '... the least of every candidate
 # Every candidate's memory is the forecast's: the server's -m over the
 # items it would hold of the held-out values as the set writes them, times
 # those values.
-my $limit = Cache::Memcached::RustXS::Dict::Memory->from_server(Cache::Memcached::RustXS::Dict::Server->connect($ADDR))
+my $limit = Cache::Memcached::RustXS::Dict::SlabModel->from_server(Cache::Memcached::RustXS::Dict::NodeReader->connect($ADDR))
                                                   ->memory_limit;
 is_deeply [ grep { !$_->{items} || $_->{memory} != int($limit * $n->{held_out} / $_->{items} + 0.5) } @cands ], [],
     "... every candidate measured by the items a memcached of the server's -m holds (the choice: $c->{items})";
@@ -130,7 +130,7 @@ is_deeply Cache::Memcached::RustXS::Dict::Tune::candidate_sizes(training_bytes =
 # the tuner makes it here.
 my @sorted = sort { $a->[0] cmp $b->[0] } @npm;
 my ($even) = held_out_split(\@sorted, $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT);
-my $memory = Cache::Memcached::RustXS::Dict::Memory->from_server(Cache::Memcached::RustXS::Dict::Server->connect($ADDR));
+my $memory = Cache::Memcached::RustXS::Dict::SlabModel->from_server(Cache::Memcached::RustXS::Dict::NodeReader->connect($ADDR));
 my $want = Cache::Memcached::RustXS::Dict::Tune::tune(samples => $even, keys => 137, memory => $memory,
                                                       compress_time => 0, decompress_time => 0)->{choice};
 my $want_s = "$want->{method} $want->{size} level $want->{level}";

@@ -176,18 +176,18 @@ is_deeply $now->{decodes}, { $npm->{id} => 1, $compat->{id} => 1 }, '... and hav
     my $other = 123_456_789;
     my ($r) = in_child(sub {
         require Cache::Memcached::RustXS::Dict::SetTrainer;
-        require Cache::Memcached::RustXS::Dict::Server;
-        require Cache::Memcached::RustXS::Dict::Memory;
-        require Cache::Memcached::RustXS::Dict::Report::SetTrainer;
+        require Cache::Memcached::RustXS::Dict::NodeReader;
+        require Cache::Memcached::RustXS::Dict::SlabModel;
+        require Cache::Memcached::RustXS::Dict::Report::Dictionaries;
         my @draws = map { $_ - $FIRST_RANDOM_ID } $named, $other;
         no warnings 'redefine';
         local *Cache::Memcached::RustXS::Zstd::DictionarySet::IDs::random_u32 = sub { @draws ? shift @draws : 42 };
-        my $source = Cache::Memcached::RustXS::Dict::Server->connect($addr);
+        my $source = Cache::Memcached::RustXS::Dict::NodeReader->connect($addr);
         my $r = Cache::Memcached::RustXS::Dict::SetTrainer::train_all(
             %FIXED_TUNING, dir => "$TMP/from-server", source => $source, delimiter => ':', sample => 1000,
-            memory => Cache::Memcached::RustXS::Dict::Memory->from_server($source), prefixes => ['compat'],
+            memory => Cache::Memcached::RustXS::Dict::SlabModel->from_server($source), prefixes => ['compat'],
             compress_time => 0, decompress_time => 0);
-        my $data = Cache::Memcached::RustXS::Dict::Report::SetTrainer::set_data($r);
+        my $data = Cache::Memcached::RustXS::Dict::Report::Dictionaries::set_data($r);
         return { named => $r->{dictionary_ids}, ids => [ map { $_->{id} } $r->{set}->entries ],
                  map { ($_ => $data->{$_}) } qw(stage current_from prefixes) };
     });

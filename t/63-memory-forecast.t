@@ -1,6 +1,6 @@
 #!/usr/bin/perl
-# Dict::Memory's forecast of the items a filled memcached holds, against
-# real servers started with the settings Dict::Advice forecasts (each
+# Dict::SlabModel's forecast of the items a filled memcached holds, against
+# real servers started with the settings Dict::SettingsAdvisor forecasts (each
 # filled past its memory with the sample written over and over, then its
 # curr_items read); and the advice's safety: no -C where CAS is in use, no
 # option the server's version does not list.
@@ -13,13 +13,13 @@ use JSON::PP ();
 use Compress::Zlib ();
 use CMRXTest::Memcached;
 use CMRXDev::Corpus qw(corpus_values);
-use Cache::Memcached::RustXS::Dict::Memory;
-use Cache::Memcached::RustXS::Dict::Server ();
-use Cache::Memcached::RustXS::Dict::Advice qw(advise stored_item cas_use);
+use Cache::Memcached::RustXS::Dict::SlabModel;
+use Cache::Memcached::RustXS::Dict::NodeReader ();
+use Cache::Memcached::RustXS::Dict::SettingsAdvisor qw(advise stored_item cas_use);
 use CMRXTest::DictCorpus ();
 use CMRXTest::DictSets qw(run_dict json_of @FIXED_TUNING @NO_LIMITS);
 
-my $MODEL = 'Cache::Memcached::RustXS::Dict::Memory';
+my $MODEL = 'Cache::Memcached::RustXS::Dict::SlabModel';
 my $MB    = 12;    # -m of the servers filled: small, so that a fill takes a second or two
 
 # The sample: every 12th JSON value of the corpus gzipped, and three values
@@ -124,7 +124,7 @@ SKIP: {
     my $pool_source = Cache::Memcached::RustXS::Dict::Pool->connect([ map { $_->address } @apart ]);
     my $model = $MODEL->from_server($pool_source);
     $pool_source->close;
-    my @one = map { $MODEL->from_stats(Cache::Memcached::RustXS::Dict::Server->connect($_->address)->settings, []) }
+    my @one = map { $MODEL->from_stats(Cache::Memcached::RustXS::Dict::NodeReader->connect($_->address)->settings, []) }
               @apart;
     my ($forecast, $rounds) = $model->forecast_items(\@items);
     is $forecast, $one[0]->forecast_items(\@items) + $one[1]->forecast_items(\@items),
@@ -142,7 +142,7 @@ SKIP: {
         print {$conns[$_]} $batch[$_] for 0, 1;
     }
     my $held = 0;
-    $held += Cache::Memcached::RustXS::Dict::Server->connect($_->address)->stats->{curr_items} for @apart;
+    $held += Cache::Memcached::RustXS::Dict::NodeReader->connect($_->address)->stats->{curr_items} for @apart;
     cmp_ok abs($forecast - $held), '<=', 0.01 * $held, "... against the nodes' curr_items, $held (within 1 %)";
 }
 
@@ -187,5 +187,5 @@ sub key { sprintf 'forecast:%09d', $_[0] }
 # tests read the server with.
 sub connect_to {
     my ($address) = @_;
-    return Cache::Memcached::RustXS::Dict::Server->connect($address, timeout => 10);
+    return Cache::Memcached::RustXS::Dict::NodeReader->connect($address, timeout => 10);
 }

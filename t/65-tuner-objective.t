@@ -14,11 +14,11 @@ use warnings;
 use lib 't/lib', 'dev/lib';
 use Test::More;
 use CMRXDev::Corpus qw(corpus_values);
-use Cache::Memcached::RustXS::Dict::Memory ();
-use Cache::Memcached::RustXS::Dict::Advice qw(written_items forecast);
+use Cache::Memcached::RustXS::Dict::SlabModel ();
+use Cache::Memcached::RustXS::Dict::SettingsAdvisor qw(written_items forecast);
 use Cache::Memcached::RustXS::Dict::Tune qw(tune stored_memory);
 
-my $model = Cache::Memcached::RustXS::Dict::Memory->new;    # memcached's defaults, -m 64
+my $model = Cache::Memcached::RustXS::Dict::SlabModel->new;    # memcached's defaults, -m 64
 
 # ---- the memory of a frame size: the forecast's ----------------------------------
 

@@ -17,8 +17,8 @@ use Digest::MD5 ();
 use File::Spec ();
 use File::Temp ();
 use Cache::Memcached::RustXS::Zstd ();
-use Cache::Memcached::RustXS::Dict::Memory ();
-use Cache::Memcached::RustXS::Dict::Advice qw(written_items forecast);
+use Cache::Memcached::RustXS::Dict::SlabModel ();
+use Cache::Memcached::RustXS::Dict::SettingsAdvisor qw(written_items forecast);
 use CMRXDev::Corpus qw(corpus_values);
 use CMRXTest::DictSets qw(run_dict json_of by_prefix @AT_ONCE @FIXED_TUNING);
 use CMRXTest::Memcached;
@@ -46,7 +46,7 @@ for my $item (@items) {
 
 # The items a memcached on memcached's defaults holds of every value of
 # the families as the set in $dir writes them (one writer per prefix).
-my $model = Cache::Memcached::RustXS::Dict::Memory->new;
+my $model = Cache::Memcached::RustXS::Dict::SlabModel->new;
 sub items_held {
     my ($dir) = @_;
     my @written;

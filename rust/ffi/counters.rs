@@ -1,16 +1,16 @@
 //! The C ABI of the counters ([`crate::counters`]) and of the reports said
-//! once per interval ([`crate::reports`]): plumbing only.
+//! once per interval ([`crate::warning_rate`]): plumbing only.
 
 use std::panic::catch_unwind;
 
 use super::{inspect, ResultCode};
 use crate::counters::{self, TrafficKind};
-use crate::reports;
 use crate::traffic;
+use crate::warning_rate;
 
 /// 1 when reporting `text` is due at `now` (seconds), `interval` seconds
 /// after the last report of it, else 0 (`cmrx_report_due`): the policy is
-/// [`reports::report_due`]'s. 0 for a NULL text with a length, or a panic.
+/// [`warning_rate::report_due`]'s. 0 for a NULL text with a length, or a panic.
 ///
 /// # Safety
 /// `text` readable for `len` bytes.
@@ -24,7 +24,7 @@ pub unsafe extern "C" fn cmrx_report_due(
     // SAFETY: the caller's contract is inspect's.
     unsafe {
         inspect(text, len, 0, |text| {
-            i32::from(reports::report_due(text, now, interval))
+            i32::from(warning_rate::report_due(text, now, interval))
         })
     }
 }

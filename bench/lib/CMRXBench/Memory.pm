@@ -12,7 +12,7 @@ use Exporter 'import';
 use File::Basename ();
 use File::Spec ();
 use Compress::Zlib ();
-use Cache::Memcached::RustXS::Dict::Server ();
+use Cache::Memcached::RustXS::Dict::NodeReader ();
 # corpus_halves ((\%train, \%fill): the half of bench/data/values to train
 # on, and the half to write) is the tests' too: exported from here for the
 # scripts.
@@ -179,7 +179,7 @@ sub one_object_methods {
 }
 
 # One memcached's stats, read as cmrx-dict reads them.
-sub stats { Cache::Memcached::RustXS::Dict::Server->connect($_[0], timeout => 5)->stats }
+sub stats { Cache::Memcached::RustXS::Dict::NodeReader->connect($_[0], timeout => 5)->stats }
 
 sub commas { my $n = reverse shift; $n =~ s/(\d{3})(?=\d)/$1,/g; return scalar reverse $n }
 

@@ -191,7 +191,7 @@ would take under gzip and zstd, and trains the dictionaries. Its modules:
 
 What they share, and their exceptions.
 
-=item L<Cache::Memcached::RustXS::Dict::Server>
+=item L<Cache::Memcached::RustXS::Dict::NodeReader>
 
 One read-only connection to a memcached server: a source of values.
 
@@ -212,13 +212,13 @@ decoded.
 
 What values take under gzip, zstd and zstd with a dictionary, and how long.
 
-=item L<Cache::Memcached::RustXS::Dict::Memory>
+=item L<Cache::Memcached::RustXS::Dict::SlabModel>
 
 The memory memcached gives an item: header, key, flags and value, rounded
 up to its slab class; and how many items a server filled past its memory
 keeps.
 
-=item L<Cache::Memcached::RustXS::Dict::Advice>
+=item L<Cache::Memcached::RustXS::Dict::SettingsAdvisor>
 
 The items each memcached setting (C<-f>, C<-n>, C<slab_chunk_max>, C<-C>)
 would hold for the values the set writes, per node and for the pool, and
@@ -233,7 +233,7 @@ durations and a pool's nodes are shown.
 
 The output of C<report> and C<train>, as text tables or JSON.
 
-=item L<Cache::Memcached::RustXS::Dict::Report::SetTrainer>
+=item L<Cache::Memcached::RustXS::Dict::Report::Dictionaries>
 
 The output of C<train --all> and C<report --dictionaries>.
 

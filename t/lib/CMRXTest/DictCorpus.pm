@@ -130,7 +130,7 @@ CMRXTest::DictCorpus - the values, the recorded memcached answers and their play
     use CMRXTest::DictCorpus qw(corpus_items serve_transcript);
 
     my $fake = serve_transcript();    # answers as the recorded memcached did
-    my $server = Cache::Memcached::RustXS::Dict::Server->connect($fake->address);
+    my $server = Cache::Memcached::RustXS::Dict::NodeReader->connect($fake->address);
     my %value_of = map { ($_->[0] => $_->[2]) } corpus_items();
 
 =head1 DESCRIPTION

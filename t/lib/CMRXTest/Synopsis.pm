@@ -31,7 +31,7 @@ my %AFTER = (
     'Cache::Memcached::RustXS::Dict' => q{
         $@->kind eq 'failure' && "$@" eq 'the server closed the connection' or die "the error\n";
     },
-    'Cache::Memcached::RustXS::Dict::Server' => q{
+    'Cache::Memcached::RustXS::Dict::NodeReader' => q{
         # (not $count > 0: memcached's crawler misses an item the LRU
         # maintainer is moving at that moment, and a few are stored here)
         $count == keys %size_of or die "each_key\n";
@@ -57,19 +57,19 @@ my %AFTER = (
     'Cache::Memcached::RustXS::Dict::Report::Values' => q{
         $report->{total}{values} == 150 && $report->{prefixes}[0]{prefix} eq 'user' or die "report_data\n";
     },
-    'Cache::Memcached::RustXS::Dict::Report::SetTrainer' => q{
+    'Cache::Memcached::RustXS::Dict::Report::Dictionaries' => q{
         @{ $data->{prefixes} } == 1 && $data->{prefixes}[0]{prefix} eq 'user:'
             && $data->{prefixes}[0]{verdict} eq 'current' && $data->{set}[0]{state} eq 'current'
             or die "set_data of report_set\n";
     },
-    'Cache::Memcached::RustXS::Dict::Advice' => q{
+    'Cache::Memcached::RustXS::Dict::SettingsAdvisor' => q{
         $advice->{nodes}[0]{best}{items} > $advice->{nodes}[0]{current}
             && $advice->{nodes}[0]{change} or die "advise\n";
     },
-    'Cache::Memcached::RustXS::Dict::Memory' => q{
+    'Cache::Memcached::RustXS::Dict::SlabModel' => q{
         $memory->item_memory(30, 600, 2) == 752 && $memory->item_memory(30, 400, 2) == 600 or die "item_memory\n";
         $memory->resident_items(\@writes) > 100_000 or die "resident_items\n";
-        $memory->with(growth_factor => 1.08, cas => 0)->forecast_items(\@sample)
+        $memory->with_settings(growth_factor => 1.08, cas => 0)->forecast_items(\@sample)
             > $memory->forecast_items(\@sample) or die "forecast_items\n";
     },
     'Cache::Memcached::RustXS::Dict::Tune' => q{

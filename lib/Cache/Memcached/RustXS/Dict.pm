@@ -84,7 +84,7 @@ its work, so that each can be used and tested alone:
 
 =over 4
 
-=item L<Cache::Memcached::RustXS::Dict::Server>, L<Cache::Memcached::RustXS::Dict::Pool>, L<Cache::Memcached::RustXS::Dict::Files>
+=item L<Cache::Memcached::RustXS::Dict::NodeReader>, L<Cache::Memcached::RustXS::Dict::Pool>, L<Cache::Memcached::RustXS::Dict::Files>
 
 The sources of values: one connection to a memcached server, reading
 only (the keys it lists, values, its settings and slab classes); the
@@ -100,12 +100,12 @@ values fetched and decoded.
 What values take under each codec (gzip, zstd, zstd with a dictionary)
 and how long each takes; the held-out split; training.
 
-=item L<Cache::Memcached::RustXS::Dict::Memory>, L<Cache::Memcached::RustXS::Dict::Tune>
+=item L<Cache::Memcached::RustXS::Dict::SlabModel>, L<Cache::Memcached::RustXS::Dict::Tune>
 
 The memory memcached gives an item; the dictionary, size and level that
 make a prefix's values take least of it.
 
-=item L<Cache::Memcached::RustXS::Dict::Advice>
+=item L<Cache::Memcached::RustXS::Dict::SettingsAdvisor>
 
 The items each memcached setting would hold for the values as the set
 writes them, and the change worth making, safely (C<report>'s last part).
@@ -115,7 +115,7 @@ writes them, and the change worth making, safely (C<report>'s last part).
 The dictionary sets: C<train --all> and C<report --dictionaries> (one
 decision per prefix), and C<prune>.
 
-=item L<Cache::Memcached::RustXS::Dict::Report>, L<Cache::Memcached::RustXS::Dict::Report::Values>, L<Cache::Memcached::RustXS::Dict::Report::SetTrainer>, L<Cache::Memcached::RustXS::Dict::Report::Set>
+=item L<Cache::Memcached::RustXS::Dict::Report>, L<Cache::Memcached::RustXS::Dict::Report::Values>, L<Cache::Memcached::RustXS::Dict::Report::Dictionaries>, L<Cache::Memcached::RustXS::Dict::Report::Set>
 
 Every subcommand's output, as text tables or JSON: the parts they share,
 then C<report> and C<train>; C<train --all> and C<report

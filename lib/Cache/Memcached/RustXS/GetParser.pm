@@ -194,7 +194,7 @@ reads its argument from the start (a caller reading a response in pieces
 calls it with all it has so far).
 
 This is how the distribution's own tools read get responses (C<cmrx-dict>'s
-L<Cache::Memcached::RustXS::Dict::Server> and
+L<Cache::Memcached::RustXS::Dict::NodeReader> and
 L<Cache::Memcached::RustXS::Dict::Files>). The values of a response as
 Cache::Memcached gets them (decoded, with the misses) are what a parser
 object stores in its destination.

@@ -1144,7 +1144,7 @@ in one, all three families together in another):
 What decides the count is memcached's item, not the bytes alone: each
 value costs its key and a header of 63 bytes besides (59, and 4 for the
 flags every compressed value has), in a slab chunk up to a
-quarter larger; L<Cache::Memcached::RustXS::Dict::Memory> models it and
+quarter larger; L<Cache::Memcached::RustXS::Dict::SlabModel> models it and
 C<cmrx-dict> ranks its choices by it.
 
 A single Fast object for the whole application, with no namespace, writes

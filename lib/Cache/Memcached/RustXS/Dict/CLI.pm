@@ -9,18 +9,18 @@ use Pod::Usage ();
 
 use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Dict qw(fail sum_length);
-use Cache::Memcached::RustXS::Dict::Server ();
+use Cache::Memcached::RustXS::Dict::NodeReader ();
 use Cache::Memcached::RustXS::Dict::Pool ();
 use Cache::Memcached::RustXS::Dict::Files qw(read_sample_files);
 use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values);
 use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out train load_dictionary_file);
 use Cache::Memcached::RustXS::Dict::Report qw(print_json skipped_note shown);
 use Cache::Memcached::RustXS::Dict::Report::Values qw(report_data train_data print_report print_train);
-use Cache::Memcached::RustXS::Dict::Report::SetTrainer qw(print_train_all print_report_set set_data);
+use Cache::Memcached::RustXS::Dict::Report::Dictionaries qw(print_train_all print_report_set set_data);
 use Cache::Memcached::RustXS::Dict::Report::Set qw(print_prune prune_data print_list list_data print_rollback
                                                   rollback_data print_history history_data);
-use Cache::Memcached::RustXS::Dict::Memory ();
-use Cache::Memcached::RustXS::Dict::Advice qw(node_facts report_items set_items advise print_advice advice_data);
+use Cache::Memcached::RustXS::Dict::SlabModel ();
+use Cache::Memcached::RustXS::Dict::SettingsAdvisor qw(node_facts report_items set_items advise print_advice advice_data);
 use Cache::Memcached::RustXS::Dict::Tune ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict::SetTrainer qw(train_all report_set);
@@ -133,7 +133,7 @@ sub cmd_report {
     my $server = connect_servers($opt);
     my $listing = list_keys($server, delimiter => $opt->{delimiter}, per_prefix => $opt->{sample},
                             prefixes => $opt->{prefix}, progress => listing_progress());
-    $tuning{memory} = Cache::Memcached::RustXS::Dict::Memory->from_server($server);
+    $tuning{memory} = Cache::Memcached::RustXS::Dict::SlabModel->from_server($server);
     my @groups = sort { $b->{item_bytes} <=> $a->{item_bytes} || $a->{prefix} cmp $b->{prefix} }
                  values %{ $listing->{groups} };
     my @written;
@@ -208,7 +208,7 @@ sub cmd_train {
     # The keys the dictionary is for: a server's count of the prefix's keys;
     # from files, unknown (its bytes are then not counted).
     my $g = $source->{group};
-    $tuning{memory} = $source->{memory} || Cache::Memcached::RustXS::Dict::Memory->new;
+    $tuning{memory} = $source->{memory} || Cache::Memcached::RustXS::Dict::SlabModel->new;
     $tuning{keys} = $g->{keys} if $g;
     my @keys = $g ? @{ $g->{value_keys} } : ();
     $progress->show('tuning on the even half, measuring on the odd half');
@@ -354,10 +354,10 @@ sub set_command {
     my ($source, $memory);
     if (defined $opt->{server}) {
         $source = connect_servers($opt);
-        $memory = Cache::Memcached::RustXS::Dict::Memory->from_server($source);
+        $memory = Cache::Memcached::RustXS::Dict::SlabModel->from_server($source);
     } else {
         $source = Cache::Memcached::RustXS::Dict::Files->read($args);
-        $memory = Cache::Memcached::RustXS::Dict::Memory->new;
+        $memory = Cache::Memcached::RustXS::Dict::SlabModel->new;
     }
     return (%tuning, source => $source, memory => $memory, delimiter => $opt->{delimiter},
             sample => $opt->{sample}, prefixes => $opt->{prefix}, if_better => $num{'if-better'},
@@ -373,7 +373,7 @@ sub server_samples {
     fail("no key of @{[ $server->spec ]} has the prefix '$opt->{prefix}' (delimiter '$opt->{delimiter}'; "
          . "$listing->{keys} keys listed)") unless $g && @{ $g->{sample} };
     my $values = fetch_values($server, $g, progress => fetch_progress(shown($g->{prefix})));
-    my $memory = Cache::Memcached::RustXS::Dict::Memory->from_server($server);
+    my $memory = Cache::Memcached::RustXS::Dict::SlabModel->from_server($server);
     $server->close;
     return ({ server => $server->spec, prefix => $opt->{prefix},
               delimiter => $opt->{delimiter}, group => $g, memory => $memory }, $values);
@@ -507,7 +507,7 @@ sub check_common {
         $opt->{server} = [ map {
             my $spec = $_;
             usage_error("--server $spec is given twice (once per node of a pool)") if $given{$spec}++;
-            Cache::Memcached::RustXS::Dict::Server->parse_address($spec)
+            Cache::Memcached::RustXS::Dict::NodeReader->parse_address($spec)
                 or usage_error("--server must be HOST:PORT, [IPv6]:PORT or the path of a unix socket, not '$spec'");
         } @{ $opt->{server} } ];
     }
@@ -541,7 +541,7 @@ sub check_common {
 sub connect_servers {
     my ($opt) = @_;
     my @addresses = @{ $opt->{server} };
-    return Cache::Memcached::RustXS::Dict::Server->connect($addresses[0], timeout => $opt->{timeout})
+    return Cache::Memcached::RustXS::Dict::NodeReader->connect($addresses[0], timeout => $opt->{timeout})
         if @addresses == 1;
     return Cache::Memcached::RustXS::Dict::Pool->connect(\@addresses, timeout => $opt->{timeout});
 }
@@ -614,7 +614,7 @@ Cache::Memcached::RustXS::Dict::CLI - the cmrx-dict command line: options, subco
 
 The command L<cmrx-dict> (F<cmrx-dict.pod> is its manual: C<perldoc
 cmrx-dict>). This module parses its options, runs the subcommand through
-L<Cache::Memcached::RustXS::Dict::Server>, L<Cache::Memcached::RustXS::Dict::Sample>,
+L<Cache::Memcached::RustXS::Dict::NodeReader>, L<Cache::Memcached::RustXS::Dict::Sample>,
 L<Cache::Memcached::RustXS::Dict::Measure> and the modules of its output
 (L<Cache::Memcached::RustXS::Dict::Report> and those under it), shows
 progress on standard error when it is a terminal, and turns errors into
@@ -671,7 +671,7 @@ it (with a random ID, as zstd gives one).
 =item server_nodes($source)
 
 The nodes of a L<Cache::Memcached::RustXS::Dict::Pool>, or the one
-L<Cache::Memcached::RustXS::Dict::Server>: those whose settings the
+L<Cache::Memcached::RustXS::Dict::NodeReader>: those whose settings the
 advisor of C<report> reads.
 
 =item cmd_train_all(\%options, \@arguments), cmd_report_set(\%options, \@arguments)
@@ -687,7 +687,7 @@ closed, the result printed as JSON or by C<$print_text>.
 =item set_command($what, \%options, \@arguments)
 
 The checks of those two (a server, or files of get responses), their
-source (a L<Cache::Memcached::RustXS::Dict::Server>, or the files read),
+source (a L<Cache::Memcached::RustXS::Dict::NodeReader>, or the files read),
 the memory model (the server's classes, or the standard ones) and the
 tuning options, as the arguments of
 C<train_all> and C<report_set> (L<Cache::Memcached::RustXS::Dict::SetTrainer/FUNCTIONS>).
@@ -706,7 +706,7 @@ then acts as if that were the time. L</main(@arguments)> does it for the run.
 
 =item connect_servers(\%options)
 
-The source C<--server> names: a L<Cache::Memcached::RustXS::Dict::Server>,
+The source C<--server> names: a L<Cache::Memcached::RustXS::Dict::NodeReader>,
 or, given once per node of a pool, a L<Cache::Memcached::RustXS::Dict::Pool>.
 
 =item show_help, manual

@@ -7,7 +7,7 @@ use Exporter 5.57 'import';
 
 use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Dict qw(fail);
-use Cache::Memcached::RustXS::Dict::Memory ();
+use Cache::Memcached::RustXS::Dict::SlabModel ();
 use Cache::Memcached::RustXS::GetParser ();
 
 our $VERSION = '1.000';
@@ -17,7 +17,7 @@ our @EXPORT_OK = qw(read_sample_files);
 # ---- files of get responses, as a source of values --------------------------------
 
 # The values of memcached get responses read from files (VALUE key flags
-# bytes, the bytes, CRLF; ... END), as a source like Dict::Server: each_key
+# bytes, the bytes, CRLF; ... END), as a source like Dict::NodeReader: each_key
 # lists them, get_multi returns them.
 sub read {
     my ($class, $args) = @_;
@@ -51,7 +51,7 @@ sub read {
         }
     }
     return bless { item => \%item, order => \@order, files => $files, stdin => $stdin,
-                   spec => join(', ', @$args), memory => Cache::Memcached::RustXS::Dict::Memory->new }, $class;
+                   spec => join(', ', @$args), memory => Cache::Memcached::RustXS::Dict::SlabModel->new }, $class;
 }
 
 sub spec  { $_[0]{spec} }
@@ -143,7 +143,7 @@ Cache::Memcached::RustXS::Dict::Files - cmrx-dict's values from files: get respo
 =head1 DESCRIPTION
 
 The second source of values of L<cmrx-dict> beside a memcached server
-(L<Cache::Memcached::RustXS::Dict::Server>): files. C<train --all>,
+(L<Cache::Memcached::RustXS::Dict::NodeReader>): files. C<train --all>,
 C<report --dictionaries> and C<prune> read files of memcached C<get>
 responses (C<-> is standard input) through
 L</"Cache::Memcached::RustXS::Dict::Files-E<gt>read(\@files)">, which gives
@@ -170,7 +170,7 @@ place.
 =item each_key(sub { my ($key, $size) = @_ })
 
 Calls the function for every value, in the files' order, with its item
-size as memcached 1.6 would list it (L<Cache::Memcached::RustXS::Dict::Memory/item_size($key_length, $value_length, $flags)>,
+size as memcached 1.6 would list it (L<Cache::Memcached::RustXS::Dict::SlabModel/item_size($key_length, $value_length, $flags)>,
 with the standard settings); returns how many.
 
 =item get_multi(\@keys)
@@ -201,7 +201,7 @@ input, empty samples). A file that cannot be read fails.
 =head1 SEE ALSO
 
 L<cmrx-dict> (its "Files of values"). The other source of values is a
-live cache: L<Cache::Memcached::RustXS::Dict::Server>, and
+live cache: L<Cache::Memcached::RustXS::Dict::NodeReader>, and
 L<Cache::Memcached::RustXS::Dict::Pool> for several nodes.
 
 =head1 AUTHOR

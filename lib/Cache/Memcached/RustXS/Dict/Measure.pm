@@ -253,7 +253,7 @@ when it is not.
 With C<< frame_sizes => \@sizes >>, C<@sizes> is filled with the size of
 each held-out value's frame with the chosen dictionary at its level (left
 empty when there is no choice): what
-L<Cache::Memcached::RustXS::Dict::Advice> forecasts memcached's memory
+L<Cache::Memcached::RustXS::Dict::SettingsAdvisor> forecasts memcached's memory
 with.
 
 =item codecs(dictionary => $id)

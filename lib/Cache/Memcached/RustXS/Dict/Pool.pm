@@ -3,7 +3,7 @@ package Cache::Memcached::RustXS::Dict::Pool;
 use strict;
 use warnings;
 
-use Cache::Memcached::RustXS::Dict::Server ();
+use Cache::Memcached::RustXS::Dict::NodeReader ();
 
 our $VERSION = '1.000';
 
@@ -11,7 +11,7 @@ our $VERSION = '1.000';
 # keys listed, each key fetched from the node that listed it.
 sub connect {
     my ($class, $addresses, %opt) = @_;
-    my @nodes = map { Cache::Memcached::RustXS::Dict::Server->connect($_, %opt) } @$addresses;
+    my @nodes = map { Cache::Memcached::RustXS::Dict::NodeReader->connect($_, %opt) } @$addresses;
     return bless { nodes => \@nodes, spec => join(', ', map { $_->spec } @nodes) }, $class;
 }
 
@@ -74,7 +74,7 @@ Cache::Memcached::RustXS::Dict::Pool - the nodes of a memcached pool as one sour
 
     use Cache::Memcached::RustXS::Dict::Pool;
     use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values);
-    use Cache::Memcached::RustXS::Dict::Memory;
+    use Cache::Memcached::RustXS::Dict::SlabModel;
 
     # As cmrx-dict report --server cache1:11211 --server cache2:11211 ...:
     # every node of the pool, HOST:PORT each (here a pool of one)
@@ -86,7 +86,7 @@ Cache::Memcached::RustXS::Dict::Pool - the nodes of a memcached pool as one sour
         printf "%s: %d keys on %d nodes, %d sampled\n", $group->{prefix}, $group->{keys},
             scalar(grep { $_ } @{ $group->{keys_by_node} }), scalar @$values;
     }
-    my $memory = Cache::Memcached::RustXS::Dict::Memory->from_server($pool);
+    my $memory = Cache::Memcached::RustXS::Dict::SlabModel->from_server($pool);
     $pool->close;
 
 =head1 DESCRIPTION
@@ -100,7 +100,7 @@ sampler of L<Cache::Memcached::RustXS::Dict::Sample> sees the listings one
 after the other, so that a prefix's sample is spread over the nodes in
 proportion to the prefix's keys on each, and its key count and item bytes
 are summed over them; each sampled key is fetched from the node that
-listed it. Anything that takes a L<Cache::Memcached::RustXS::Dict::Server>
+listed it. Anything that takes a L<Cache::Memcached::RustXS::Dict::NodeReader>
 as its source takes a pool.
 
 =head1 METHODS
@@ -110,13 +110,13 @@ as its source takes a pool.
 =item Cache::Memcached::RustXS::Dict::Pool->connect(\@addresses, timeout => 10)
 
 Connects to every node
-(L<Cache::Memcached::RustXS::Dict::Server/"Cache::Memcached::RustXS::Dict::Server-E<gt>connect($address, timeout =E<gt> 10)">:
+(L<Cache::Memcached::RustXS::Dict::NodeReader/"Cache::Memcached::RustXS::Dict::NodeReader-E<gt>connect($address, timeout =E<gt> 10)">:
 an address is C<HOST:PORT>, C<[IPv6]:PORT>, the path of a unix socket,
 or what C<parse_address> returns); fails as it does.
 
 =item nodes, spec, counts_keys, close
 
-The nodes (L<Cache::Memcached::RustXS::Dict::Server>s, in the order
+The nodes (L<Cache::Memcached::RustXS::Dict::NodeReader>s, in the order
 given), their addresses joined with C<, >, true (a pool's keys are the
 cache's, and counted), and every connection closed.
 
@@ -134,15 +134,15 @@ a key without one of every node (the first node that has it wins).
 =item The memory model
 
 A pool has no settings of its own:
-L<Cache::Memcached::RustXS::Dict::Memory/from_server($server)> reads each
+L<Cache::Memcached::RustXS::Dict::SlabModel/from_server($server)> reads each
 node's C<stats settings> and slab classes and forecasts the pool as its
-nodes together (L<Cache::Memcached::RustXS::Dict::Memory/pool(@models)>).
+nodes together (L<Cache::Memcached::RustXS::Dict::SlabModel/pool(@models)>).
 
 =back
 
 =head1 SEE ALSO
 
-L<cmrx-dict>'s C<--server>; one node, L<Cache::Memcached::RustXS::Dict::Server>.
+L<cmrx-dict>'s C<--server>; one node, L<Cache::Memcached::RustXS::Dict::NodeReader>.
 
 =head1 AUTHOR
 

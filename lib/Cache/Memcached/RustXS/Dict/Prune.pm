@@ -164,7 +164,7 @@ Cache::Memcached::RustXS::Dict::Prune - cmrx-dict prune: remove the retired dict
     $set->write;
 
     # The values the cache holds (here a get response in a file; usually a
-    # live server: Cache::Memcached::RustXS::Dict::Server->connect('127.0.0.1:11211'))
+    # live server: Cache::Memcached::RustXS::Dict::NodeReader->connect('127.0.0.1:11211'))
     my $dump = File::Temp->new;
     print {$dump} "VALUE user:1 0 " . length($users[0]) . "\r\n$users[0]\r\nEND\r\n";
     close $dump;
@@ -176,7 +176,7 @@ Cache::Memcached::RustXS::Dict::Prune - cmrx-dict prune: remove the retired dict
 =head1 DESCRIPTION
 
 C<cmrx-dict prune> (the manual, F<cmrx-dict.pod>, describes the command).
-It samples the values of a source (a L<Cache::Memcached::RustXS::Dict::Server>
+It samples the values of a source (a L<Cache::Memcached::RustXS::Dict::NodeReader>
 or the values of files, L<Cache::Memcached::RustXS::Dict::Files>) as
 L<Cache::Memcached::RustXS::Dict::Sample> does, counts the stored zstd
 frames that name each dictionary ID, and removes from the

@@ -189,7 +189,7 @@ own, and this one holds what they share:
 
 C<report> and C<train>.
 
-=item L<Cache::Memcached::RustXS::Dict::Report::SetTrainer>
+=item L<Cache::Memcached::RustXS::Dict::Report::Dictionaries>
 
 C<train --all> and C<report --dictionaries>.
 

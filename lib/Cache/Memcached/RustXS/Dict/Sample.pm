@@ -213,10 +213,10 @@ Cache::Memcached::RustXS::Dict::Sample - which values cmrx-dict looks at: keys b
 
 =head1 SYNOPSIS
 
-    use Cache::Memcached::RustXS::Dict::Server;
+    use Cache::Memcached::RustXS::Dict::NodeReader;
     use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values decode_value);
 
-    my $server  = Cache::Memcached::RustXS::Dict::Server->connect('127.0.0.1:11211');
+    my $server  = Cache::Memcached::RustXS::Dict::NodeReader->connect('127.0.0.1:11211');
     my $listing = list_keys($server, delimiter => ':', per_prefix => 1000);
     for my $prefix (sort keys %{ $listing->{groups} }) {
         my $group  = $listing->{groups}{$prefix};
@@ -238,7 +238,7 @@ The sampling of L<cmrx-dict> (its manual says how keys are sampled and
 values read): grouping a source's keys by prefix, an even sample of each
 group, fetching and decoding the sampled values, counting what was stored
 and what was skipped. A source is a memcached server
-(L<Cache::Memcached::RustXS::Dict::Server>) or files of get responses
+(L<Cache::Memcached::RustXS::Dict::NodeReader>) or files of get responses
 (L<Cache::Memcached::RustXS::Dict::Files>): anything with C<each_key> and
 C<get_multi> as they have them. Measuring the values is
 L<Cache::Memcached::RustXS::Dict::Measure>'s business.
@@ -252,7 +252,7 @@ C<decode_value>.
 
 =item list_keys($server, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, progress => sub { my ($keys_so_far) = @_ })
 
-Lists the keys of C<$server> (a L<Cache::Memcached::RustXS::Dict::Server>,
+Lists the keys of C<$server> (a L<Cache::Memcached::RustXS::Dict::NodeReader>,
 a L<Cache::Memcached::RustXS::Dict::Pool> of them, or
 L<Cache::Memcached::RustXS::Dict::Files>) through a sampler (below) and
 returns its C<listing>. A pool's nodes are listed one after the other, so
@@ -331,7 +331,7 @@ that two nodes list is sampled once.
 =head1 SEE ALSO
 
 L<cmrx-dict>; where the keys come from,
-L<Cache::Memcached::RustXS::Dict::Server>; what is measured of the
+L<Cache::Memcached::RustXS::Dict::NodeReader>; what is measured of the
 sample, L<Cache::Memcached::RustXS::Dict::Measure>.
 
 =head1 AUTHOR

@@ -322,13 +322,13 @@ Cache::Memcached::RustXS::Dict::SetTrainer - cmrx-dict's dictionary sets: train 
 =head1 SYNOPSIS
 
     use File::Temp ();
-    use Cache::Memcached::RustXS::Dict::Memory;
+    use Cache::Memcached::RustXS::Dict::SlabModel;
     use Cache::Memcached::RustXS::Dict::Files;
     use Cache::Memcached::RustXS::Dict::SetTrainer qw(train_all report_set);
-    use Cache::Memcached::RustXS::Dict::Report::SetTrainer qw(print_train_all);
+    use Cache::Memcached::RustXS::Dict::Report::Dictionaries qw(print_train_all);
 
     # Values as a memcached get response (a file of them, or a live server:
-    # Cache::Memcached::RustXS::Dict::Server->connect('127.0.0.1:11211'))
+    # Cache::Memcached::RustXS::Dict::NodeReader->connect('127.0.0.1:11211'))
     my $dump = File::Temp->new;
     for my $i (1 .. 300) {
         my $v = qq({"id":$i,"name":"user$i","plan":"free","tags":["a","b"],"visits":) . ($i * 7) . '}';
@@ -341,7 +341,7 @@ Cache::Memcached::RustXS::Dict::SetTrainer - cmrx-dict's dictionary sets: train 
     my $dir = "$tmp/dictionaries";
     my %common = (source => Cache::Memcached::RustXS::Dict::Files->read(["$dump"]),
                   delimiter => ':', sample => 1000,
-                  memory => Cache::Memcached::RustXS::Dict::Memory->new);
+                  memory => Cache::Memcached::RustXS::Dict::SlabModel->new);
     # Without speed limits (0), so that tiny values like these get a
     # dictionary on any machine; the defaults keep each dictionary's
     # compression no slower than memGzip and its decompression faster than
@@ -360,13 +360,13 @@ C<cmrx-dict train --all> and C<cmrx-dict report --dictionaries> (the
 manual, F<cmrx-dict.pod>, describes both): one decision, made the same way
 for every prefix of a source and for the whole cache, which C<train --all>
 carries out on the set and C<report --dictionaries> reports. Values come
-from a source: a L<Cache::Memcached::RustXS::Dict::Server> or the values of
+from a source: a L<Cache::Memcached::RustXS::Dict::NodeReader> or the values of
 files, L<Cache::Memcached::RustXS::Dict::Files>. Keys are grouped by prefix
 and sampled as L<Cache::Memcached::RustXS::Dict::Sample> does; each prefix
 is tuned by L<Cache::Memcached::RustXS::Dict::Tune>, in the memory terms of
-a L<Cache::Memcached::RustXS::Dict::Memory>; the set is a
+a L<Cache::Memcached::RustXS::Dict::SlabModel>; the set is a
 L<Cache::Memcached::RustXS::Zstd::DictionarySet>. Printing the results is
-L<Cache::Memcached::RustXS::Dict::Report::SetTrainer>'s.
+L<Cache::Memcached::RustXS::Dict::Report::Dictionaries>'s.
 
 =head1 THE DECISION
 

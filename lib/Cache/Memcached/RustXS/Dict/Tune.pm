@@ -12,8 +12,8 @@ use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict qw(sum_length round ratio held_out_split @BASELINES);
-use Cache::Memcached::RustXS::Dict::Memory ();
-use Cache::Memcached::RustXS::Dict::Advice qw(written_items forecast);
+use Cache::Memcached::RustXS::Dict::SlabModel ();
+use Cache::Memcached::RustXS::Dict::SettingsAdvisor qw(written_items forecast);
 
 our $VERSION = '1.000';
 
@@ -134,7 +134,7 @@ sub tune {
 # What the phases of a tuning share and its result does not show.
 sub _work {
     my (%opt) = @_;
-    return { samples => $opt{samples}, memory => $opt{memory} || Cache::Memcached::RustXS::Dict::Memory->new,
+    return { samples => $opt{samples}, memory => $opt{memory} || Cache::Memcached::RustXS::Dict::SlabModel->new,
              progress => $opt{progress} || sub { }, max_size => $opt{max_size} || $SIZES[-1],
              sizes => $opt{sizes}, levels => $opt{levels} || \@LEVELS,
              method => { map { ($_ => 1) } @{ $opt{methods} || \@METHODS } }, id => $opt{id} || $PLACEHOLDER_ID };
@@ -505,7 +505,7 @@ sub _race_rounds {
 # level that takes least memory and is fast enough, measured on $samples.
 sub tune_fallback {
     my (%opt) = @_;
-    my $memory = $opt{memory} || Cache::Memcached::RustXS::Dict::Memory->new;
+    my $memory = $opt{memory} || Cache::Memcached::RustXS::Dict::SlabModel->new;
     my $samples = $opt{samples};
     my $limits = _speed_limits(%opt);
     return { method => 'gzip', level => 9, samples => 0, why => 'no values to measure' } unless @$samples;
@@ -564,11 +564,11 @@ Cache::Memcached::RustXS::Dict::Tune - the zstd dictionary, size and level that 
 =head1 SYNOPSIS
 
     use Cache::Memcached::RustXS::Dict::Tune qw(tune tune_fallback);
-    use Cache::Memcached::RustXS::Dict::Memory;
+    use Cache::Memcached::RustXS::Dict::SlabModel;
 
     my @samples = map { [ "user:$_", qq({"id":$_,"name":"user$_","email":"user$_\@example.com","plan":"free","tags":["a","b"]}) ] }
                   1 .. 400;
-    my $memory  = Cache::Memcached::RustXS::Dict::Memory->new;    # or ->from_server($server)
+    my $memory  = Cache::Memcached::RustXS::Dict::SlabModel->new;    # or ->from_server($server)
 
     # By default the choice must compress as fast as memGzip and decompress
     # faster than gzip, timed here; 0 lifts the limits: memory alone decides.
@@ -623,13 +623,13 @@ chosen candidate's cost by 2.1 % at the most, either way
 
 Each is measured on the held-out values at levels 3, 6, 9, 12, 15 and 19 by
 the memcached memory they take, the objective the advisor of memcached's
-settings shares (L<Cache::Memcached::RustXS::Dict::Advice/forecast($model, \@items)>):
+settings shares (L<Cache::Memcached::RustXS::Dict::SettingsAdvisor/forecast($model, \@items)>):
 the values as the set's writers store them (each under its own key, with
 flags; a frame that is not at most 0.8 of its value, or a value under 64
 bytes, is stored raw, as both clients do), naming a 4-byte dictionary ID,
 as the dictionaries C<cmrx-dict> writes do (a set's random IDs from
 65536, and zstd's own for C<train>), are forecast by
-L<Cache::Memcached::RustXS::Dict::Memory/forecast_items(\@items)> for a
+L<Cache::Memcached::RustXS::Dict::SlabModel/forecast_items(\@items)> for a
 memcached of the node's settings (a pool's nodes together; memcached's
 defaults for values read from files) written past its memory with them:
 the items it holds. Their memory is C<-m> over those items, times the
@@ -777,7 +777,7 @@ loaded) at that level, as a set's writers store them (threshold 64).
 =head1 SEE ALSO
 
 L<cmrx-dict>'s "How prefixes are tuned"; the memory each candidate is
-ranked by, L<Cache::Memcached::RustXS::Dict::Memory>; the training,
+ranked by, L<Cache::Memcached::RustXS::Dict::SlabModel>; the training,
 L<Cache::Memcached::RustXS::Zstd/train_dictionary_with_parameters(\@samples, %options)>.
 
 =head1 AUTHOR

@@ -1,11 +1,11 @@
-package Cache::Memcached::RustXS::Dict::Advice;
+package Cache::Memcached::RustXS::Dict::SettingsAdvisor;
 
 use strict;
 use warnings;
 
 use Exporter 5.57 'import';
 
-use Cache::Memcached::RustXS::Dict::Memory ();
+use Cache::Memcached::RustXS::Dict::SlabModel ();
 use Cache::Memcached::RustXS::Zstd ();
 
 our $VERSION = '1.000';
@@ -151,7 +151,7 @@ sub _candidates {
 # slab_chunk_max chunk: a sample without them does not show the cost).
 sub _forecast {
     my ($model, $items, $candidate, %s) = @_;
-    my $m = eval { $model->with(%s) } or return undef;
+    my $m = eval { $model->with_settings(%s) } or return undef;
     return undef if $candidate && $m->top_gap > $TOP_GAP;
     return forecast($m, $items);
 }
@@ -165,7 +165,7 @@ sub advise {
     my $items = $opt{items};
     my (@nodes, %pool);
     for my $node (@{ $opt{nodes} }) {
-        my $model = Cache::Memcached::RustXS::Dict::Memory->from_stats($node->{settings}, []);
+        my $model = Cache::Memcached::RustXS::Dict::SlabModel->from_stats($node->{settings}, []);
         my %named = map { ($_ => exists $node->{settings}{$_} ? 1 : 0) }
                     qw(growth_factor chunk_size slab_chunk_max cas_enabled);
         my $cas_seen = $node->{stats} ? cas_use($node->{stats}) : undef;
@@ -274,11 +274,11 @@ __END__
 
 =head1 NAME
 
-Cache::Memcached::RustXS::Dict::Advice - the items each memcached setting would hold for the values the set writes, and which to change, safely
+Cache::Memcached::RustXS::Dict::SettingsAdvisor - the items each memcached setting would hold for the values the set writes, and which to change, safely
 
 =head1 SYNOPSIS
 
-    use Cache::Memcached::RustXS::Dict::Advice qw(advise print_advice stored_item);
+    use Cache::Memcached::RustXS::Dict::SettingsAdvisor qw(advise print_advice stored_item);
 
     # The facts of a node, as node_facts($dict_server) reads them
     my %node = (spec => 'cache1:11211', version => '1.6.18',
@@ -299,7 +299,7 @@ values: every item takes the smallest slab chunk that holds it, the chunks
 grow by C<-f>, and each item carries 8 bytes of CAS unless the node runs
 with C<-C>. For the values C<cmrx-dict report> samples, written as the
 set writes them, this module forecasts with
-L<Cache::Memcached::RustXS::Dict::Memory/"forecast_items(\@items)"> the items each
+L<Cache::Memcached::RustXS::Dict::SlabModel/"forecast_items(\@items)"> the items each
 node's memory would hold with memcached's defaults, with the node's own
 settings and with candidates (growth factors 1.05 to 1.25, the node's C<-n>
 and one whose first class just holds the smallest item, C<slab_chunk_max>
@@ -321,7 +321,7 @@ says that a changed setting needs a restart, one node at a time.
 =item node_facts($server)
 
 C<{ spec, settings, stats, version }> of a
-L<Cache::Memcached::RustXS::Dict::Server>; C<stats> and C<version> are
+L<Cache::Memcached::RustXS::Dict::NodeReader>; C<stats> and C<version> are
 C<undef> when the server does not answer them (then C<-C> is not named).
 
 =item stored_item($key_length, $value_length, $frame_length, $threshold, $ratio)
@@ -339,7 +339,7 @@ none).
 =item forecast($model, \@items)
 
 The items a memcached of the model's settings holds once written past its
-memory with these items (L<Cache::Memcached::RustXS::Dict::Memory/forecast_items(\@items)>):
+memory with these items (L<Cache::Memcached::RustXS::Dict::SlabModel/forecast_items(\@items)>):
 what the advice ranks settings by, and L<Cache::Memcached::RustXS::Dict::Tune>
 ranks its candidates by.
 
@@ -384,7 +384,7 @@ The advice with the procedure, for JSON.
 =head1 SEE ALSO
 
 L<cmrx-dict> (its report ends with this advice);
-L<Cache::Memcached::RustXS::Dict::Memory>, the forecast it ranks
+L<Cache::Memcached::RustXS::Dict::SlabModel>, the forecast it ranks
 settings by; L<Cache::Memcached::RustXS::Operations>, how to change a
 node's settings one node at a time.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# Cache::Memcached::RustXS::Dict::Memory against real memcached servers: the
+# Cache::Memcached::RustXS::Dict::SlabModel against real memcached servers: the
 # chunk each item lands in (stats slabs), with and without flags and CAS,
 # with other growth factors; and how many items a 64 MB server keeps when
 # it is filled past its memory (its own curr_items), one size and the mix
@@ -12,10 +12,10 @@ use Test::More;
 use Compress::Zlib ();
 use CMRXTest::Memcached;
 use CMRXDev::Corpus qw(corpus_values);
-use Cache::Memcached::RustXS::Dict::Memory;
-use Cache::Memcached::RustXS::Dict::Server;
+use Cache::Memcached::RustXS::Dict::SlabModel;
+use Cache::Memcached::RustXS::Dict::NodeReader;
 
-my $MODEL = 'Cache::Memcached::RustXS::Dict::Memory';
+my $MODEL = 'Cache::Memcached::RustXS::Dict::SlabModel';
 
 # ---- without a server --------------------------------------------------------
 
@@ -137,7 +137,7 @@ sub gzipped { $GZ{ $_[0] } ||= Compress::Zlib::memGzip($_[0]) }
 # slab_classes the tests read the server with.
 sub connect_to {
     my ($s) = @_;
-    return Cache::Memcached::RustXS::Dict::Server->connect($s->address, timeout => 10);
+    return Cache::Memcached::RustXS::Dict::NodeReader->connect($s->address, timeout => 10);
 }
 
 sub set {

@@ -1,4 +1,4 @@
-package Cache::Memcached::RustXS::Dict::Server;
+package Cache::Memcached::RustXS::Dict::NodeReader;
 
 use strict;
 use warnings;
@@ -241,13 +241,13 @@ __END__
 
 =head1 NAME
 
-Cache::Memcached::RustXS::Dict::Server - one read-only connection to a memcached server, for cmrx-dict
+Cache::Memcached::RustXS::Dict::NodeReader - one read-only connection to a memcached server, for cmrx-dict
 
 =head1 SYNOPSIS
 
-    use Cache::Memcached::RustXS::Dict::Server;
+    use Cache::Memcached::RustXS::Dict::NodeReader;
 
-    my $server = Cache::Memcached::RustXS::Dict::Server->connect('127.0.0.1:11211', timeout => 10);
+    my $server = Cache::Memcached::RustXS::Dict::NodeReader->connect('127.0.0.1:11211', timeout => 10);
 
     my %size_of;
     my $count = $server->each_key(sub { my ($key, $size) = @_; $size_of{$key} = $size });
@@ -275,13 +275,13 @@ which server and what went wrong.
 
 =over 4
 
-=item Cache::Memcached::RustXS::Dict::Server->parse_address($spec)
+=item Cache::Memcached::RustXS::Dict::NodeReader->parse_address($spec)
 
 C<HOST:PORT>, C<[IPv6]:PORT> or the path of a unix socket (C</...>) as
 C<< { spec, host, port, ipv6 } >> or C<< { spec, path } >>; C<undef> for
 anything else (a port outside 1 to 65535 included).
 
-=item Cache::Memcached::RustXS::Dict::Server->connect($address, timeout => 10)
+=item Cache::Memcached::RustXS::Dict::NodeReader->connect($address, timeout => 10)
 
 Connects to C<$address> (a string, or what C<parse_address> returns),
 waiting at most C<timeout> seconds (the default is 10), which then bounds
@@ -305,8 +305,8 @@ crawler on) and calls the function for every key listed, URL-decoded, with
 its item size (C<undef> if the line has none), in the order the server
 lists them (its LRU order). Returns the number of keys. While the crawler
 is busy (C<BUSY>) it tries again, for 10 s at most
-(C<$Cache::Memcached::RustXS::Dict::Server::BUSY_TRIES>, 40 tries,
-C<$Cache::Memcached::RustXS::Dict::Server::BUSY_WAIT>, 0.25 s apart). A
+(C<$Cache::Memcached::RustXS::Dict::NodeReader::BUSY_TRIES>, 40 tries,
+C<$Cache::Memcached::RustXS::Dict::NodeReader::BUSY_WAIT>, 0.25 s apart). A
 server that answers anything else than a listing is C<unusable>.
 
 =item get_multi(\@keys)

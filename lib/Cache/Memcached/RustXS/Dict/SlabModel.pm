@@ -1,4 +1,4 @@
-package Cache::Memcached::RustXS::Dict::Memory;
+package Cache::Memcached::RustXS::Dict::SlabModel;
 
 use strict;
 use warnings;
@@ -35,20 +35,20 @@ my @OPTIONS = (sort(keys %DEFAULT), 'chunk_sizes');
 sub new {
     my ($class, %opt) = @_;
     my @unknown = grep { my $o = $_; !grep { $_ eq $o } @OPTIONS } sort keys %opt;
-    Carp::croak("Cache::Memcached::RustXS::Dict::Memory->new: unknown option(s): @unknown") if @unknown;
+    Carp::croak("Cache::Memcached::RustXS::Dict::SlabModel->new: unknown option(s): @unknown") if @unknown;
     my $self = bless { %DEFAULT, %opt }, $class;
     for my $name (qw(chunk_size item_size_max slab_chunk_max slab_page_size memory_limit)) {
-        Carp::croak("Cache::Memcached::RustXS::Dict::Memory->new: $name must be a whole number of bytes above 0")
+        Carp::croak("Cache::Memcached::RustXS::Dict::SlabModel->new: $name must be a whole number of bytes above 0")
             unless defined $self->{$name} && $self->{$name} =~ /\A[0-9]+\z/ && $self->{$name} > 0;
     }
-    Carp::croak('Cache::Memcached::RustXS::Dict::Memory->new: growth_factor must be a number above 1')
+    Carp::croak('Cache::Memcached::RustXS::Dict::SlabModel->new: growth_factor must be a number above 1')
         unless defined $self->{growth_factor} && $self->{growth_factor} =~ /\A[0-9]+(?:\.[0-9]+)?\z/
             && $self->{growth_factor} > 1;
     $self->{cas} = $self->{cas} ? 1 : 0;
     $self->{slab_reassign} = $self->{slab_reassign} ? 1 : 0;
     if ($opt{chunk_sizes}) {
         my @sizes = sort { $a <=> $b } @{ $opt{chunk_sizes} };
-        Carp::croak('Cache::Memcached::RustXS::Dict::Memory->new: chunk_sizes must be whole numbers of bytes')
+        Carp::croak('Cache::Memcached::RustXS::Dict::SlabModel->new: chunk_sizes must be whole numbers of bytes')
             if !@sizes || grep { !/\A[0-9]+\z/ || !$_ } @sizes;
         $self->{chunk_sizes} = \@sizes;
         $self->{classes_from} = 'given';
@@ -77,7 +77,7 @@ sub standard_chunk_sizes {
 
 sub from_stats {
     my ($class, $settings, $in_use) = @_;
-    Carp::croak('Cache::Memcached::RustXS::Dict::Memory->from_stats: the stats settings must be a hash reference')
+    Carp::croak('Cache::Memcached::RustXS::Dict::SlabModel->from_stats: the stats settings must be a hash reference')
         unless ref $settings eq 'HASH';
     my %opt;
     $opt{growth_factor}  = $settings->{growth_factor}  if defined $settings->{growth_factor};
@@ -119,7 +119,7 @@ sub from_server {
 # item's chunk, the settings) is the first node's.
 sub pool {
     my ($class, @models) = @_;
-    Carp::croak('Cache::Memcached::RustXS::Dict::Memory->pool: no node') unless @models;
+    Carp::croak('Cache::Memcached::RustXS::Dict::SlabModel->pool: no node') unless @models;
     my (%alike, @shapes);
     for my $m (@models) {
         my $shape = join ' ', (map { "$_=$m->{$_}" } sort keys %DEFAULT), @{ $m->{chunk_sizes} };
@@ -213,7 +213,7 @@ sub resident_items {
 }
 
 # A copy of the model with other settings (the classes computed afresh).
-sub with {
+sub with_settings {
     my ($self, %change) = @_;
     my %opt = map { ($_ => $self->{$_}) } keys %DEFAULT;
     return ref($self)->new(%opt, %change);
@@ -393,13 +393,13 @@ __END__
 
 =head1 NAME
 
-Cache::Memcached::RustXS::Dict::Memory - the memory memcached gives an item: header, key, flags, value, rounded up to its slab class
+Cache::Memcached::RustXS::Dict::SlabModel - the memory memcached gives an item: header, key, flags, value, rounded up to its slab class
 
 =head1 SYNOPSIS
 
-    use Cache::Memcached::RustXS::Dict::Memory;
+    use Cache::Memcached::RustXS::Dict::SlabModel;
 
-    my $memory = Cache::Memcached::RustXS::Dict::Memory->new;    # memcached 1.6's defaults
+    my $memory = Cache::Memcached::RustXS::Dict::SlabModel->new;    # memcached 1.6's defaults
     print join(' ', ($memory->chunk_sizes)[0 .. 7]), "\n";       # 96 120 152 192 240 304 384 480
 
     # A 30-byte key and a 600-byte value, compressed (flags 2): a 693-byte
@@ -417,11 +417,11 @@ Cache::Memcached::RustXS::Dict::Memory - the memory memcached gives an item: hea
     # each standing for 250 items): the forecast cmrx-dict report makes.
     my @sample = map { [ 20, 180 + $_ % 400, 2, 250 ] } 1 .. 2000;
     printf "%d items, %d with -f 1.08 -C\n", scalar $memory->forecast_items(\@sample),
-        scalar $memory->with(growth_factor => 1.08, cas => 0)->forecast_items(\@sample);
+        scalar $memory->with_settings(growth_factor => 1.08, cas => 0)->forecast_items(\@sample);
 
     # The classes and limits of a running server, as its stats say:
-    #   Cache::Memcached::RustXS::Dict::Memory->from_stats(\%stats_settings, \@chunk_sizes_in_use)
-    #   Cache::Memcached::RustXS::Dict::Memory->from_server($dict_server)
+    #   Cache::Memcached::RustXS::Dict::SlabModel->from_stats(\%stats_settings, \@chunk_sizes_in_use)
+    #   Cache::Memcached::RustXS::Dict::SlabModel->from_server($dict_server)
 
 =head1 DESCRIPTION
 
@@ -437,7 +437,7 @@ several frees a lot. C<cmrx-dict> ranks dictionaries and levels by this
 memory, with each value's own key, rather than by compressed bytes.
 
 The figures are memcached 1.6's on a 64-bit host. The test
-F<t/46-dict-memory.t> fills a real memcached (C<-m 64>) past its memory and
+F<t/46-slab-model.t> fills a real memcached (C<-m 64>) past its memory and
 checks the server's own C<curr_items> and chunk sizes against this model.
 
 =head1 METHODS
@@ -467,7 +467,7 @@ instead.
 
 =item from_server($server)
 
-C<from_stats> with the stats of a L<Cache::Memcached::RustXS::Dict::Server>;
+C<from_stats> with the stats of a L<Cache::Memcached::RustXS::Dict::NodeReader>;
 of a L<Cache::Memcached::RustXS::Dict::Pool>, C<pool> of each node's.
 
 =item pool(@models)
@@ -495,7 +495,7 @@ out first (C<-f 1.08> ends at 13,800 bytes, so an item of 14 KB takes a
 
 The 48 bytes of an item's header: the smallest class is this plus C<-n>.
 
-=item with(%settings)
+=item with_settings(%settings)
 
 A copy of the model with these settings changed (the classes computed
 afresh).
@@ -582,7 +582,7 @@ set's values as forecast: F<bench/README.md>).
 
 =head1 SEE ALSO
 
-L<cmrx-dict>, L<Cache::Memcached::RustXS::Dict::Server>, memcached's
+L<cmrx-dict>, L<Cache::Memcached::RustXS::Dict::NodeReader>, memcached's
 F<doc/protocol.txt> (C<stats slabs>, C<stats settings>).
 
 =head1 AUTHOR

@@ -22,7 +22,7 @@ static REPORTED: Mutex<BTreeMap<Vec<u8>, u64>> = Mutex::new(BTreeMap::new());
 /// time). A `true` counts as reported.
 ///
 /// ```
-/// use cmrx::reports::report_due;
+/// use cmrx::warning_rate::report_due;
 /// assert!(report_due(b"dictionary 4000001 missing", 100, 60));
 /// assert!(!report_due(b"dictionary 4000001 missing", 159, 60));
 /// assert!(report_due(b"dictionary 4000001 missing", 160, 60));

@@ -1,4 +1,4 @@
-package Cache::Memcached::RustXS::Dict::Report::SetTrainer;
+package Cache::Memcached::RustXS::Dict::Report::Dictionaries;
 
 # The output of cmrx-dict train --all and report --dictionaries, the
 # commands that tune a dictionary set (Dict::SetTrainer): per prefix the
@@ -218,15 +218,15 @@ __END__
 
 =head1 NAME
 
-Cache::Memcached::RustXS::Dict::Report::SetTrainer - the output of cmrx-dict train --all and report --dictionaries, as text or as data for JSON
+Cache::Memcached::RustXS::Dict::Report::Dictionaries - the output of cmrx-dict train --all and report --dictionaries, as text or as data for JSON
 
 =head1 SYNOPSIS
 
     use File::Temp ();
     use Cache::Memcached::RustXS::Dict::Files;
-    use Cache::Memcached::RustXS::Dict::Memory;
+    use Cache::Memcached::RustXS::Dict::SlabModel;
     use Cache::Memcached::RustXS::Dict::SetTrainer qw(train_all report_set);
-    use Cache::Memcached::RustXS::Dict::Report::SetTrainer qw(print_report_set set_data);
+    use Cache::Memcached::RustXS::Dict::Report::Dictionaries qw(print_report_set set_data);
 
     my $tmp = File::Temp->newdir;
     open my $dump, '>', "$tmp/values" or die $!;    # values as a get response
@@ -239,7 +239,7 @@ Cache::Memcached::RustXS::Dict::Report::SetTrainer - the output of cmrx-dict tra
 
     my %how = (source => Cache::Memcached::RustXS::Dict::Files->read(["$tmp/values"]),
                delimiter => ':', sample => 1000, dir => "$tmp/set",
-               memory => Cache::Memcached::RustXS::Dict::Memory->new,
+               memory => Cache::Memcached::RustXS::Dict::SlabModel->new,
                compress_time => 0, decompress_time => 0);    # no speed limits
     train_all(%how, stage => 0);
     my $report = report_set(%how);    # report --dictionaries on the set just made
