@@ -27,7 +27,7 @@ use CMRXTest::Synopsis qw(missing_client run_in_scratch users_dict_scratch);
 
 # The Fast objects the examples of each file make: [with our methods, without].
 my %EXPECTED = (
-    'README.md'                               => [3, 0],
+    'README.md'                               => [4, 0],
     'lib/Cache/Memcached/RustXS.pm'      => [1, 0],
     'lib/Cache/Memcached/RustXS/Zlib.pm' => [3, 0],
     'lib/Cache/Memcached/RustXS/Zstd.pm' => [5, 0],
@@ -46,10 +46,20 @@ my $FAST_NEW = qr/Cache::Memcached::Fast->new/;
 my $F_COMPRESS = 2;
 my %MAGIC = (Zlib => "\x1f\x8b", Zstd => "\x28\xb5\x2f\xfd");
 
-# The code examples of README.md: its ```perl blocks.
+# The code examples of README.md: its ```perl blocks, and the programs its
+# ```sh blocks give perl as a here-document (perl <<'EOF' ... EOF).
 sub readme_examples {
     my ($text) = @_;
-    return $text =~ /^```perl\n(.*?)^```/msg;
+    my @code = $text =~ /^```perl\n(.*?)^```/msg;
+    push @code, map { /^perl <<'EOF'\n(.*?)^EOF\n/msg } $text =~ /^```sh\n(.*?)^```/msg;
+    return @code;
+}
+
+# What README.md says a here-document program prints: the ```text block
+# after "It prints" that follows its ```sh block, by the program's code.
+sub readme_printed {
+    my ($text) = @_;
+    return $text =~ /^perl <<'EOF'\n(.*?)^EOF\n```\n\nIt prints\n\n```text\n(.*?)^```/msg;
 }
 
 # The code examples of a POD: the whole SYNOPSIS (its verbatim paragraphs
@@ -140,7 +150,7 @@ for my $file (@files) {
 }
 ok !(grep { !$found{$_} } sort keys %EXPECTED), 'every file counted here was found'
     or diag 'not found: ' . join ' ', grep { !$found{$_} } sort keys %EXPECTED;
-is $ours_total, 14, "$ours_total Fast objects with our methods in the examples";
+is $ours_total, 15, "$ours_total Fast objects with our methods in the examples";
 
 # ---- fast_options: what it gives, what it refuses ------------------------------
 
@@ -197,6 +207,8 @@ is $with{compress_threshold}, 64, 'Zstd: compress_threshold 64 by default with a
 %with = Cache::Memcached::RustXS::Zstd::fast_options(dictionaries => $set_dir);
 is $with{compress_threshold}, 64, '... and with a dictionary set';
 
+my %printed = readme_printed(slurp('README.md'));
+ok keys %printed >= 1, 'README.md says what its first run prints';
 my $n = 0;
 for my $example (@examples) {
     my $code = $example->{code};
@@ -209,7 +221,8 @@ for my $example (@examples) {
         $code =~ /(\$\w+)\s*=\s*Cache::Memcached::RustXS::Zstd::DictionarySet->create\(/g;
   SKIP: {
         my $missing = missing_client($code);
-        skip "$where: needs what is missing here: $missing", 2 + 2 * @{ $example->{objects} } if $missing;
+        skip "$where: needs what is missing here: $missing",
+            2 + 2 * @{ $example->{objects} } + (defined $printed{ $example->{code} } ? 1 : 0) if $missing;
         my $run = "$code\n;\nuse CMRXTest::Raw qw(raw_get);\nuse Cache::Memcached::RustXS::Zstd ();\n"
                 . "require File::Path;\n$checks$cleanup";
         my $out = run_in_scratch($scratch, $run);
@@ -228,6 +241,10 @@ for my $example (@examples) {
                 . (defined $head ? " (starts $head, dictionary ID $dictionary)" : '');
         }
         unlike $out, qr/warn|uninitialized|deprecated/i, "$where: without warnings";
+        if (defined(my $said = $printed{ $example->{code} })) {
+            is substr($out, 0, length $said), $said, "$where: prints what README.md says it prints"
+                or diag $out;
+        }
     }
 }
 

@@ -419,10 +419,16 @@ sub _warn_unmatched {
 my $FAST_THRESHOLD            = 208;
 my $FAST_THRESHOLD_DICTIONARY = 64;
 
+# fast_options' threshold for a writer with a dictionary (true) or without:
+# cmrx-dict's forecasts of what a writer stores take it from here.
+sub _fast_threshold {
+    my ($with_dictionary) = @_;
+    return $with_dictionary ? $FAST_THRESHOLD_DICTIONARY : $FAST_THRESHOLD;
+}
+
 sub fast_options {
     my %opt = @_;
-    my $threshold = defined $opt{dictionary} || defined $opt{dictionaries}
-        ? $FAST_THRESHOLD_DICTIONARY : $FAST_THRESHOLD;
+    my $threshold = _fast_threshold(defined $opt{dictionary} || defined $opt{dictionaries});
     my ($settings, $ratio) = Cache::Memcached::RustXS::_fast_settings('fast_options', \%opt, $threshold,
                                                                      @METHOD_OPTIONS);
     return (@$settings, compress_methods => compress_methods(%opt, compress_ratio => $ratio));
@@ -1060,16 +1066,17 @@ A value written as zstd can only be read by a reader that knows zstd and has
 its dictionary. A reader with this distribution but without the dictionary
 gets a miss and a warning (L</DIAGNOSTICS>). A reader without this
 distribution gets a miss for it, never garbage and never a die, when it is
-made to read compressed values at all, as its version needs:
+made to read compressed values at all, as its version needs (the releases
+tested: L<Cache::Memcached::RustXS/"Perls, clients and platforms">):
 
 =over 4
 
-=item * Cache::Memcached 1.24 to 1.30, any configuration: C<get> returns
+=item * Cache::Memcached, any configuration: C<get> returns
 C<undef>, C<get_multi> has the key with an C<undef> value.
 
 =item * Cache::Memcached::Fast 0.28, any configuration: the key is a miss.
 
-=item * Cache::Memcached::Fast 0.21 to 0.27, made with C<compress_threshold>
+=item * Cache::Memcached::Fast before 0.28, made with C<compress_threshold>
 (0 or more) or C<compress_methods>: the key is a miss. Made with neither, it
 has no decompressor at all, and the first compressed value it reads, gzip
 as much as zstd, dies with "Not a CODE reference" and leaves its connection
@@ -1097,8 +1104,8 @@ can be added later without touching stored values.
 Deploy everywhere: this distribution, C<load_dictionaries> of the set (or
 C<load_dictionary> of every dictionary) at startup, and as readers GetParser for Cache::Memcached
 (C<parser_class>) and C<compress_methods> of either Zlib or this module for
-Cache::Memcached::Fast (their decompressors read zstd; with these, Fast 0.21
-to 0.27 needs no C<compress_threshold> to read). Writers still write gzip:
+Cache::Memcached::Fast (their decompressors read zstd; with these, a Fast
+before 0.28 needs no C<compress_threshold> to read). Writers still write gzip:
 nothing changes yet. A stock reader left out (another team's service, a
 script) sees zstd values as misses only when it is made as the list above
 says.
@@ -1117,7 +1124,7 @@ Switch writers back to gzip first, and keep the readers (and their
 dictionaries) until the zstd values have expired or been rewritten; a
 reader that goes back to a stock client before then sees those values as
 misses (the application computes them again), provided it is made as the
-list above says (a stock Fast 0.21 to 0.27 with C<compress_threshold> or
+list above says (a stock Fast before 0.28 with C<compress_threshold> or
 C<compress_methods>). Dictionaries are never
 removed while values that name them may exist.
 
