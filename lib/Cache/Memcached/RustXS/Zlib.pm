@@ -289,8 +289,8 @@ C<int>); anything else croaks, 0 and negative numbers too, since Fast then
 compresses nothing.
 
 Why 224: memcached stores an item in the smallest slab chunk that holds
-it (about 59 bytes of header, the key and the value; chunks of 96, 120,
-152, 192, 240, 304, 384 bytes and so on), so compressing saves memory only
+it (L<Cache::Memcached::RustXS::Dict::SlabModel> says what an item takes),
+so compressing saves memory only
 when it moves the item to a smaller chunk, while it costs time at every
 set and get. On the values of F<bench/data/values> cut to N bytes, each
 with its own key, under Fast's default C<compress_ratio> (F<bench/threshold.pl>,
