@@ -819,8 +819,9 @@ A set's prefix that has no dictionary of its own and falls back to gzip or
 zstd alone gets 64 too: Fast then calls the compressor on values of 64
 bytes and more, which gzip or zstd alone seldom moves to a smaller chunk
 below about 200 bytes, so most of those are stored raw, a few microseconds
-lost per set. Give such an object its fallback's threshold:
-C<compress_threshold> 224 for gzip, 208 for zstd.
+lost per set. Give such an object its fallback's threshold: gzip's
+(L<Cache::Memcached::RustXS::Zlib/compress_threshold =E<gt> 224>), or
+zstd's without a dictionary (above).
 
 =item compress_ratio => 0.8
 
