@@ -11,7 +11,9 @@
 # examples are counted per file, so that one the extraction misses, or a
 # new one, fails here until it is counted. Fast never compresses without
 # compress_threshold (its default is -1): that is what this catches.
-# README.md's other examples run as written too.
+# README.md's other examples run as written too; its first run prints what
+# the README says it prints; and its dictionary set, trained on one host as
+# it says (--stage 0), is written with at once.
 use strict;
 use warnings;
 use lib 't/lib';
@@ -279,6 +281,46 @@ for my $code (readme_examples(slurp('README.md'))) {
     }
 }
 ok $plain >= 1, "README.md has $plain example(s) without a Fast object, each run";
+
+# README's dictionary set followed as written on one host: its train --all
+# line (--stage 0; the server and the folder replaced) on values of user:
+# keys, then its set example with that folder: the Fast object for user:
+# writes zstd with the set's dictionary for user: at once, without waiting
+# for a rescan.
+{
+    my ($train) = slurp('README.md') =~ /^(cmrx-dict train --all --stage 0 [^#\n]*?)\s*(?:#.*)?$/m;
+    ok defined $train, "README.md's dictionary-set example trains with --stage 0";
+    my ($example) = grep { $_->{file} eq 'README.md' && $_->{code} =~ /load_dictionaries\(/ } @examples;
+    ok $example, "README.md has its dictionary-set example";
+  SKIP: {
+        skip 'no README example to follow', 3 unless defined $train && $example;
+        require Cache::Memcached::Fast;
+        require Cache::Memcached::RustXS::Zlib;
+        my $fill = Cache::Memcached::Fast->new({ servers => [$addr], Cache::Memcached::RustXS::Zlib::fast_options() });
+        for my $n (1 .. 300) {
+            my $record = qq({"id":$n,"name":"user$n","plan":") . ($n % 3 ? 'free' : 'paid') . qq(","tags":["a","b"],"visits":) . $n * 7 . '}';
+            $fill->set("user:$n", $record x (1 + $n % 4)) or die "cannot fill the test's memcached\n";
+        }
+        my $dir = File::Spec->catdir("$scratch", 'readme-set');
+        (my $command = $train) =~ s/\A cmrx-dict \s+//x;
+        $command =~ s/\s--server\s+\S+/ --server $addr/;
+        $command =~ s/\s--out-dir\s+\S+/ --out-dir $dir/;
+        my $out = `"$^X" -Mblib bin/cmrx-dict $command 2>&1`;
+        is $?, 0, "README's train --all line runs (server and folder replaced)" or diag $out;
+        require Cache::Memcached::RustXS::Zstd::DictionarySet;
+        my $set = eval { Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir) };
+        my $user = $set && $set->current('user:');
+        my $code = $example->{code};
+        $code =~ s/(['"])[\w.-]+:11211\1/'$addr'/g;
+        $code =~ s/(['"])\Q$SET_FOLDER\E\1/'$dir'/g;
+        my ($users) = grep { $_->{var} eq '$users' } @{ $example->{objects} };
+        $out = run_in_scratch($scratch, "$code\n;\nuse CMRXTest::Raw qw(raw_get);\n" . _check_code($users, $addr));
+        my ($dictionary) = $out =~ /^STORED \$users flags=\d+ bytes=\d+ head=28b52ffd dictionary=(\d+)$/m;
+        ok $user && defined $dictionary && $dictionary == $user->{id},
+            "... and the set example then writes user: keys with its dictionary for user: at once"
+            . ($user ? " (ID $user->{id})" : ' (the set has none for user:)') or diag $out;
+    }
+}
 
 # Perl code that stores $VALUE through the Fast object $object->{var},
 # reads it back through it, and prints what the server holds.
