@@ -306,7 +306,8 @@ sub problems {
             my @lines = map { $_->[0] } grep { $_->[1] eq $figure } @found;
             push @problems, $count{$figure} > 0
                 ? "$doc quotes $figure (lines @lines) $count{$figure} time(s) more than the ledger ties to a run"
-                : "$doc quotes $figure " . -$count{$figure} . ' time(s) fewer than the ledger says (lines ' . (@lines ? "@lines" : 'none') . ')';
+                : @lines ? "$doc quotes $figure (lines @lines) " . -$count{$figure} . ' time(s) fewer than the ledger says'
+                :          "$doc does not quote $figure, which the ledger ties to a run";
         }
     }
     for my $doc (sort grep { !$quoted->{$_} } keys %entries) {
