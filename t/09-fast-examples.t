@@ -11,7 +11,9 @@
 # examples are counted per file, so that one the extraction misses, or a
 # new one, fails here until it is counted. Fast never compresses without
 # compress_threshold (its default is -1): that is what this catches.
-# README.md's other examples run as written too.
+# README.md's other examples run as written too; its first run prints what
+# the README says it prints; and its dictionary set, trained on one host as
+# it says (--stage 0), is written with at once.
 use strict;
 use warnings;
 use lib 't/lib';
@@ -27,7 +29,7 @@ use CMRXTest::Synopsis qw(missing_client run_in_scratch users_dict_scratch);
 
 # The Fast objects the examples of each file make: [with our methods, without].
 my %EXPECTED = (
-    'README.md'                               => [3, 0],
+    'README.md'                               => [4, 0],
     'lib/Cache/Memcached/RustXS.pm'      => [1, 0],
     'lib/Cache/Memcached/RustXS/Zlib.pm' => [3, 0],
     'lib/Cache/Memcached/RustXS/Zstd.pm' => [5, 0],
@@ -46,10 +48,20 @@ my $FAST_NEW = qr/Cache::Memcached::Fast->new/;
 my $F_COMPRESS = 2;
 my %MAGIC = (Zlib => "\x1f\x8b", Zstd => "\x28\xb5\x2f\xfd");
 
-# The code examples of README.md: its ```perl blocks.
+# The code examples of README.md: its ```perl blocks, and the programs its
+# ```sh blocks give perl as a here-document (perl <<'EOF' ... EOF).
 sub readme_examples {
     my ($text) = @_;
-    return $text =~ /^```perl\n(.*?)^```/msg;
+    my @code = $text =~ /^```perl\n(.*?)^```/msg;
+    push @code, map { /^perl <<'EOF'\n(.*?)^EOF\n/msg } $text =~ /^```sh\n(.*?)^```/msg;
+    return @code;
+}
+
+# What README.md says a here-document program prints: the ```text block
+# after "It prints" that follows its ```sh block, by the program's code.
+sub readme_printed {
+    my ($text) = @_;
+    return $text =~ /^perl <<'EOF'\n(.*?)^EOF\n```\n\nIt prints\n\n```text\n(.*?)^```/msg;
 }
 
 # The code examples of a POD: the whole SYNOPSIS (its verbatim paragraphs
@@ -140,7 +152,7 @@ for my $file (@files) {
 }
 ok !(grep { !$found{$_} } sort keys %EXPECTED), 'every file counted here was found'
     or diag 'not found: ' . join ' ', grep { !$found{$_} } sort keys %EXPECTED;
-is $ours_total, 14, "$ours_total Fast objects with our methods in the examples";
+is $ours_total, 15, "$ours_total Fast objects with our methods in the examples";
 
 # ---- fast_options: what it gives, what it refuses ------------------------------
 
@@ -197,6 +209,8 @@ is $with{compress_threshold}, 64, 'Zstd: compress_threshold 64 by default with a
 %with = Cache::Memcached::RustXS::Zstd::fast_options(dictionaries => $set_dir);
 is $with{compress_threshold}, 64, '... and with a dictionary set';
 
+my %printed = readme_printed(slurp('README.md'));
+ok keys %printed >= 1, 'README.md says what its first run prints';
 my $n = 0;
 for my $example (@examples) {
     my $code = $example->{code};
@@ -209,7 +223,8 @@ for my $example (@examples) {
         $code =~ /(\$\w+)\s*=\s*Cache::Memcached::RustXS::Zstd::DictionarySet->create\(/g;
   SKIP: {
         my $missing = missing_client($code);
-        skip "$where: needs what is missing here: $missing", 2 + 2 * @{ $example->{objects} } if $missing;
+        skip "$where: needs what is missing here: $missing",
+            2 + 2 * @{ $example->{objects} } + (defined $printed{ $example->{code} } ? 1 : 0) if $missing;
         my $run = "$code\n;\nuse CMRXTest::Raw qw(raw_get);\nuse Cache::Memcached::RustXS::Zstd ();\n"
                 . "require File::Path;\n$checks$cleanup";
         my $out = run_in_scratch($scratch, $run);
@@ -228,6 +243,10 @@ for my $example (@examples) {
                 . (defined $head ? " (starts $head, dictionary ID $dictionary)" : '');
         }
         unlike $out, qr/warn|uninitialized|deprecated/i, "$where: without warnings";
+        if (defined(my $said = $printed{ $example->{code} })) {
+            is substr($out, 0, length $said), $said, "$where: prints what README.md says it prints"
+                or diag $out;
+        }
     }
 }
 
@@ -262,6 +281,46 @@ for my $code (readme_examples(slurp('README.md'))) {
     }
 }
 ok $plain >= 1, "README.md has $plain example(s) without a Fast object, each run";
+
+# README's dictionary set followed as written on one host: its train --all
+# line (--stage 0; the server and the folder replaced) on values of user:
+# keys, then its set example with that folder: the Fast object for user:
+# writes zstd with the set's dictionary for user: at once, without waiting
+# for a rescan.
+{
+    my ($train) = slurp('README.md') =~ /^(cmrx-dict train --all --stage 0 [^#\n]*?)\s*(?:#.*)?$/m;
+    ok defined $train, "README.md's dictionary-set example trains with --stage 0";
+    my ($example) = grep { $_->{file} eq 'README.md' && $_->{code} =~ /load_dictionaries\(/ } @examples;
+    ok $example, "README.md has its dictionary-set example";
+  SKIP: {
+        skip 'no README example to follow', 3 unless defined $train && $example;
+        require Cache::Memcached::Fast;
+        require Cache::Memcached::RustXS::Zlib;
+        my $fill = Cache::Memcached::Fast->new({ servers => [$addr], Cache::Memcached::RustXS::Zlib::fast_options() });
+        for my $n (1 .. 300) {
+            my $record = qq({"id":$n,"name":"user$n","plan":") . ($n % 3 ? 'free' : 'paid') . qq(","tags":["a","b"],"visits":) . $n * 7 . '}';
+            $fill->set("user:$n", $record x (1 + $n % 4)) or die "cannot fill the test's memcached\n";
+        }
+        my $dir = File::Spec->catdir("$scratch", 'readme-set');
+        (my $command = $train) =~ s/\A cmrx-dict \s+//x;
+        $command =~ s/\s--server\s+\S+/ --server $addr/;
+        $command =~ s/\s--out-dir\s+\S+/ --out-dir $dir/;
+        my $out = `"$^X" -Mblib bin/cmrx-dict $command 2>&1`;
+        is $?, 0, "README's train --all line runs (server and folder replaced)" or diag $out;
+        require Cache::Memcached::RustXS::Zstd::DictionarySet;
+        my $set = eval { Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir) };
+        my $user = $set && $set->current('user:');
+        my $code = $example->{code};
+        $code =~ s/(['"])[\w.-]+:11211\1/'$addr'/g;
+        $code =~ s/(['"])\Q$SET_FOLDER\E\1/'$dir'/g;
+        my ($users) = grep { $_->{var} eq '$users' } @{ $example->{objects} };
+        $out = run_in_scratch($scratch, "$code\n;\nuse CMRXTest::Raw qw(raw_get);\n" . _check_code($users, $addr));
+        my ($dictionary) = $out =~ /^STORED \$users flags=\d+ bytes=\d+ head=28b52ffd dictionary=(\d+)$/m;
+        ok $user && defined $dictionary && $dictionary == $user->{id},
+            "... and the set example then writes user: keys with its dictionary for user: at once"
+            . ($user ? " (ID $user->{id})" : ' (the set has none for user:)') or diag $out;
+    }
+}
 
 # Perl code that stores $VALUE through the Fast object $object->{var},
 # reads it back through it, and prints what the server holds.

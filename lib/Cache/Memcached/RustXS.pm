@@ -340,10 +340,35 @@ distribution carries the Rust crates it needs (in F<vendor/>), so the build
 needs no network. Only the build needs Rust: the installed module is an
 ordinary XS module.
 
-Tested on Linux x86_64 with perl 5.10.1, 5.16.3, 5.26.3, 5.30.3, 5.36,
-5.40.1 and a C<-DDEBUGGING> 5.40.1. Other Unix-like systems with Rust should
-work but are not tested; Windows is not supported (C<Makefile.PL> says "OS
-unsupported").
+=head2 Perls, clients and platforms
+
+This is the one place that says what is supported and tested; the other
+documents link here.
+
+=over 4
+
+=item Perls
+
+5.10.1 or newer. On Linux x86_64, the whole test suite passes on 5.10.1,
+5.36 and 5.40.1; on 5.16.3, 5.26.3, 5.30.3 and a C<-DDEBUGGING> 5.40.1,
+the files that test the engine, the XS layer and the clients (35 of the 53
+files of F<t/>) pass and every module loads: C<cmrx-dict>'s tests, pure
+Perl, run on the oldest and the newest perl only.
+
+=item Clients
+
+Neither is a prerequisite: a host may have Cache::Memcached,
+Cache::Memcached::Fast, both or neither (the Zlib and Zstd functions
+alone). Tested: Cache::Memcached 1.24 to 1.30; Cache::Memcached::Fast 0.21
+and 0.25 to 0.28 (0.22 to 0.24 are not tested; 0.28 needs perl 5.12, so
+on 5.10.1 Fast's tests skip).
+
+=item Platforms
+
+Other Unix-like systems with Rust should work but are not tested; Windows
+is not supported (C<Makefile.PL> says "OS unsupported").
+
+=back
 
 =head1 SEE ALSO
 

@@ -173,17 +173,17 @@ sub memgzip_redirect_unavailable {
     return "Cache::Memcached is not loaded" unless defined &Cache::Memcached::_set;
     require B;
     return "Cache::Memcached $version: its _set does not call Compress::Zlib::memGzip ($known)"
-        unless _calls(\&Cache::Memcached::_set, 'Compress::Zlib::memGzip');
+        unless _sub_calls(\&Cache::Memcached::_set, 'Compress::Zlib::memGzip');
     for my $command (qw(set add replace)) {
         my $method = Cache::Memcached->can($command);
         return "Cache::Memcached $version: its $command does not call _set ($known)"
-            unless $method && _calls($method, 'Cache::Memcached::_set');
+            unless $method && _sub_calls($method, 'Cache::Memcached::_set');
     }
     return '';
 }
 
 # Whether the op tree of the sub calls the function of that full name.
-sub _calls {
+sub _sub_calls {
     my ($code, $name) = @_;
     my $cv = B::svref_2object($code);
     return 0 unless ${ $cv->ROOT };

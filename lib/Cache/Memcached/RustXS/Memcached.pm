@@ -50,7 +50,7 @@ sub _zstd_chooser {
 
 sub _zstd_writer {
     my ($level, $id) = @_;
-    return _writer('zstd', defined $level ? $level : 0, $id);
+    return _memgzip_stand_in('zstd', defined $level ? $level : 0, $id);
 }
 
 # Cache::Memcached keeps a compressed value only when it saves more than its
@@ -64,7 +64,7 @@ my $COMPRESS_RATIO = 1 - Cache::Memcached::RustXS::ClientInternals::compress_sav
 # compressor for Fast (the same checks, and counted as Fast's are), which
 # hands the value back unchanged when it declines it; Cache::Memcached then
 # stores it raw. Fails now, not at the first set, on a level out of range.
-sub _writer {
+sub _memgzip_stand_in {
     my ($format, $level, $id) = @_;
     my ($compress) = @{ Cache::Memcached::RustXS::_compress_methods($format, $level, $id,
                             Cache::Memcached::RustXS::_max_decoded_size(), $COMPRESS_RATIO) };
@@ -140,7 +140,7 @@ sub _set_writers {
 
 sub _gzip_writer {
     my ($level) = @_;
-    return _writer('gzip', $level, 0);
+    return _memgzip_stand_in('gzip', $level, 0);
 }
 
 # Cache::Memcached compresses in _set with Compress::Zlib::memGzip, called

@@ -147,8 +147,9 @@ Values it writes are read by every other client, and it reads what they
 wrote.
 
 What a stock reader needs set to read compressed values at all (ours or
-anyone's): Cache::Memcached (1.24 to 1.30) and Cache::Memcached::Fast 0.28
-nothing; Cache::Memcached::Fast 0.21 to 0.27 C<compress_threshold> (0 or
+anyone's; the tested releases are in
+L<Cache::Memcached::RustXS/"Perls, clients and platforms">): Cache::Memcached and Cache::Memcached::Fast 0.28
+nothing; Cache::Memcached::Fast before 0.28 C<compress_threshold> (0 or
 more; 0 reads compressed values and writes everything raw) or
 C<compress_methods>. Without either, those versions have no decompressor:
 the first compressed value dies with "Not a CODE reference" and leaves the
@@ -198,8 +199,8 @@ Adler-32, and decompresses to at most C<$MaxOutput> bytes.
 Returns C<[ $compress, $decompress ]> for Cache::Memcached::Fast's
 C<compress_methods> option: XSUBs it calls directly as
 C<< $compress->(\$in, \$out) >> and C<< $decompress->(\$in, \$out) >>,
-true on success, with every Cache::Memcached::Fast from 0.21 (0.21 and 0.25
-to 0.28 are tested). The format is gzip, so values stay readable by clients
+true on success, with every Cache::Memcached::Fast from 0.21 (the tested
+ones: L<Cache::Memcached::RustXS/"Perls, clients and platforms">). The format is gzip, so values stay readable by clients
 using Compress::Zlib (stock Fast readers older than 0.28 made as
 L</DESCRIPTION> says). The compressor returns false at once for data that is
 already compressed, recognised by its magic bytes (JPEG, PNG, GIF, WebP,
@@ -288,8 +289,8 @@ C<int>); anything else croaks, 0 and negative numbers too, since Fast then
 compresses nothing.
 
 Why 224: memcached stores an item in the smallest slab chunk that holds
-it (about 59 bytes of header, the key and the value; chunks of 96, 120,
-152, 192, 240, 304, 384 bytes and so on), so compressing saves memory only
+it (L<Cache::Memcached::RustXS::Dict::SlabModel> says what an item takes),
+so compressing saves memory only
 when it moves the item to a smaller chunk, while it costs time at every
 set and get. On the values of F<bench/data/values> cut to N bytes, each
 with its own key, under Fast's default C<compress_ratio> (F<bench/threshold.pl>,

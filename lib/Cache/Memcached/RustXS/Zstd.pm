@@ -419,10 +419,16 @@ sub _warn_unmatched {
 my $FAST_THRESHOLD            = 208;
 my $FAST_THRESHOLD_DICTIONARY = 64;
 
+# fast_options' threshold for a writer with a dictionary (true) or without:
+# cmrx-dict's forecasts of what a writer stores take it from here.
+sub _fast_threshold {
+    my ($with_dictionary) = @_;
+    return $with_dictionary ? $FAST_THRESHOLD_DICTIONARY : $FAST_THRESHOLD;
+}
+
 sub fast_options {
     my %opt = @_;
-    my $threshold = defined $opt{dictionary} || defined $opt{dictionaries}
-        ? $FAST_THRESHOLD_DICTIONARY : $FAST_THRESHOLD;
+    my $threshold = _fast_threshold(defined $opt{dictionary} || defined $opt{dictionaries});
     my ($settings, $ratio) = Cache::Memcached::RustXS::_fast_settings('fast_options', \%opt, $threshold,
                                                                      @METHOD_OPTIONS);
     return (@$settings, compress_methods => compress_methods(%opt, compress_ratio => $ratio));
@@ -508,8 +514,8 @@ Cache values are mostly small JSON documents and HTML fragments, and gzip
 does little for them: each value is compressed alone, with no context
 shared with the others. A zstd dictionary trained on values of the same kind
 is that shared context. In memcached's own terms: a 64 MB memcached holds
-2.24 times the items (2.08 to 2.46 per kind of value alone) that
-Cache::Memcached::Fast's default gzip leaves it, for the JSON values of
+2.24 times the items that Cache::Memcached::Fast's default gzip leaves it
+(see L</PERFORMANCE> for each kind of value alone), for the JSON values of
 this distribution's benchmark corpus, with the dictionary set that
 C<cmrx-dict train --all> tunes unaided (a dictionary and a level per key
 prefix); compressing them is faster than Compress::Zlib's C<memGzip> and
@@ -797,8 +803,8 @@ compresses nothing. The default is 64 with C<dictionary> or
 C<dictionaries>, 208 without.
 
 Why: memcached stores an item in the smallest slab chunk that holds it
-(about 59 bytes of header, the key and the value; chunks of 96, 120, 152,
-192, 240, 304, 384 bytes and so on), so compressing saves memory only when
+(L<Cache::Memcached::RustXS::Dict::SlabModel> says what an item takes), so
+compressing saves memory only when
 it moves the item to a smaller chunk, while it costs time at every set and
 get. On the values of F<bench/data/values> cut to N bytes, each with its
 own key, under Fast's default C<compress_ratio> (F<bench/threshold.pl>, its
@@ -813,8 +819,9 @@ A set's prefix that has no dictionary of its own and falls back to gzip or
 zstd alone gets 64 too: Fast then calls the compressor on values of 64
 bytes and more, which gzip or zstd alone seldom moves to a smaller chunk
 below about 200 bytes, so most of those are stored raw, a few microseconds
-lost per set. Give such an object its fallback's threshold:
-C<compress_threshold> 224 for gzip, 208 for zstd.
+lost per set. Give such an object its fallback's threshold: gzip's
+(L<Cache::Memcached::RustXS::Zlib/compress_threshold =E<gt> 224>), or
+zstd's without a dictionary (above).
 
 =item compress_ratio => 0.8
 
@@ -1060,16 +1067,17 @@ A value written as zstd can only be read by a reader that knows zstd and has
 its dictionary. A reader with this distribution but without the dictionary
 gets a miss and a warning (L</DIAGNOSTICS>). A reader without this
 distribution gets a miss for it, never garbage and never a die, when it is
-made to read compressed values at all, as its version needs:
+made to read compressed values at all, as its version needs (the releases
+tested: L<Cache::Memcached::RustXS/"Perls, clients and platforms">):
 
 =over 4
 
-=item * Cache::Memcached 1.24 to 1.30, any configuration: C<get> returns
+=item * Cache::Memcached, any configuration: C<get> returns
 C<undef>, C<get_multi> has the key with an C<undef> value.
 
 =item * Cache::Memcached::Fast 0.28, any configuration: the key is a miss.
 
-=item * Cache::Memcached::Fast 0.21 to 0.27, made with C<compress_threshold>
+=item * Cache::Memcached::Fast before 0.28, made with C<compress_threshold>
 (0 or more) or C<compress_methods>: the key is a miss. Made with neither, it
 has no decompressor at all, and the first compressed value it reads, gzip
 as much as zstd, dies with "Not a CODE reference" and leaves its connection
@@ -1097,8 +1105,8 @@ can be added later without touching stored values.
 Deploy everywhere: this distribution, C<load_dictionaries> of the set (or
 C<load_dictionary> of every dictionary) at startup, and as readers GetParser for Cache::Memcached
 (C<parser_class>) and C<compress_methods> of either Zlib or this module for
-Cache::Memcached::Fast (their decompressors read zstd; with these, Fast 0.21
-to 0.27 needs no C<compress_threshold> to read). Writers still write gzip:
+Cache::Memcached::Fast (their decompressors read zstd; with these, a Fast
+before 0.28 needs no C<compress_threshold> to read). Writers still write gzip:
 nothing changes yet. A stock reader left out (another team's service, a
 script) sees zstd values as misses only when it is made as the list above
 says.
@@ -1117,7 +1125,7 @@ Switch writers back to gzip first, and keep the readers (and their
 dictionaries) until the zstd values have expired or been rewritten; a
 reader that goes back to a stock client before then sees those values as
 misses (the application computes them again), provided it is made as the
-list above says (a stock Fast 0.21 to 0.27 with C<compress_threshold> or
+list above says (a stock Fast before 0.28 with C<compress_threshold> or
 C<compress_methods>). Dictionaries are never
 removed while values that name them may exist.
 
@@ -1129,36 +1137,39 @@ Items resident in a memcached of 64 MB (C<-m 64>, filled past its memory
 through Cache::Memcached::Fast, counted by the server: C<curr_items>), the
 JSON families of the benchmark corpus, the set made by C<cmrx-dict train
 --all> of half of the values and every writer filled with the other half
-(F<bench/memory.pl>; F<bench/README.md> has the runs: each family alone
-in one, all three families together in another):
+(F<bench/memory.pl>). Each family alone, in the run whose set numbered its
+dictionaries from 1 (1 byte in each frame; F<bench/README.md>, "Items in
+memcached's memory"):
 
                               Fast's default  our gzip  zstd, no    the tuned
                               gzip                      dictionary  set
     GitHub API responses          81,526       1.00x      0.99x       2.46x
     package.json documents        91,978       1.00x      0.96x       2.27x
     browser-support records      123,411       1.00x      0.98x       2.08x
-    all three, a prefix each      95,861       1.00x      0.97x       2.24x
     compress, us per value          35.1        18.5       10.2        25.1
     decompress, us per value        11.6         4.2        3.6         1.3
 
-What decides the count is memcached's item, not the bytes alone: each
-value costs its key and a header of 63 bytes besides (59, and 4 for the
-flags every compressed value has), in a slab chunk up to a
-quarter larger; L<Cache::Memcached::RustXS::Dict::SlabModel> models it and
-C<cmrx-dict> ranks its choices by it.
+All three families together, in another run, with the random 4-byte IDs
+C<cmrx-dict train --all> gives now ("What random dictionary IDs cost"
+there): Fast's default gzip held 95,861 items, the set written by a Fast
+object per prefix 2.24 times as many (158 stored bytes per value, gzip
+501), and a single Fast object for the whole application, with no
+namespace, which writes with the set's whole-cache entry
+(C<compress_methods(dictionaries =E<gt> $dir)> without C<prefix>), 2.11
+times (173 bytes).
 
-A single Fast object for the whole application, with no namespace, writes
-with the set's whole-cache entry (C<compress_methods(dictionaries =E<gt>
-$dir)> without C<prefix>). In the same run of F<bench/memory.pl> (all
-three families, 64 MB) it held 2.11 times the items of Fast's default
-gzip, where a Fast object per prefix held 2.24 times (173 and 158 stored
-bytes per value, gzip 501).
+What decides the count is memcached's item, not the bytes alone: each
+value costs its key and memcached's own bytes per item besides, in a slab
+chunk up to a quarter larger; L<Cache::Memcached::RustXS::Dict::SlabModel>
+says how many and models it, and C<cmrx-dict> ranks its choices by it.
 
 Values that are Perl data are frozen by both clients with Storable before
 they are compressed; a set trained on the frozen bytes (C<cmrx-dict train
 --all> on a server the application fills, or on a file of the stored
 values) serves them the same way. The same JSON decoded into hashes, in
-64 MB (F<bench/memory.pl>, same run), per value:
+64 MB (the Perl-data part of F<bench/memory.pl>, in a third run, whose set
+numbered its dictionaries from 1; F<bench/README.md>, "Perl data"), per
+value:
 
                                         items      stored bytes /
                                         vs gzip    gzip of the JSON
@@ -1184,7 +1195,8 @@ memcached, 600,000 gets counted after as many of warm-up):
 (201.8 backend fetches per 1,000 gets with gzip under Zipf(0.99), 125.3
 and 127.9 with the set; under Zipf(0.8) 413.2, 257.4 and 280.4). Every
 value read back was the value set. The fetches follow the items: the set
-held 2.0 (one object) to 2.2 (per prefix) times gzip's there.
+held 98,954 (one object) and 109,219 (per prefix) against gzip's 49,000
+under Zipf(0.99).
 
 On realistic small values (the benchmark corpus in F<bench/data/values>:
 583 real JSON documents and HTML fragments, 100 B to 10 KB), per value, with

@@ -71,7 +71,8 @@ sub report_items {
     my @keys = map { $g->{value_keys}[$_] } grep { $_ % 2 } 0 .. $#$values;
     my $with_dictionary = @$frame_sizes == @held && !$h->{zstd_dict_refused};
     my $sizes = $with_dictionary ? $frame_sizes : Cache::Memcached::RustXS::Zstd::frame_sizes(\@held, level => 3);
-    return @{ written_items(\@keys, \@held, $sizes, threshold => $with_dictionary ? 64 : 208,    # fast_options'
+    my $threshold = Cache::Memcached::RustXS::Zstd::_fast_threshold($with_dictionary);    # fast_options'
+    return @{ written_items(\@keys, \@held, $sizes, threshold => $threshold,
                             times => ($g->{keys} || @held) / @held) };
 }
 
@@ -91,7 +92,7 @@ sub set_items {
             my ($key, $value) = @$pair;
             my $frame;
             my $n = $methods->[0]->(\$value, \$frame) ? length $frame : undef;
-            push @items, [ @{ stored_item(length $key, length $value, $n, 64, 0.8) }, $times ];
+            push @items, [ @{ stored_item(length $key, length $value, $n, Cache::Memcached::RustXS::Zstd::_fast_threshold(1), 0.8) }, $times ];
         }
     }
     return @items;
@@ -355,8 +356,8 @@ held-out values.
 =item set_items($report_set_result)
 
 The values C<report --dictionaries> sampled, as the set writes them (its
-C<compress_methods> for each prefix, C<fast_options>' threshold 64 and
-ratio 0.8).
+C<compress_methods> for each prefix, with the threshold of
+L<Cache::Memcached::RustXS::Zstd/fast_options(%options)> and ratio 0.8).
 
 =item cas_use(\%stats)
 
