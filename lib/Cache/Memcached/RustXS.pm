@@ -160,11 +160,6 @@ A set's state over time: the clock, and the one function that folds the
 set's decisions into what writers use at a moment, what is pending and
 what writers used before.
 
-=item L<Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions>
-
-A set's decisions as the manifest keeps them: the log, the log of a set
-written without one, and the entries' fields older releases read.
-
 =item L<Cache::Memcached::RustXS::Zstd::DictionarySet::IDs>
 
 The IDs a set gives: its identity, the lowest free ID, a random one.
