@@ -277,6 +277,10 @@ is_deeply [ map { [ @$_{qw(seq kind status)} ] } @{ json_at($T0, 'history', '--d
     my $list = do { local $ENV{CMRX_DICT_NOW} = $T0 + 30 * 86400; (run_dict([ 'list', '--dictionaries', $a, '--json' ]))[1] };
     like $list, qr/"savings" *: *[0-9.]+[,}\s]/, '(i) list --json: savings a number';
     unlike $list, qr/"(?:savings|samples|level|size|id)" *: *"/, '(i) ... and no number written as a string';
+    my ($status2, $train) = dict_at($T0 + 30 * 86400, 'train', '--all', '--out-dir', "$TMP/numbers", @FIXED_TUNING,
+                                    '--stage', '0', '--json', $values{all});
+    is $status2, 0, '(i) train --all --json: exit 0';
+    unlike $train, qr/"[a-z_]+" *: *"-?[0-9]+(?:\.[0-9]+)?"/, '(i) ... no number written as a string';
 }
 
 done_testing;

@@ -284,10 +284,14 @@ sub _date_field {
     },
 );
 
-# The numbers of a line as numbers (JSON output writes them so).
+# The numbers of a line as numbers (JSON output writes them so): its
+# numeric fields, and any other that holds a plain number; not the text
+# ones (a prefix, a file name, a checksum, a date).
+my %TEXT = map { ($_ => 1) } qw(prefix file sha256 method trained measured);
+
 sub _numbers {
     my ($f) = @_;
-    $f->{$_} += 0 for grep { defined $f->{$_} } qw(id level size savings samples);
+    $f->{$_} += 0 for grep { !$TEXT{$_} && $f->{$_} =~ /\A-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,9})?\z/ } keys %$f;
     return $f;
 }
 
