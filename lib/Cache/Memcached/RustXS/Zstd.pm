@@ -561,26 +561,15 @@ missing, truncated, or replaced (its size or SHA-256 differ from the
 manifest's: another set's file, say); and when a dictionary's ID is taken
 by a different dictionary the process has loaded already.
 
-When a reader in the process (L</decompress($frame)>, GetParser, the
-decompressors of both modules' C<compress_methods>) meets a frame whose
-dictionary is not loaded, the sets loaded this way are read again, each at
-most once per C<rescan_interval> seconds (60 by default; a fraction is
-fine; 0 reads the set at every such frame), and the frame is decoded if its
-dictionary came: dictionaries deployed into a set while the processes run
-are used within an interval, without a restart. The writers of a set
-(C<compress_methods> with C<dictionaries>, L<Cache::Memcached::RustXS::Memcached>
-with C<dictionaries>) read it again the same way, at most once per
-interval, to follow it (see L</compress_methods(dictionaries =E<gt> $dir, prefix =E<gt> $prefix, rescan_interval =E<gt> 60, max_output =E<gt> 64 MiB)>),
-and load what it added before they write with it. Only what is new is read
-(the manifest, and the files of dictionaries not loaded yet). A rescan that
-fails (a half-copied file, another set's manifest put in the folder, a
-manifest that a check refuses: see
-L<Cache::Memcached::RustXS::Zstd::DictionarySet/What a reader refuses>)
-keeps what was loaded and goes on writing and reading with it, warns
-(L</DIAGNOSTICS>: once per C<$WarnInterval>, 60 seconds), counts the
-rescan under L</counters()>'s C<sets>, and a value naming a dictionary not
-loaded is a miss; a later rescan may succeed. The warning about a missing dictionary comes when the
-ID is still unknown after a rescan.
+The set is read again while the process runs, by its writers and when a
+reader meets a frame whose dictionary is not loaded, each at most once
+per C<rescan_interval> seconds (60 by default; a fraction is fine; 0
+reads it at every such frame); only what is new is read. When, and what
+a rescan that fails does (it keeps what was loaded, warns, and counts it
+under L</counters()>'s C<sets>):
+L<Cache::Memcached::RustXS::Zstd::DictionarySet/What a process loads, and when>.
+The warning about a missing dictionary comes when the ID is still
+unknown after a rescan.
 
 Calling it again for the same folder reads it at once, and sets its
 interval anew.
@@ -745,17 +734,12 @@ so: give C<prefix>, or run C<cmrx-dict train --all> on the set again, which
 adds the entry. Readers need nothing new: every frame names its dictionary,
 and the entry is loaded with the set.
 
-The compressor follows the set while the process runs: it decides again
-what it writes with when the set is due for a rescan (every
-C<rescan_interval> seconds at the most, when it writes) and when a
-I<staged> dictionary's time comes (see
-L<Cache::Memcached::RustXS::Zstd::DictionarySet/Staging and rolling back>).
-So a dictionary added to the set, staged or not, and a rollback
-(C<cmrx-dict rollback>) reach every such writer within the interval, or at
-the staged time, without a restart; between those moments it costs one
-clock reading per value. It only ever writes with a dictionary the
-process has loaded, and a set that cannot be read again leaves it writing
-as before. A whole-cache entry that is only staged is written from its
+The compressor follows the set while the process runs, a staged
+dictionary from its time and a rollback within C<rescan_interval>,
+without a restart
+(L<Cache::Memcached::RustXS::Zstd::DictionarySet/What a process loads, and when>),
+at the cost of one clock reading per value. It only ever writes with a
+dictionary the process has loaded. A whole-cache entry that is only staged is written from its
 time on, the fallback before. C<level> and C<dictionary> cannot go with
 C<dictionaries>. The decompressor reads zstd (with any loaded
 dictionary), gzip and zlib, told apart by their magic bytes: values written
