@@ -315,9 +315,8 @@ decode past it is not decoded (a miss for the clients). Read at each call, so
 C<local> works; a negative size croaks.
 
 Undef by default: the cap is then
-C<$Cache::Memcached::RustXS::Zlib::MaxOutput> (64 MiB by default), which
-capped these values too in 0.101 and before and still does for programs that
-set only it. C<$MaxOutput> alone caps C<memGunzip> and C<uncompress>.
+C<$Cache::Memcached::RustXS::Zlib::MaxOutput> (64 MiB by default), for
+programs that set only it. C<$MaxOutput> alone caps C<memGunzip> and C<uncompress>.
 
 =back
 

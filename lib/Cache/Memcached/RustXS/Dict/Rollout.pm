@@ -206,8 +206,7 @@ lists, or there is nothing to go back to.
 
 The decisions of the set (of one prefix, given with or without its
 delimiter), in order, with what became of each at C<now>: a hash
-reference with C<dir>, C<identity>, C<now>, C<prefix>, C<synthesized>
-(undef, or how the decisions were found: C<converted>, C<reconciled>, C<rewritten>) and
+reference with C<dir>, C<identity>, C<now>, C<prefix> and
 C<decisions>, a list of C<< { seq, kind, prefix, dictionary, made,
 effective, status, superseded_by, cancels } >> (dates as the manifest
 writes them).
