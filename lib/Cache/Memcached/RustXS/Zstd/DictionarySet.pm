@@ -69,7 +69,7 @@ sub _copy { my %c = %{ $_[0] }; return \%c }
 
 sub entries { map { _copy($_) } @{ $_[0]{entries} } }
 
-sub removed { map { _copy($_) } @{ $_[0]{removed} } }
+sub removed { map { +{ id => $_->{id}, prefix => $_->{prefix}, removed => $_->{removed} } } @{ $_[0]{removed} } }
 
 # The entry or removed record that has $id.
 sub _id_user {
@@ -533,7 +533,7 @@ sub history {
     my ($self, %opt) = @_;
     my $prefix = delete $opt{prefix};
     my $f = $self->_state(_at('history', %opt))->{fold};
-    return map { +{ %$_, %{ $f->{decisions}{ $_->{seq} } || { status => 'not made yet' } } } }
+    return map { my %d = (%$_, %{ $f->{decisions}{ $_->{seq} } || { status => 'not made yet' } }); delete $d{line}; \%d }
            grep { !defined $prefix || $_->{prefix} eq $prefix } @{ $self->{decisions} };
 }
 
@@ -1399,7 +1399,7 @@ writers of any prefix have used by then).
 
 The set's decisions (of one prefix when C<prefix> is given), in order,
 each a hash reference with C<seq>, C<kind>, C<prefix>, C<id> (undef for a
-cancel), C<made> and C<effective> (epoch seconds; undef when not known),
+cancel), C<made> and C<effective> (epoch seconds),
 and what became of it at that moment: C<status> (C<in effect>, C<took
 effect>, C<superseded>, C<pending>, or C<not made yet> for one made after
 it), C<by> (the C<seq> that superseded it) and C<cancels> (the C<seq> a
