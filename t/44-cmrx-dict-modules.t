@@ -593,7 +593,7 @@ sub run_main {
         [ 'too few values', [ 'train', '--server', $ADDR, '--prefix', 'tiny', '--out', "$TMP/x.dict" ], 1,
           qr/\Acmrx-dict: cannot train a dictionary on 3 values of prefix 'tiny' \(\d+ bytes\): .*a few hundred values help\n\z/ ],
         [ 'a dictionary that does not load', [ 'report', '--server', $ADDR, '--dictionary', $files[0] ], 1,
-          qr/\Acmrx-dict: load_dictionary: \S+: not a zstd dictionary\n\z/ ],
+          qr/\Acmrx-dict: \S+: not a zstd dictionary\n\z/ ],
     );
     for my $case (@errors) {
         my ($name, $args, $want_status, $want_err) = @$case;

@@ -131,8 +131,8 @@ my @files_before = sort glob "$set_dir/*.dict";
     is $st, 0, 'train --all again on the same values: exit 0' or diag $err;
     like $out, qr/^\s+gh:\s+kept\b/m, '... gh: is kept (a new one is not 5 % better)';
     my $again = Cache::Memcached::RustXS::Zstd::DictionarySet->read($set_dir);
-    is_deeply [ sort map { "$_->{prefix}$_->{id}$_->{state}" } $again->entries ],
-              [ sort map { "$_->{prefix}$_->{id}$_->{state}" } $set->entries ], '... the set is as it was';
+    is_deeply [ sort map { "$_->{entry}{prefix}$_->{entry}{id}$_->{state}" } $again->schedule ],
+              [ sort map { "$_->{entry}{prefix}$_->{entry}{id}$_->{state}" } $set->schedule ], '... the set is as it was';
 }
 {
     # A first set of few npm values, then the whole half: replaced.
@@ -148,7 +148,7 @@ my @files_before = sort glob "$set_dir/*.dict";
     my $s = Cache::Memcached::RustXS::Zstd::DictionarySet->read($small_dir);
     my $now = $s->current('npm:');
     isnt $now->{id}, $first->{id}, '... npm: has a new dictionary' or diag $out;
-    is $s->entry($first->{id})->{state}, 'retired', '... the old one is retired';
+    is +(grep { $_->{entry}{id} == $first->{id} } $s->schedule)[0]{state}, 'retired', '... the old one is retired';
     ok -f $s->path_of($first->{id}), '... and its file is still there';
     ok $s->current('method:'), '... and the new prefix method: got one';
     cmp_ok $s->current('method:')->{id}, '>=', 65536, '... with a random ID';

@@ -84,14 +84,16 @@ ok -f "$dir/$_->{file}", "and $_->{file}" for $set->entries;
 is_deeply [ grep { /\.tmp-/ } glob("$dir/*") ], [], 'no temporary file left behind';
 
 my $text = slurp("$dir/manifest");
-like $text, qr/\Acmrx-dictionary-set 1\n/, 'the manifest starts with its format line';
-like $text, qr/\nend dictionaries=3\n\z/, 'and ends with the count';
+like $text, qr/\Acmrx-dictionary-set 2 release=\Q$Cache::Memcached::RustXS::VERSION\E\n/,
+    'the manifest starts with its format line and the release that wrote it';
+like $text, qr/^decision seq=3 kind=train prefix=app%201\/%E9:%25 dictionary=300 made=\S+Z effective=\S+Z$/m,
+    'one line a decision, in readable UTC';
 like $text, qr/prefix=app%201\/%E9:%25 /, 'bytes outside printable ASCII, spaces and % are escaped';
 like $text, qr/ held_out_items=1234\n/, 'other fields are kept';
 
 my $read = $Set->read($dir);
 is $read->identity, $set->identity, 'read back: the same identity';
-is $read->format_version, 1, 'the format version';
+is $read->format_version, 2, 'the format version';
 is_deeply [ $read->entries ], [ $set->entries ], 'the same entries';
 is_deeply $read->fallback, $set->fallback, 'the same fallback';
 is $read->as_string, $text, 'and the same text when written again';
@@ -129,16 +131,18 @@ SKIP: {
     my $old = $s->current('api:');
     my $new = $s->add(prefix => 'api:', dictionary => $dict{news}, level => 9, id => $s->unused_id);
     is $new->{id}, 2, 'unused_id: the smallest free ID';
-    is $s->entry($old->{id})->{state}, 'retired', 'the prefix\'s dictionary before is retired';
+    my %state = map { ($_->{entry}{id} => $_->{state}) } $s->schedule;
+    is $state{ $old->{id} }, 'retired', 'the prefix\'s dictionary before is retired';
     is $s->current('api:')->{id}, 2, 'the new one is current';
     like error_of(sub { $s->remove(2) }), qr/current for prefix 'api:': retire it first/,
         'a current dictionary cannot be removed';
     like error_of(sub { $s->add(prefix => 'x:', dictionary => $dict{api}, level => 3, id => 2) }),
-        qr/dictionary ID 2 is in the set already \(prefix 'api:', current\): two dictionaries with one ID are refused/,
+        qr/dictionary ID 2 is in the set already \(prefix 'api:', in the set\): two dictionaries with one ID are refused/,
         'two dictionaries with one ID are refused';
     like error_of(sub { $s->add(prefix => 'x:', dictionary => $dict{api}, level => 3) }),
-        qr/dictionary ID $old->{id} is in the set already \(prefix 'api:', retired\)/,
+        qr/dictionary ID $old->{id} is in the set already \(prefix 'api:', in the set\)/,
         'also when the one there is retired';
+    my $before = $s->as_string;
     $s->write;
     $s->remove($old->{id});
     ok -f "$dir/$old->{file}", 'remove deletes nothing before write';
@@ -147,7 +151,11 @@ SKIP: {
     is scalar(() = $Set->read($dir)->entries), 3, 'and the manifest lists it no more';
     is_deeply [ map { [ $_->{id}, $_->{prefix} ] } $Set->read($dir)->removed ], [ [ $old->{id}, 'api:' ] ],
         'but keeps its ID, as removed';
-    like slurp("$dir/manifest"), qr/\nend dictionaries=3 removed=1\n\z/, 'counted in the end line';
+    my $after = slurp("$dir/manifest");
+    is substr($after, 0, length $before), $before, 'every line before kept byte for byte';
+    like substr($after, length $before), qr/\Aremoved id=$old->{id} prefix=api: removed=\S+Z\n\z/,
+        'the removal appended as a line';
+    like $after, qr/^dictionary id=$old->{id} prefix=api: /m, 'and its dictionary line stays';
     like error_of(sub { $s->add(prefix => 'y:', dictionary => $dict{api}, level => 3) }),
         qr/dictionary ID $old->{id} is in the set already \(prefix 'api:', removed: values may still name it\)/,
         'a removed dictionary\'s ID is not given again';
@@ -209,12 +217,17 @@ SKIP: {
     my $good = slurp("$dir/manifest");
     my $bad = fresh_dir();
     mkdir $bad or die "$bad: $!";
-    my @accepted;
+    my (@accepted, @wrong);
     for my $len (0 .. length($good) - 1) {
         spew("$bad/manifest", substr $good, 0, $len);
-        push @accepted, $len unless error_of(sub { $Set->read($bad) });
+        my $read = eval { $Set->read($bad) };
+        # A cut at a line's end leaves an earlier log, which is read as
+        # that; anywhere else it is refused.
+        push @accepted, $len if $read && substr($good, $len - 1, 1) ne "\n";
+        push @wrong, $len if $read && index($good, $read->as_string) != 0;
     }
-    is_deeply \@accepted, [], 'a manifest cut short at any byte is refused';
+    is_deeply \@accepted, [], 'a manifest cut short within a line is refused';
+    is_deeply \@wrong, [], 'one cut at a line end reads as the log up to there';
     # $good with the first match of $re replaced by what $with returns.
     my $line = sub {
         my ($re, $with) = @_;
@@ -222,34 +235,50 @@ SKIP: {
         $t =~ s/$re/$with->()/me or die "no $re";
         return $t;
     };
-    my ($npm_line) = $good =~ /^(dictionary id=1 prefix=npm: .*)$/m;
-    (my $twin = $npm_line) =~ s/id=1 /id=9 /;
-    $twin =~ s/file=npm-1\.dict/file=npm-9.dict/;
+    my ($api) = $good =~ /^dictionary id=(\d+) prefix=api: /m;
+    my $next = 1 + (() = $good =~ /^decision /mg);
+    my ($removed) = $good =~ /^removed id=(\d+) /m;
     my %cases = (
         'not a manifest'         => [ "hello\n", qr/line 1: not a dictionary set manifest/ ],
-        'a newer format'         => [ $line->(qr/\Acmrx-dictionary-set 1/, sub { 'cmrx-dictionary-set 2' }),
-                                      qr/format 2 is newer than this reader knows \(1\)/ ],
+        'a newer format'         => [ $line->(qr/\Acmrx-dictionary-set 2 release=\S+/, sub { 'cmrx-dictionary-set 3 release=1.200' }),
+                                      qr/line 1: format 3 needs Cache::Memcached::RustXS 1.200 or later/ ],
+        'format 1'               => [ $line->(qr/\Acmrx-dictionary-set 2 release=\S+/, sub { 'cmrx-dictionary-set 1' }),
+                                      qr/line 1: format 1 was written by a development version .*make a new set/ ],
         'one ID twice'           => [ $line->(qr/^(dictionary id=1 .*)$/m, sub { "$1\n$1" }),
                                       qr/dictionary ID 1 is listed twice .*two dictionaries with one ID are refused/ ],
-        'two current'            => [ $line->(qr/^(dictionary id=1 prefix=npm: .*)$/m, sub { "$1\n$twin" }),
-                                      qr/prefix 'npm:' has two current dictionaries \(IDs 1 and 9\)/ ],
-        'a count that is wrong'  => [ $line->(qr/^end dictionaries=\d+/m, sub { 'end dictionaries=9' }),
-                                      qr/counts 9 dictionaries, \d+ are listed \(truncated\?\)/ ],
         'a field cut off'        => [ $line->(qr/ sha256=[0-9a-f]+/, sub { '' }), qr/without its sha256/ ],
         'a file outside'         => [ $line->(qr/ file=npm-1\.dict/, sub { ' file=../npm-1.dict' }),
                                       qr/file must be a plain name inside the set's folder/ ],
-        'an unknown line'        => [ $line->(qr/^end /m, sub { "frobnicate x=1\nend " }), qr/unknown line 'frobnicate'/ ],
-        'a line after the end'   => [ "${good}dictionary id=5\n", qr/after the end line/ ],
         'a bad level'            => [ $line->(qr/ level=3 /, sub { ' level=99 ' }), qr/level must be a zstd level/ ],
         'CRLF line ends'         => [ do { (my $t = $good) =~ s/\n/\r\n/g; $t }, qr/line \d+: / ],
+        'effective before made'  => [ $line->(qr/^(decision seq=2 .* made=)(\S+) effective=\S+$/m,
+                                              sub { "${1}2026-06-01T00:00:10Z effective=2026-06-01T00:00:00Z" }),
+                                      qr/line \d+: effective 2026-06-01T00:00:00Z is before made 2026-06-01T00:00:10Z/ ],
+        'a missing dictionary'   => [ $line->(qr/^(decision seq=2 .*) dictionary=\d+/m, sub { "$1 dictionary=4242" }),
+                                      qr/line \d+: dictionary '4242' is on no dictionary line before it/ ],
+        'another prefix\'s'      => [ $line->(qr/^(decision seq=2 .*) dictionary=\d+/m, sub { "$1 dictionary=$api" }),
+                                      qr/line \d+: dictionary $api is of the prefix 'api:', not 'npm:'/ ],
+        'a seq repeated'         => [ $line->(qr/^decision seq=3 /m, sub { 'decision seq=2 ' }),
+                                      qr/line \d+: seq '2', where seq 3 is next: a seq repeated, out of order or missing/ ],
+        'times going back'       => [ $line->(qr/^(decision seq=3 .* made=)\S+ effective=\S+$/m,
+                                              sub { "${1}2000-01-01T00:00:00Z effective=2000-01-01T00:00:00Z" }),
+                                      qr/line \d+: time order: made 2000-01-01T00:00:00Z is earlier than line \d+'s/ ],
+        'removal of the current' => [ "${good}removed id=1 prefix=npm: removed=2099-01-01T00:00:00Z\n",
+                                      qr/line \d+: dictionary 1 is removed while the writers of its prefix use it/ ],
+        'a decision after removal' => [ "${good}decision seq=$next kind=rollback prefix=api: dictionary=$removed "
+                                        . "made=2099-01-01T00:00:00Z effective=2099-01-01T00:00:00Z\n",
+                                        qr/line \d+: dictionary $removed was removed at line \d+/ ],
     );
     for my $name (sort keys %cases) {
         my ($text, $want) = @{ $cases{$name} };
-        $text =~ s/^end dictionaries=\d+/'end dictionaries=' . (() = $text =~ m{^dictionary }mg)/me
-            unless $name eq 'a count that is wrong' || $name eq 'a line after the end';
         spew("$bad/manifest", $text);
-        like error_of(sub { $Set->read($bad) }), qr/\Q$bad\E\/manifest: .*$want/, "refused: $name";
+        like error_of(sub { $Set->read($bad) }), qr/\Q$bad\E\/manifest: .*$want.*refused, nothing changed/s,
+            "refused: $name";
     }
+    spew("$bad/manifest", $good . "frobnicate x=1\n");
+    ok eval { $Set->read($bad) }, 'a line kind a later release adds is skipped';
+    spew("$bad/manifest", $line->(qr/^(decision seq=1 .*)$/m, sub { "$1 why=later" }));
+    ok eval { $Set->read($bad) }, 'and so is a field it adds';
     like error_of(sub { $Set->read(fresh_dir()) }), qr/is not a dictionary set: cannot read/,
         'a folder without a manifest is not a set';
 }
@@ -473,6 +502,52 @@ SKIP: {
         return leaked_svs($round);    # (after the one warning of the ID, the caches filled)
     });
     is $out, 0, 'a reader whose rescan dies or finds nothing leaks nothing';
+}
+
+# A set whose manifest becomes unreadable while a process runs: it keeps
+# what it loaded (its writer writes with it), warns once per
+# $WarnInterval, and counts each rescan that failed.
+{
+    my $live = fresh_dir();
+    my $s = $Set->create($live);
+    $s->add(prefix => 'api:', dictionary => $dict{api}, level => 3, id => 40);
+    $s->write;
+    my $good = slurp("$live/manifest");
+    my $out = in_fresh_process(sub {
+        my ($warnings) = @_;
+        my $now = 2_000_000_000;
+        no warnings 'once';
+        local $Cache::Memcached::RustXS::Zstd::DictionarySet::State::Clock = sub { $now };
+        load_dictionaries($live, rescan_interval => 10);
+        my $writer = compress_methods(dictionaries => $live, prefix => 'api:', rescan_interval => 10);
+        my $write = sub {
+            my ($in, $frame) = ($values{api}[0], '');
+            $writer->[0]->(\$in, \$frame) or return 'declined';
+            my $back = '';
+            return frame_dictionary_id($frame) . ($writer->[1]->(\$frame, \$back) && $back eq $in ? '' : ' unreadable');
+        };
+        # Effective before made: a log that cannot be true.
+        (my $bad = $good) =~ s/^(decision seq=1 .* made=)(\S+) effective=\S+$/${1}$2 effective=2000-01-01T00:00:00Z/m
+            or die "no decision line\n";
+        spew("$live/manifest", $bad);
+        my @seen;
+        for my $step (11, 11, 11, 60) {
+            $now += $step;
+            push @seen, join ':', $write->(), Cache::Memcached::RustXS::Zstd::counters()->{sets}{unreadable_rescans},
+                                  scalar @$warnings;
+        }
+        spew("$live/manifest", $good);
+        $now += 11;
+        push @seen, join ':', $write->(), Cache::Memcached::RustXS::Zstd::counters()->{sets}{unreadable_rescans},
+                              scalar @$warnings;
+        return join "\n", join(',', @seen), @$warnings;
+    });
+    my ($seen, $warning) = split /\n/, $out;
+    is $seen, '40:1:1,40:2:1,40:3:1,40:4:2,40:4:2',
+        'a set that becomes unreadable: the writer keeps its dictionary, each failed rescan is counted, '
+      . 'one warning per interval; read again once it is whole' or diag $out;
+    like $warning, qr/rescanning the dictionary set in \Q$live\E: \Q$live\E\/manifest: line \d+: effective 2000-01-01T00:00:00Z is before made .*the dictionaries loaded before stay/,
+        '... the warning names the line and the check';
 }
 
 is_deeply \@WARNINGS, [], 'no warning in this process';

@@ -118,7 +118,7 @@ cmp_ok $whole->{id}, '>=', 65536, "... with a random ID of its own ($whole->{id}
 ok !(grep { $_->{id} == $whole->{id} && length $_->{prefix} } $set->entries), "... none of the prefixes' IDs";
 like $whole->{other_keys}, qr/\A[01]\z/, "... saying whether other keys get it (other_keys=$whole->{other_keys})";
 is $set->delimiter, ':', 'the set records its delimiter';
-like slurp(File::Spec->catfile($dir, 'manifest')), qr/^dictionary id=\Q$whole->{id}\E prefix= state=current /m,
+like slurp(File::Spec->catfile($dir, 'manifest')), qr/^dictionary id=\Q$whole->{id}\E prefix= file=/m,
     'the manifest lists it with an empty prefix';
 ok $set->verify, '... and its file is as the manifest says';
 

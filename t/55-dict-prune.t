@@ -2,14 +2,14 @@
 # cmrx-dict prune: a set's retired dictionaries that no sampled value names
 # and that were retired long enough ago are removed, the others kept with
 # the reason printed; --dry-run changes no byte; removed IDs stay in the
-# manifest and are never given again (by the API or by train --all); a
-# manifest without retirement dates (written before they were recorded)
-# loads, its retirements counted from the first prune. Against a real
+# manifest and are never given again (by the API or by train --all);
+# every retirement is dated by the log. Against a real
 # memcached: values naming chosen dictionary IDs are stored, pruned around,
 # and read back by a reader that loaded the set before the prune (it keeps
 # reading, and finds a dictionary added after it) and by a reader started
 # after it (a value naming a removed ID is a miss, the others decode).
-# Ages are set through the API (retire with a date), never waited for.
+# Ages are set through the set's clock (decisions made in the past), never
+# waited for.
 use strict;
 use warnings;
 
@@ -45,20 +45,11 @@ sub snapshot {
     return { map { ($_ => slurp("$dir/$_")) } grep { !/\A\.\.?\z/ && $_ ne '.lock' } readdir $dh };
 }
 
-# The manifest's text with the retired date of dictionary $id taken out, as
-# a set written before retirements were dated has it (and before staging:
-# no current_from either).
-sub undated {
-    my ($dir, $id) = @_;
-    my $path = "$dir/manifest";
-    my $text = slurp($path);
-    $text =~ s/^(dictionary id=$id .*?) retired=\S+/$1/m or die "no retired date for $id in $path\n";
-    $text =~ s/^(dictionary id=$id .*?) current_from=\S+/$1/m;
-    # Written before dates were recorded: before decisions were, too.
-    $text =~ s/^(set .*?) decisions=\S+ decisions_of=\S+/$1/m;
-    $text =~ s/ decided=\S+//g;
-    spew($path, $text);
-    return;
+# Runs $code with the set's clock at $at (epoch seconds).
+sub at_time {
+    my ($at, $code) = @_;
+    local $Cache::Memcached::RustXS::Zstd::DictionarySet::State::Clock = sub { $at };
+    return $code->();
 }
 
 # The line of dictionary $id in a prune's table.
@@ -76,43 +67,19 @@ sub dictionary { my ($values, $size) = @_; return train_dictionary($values, size
 {
     my $dir = "$TMP/dates";
     my $s = $Set->create($dir);
-    my $before = time;
-    $s->add(prefix => 'x:', dictionary => dictionary($V{gh}), level => 3, id => 201);
-    $s->add(prefix => 'x:', dictionary => dictionary($V{news}), level => 3, id => 202);
-    my $e = $s->entry(201);
-    is $e->{state}, 'retired', 'add retires the dictionary before';
-    like $e->{retired}, qr/\A\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\z/, '... and records when (retired=DATE)';
-    ok !defined $s->entry(202)->{retired}, '... the current one has no date';
-    $s->retire(201, retired => 1_000_000_000);
-    is $s->entry(201)->{retired}, '2001-09-09T01:46:40Z', 'retire(ID, retired => epoch) sets the date';
-    $s->retire(201);
-    is $s->entry(201)->{retired}, '2001-09-09T01:46:40Z', '... retire again without one keeps it';
-    $s->retire(201, retired => '2026-01-02T03:04:05Z');
-    is $s->entry(201)->{retired}, '2026-01-02T03:04:05Z', '... a date as the manifest writes it';
-    like error_of(sub { $s->retire(201, retired => 'yesterday') }), qr/retired must be epoch seconds or YYYY/,
-        '... a malformed date is refused';
-    like error_of(sub { $s->retire(201, when => 1) }), qr/unknown option\(s\): when/, '... and an unknown option';
+    my $t0 = time - 3 * $DAY;
+    at_time($t0, sub { $s->add(prefix => 'x:', dictionary => dictionary($V{gh}), level => 3, id => 201) });
+    at_time($t0 + $DAY, sub { $s->add(prefix => 'x:', dictionary => dictionary($V{news}), level => 3, id => 202) });
     $s->write;
-    like slurp("$dir/manifest"), qr/^dictionary id=201 .* trained=\S+ retired=2026-01-02T03:04:05Z$/m,
-        'the manifest writes it after trained';
-    undated($dir, 201);
-    my $old = eval { $Set->read($dir) };
-    ok $old, 'a manifest without the date (written before dates were recorded) loads' or diag $@;
-    ok $old && !defined $old->entry(201)->{retired}, '... the retirement date is unknown';
-    $old->retire(201);
-    cmp_ok _epoch($old->entry(201)->{retired}), '>=', $before, '... retire then records now';
+    my %row = map { ($_->{entry}{id} => $_) } $s->schedule;
+    is_deeply [ @{ $row{201} }{qw(state since)} ], [ 'retired', POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime($t0 + $DAY)) ],
+        'a dictionary replaced is retired since the decision that replaced it took effect';
+    is $row{202}{state}, 'current', '... and the other current';
     my $text = slurp("$dir/manifest");
-    $text =~ s/^(dictionary id=201 .*)$/$1 retired=soon/m;
+    $text =~ s/^(decision seq=2 .* effective=)\S+$/${1}soon/m;
     spew("$dir/manifest", $text);
-    like error_of(sub { $Set->read($dir) }), qr/line \d+: retired must be YYYY-MM-DDTHH:MM:SSZ/,
-        'a malformed retired date is refused, naming the line';
-}
-
-sub _epoch {
-    my ($d) = @_;
-    require Time::Local;
-    my @f = $d =~ /\A(\d+)-(\d+)-(\d+)T(\d+):(\d+):(\d+)Z\z/ or return -1;
-    return Time::Local::timegm($f[5], $f[4], $f[3], $f[2], $f[1] - 1, $f[0]);
+    like error_of(sub { $Set->read($dir) }), qr/line \d+: effective must be YYYY-MM-DDTHH:MM:SSZ/,
+        'a malformed date is refused, naming the line';
 }
 
 # ---- usage and errors ---------------------------------------------------------------
@@ -137,7 +104,8 @@ my $empty_dump = spew("$TMP/empty.dump", "END\r\n");
         '... one line saying why';
     ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', "$TMP/dates", $empty_dump ]);
     is $st, 1, 'a malformed manifest: exit 1';
-    like $err, qr{\Acmrx-dict: \Q$TMP\E/dates/manifest: line \d+: retired must be}, '... naming the file and line';
+    like $err, qr{\Acmrx-dict: \Q$TMP\E/dates/manifest: line \d+: effective must be YYYY-MM-DDTHH:MM:SSZ, not 'soon': refused, nothing changed\n\z},
+        '... naming the file and line';
     ($st, $out, $err) = run_dict([ 'prune', '--server', '127.0.0.1:11211', '--dictionaries', "$TMP/dates",
                                    $empty_dump ]);
     is $st, 2, '--server and files: exit 2';
@@ -151,13 +119,13 @@ my $empty_dump = spew("$TMP/empty.dump", "END\r\n");
 {
     my $dir = "$TMP/file-set";
     my $s = $Set->create($dir);
-    $s->add(prefix => 'x:', dictionary => dictionary($V{gh}), level => 3, id => 101);
+    at_time(time - 10 * $DAY, sub {
+        $s->add(prefix => 'x:', dictionary => dictionary($V{gh}), level => 3, id => 101);
+        $s->add(prefix => 'y:', dictionary => dictionary($V{npm}), level => 3, id => 103);
+        $s->add(prefix => 'y:', dictionary => dictionary($V{compat}), level => 3, id => 104);  # 103 retired then
+    });
     $s->add(prefix => 'x:', dictionary => dictionary($V{news}), level => 3, id => 102);    # 101 retired now
-    $s->add(prefix => 'y:', dictionary => dictionary($V{npm}), level => 3, id => 103);
-    $s->add(prefix => 'y:', dictionary => dictionary($V{compat}), level => 3, id => 104);  # 103 retired now
-    $s->retire(103, retired => time - 10 * $DAY);
     $s->write;
-    undated($dir, 101);
     Cache::Memcached::RustXS::Zstd::load_dictionaries($dir);
     my $frame = sub { Cache::Memcached::RustXS::Zstd::compress($_[1], level => 3, dictionary => $_[0]) };
     my $dump = write_dump("$TMP/values.dump",
@@ -170,8 +138,8 @@ my $empty_dump = spew("$TMP/empty.dump", "END\r\n");
     my ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', $dir, '--retired-for', '0', '--dry-run', $dump ]);
     is $st, 0, 'prune --retired-for 0 --dry-run, values from a file: exit 0' or diag $err;
     like $out, qr/against \Q$dump\E: 6 keys listed, 6 values sampled \(2 prefixes\)/, '... says what it sampled';
-    like row_of($out, 101), qr/ retired +.* 0 +unknown +would remove +retired at an unknown time, and no sampled value names it$/,
-        '... with --retired-for 0, an undated retired dictionary that no value names would go';
+    like row_of($out, 101), qr/ retired +.* 0 +\S+Z \(\d+s ago\) +would remove +retired \d+s ago, and no sampled value names it$/,
+        '... with --retired-for 0, a dictionary retired now that no value names would go';
     like row_of($out, 103), qr/ 2 .* kept +still named by 2 sampled values$/, '... one still named stays';
     like $out, qr/^Would remove 1 dictionary \(\d+ bytes\): ID 101 \(x-101\.dict\)/m, '... the total';
     like $out, qr/^Dry run: the set was not changed\.$/m, '... and that it changed nothing';
@@ -180,13 +148,10 @@ my $empty_dump = spew("$TMP/empty.dump", "END\r\n");
     ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', $dir, $dump ]);
     is $st, 0, 'prune (7d), values from a file: exit 0' or diag $err;
     like $out, qr/retired at least 7d ago\./, '... the age, by default 7 days';
-    like row_of($out, 101), qr/unknown +kept +retired at an unknown time \(the manifest has no date for it\)$/,
-        '... an undated retired dictionary stays';
-    like $out, qr/^Recorded now as the retirement date of ID 101, retired before dates were recorded: prune removes it from 7d on/m,
-        '... and its retirement is counted from now';
+    like row_of($out, 101), qr/ kept +retired only \d+s ago$/, '... one retired now stays';
+    like row_of($out, 103), qr/ kept +still named by 2 sampled values$/, '... and one still named';
     like $out, qr/^No dictionary to remove\.$/m, '... nothing removed';
     my $after = $Set->read($dir);
-    cmp_ok _epoch($after->entry(101)->{retired}), '>=', time - 60, '... the date is in the manifest';
     is scalar($after->entries), 4, '... every dictionary still there';
 
     ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', $dir, '--retired-for', '0', $dump ]);
@@ -236,21 +201,21 @@ SKIP: {
 
     # a: 1 (retired 30 days ago, still named), 2 (retired 30 days ago, not
     # named), 3 (current); b: 4 (retired 2 hours ago, not named), 5
-    # (current); c: 6 (retired, no date), 7 (current). The IDs the test
+    # (current); c: 6 (retired now), 7 (current). The IDs the test
     # process gives sets from here on are other than the file set's.
     my $s = $Set->create($dir);
-    $s->add(prefix => 'a:', dictionary => dictionary([ @{ $V{gh} }[ 0 .. 30 ] ]), level => 3, id => 1);
-    $s->add(prefix => 'a:', dictionary => dictionary([ @{ $V{gh} }[ 31 .. 61 ] ]), level => 3, id => 2);
-    $s->add(prefix => 'a:', dictionary => dictionary($V{gh}), level => 3, id => 3);
-    $s->add(prefix => 'b:', dictionary => dictionary([ @{ $V{npm} }[ 0 .. 60 ] ]), level => 3, id => 4);
-    $s->add(prefix => 'b:', dictionary => dictionary($V{npm}), level => 3, id => 5);
-    $s->add(prefix => 'c:', dictionary => dictionary([ @{ $V{compat} }[ 0 .. 50 ] ]), level => 3, id => 6);
+    at_time(time - 30 * $DAY, sub {
+        $s->add(prefix => 'a:', dictionary => dictionary([ @{ $V{gh} }[ 0 .. 30 ] ]), level => 3, id => 1);
+        $s->add(prefix => 'a:', dictionary => dictionary([ @{ $V{gh} }[ 31 .. 61 ] ]), level => 3, id => 2);
+        $s->add(prefix => 'a:', dictionary => dictionary($V{gh}), level => 3, id => 3);
+        $s->add(prefix => 'b:', dictionary => dictionary([ @{ $V{npm} }[ 0 .. 60 ] ]), level => 3, id => 4);
+        $s->add(prefix => 'c:', dictionary => dictionary([ @{ $V{compat} }[ 0 .. 50 ] ]), level => 3, id => 6);
+    });
+    at_time(time - 2 * 3600, sub {
+        $s->add(prefix => 'b:', dictionary => dictionary($V{npm}), level => 3, id => 5);
+    });
     $s->add(prefix => 'c:', dictionary => dictionary($V{compat}), level => 3, id => 7);
-    $s->retire(1, retired => time - 30 * $DAY);
-    $s->retire(2, retired => time - 30 * $DAY);
-    $s->retire(4, retired => time - 2 * 3600);
     $s->write;
-    undated($dir, 6);
 
     # A reader that loads the set now and keeps running through the prunes
     # (it reads the set again whenever a frame names a dictionary it has not).
@@ -313,9 +278,9 @@ SKIP: {
     like row_of($out, 4), qr/ retired +\S+\.dict +\d+ +0 +\S+ \(2h( 0m)?\ ago\) +kept +retired only 2h( 0m)? ago$/,
         '... ID 4: retired only 2 hours ago';
     like row_of($out, 5), qr/ current +\S+\.dict +\d+ +6 +- +kept +the current dictionary of prefix 'b:'$/, '... ID 5: current';
-    like row_of($out, 6), qr/ retired +\S+\.dict +\d+ +0 +unknown +kept +retired at an unknown time/, '... ID 6: date unknown';
+    like row_of($out, 6), qr/ retired +\S+\.dict +\d+ +0 +\S+Z \(\d+s ago\) +kept +retired only \d+s ago$/,
+        '... ID 6: retired now';
     like $out, qr/^Would remove 1 dictionary \(\d+ bytes\): ID 2 \(a-2\.dict\)/m, '... the total';
-    like $out, qr/^Would record now as the retirement date of ID 6/m, '... what it would record';
     is_deeply snapshot($dir), $before, '... and no byte of the folder changed (files and manifest)';
 
     ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', $dir, '--server', $addr ]);
@@ -330,15 +295,16 @@ SKIP: {
               { map { ($_ => $before->{$_}) } grep { $_ ne 'manifest' && $_ ne 'a-2.dict' } keys %$before },
         '... every other file as it was';
     my $now = $Set->read($dir);
-    is_deeply [ map { $_->{id} } $now->entries ], [ 1, 3, 4, 5, 6, 7 ], '... the manifest lists the others';
+    is_deeply [ sort map { $_->{id} } $now->entries ], [ 1, 3, 4, 5, 6, 7 ], '... the manifest lists the others';
     is_deeply [ map { $_->{id} } $now->removed ], [2], '... and ID 2 as removed';
-    ok defined $now->entry(6)->{retired}, '... ID 6 now has a retirement date';
+    my $manifest = slurp("$dir/manifest");
+    like $manifest, qr/\nremoved id=2 prefix=a: removed=\S+Z\n\z/, '... appended as the last line';
     ok eval { $now->verify }, '... each file as the manifest lists it' or diag $@;
 
     ($st, $out, $err) = run_dict([ 'prune', '--dictionaries', $dir, '--server', $addr, '--retired-for', '1h' ]);
     is $st, 0, 'prune --retired-for 1h: exit 0' or diag $err;
     like row_of($out, 4), qr/ removed +retired 2h( 0m)? ago, and no sampled value names it$/, '... removes ID 4';
-    like row_of($out, 6), qr/ kept +retired only \d+s ago$/, '... keeps ID 6, dated by the last prune';
+    like row_of($out, 6), qr/ kept +retired only \d+s ago$/, '... keeps ID 6, retired now';
     like row_of($out, 1), qr/ kept +still named by 5 sampled values$/, '... and ID 1, still named';
     $now = $Set->read($dir);
     is_deeply [ map { $_->{id} } $now->removed ], [ 2, 4 ], 'IDs 2 and 4 are removed';

@@ -41,11 +41,10 @@ sub id_of { my ($e) = @_; $e ? $e->{id} : undef }
 my $now = time;
 my $set = $Set->create("$TMP/schedule");
 my $a = $set->add(prefix => 'gh:', dictionary => $dict[0], level => 3, id => 11);
-is $a->{state}, 'current', 'added without current_from: current at once';
+is states($set)->{11}, 'current', 'added without current_from: current at once';
 my $b = $set->add(prefix => 'gh:', dictionary => $dict[1], level => 6, id => 12,
                   current_from => $now + $HOUR);
-is_deeply [ @$b{qw(state current_from)} ], [ 'retired', date($now + $HOUR) ],
-    'added with a later current_from: staged (retired, with the date, for releases that know no staging)';
+is states($set)->{12}, 'staged', 'added with a later current_from: staged';
 is id_of($set->current('gh:')), 11, 'writers use the earlier dictionary until then';
 is id_of($set->current('gh:', at => $now + $HOUR - 1)), 11, '... to the last second';
 is id_of($set->current('gh:', at => $now + $HOUR)), 12, '... and the staged one from its time';
@@ -61,18 +60,13 @@ like error_of(sub { $set->current('gh:', at => 'soon') }), qr/\Acurrent: at must
 
 $set->write;
 my $text = do { local (@ARGV, $/) = "$TMP/schedule/manifest"; <> };
-like $text, qr/^dictionary id=12 prefix=gh: state=retired decided=staged current_from=\Q${\ date($now + $HOUR)}\E /m,
-    'the manifest: a release without staging loads it for reading only';
-like $text, qr/^dictionary id=11 prefix=gh: state=current /m, '... and keeps writing the current one';
+like $text, qr/^decision seq=2 kind=train prefix=gh: dictionary=12 made=\Q${\ date($now)}\E effective=\Q${\ date($now + $HOUR)}\E$/m,
+    'the manifest: the staged decision, with when it takes effect';
+unlike $text, qr/ state=/, '... and no state written on a dictionary line';
 my $read = $Set->read("$TMP/schedule");
 is_deeply states($read), { 11 => 'current', 12 => 'staged' }, 'read back: the same schedule';
-
-$read->settle(at => $now + $HOUR + 5);
-my %e = map { ($_->{id} => $_) } $read->entries;
-is_deeply [ @{ $e{12} }{qw(state current_from)} ], [ 'current', date($now + $HOUR) ],
-    'settle after its time: the staged one is current';
-is_deeply [ @{ $e{11} }{qw(state retired)} ], [ 'retired', date($now + $HOUR) ],
-    '... and the one it took over from retired at that time';
+is_deeply states($read, at => $now + $HOUR + 5), { 11 => 'retired', 12 => 'current' },
+    '... and after its time, from the same lines';
 
 # Rollback: a prefix's earlier dictionary made current again, staged.
 my $roll = $Set->create("$TMP/rollback");
@@ -93,9 +87,9 @@ $roll->add(prefix => 'gh:', dictionary => $dict[1], level => 3, id => 24, curren
 $roll->retire(24);
 is id_of($roll->current('gh:', at => $now + 2 * $HOUR)), 21, 'a staged dictionary retired is not used';
 $roll->write;
-my $retired23 = (grep { $_->{id} == 23 } $roll->entries)[0];
-ok $retired23->{retired} && $retired23->{current_from},
-    'a cancelled one is retired, with a date (no longer staged), and keeps the date it was staged for';
+my ($row23) = grep { $_->{entry}{id} == 23 } $roll->schedule;
+is_deeply [ @$row23{qw(state since)} ], [ 'retired', date($now) ],
+    'a superseded one is retired since the decision that set it aside (no longer staged)';
 is_deeply states($roll, at => $now + 3 * $HOUR)->{23}, 'retired', '... and is never used';
 $roll = $Set->read("$TMP/rollback");
 $roll->remove(22);
@@ -119,14 +113,14 @@ $new->add(prefix => 'npm:', dictionary => $dict[2], level => 3, current_from => 
 is_deeply [ $new->prefixes ], [], 'a new prefix staged: not among the prefixes yet';
 is_deeply [ $new->prefixes(at => $now + $HOUR) ], [ 'npm:' ], '... from its time';
 
-# A manifest's current_from must be a date.
-(my $bad = $text) =~ s/current_from=\S+/current_from=tomorrow/;
+# A manifest's effective time must be a date.
+(my $bad = $text) =~ s/effective=\S+/effective=tomorrow/;
 mkdir "$TMP/bad";
 open my $fh, '>', "$TMP/bad/manifest" or die $!;
 print {$fh} $bad;
 close $fh;
-like error_of(sub { $Set->read("$TMP/bad") }), qr/line \d+: current_from must be YYYY-MM-DDTHH:MM:SSZ/,
-    'a malformed current_from: the manifest is refused, naming the line';
+like error_of(sub { $Set->read("$TMP/bad") }), qr/line \d+: effective must be YYYY-MM-DDTHH:MM:SSZ/,
+    'a malformed effective time: the manifest is refused, naming the line';
 
 # ---- random IDs ------------------------------------------------------------
 
@@ -203,12 +197,9 @@ is written_with($gh), 41, 'a rollback: the earlier dictionary again, within the 
 is decompress(do { my $o; $gh->[0]->(\$gh[1], \$o); $o }), $gh[1], 'and every value reads back';
 is_deeply \@warnings, [], 'no warning on the way';
 
-# ---- the decision log and releases that know none -------------------------------
+# ---- time only moves forward ------------------------------------------------------
 
 {
-    require './t/data/v0101/DictionarySet0101.pm';
-    # The decisions here are made in the last quarter of an hour, the
-    # staged one due after the test, which ends at the system's time.
     my $t0 = int(time) - 1000;
     my $now = $t0;
     local $Cache::Memcached::RustXS::Zstd::DictionarySet::State::Clock = sub { $now };
@@ -219,50 +210,23 @@ is_deeply \@warnings, [], 'no warning on the way';
     $now = $t0 + 100;
     $s = $Set->read($d);
     $s->add(prefix => 'gh:', dictionary => $dict[1], level => 3, id => 52);
-    $s->add(prefix => 'gh:', dictionary => $dict[3], level => 3, id => 53, stage => $HOUR);
     $s->write;
     my $text = do { local (@ARGV, $/) = "$d/manifest"; <> };
-    like $text, qr/^set id=\S+ created=\S+ decisions=1,train,$t0,$t0,51,gh:;2,train,\d+,\d+,52,gh:;3,train,\d+,\d+,53,gh: decisions_of=[0-9a-f]{16}$/m,
-        'the manifest: the decisions on the set line';
-    my @moments = ($t0 + 50, $t0 + 150, $t0 + 100 + $HOUR + 2);
-    my @want = map { my $at = $_; states($Set->read($d), at => $at) } @moments;
-    is $Set->read($d)->synthesized, 0, 'read back: its own log';
-
-    # Written before sets recorded decisions: the log is synthesized from
-    # the entries, and written on the next write, nothing lost.
-    (my $old = $text) =~ s/ decisions=\S+ decisions_of=\S+$//m;
-    open my $fh, '>', "$d/manifest" or die $!;
-    print {$fh} $old;
-    close $fh;
+    $now = $t0 + 50;    # a host whose clock is behind the log
     $s = $Set->read($d);
-    is $s->synthesized, 'converted', 'a set without a log: its decisions synthesized from the entries';
-    is_deeply [ map { states($s, at => $_) } @moments ], \@want, '... the same states at every moment';
-    is_deeply [ map { "$_->{kind} $_->{id}" } $s->history ], [ 'train 51', 'train 52', 'train 53' ],
-        '... one decision for each dictionary';
-    is id_of($s->previous('gh:')), 51, '... and the one used before is known';
+    for my $case ([ add => sub { $s->add(prefix => 'gh:', dictionary => $dict[3], level => 3, id => 53) } ],
+                  [ make_current => sub { $s->make_current(51) } ], [ retire => sub { $s->retire(52) } ],
+                  [ remove => sub { $s->remove(51) } ]) {
+        like error_of($case->[1]), qr/the clock says \Q${\ date($t0 + 50)}\E, earlier than the newest line of the set's log \(line \d+, \Q${\ date($t0 + 100)}\E\): time only moves forward: nothing was changed/,
+            "$case->[0] with a clock behind the log: refused, naming both times";
+    }
+    is_deeply [ map { $_->{seq} } $s->history ], [ 1, 2 ], '... no decision was made';
     $s->write;
-    $s = $Set->read($d);
-    is $s->synthesized, 0, 'written: the log is in the manifest';
-    is_deeply [ map { states($s, at => $_) } @moments ], \@want, '... and nothing changed';
-
-    # Release 0.101 as it shipped (it reads only each dictionary's state)
-    # retrains gh: at once: it retires the writer, keeps its current_from,
-    # and ignores what was staged. Its change follows the log, made when
-    # this release first reads it (t/67 has more).
-    $now = time;
-    no warnings 'once';
-    local $CMRXFixture::DictionarySet0101::Clock = sub { $now };
-    my $fixture = CMRXFixture::DictionarySet0101->read($d);
-    is id_of($fixture->current('gh:')), 52, '0.101 reads the writer at the write, not the staged one';
-    $fixture->add(prefix => 'gh:', dictionary => $dict[2], level => 3, id => 54);
-    $fixture->write;
-    $s = $Set->read($d);
-    is $s->synthesized, 'reconciled', 'a set 0.101 changed: the log, then its change';
-    is id_of($s->current('gh:', at => time)), 54, '... writers use what 0.101 added';
-    is id_of($s->current('gh:', at => $t0 + 100 + $HOUR + 2)), 54, '... also after the time of what was staged, '
-        . 'which 0.101 superseded';
-    is id_of(CMRXFixture::DictionarySet0101->read($d)->current('gh:')), 54, '... as 0.101 itself reads it';
-    is id_of($s->previous('gh:', at => time)), 52, '... and what writers used before is the one 0.101 retired';
+    is do { local (@ARGV, $/) = "$d/manifest"; <> }, $text, '... and the file is unchanged';
+    $now = $t0 + 100;    # the same second as the newest line: fine
+    $s->make_current(51);
+    $s->write;
+    is id_of($Set->read($d)->current('gh:')), 51, 'a clock at the newest line\'s time may decide';
 }
 
 done_testing;

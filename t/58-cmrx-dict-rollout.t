@@ -17,6 +17,7 @@ use POSIX ();
 use Cache::Memcached::RustXS::Zstd qw(train_dictionary);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use CMRXDev::Corpus qw(corpus_values);
+use CMRXTest::Peers qw(slurp);
 use CMRXTest::DictSets qw(run_dict);
 
 my $Set = 'Cache::Memcached::RustXS::Zstd::DictionarySet';
@@ -108,10 +109,8 @@ like $out, qr/^  103 .* removed\s/m, '... and removes a retired one no value nam
 # After a staged retrain has taken effect, with the clock moved (the
 # module's clock here, CMRX_DICT_NOW for the commands): the default
 # rollback goes back to the dictionary the retrain took over from, staged
-# from the write; a write after the staged time loses nothing, and 0.101
-# (which reads only each dictionary's state) follows from that write.
+# from the write; a write after the staged time loses nothing.
 {
-    require './t/data/v0101/DictionarySet0101.pm';
     my $d = "$TMP/effect";
     my $t0 = 2_000_000_000;
     my $now = $t0;
@@ -122,7 +121,7 @@ like $out, qr/^  103 .* removed\s/m, '... and removes a retired one no value nam
     $s = $Set->read($d);
     $s->add(prefix => 'gh:', dictionary => $dict[1], level => 3, id => 202, stage => 15);
     $s->write;
-    is $s->entry(202)->{current_from}, date($t0 + 16),
+    is +(grep { $_->{entry}{id} == 202 } $s->schedule)[0]{since}, date($t0 + 16),
         'stage => 15: from the write on, 15 s and one for the command to end';
     $now = $t0 + 20;
     local $ENV{CMRX_DICT_NOW} = $now;
@@ -131,13 +130,11 @@ like $out, qr/^  103 .* removed\s/m, '... and removes a retired one no value nam
     my $before = join ',', map { "$_->{entry}{id}=$_->{state}" } $Set->read($d)->schedule(at => $t0 + 10);
     $s = $Set->read($d);
     is $s->previous('gh:')->{id}, 201, '... and the one before it is the first';
-    $s->write;    # after the staged time: settled
+    $s->write;    # after the staged time
     $s = $Set->read($d);
     is $s->previous('gh:')->{id}, 201, 'written after its time: the one before is still the first';
     is join(',', map { "$_->{entry}{id}=$_->{state}" } $s->schedule(at => $t0 + 10)), $before,
         '... and what the set was before the staged time is unchanged';
-    my $old = CMRXFixture::DictionarySet0101->read($d);
-    is $old->current('gh:')->{id}, 202, '... and 0.101 reads the retrain as current';
     ($status, $out, $err) = run_dict([ 'rollback', '--dictionaries', $d, '--prefix', 'gh:', '--stage', '6s',
                                        '--dry-run' ]);
     is $status, 0, 'rollback --prefix gh: --stage 6s (no --to) after the retrain took effect: exit 0' or diag $err;
@@ -149,18 +146,20 @@ like $out, qr/^  103 .* removed\s/m, '... and removes a retired one no value nam
     my ($first) = grep { $_->{id} == 201 } @{ $list->{dictionaries} };
     is_deeply [ $first->{state}, $first->{since} ], [ 'staged', date($now + 7) ],
         '... staged 6 s after the write (and one), as list shows';
-    # Release 0.101 reads only each dictionary's state: the staged rollback
-    # is a retired dictionary to it until this release writes the set
-    # after its time.
-    $old = CMRXFixture::DictionarySet0101->read($d);
-    is $old->current('gh:')->{id}, 202, '0.101 reads the staged rollback as retired: it stays on the retrain';
     local $ENV{CMRX_DICT_NOW} = $now + 7;
     is_deeply states(json_of([ 'list', '--dictionaries', $d ])), { 201 => 'current', 202 => 'retired' },
         'at its time the first is current again';
-    $now += 7;
-    $Set->read($d)->write;
-    is(CMRXFixture::DictionarySet0101->read($d)->current('gh:')->{id}, 201,
-        '... and once this release writes the set after its time, 0.101 reads the first too');
+    ($status, $out, $err) = run_dict([ 'rollback', '--dictionaries', $d, '--prefix', 'gh:', '--to', 201 ]);
+    is $status, 1, 'rollback --to the current one, nothing pending: exit 1';
+    like $err, qr/\Acmrx-dict: rollback: dictionary 201 is the current one of the prefix gh: already, and nothing is pending to replace it\n\z/,
+        '... one line for people: no sub name, no source line';
+    local $ENV{CMRX_DICT_NOW} = $t0 + 1;
+    my $manifest = slurp("$d/manifest");
+    ($status, $out, $err) = run_dict([ 'rollback', '--dictionaries', $d, '--prefix', 'gh:', '--to', 202 ]);
+    is $status, 1, 'a clock behind the log: exit 1';
+    like $err, qr/\Acmrx-dict: the clock says \Q${\ date($t0 + 1)}\E, earlier than the newest line of the set's log \(line \d+, \S+Z\): time only moves forward: nothing was changed; run it where the clock is right\n\z/,
+        '... naming both times';
+    is slurp("$d/manifest"), $manifest, '... and the manifest unchanged';
 }
 
 # Refusals.

@@ -183,7 +183,7 @@ is_deeply [ changed($d) ], [ "gzip.read.raw_bytes=" . length($gh[2]), "gzip.read
 # ---- the shape ---------------------------------------------------------------------
 
 my $c = counters();
-is_deeply [ sort keys %$c ], [qw(declined dictionaries gzip misses zlib zstd)], 'counters: its keys';
+is_deeply [ sort keys %$c ], [qw(declined dictionaries gzip misses sets zlib zstd)], 'counters: its keys';
 is_deeply [ sort keys %{ $c->{dictionaries} } ], [ sort $gh_id, $npm_id ], '... every loaded dictionary';
 ok !eval { counters(1); 1 }, 'counters takes no arguments';
 

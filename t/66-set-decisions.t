@@ -8,14 +8,18 @@
 # rollback cancels (writers stay on the fallback); a rollback to a
 # dictionary whose file is missing, and train --all into a folder of
 # dictionaries without a manifest, refused with nothing changed; history
-# as text and JSON, the same for --prefix npm and npm:; several decisions
-# in one second, ordered as made.
+# as text and JSON, the same for --prefix npm and npm: (after a prune
+# too); several decisions in one second, ordered as made; a clock behind
+# the log and damaged manifests refused, naming both times or the line
+# and the check, no byte changed; a set of the development format 1
+# refused with what to do; --json numbers written as numbers.
 use strict;
 use warnings;
 
 use lib 't/lib', 'dev/lib';
 use Test::More;
 use File::Copy ();
+use File::Spec ();
 use File::Temp ();
 use POSIX ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
@@ -190,15 +194,93 @@ is_deeply [ map { [ @$_{qw(seq kind status)} ] } @{ json_at($T0, 'history', '--d
       [ 4, 'rollback', 'superseded' ], [ 5, 'rollback', 'took effect' ], [ 6, 'rollback', 'in effect' ] ],
     '(g) history: six decisions in one second, in the order made';
 
-# ---- the rule, written once and quoted --------------------------------------------
+# ---- (h) time only moves forward, a log that cannot be true -------------------------
 
 {
-    my $pod = slurp('lib/Cache/Memcached/RustXS/Zstd/DictionarySet.pm');
-    my ($rule) = $pod =~ /^=head2 The newest decision holds\n.*?^(The rule:\n\n=over 4\n.*?^=back\n)/ms;
-    ok defined $rule && $rule =~ /supersedes every decision of its prefix/, 'DictionarySet states the rule';
-    for my $quoting ('lib/cmrx-dict.pod', 'lib/Cache/Memcached/RustXS/Operations.pod') {
-        ok index(slurp($quoting), $rule || "\0") >= 0, "$quoting quotes it word for word";
+    my $manifest = slurp("$a/manifest");
+    my ($status, $out, $err) = dict_at($T0 + 105, 'train', '--all', '--out-dir', $a, @FIXED_TUNING,
+                                       '--prefix', 'npm', $values{all});
+    is $status, 1, '(h) train --all with a clock behind the log: exit 1';
+    like $err, qr/\Acmrx-dict: the clock says \Q${\ date($T0 + 105)}\E, earlier than the newest line of the set's log \(line \d+, \Q${\ date($T0 + 110)}\E\): time only moves forward: nothing was changed; run it where the clock is right\n\z/,
+        '(h) ... naming both times, in one line for people';
+    is slurp("$a/manifest"), $manifest, '(h) ... the file unchanged';
+
+    my $d = "$TMP/damaged";
+    mkdir $d or die "$d: $!";
+    File::Copy::copy("$a/$_", "$d/$_") or die "copy $_: $!" for map { (File::Spec->splitpath($_))[2] } glob "$a/*.dict";
+    my $decisions = () = $manifest =~ /^decision /mg;
+    my %damage = (
+        'effective before made' => [ sub { s/^(decision seq=2 .* made=)(\S+) effective=\S+$/${1}$2 effective=${\ date($T0)}/m },
+                                     qr/effective \Q${\ date($T0)}\E is before made \Q${\ date($T0 + 100)}\E/ ],
+        'a missing dictionary'  => [ sub { s/^(decision seq=2 .*) dictionary=\d+/$1 dictionary=5/m },
+                                     qr/dictionary '5' is on no dictionary line before it/ ],
+        'a seq repeated'        => [ sub { s/^decision seq=3 /decision seq=2 /m },
+                                     qr/seq '2', where seq 3 is next: a seq repeated, out of order or missing/ ],
+        'made times going back' => [ sub { $_ .= 'decision seq=' . ($decisions + 1) . ' kind=cancel prefix=npm: made='
+                                           . date($T0 + 50) . ' effective=' . date($T0 + 50) . "\n" },
+                                     qr/time order: made \Q${\ date($T0 + 50)}\E is earlier than line \d+'s \Q${\ date($T0 + 110)}\E/ ],
+        'a writer removed'      => [ sub { $_ .= "removed id=$first prefix=npm: removed=" . date($T0 + 120) . "\n" },
+                                     qr/dictionary $first is removed while the writers of its prefix use it/ ],
+        'a dictionary twice'    => [ sub { s/^(dictionary id=$first .*\n)/$1$1/m },
+                                     qr/dictionary ID $first is listed twice/ ],
+    );
+    for my $name (sort keys %damage) {
+        my ($change, $says) = @{ $damage{$name} };
+        local $_ = $manifest;
+        $change->() or die "$name: no change\n";
+        my $bad = $_;
+        open my $fh, '>', "$d/manifest" or die $!;
+        print {$fh} $bad;
+        close $fh;
+        for my $command ([ 'rollback', '--dictionaries', $d, '--prefix', 'npm' ], [ 'list', '--dictionaries', $d ]) {
+            my ($status, $out, $err) = dict_at($T0 + 10 * $HOUR, @$command);
+            is $status, 1, "(h) $name: $command->[0] exits 1";
+            like $err, qr/\Acmrx-dict: \Q$d\E\/manifest: line \d+: .*$says.*: refused, nothing changed\n\z/,
+                "(h) ... naming the line and the check";
+        }
+        is slurp("$d/manifest"), $bad, "(h) $name: ... the file left as it is";
     }
+
+    # A set made by the development versions (format 1): refused, saying
+    # how to make a new one; nothing changed.
+    my $old = "$TMP/format1";
+    mkdir $old or die "$old: $!";
+    my $text = "cmrx-dictionary-set 1\nset id=3f0c9a5be1d24c8e9b7a6d5c4b3a2f10 created=2026-05-01T10:00:00Z "
+             . "decisions=1,train,1777629600,1777629600,1,user: decisions_of=0c1d2e3f4a5b6c7d\n"
+             . "dictionary id=1 prefix=user: state=current decided=current file=user-1.dict level=9 size=16384 "
+             . 'sha256=' . ('0' x 64) . "\nend dictionaries=1\n";
+    open my $fh, '>', "$old/manifest" or die $!;
+    print {$fh} $text;
+    close $fh;
+    for my $command ([ 'list', '--dictionaries', $old ], [ 'train', '--all', '--out-dir', $old, $values{few} ]) {
+        my ($status, $out, $err) = dict_at($T0, @$command);
+        is $status, 1, "(h) a format-1 set: $command->[0] exits 1";
+        like $err, qr/line 1: format 1 was written by a development version that was never released; .*make a new set in an empty folder \(cmrx-dict train --all --out-dir NEWDIR\)/,
+            '(h) ... saying how to make a new one';
+    }
+    is slurp("$old/manifest"), $text, '(h) ... and its manifest is as it was';
+}
+
+# ---- (i) after a prune: --prefix npm and npm: the same; numbers as numbers -----------
+
+{
+    my $empty = write_dump("$TMP/empty.values");
+    my ($status, $out, $err) = dict_at($T0 + 30 * 86400, 'prune', '--dictionaries', $a, '--retired-for', '0', $empty);
+    is $status, 0, '(i) prune of the retired dictionaries: exit 0' or diag $err;
+    ok !grep({ $_->{prefix} eq 'npm:' && $_->{state} ne 'removed' && $_->{id} != $minute }
+             @{ json_at($T0 + 30 * 86400, 'list', '--dictionaries', $a)->{dictionaries} }),
+        '(i) ... only the writers\' dictionary is left of npm:';
+    my $bare = json_at($T0 + 30 * 86400, 'history', '--dictionaries', $a, '--prefix', 'npm');
+    is scalar @{ $bare->{decisions} }, 3, '(i) history --prefix npm: its 3 decisions';
+    is_deeply $bare->{decisions}, json_at($T0 + 30 * 86400, 'history', '--dictionaries', $a, '--prefix', 'npm:')->{decisions},
+        '(i) ... as --prefix npm: has them';
+    my $list = do { local $ENV{CMRX_DICT_NOW} = $T0 + 30 * 86400; (run_dict([ 'list', '--dictionaries', $a, '--json' ]))[1] };
+    like $list, qr/"savings" *: *[0-9.]+[,}\s]/, '(i) list --json: savings a number';
+    unlike $list, qr/"(?:savings|samples|level|size|id)" *: *"/, '(i) ... and no number written as a string';
+    my ($status2, $train) = dict_at($T0 + 30 * 86400, 'train', '--all', '--out-dir', "$TMP/numbers", @FIXED_TUNING,
+                                    '--stage', '0', '--json', $values{all});
+    is $status2, 0, '(i) train --all --json: exit 0';
+    unlike $train, qr/"[a-z_]+" *: *"-?[0-9]+(?:\.[0-9]+)?"/, '(i) ... no number written as a string';
 }
 
 done_testing;

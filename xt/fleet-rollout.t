@@ -175,7 +175,7 @@ my %retrained = map {
     ($_ => train_dictionary([ reverse @$values ], size => 8192));
 } keys %first;
 $set = $Set->read($master);
-my $forward_at = time + $STAGE;
+my $forward_at = int(time) + $STAGE;    # the manifest keeps whole seconds
 my %second = map {
     ($_ => $set->add(prefix => $_, dictionary => $retrained{$_}, level => 3, id => $set->new_id,
                      current_from => $forward_at)->{id});

@@ -6,8 +6,6 @@
 # another seed walks other sequences), with more of them through
 # bin/cmrx-dict and train --all's real tuning than t/64. A failure prints its seed and its
 # shortest sequence; rerun with that seed and CMRX_LIFECYCLE_SEQUENCES=1.
-# CMRX_LIFECYCLE_OLD_CHANGES=1 adds release 0.101 retraining a prefix and
-# retiring a writer between steps.
 use strict;
 use warnings;
 
@@ -21,8 +19,7 @@ my $STEPS     = defined $ENV{CMRX_LIFECYCLE_STEPS}     ? $ENV{CMRX_LIFECYCLE_STE
 diag "seed $SEED: $SEQUENCES sequences of $STEPS steps";
 
 my $failure = check_sequences(seed => $SEED, sequences => $SEQUENCES, steps => $STEPS, context => make_context(),
-                              mix => { bin_share => 0.2, cli_train_share => 0.05,
-                                       old_changes => $ENV{CMRX_LIFECYCLE_OLD_CHANGES} });
+                              mix => { bin_share => 0.2, cli_train_share => 0.05 });
 ok !$failure, "$SEQUENCES random sequences of $STEPS steps from seed $SEED agree with the model after every step"
     or diag "seed $failure->{seed} (CMRX_LIFECYCLE_SEED=$failure->{seed} CMRX_LIFECYCLE_SEQUENCES=1), step "
           . "$failure->{step}: $failure->{why}\nshortest sequence that fails ("

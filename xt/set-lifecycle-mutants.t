@@ -1,9 +1,11 @@
 #!/usr/bin/perl
 # The mutation check of the lifecycle model (t/64): the model test run
 # against deliberately broken versions of the set's fold, of rollback, of
-# prune and of what the set keeps for release 0.101, each in a child
-# process where the broken sub replaces the distribution's (a module
-# loaded by PERL5OPT, so that bin/cmrx-dict's own processes run it too).
+# prune, of the checks of the log and of the clock, each in a child
+# process where the broken code replaces the distribution's (a module
+# loaded by PERL5OPT, so that bin/cmrx-dict's own processes run it too:
+# a sub replaced, or a module's own source changed by one substitution and
+# loaded before anything imports from it).
 # Every mutant must be caught: t/64 fails. The distribution unbroken must
 # pass. Lists each mutant with whether it was caught and the first
 # failure it caused.
@@ -14,6 +16,28 @@ use warnings;
 
 use Test::More;
 use File::Temp ();
+
+# A mutant that loads module $file with one substitution of its source
+# (the text $from, which must be there, replaced by $to), before anything
+# imports from it.
+sub mutated_source {
+    my ($file, $from, $to) = @_;
+    return sprintf <<'PERL', $file, $from, $to;
+my ($file, $from, $to) = (q{%s}, q{%s}, q{%s});
+my ($dir) = grep { -e "$_/$file" } @INC or die "CMRXMutant: no $file in \@INC
+";
+open my $fh, '<', "$dir/$file" or die "CMRXMutant: $dir/$file: $!
+";
+my $source = do { local $/; <$fh> };
+my $at = index $source, $from;
+die "CMRXMutant: the text to change is not in $file
+" if $at < 0;
+substr($source, $at, length $from) = $to;
+$INC{$file} = "$dir/$file";
+eval "#line 1 $dir/$file
+$source; 1" or die "CMRXMutant: $file: $@";
+PERL
+}
 
 my %MUTANT = (
     # The state's rule "the open entry that started last": a superseded
@@ -78,27 +102,20 @@ my $bytes = \&Cache::Memcached::RustXS::Zstd::DictionarySet::dictionary_bytes;
     return @got ? $got[0] : '';
 };
 PERL
-    # The entries written for release 0.101 (which reads only `state`)
-    # taking up what is staged: 0.101 would write with a dictionary its
-    # readers may not hold yet.
-    'entries for 0.101 taking up a staged dictionary' => <<'PERL',
-use Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions ();
-my $project = \&Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions::project_entries;
-*Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions::project_entries = sub {
-    my ($entries) = @_;
-    $project->(@_);
-    for my $staged (grep { ($_->{decided} || '') eq 'staged' } @$entries) {
-        $_->{state} = 'retired' for grep { $_->{prefix} eq $staged->{prefix} } @$entries;
-        $staged->{state} = 'current';
-    }
-    return;
-};
-PERL
-    # What 0.101 changed read from its entries alone, the log dropped.
-    'a set 0.101 retrained read without its log' => <<'PERL',
-use Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions ();
-*Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions::reconcile_log = sub { return };
-PERL
+    # The fold in the order of made times, not of seq: decisions made in
+    # one second taken in another order (the newest first).
+    'the fold ordered by made time' => mutated_source('Cache/Memcached/RustXS/Zstd/DictionarySet/State.pm',
+        q{sort { $a->{seq} <=> $b->{seq} } grep { $_->{made} <= $at }},
+        q{sort { $a->{made} <=> $b->{made} || $b->{seq} <=> $a->{seq} } grep { $_->{made} <= $at }}),
+    'an effective time before its made time accepted' => mutated_source(
+        'Cache/Memcached/RustXS/Zstd/DictionarySet/Manifest.pm',
+        q{if epoch_of($f->{effective}) < epoch_of($f->{made});}, q{if 0;}),
+    'a decision naming a missing dictionary accepted' => mutated_source(
+        'Cache/Memcached/RustXS/Zstd/DictionarySet/Manifest.pm',
+        q{" is on no dictionary line before it\n" unless $e;}, q{" is on no dictionary line before it\n" if 0;
+            $e ||= { prefix => $f->{prefix} };}),
+    'a clock behind the log accepted' => mutated_source('Cache/Memcached/RustXS/Zstd/DictionarySet.pm',
+        q{if $newest && $now < $newest->{time};}, q{if 0;}),
 );
 
 # Runs t/64 with $code loaded first in every perl process; returns (exit
@@ -131,6 +148,7 @@ for my $name (sort keys %MUTANT) {
     ok $s, "mutant caught: $name";
     diag "  first failure: " . (defined $why ? $why : '?') if $s;
 }
-diag "mutants of the fold, of prune and of what 0.101 reads, run against the model test (t/64):\n" . join "\n", @rows;
+diag "mutants of the fold, of prune, of the log's checks and of the clock, run against the model test (t/64):\n"
+   . join "\n", @rows;
 
 done_testing;

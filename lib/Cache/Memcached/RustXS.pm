@@ -160,11 +160,6 @@ A set's state over time: the clock, and the one function that folds the
 set's decisions into what writers use at a moment, what is pending and
 what writers used before.
 
-=item L<Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions>
-
-A set's decisions as the manifest keeps them: the log, the log of a set
-written without one, and the entries' fields older releases read.
-
 =item L<Cache::Memcached::RustXS::Zstd::DictionarySet::IDs>
 
 The IDs a set gives: its identity, the lowest free ID, a random one.
@@ -320,9 +315,8 @@ decode past it is not decoded (a miss for the clients). Read at each call, so
 C<local> works; a negative size croaks.
 
 Undef by default: the cap is then
-C<$Cache::Memcached::RustXS::Zlib::MaxOutput> (64 MiB by default), which
-capped these values too in 0.101 and before and still does for programs that
-set only it. C<$MaxOutput> alone caps C<memGunzip> and C<uncompress>.
+C<$Cache::Memcached::RustXS::Zlib::MaxOutput> (64 MiB by default), for
+programs that set only it. C<$MaxOutput> alone caps C<memGunzip> and C<uncompress>.
 
 =back
 

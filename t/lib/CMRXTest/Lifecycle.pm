@@ -9,17 +9,15 @@ package CMRXTest::Lifecycle;
 # --to, --stage, --dry-run; a prefix with or without its delimiter; the
 # whole-cache entry), prune (with --retired-for, sampled values naming
 # dictionaries, --dry-run), history, the clock moving (or not: several
-# decisions in one second), a manifest rewritten by release 0.101 as it
-# shipped (and, when asked, 0.101 retraining a prefix or retiring its
-# writer), the set shipped to a host partly, then whole -- run with an
-# injected clock
-# (CMRX_DICT_NOW for the commands), most commands through cmrx-dict's main
-# in this process and a share through bin/cmrx-dict itself. After every
-# step the commands' outputs and exit statuses, list, history, the set's
-# module, 0.101's reader (which takes up nothing staged: it reads the
-# writers of this release's last write) and a running writer and reader
-# (Zstd's compressor and decompressor following the folder) are checked
-# against the model. The model knows a dictionary's ID only from a command's
+# decisions in one second), a command run with a clock behind the log
+# (refused, the file unchanged), a damaged manifest (each check of the log
+# refuses it, naming the line), the set shipped to a host partly, then
+# whole -- run with an injected clock (CMRX_DICT_NOW for the commands),
+# most commands through cmrx-dict's main in this process and a share
+# through bin/cmrx-dict itself. After every step the commands' outputs and
+# exit statuses, list, history, the set's module and a running writer and
+# reader (Zstd's compressor and decompressor following the folder) are
+# checked against the model. The model knows a dictionary's ID only from a command's
 # output, computes every time from its own clock, and checks each
 # refusal's message.
 #
@@ -48,11 +46,8 @@ use Cache::Memcached::RustXS::Dict::CLI ();
 our @EXPORT_OK = qw(check_sequences run_sequence describe_ops make_context random_ops);
 
 my $SET = 'Cache::Memcached::RustXS::Zstd::DictionarySet';
-my $OLD = 'CMRXFixture::DictionarySet0101';
-require './t/data/v0101/DictionarySet0101.pm';
 
-# The clock of a run (epoch seconds): the commands', the writers' and
-# release 0.101's.
+# The clock of a run (epoch seconds): the commands' and the writers'.
 our $NOW;
 
 # What the runs went through (a kind of step => how often), so that a
@@ -65,7 +60,7 @@ my $BIN = 'bin/cmrx-dict';
 
 # ---- the model: the rule, as a fold over decisions -----------------------------
 #
-# A decision: { seq, kind (train, rollback, cancel; retire, of 0.101's), prefix, dictionary
+# A decision: { seq, kind (train, rollback, cancel), prefix, dictionary
 # (an ID; none for a cancel), made, effective }. A decision supersedes
 # every decision of its prefix that has not taken effect when it is made
 # (effective > its made); superseded decisions never take effect. At $t,
@@ -75,54 +70,22 @@ my $BIN = 'bin/cmrx-dict';
 # decision not superseded and not in effect yet. Used before: what writers
 # used before the current one took effect.
 
-# written: when release 1.000 last wrote the set (what release 0.101,
-# which takes up nothing staged, reads from then on); old_current: prefix
-# => the dictionary 0.101 added to it since.
 sub model_new {
-    return { decisions => [], removed => {}, prefix_of => {}, ids => [], written => undef, old_current => {} };
+    return { decisions => [], removed => {}, prefix_of => {}, ids => [] };
 }
 
-# Release 1.000 wrote the set at $t: 0.101 reads its writers from then on.
-sub model_written {
-    my ($m, $t) = @_;
-    $m->{written} = $t;
-    delete $_->{old} for @{ $m->{decisions} };    # recorded: the log's order from now on
-    $m->{old_current} = {};
-    return;
-}
-
-# A change of 0.101's, as this release reads it: a decision effective at
-# once, made at a time the set gives, the same at every read: when the
-# log's last decision was made, or for a train the date 0.101 stamps on
-# what it adds (now) if later. The order of 0.101's changes is not
-# recorded: those since the last write follow the log prefix by prefix,
-# in the order of the prefixes' bytes.
-sub model_old_decide {
-    my ($m, %d) = @_;
-    my ($logged) = sort { $b <=> $a } map { $_->{made} } grep { !$_->{old} } @{ $m->{decisions} };
-    my $made = $d{kind} eq 'train' && (!defined $logged || $NOW > $logged) ? $NOW : $logged;
-    model_decide($m, %d, made => $made, effective => $made, old => 1);
-    my $ds = $m->{decisions};
-    my $first = @$ds;
-    $first-- while $first > 0 && $ds->[ $first - 1 ]{old};
-    @$ds[ $first .. $#$ds ] = sort { $a->{prefix} cmp $b->{prefix} || $a->{seq} <=> $b->{seq} } @$ds[ $first .. $#$ds ];
-    $ds->[$_]{seq} = $_ + 1 for $first .. $#$ds;
-    return;
-}
-
-# What 0.101 reads as $p's writer: what it added, else the writer when
-# 1.000 last wrote (none before any write).
-sub model_old_writer {
-    my ($m, $p) = @_;
-    return $m->{old_current}{$p} if exists $m->{old_current}{$p};
-    return defined $m->{written} ? model_writer($m, $p, $m->{written}) : undef;
+# The time of the log's newest line (a decision made, a dictionary
+# removed), or undef.
+sub model_newest {
+    my ($m) = @_;
+    my ($newest) = sort { $b <=> $a } (map { $_->{made} } @{ $m->{decisions} }), values %{ $m->{removed} };
+    return $newest;
 }
 
 sub model_clone {
     my ($m) = @_;
     return { decisions => [ map { +{%$_} } @{ $m->{decisions} } ], removed => { %{ $m->{removed} } },
-             prefix_of => { %{ $m->{prefix_of} } }, ids => [ @{ $m->{ids} } ], written => $m->{written},
-             old_current => { %{ $m->{old_current} } } };
+             prefix_of => { %{ $m->{prefix_of} } }, ids => [ @{ $m->{ids} } ] };
 }
 
 sub model_decide {
@@ -154,12 +117,10 @@ sub model_fold {
     }
     die "the model has two decisions pending for '$p'\n" if @pending > 1;
     my @chain = grep { $_->{kind} ne 'cancel' } @took;
-    # (A retire, which release 0.101 makes, leaves the prefix's writers on
-    # the fallback.)
-    my $writer = @chain && $chain[-1]{kind} ne 'retire' ? $chain[-1]{dictionary} : undef;
+    my $writer = @chain ? $chain[-1]{dictionary} : undef;
     my $before;
     for my $d (reverse @chain[ 0 .. $#chain - 1 ]) {
-        next if $d->{kind} eq 'retire' || (defined $writer && $d->{dictionary} == $writer);
+        next if defined $writer && $d->{dictionary} == $writer;
         $before = $d->{dictionary};
         last;
     }
@@ -171,7 +132,7 @@ sub model_writer { return model_fold(@_)->{writer} }
 
 sub model_used {
     my ($m, $id, $t) = @_;
-    return scalar grep { $_->{kind} ne 'retire' && $_->{dictionary} == $id }
+    return scalar grep { $_->{dictionary} == $id }
                   @{ model_fold($m, $m->{prefix_of}{$id}, $t)->{chain} };
 }
 
@@ -199,7 +160,7 @@ sub model_retired_since {
     my @chain = @{ $f->{chain} };
     my $since;
     for my $i (0 .. $#chain) {
-        next unless $chain[$i]{kind} ne 'retire' && $chain[$i]{dictionary} == $id && $i < $#chain;
+        next unless $chain[$i]{dictionary} == $id && $i < $#chain;
         $since = $chain[ $i + 1 ]{effective} if !defined $since || $chain[ $i + 1 ]{effective} > $since;
     }
     return $since if defined $since;
@@ -287,10 +248,9 @@ sub random_op {
     return { op => 'history', prefix => int rand @PREFIXES, bare => rand() < 0.5 ? 1 : 0, via => $via } if $r < 0.58;
     return { op => 'clock', seconds => rand() < 0.5 ? 1 + int rand 10 : 'next', offset => int(rand 3) - 1 }
         if $r < 0.86;
-    return { op => $opt{no_old_write} ? 'ship' : 'old_write' } if $r < 0.89;
-    # (0.101 retraining a prefix or retiring its writer: only when asked.)
-    return { op => rand() < 0.5 ? 'old_retrain' : 'old_retire', prefix => int rand @PREFIXES }
-        if $r < 0.91 && $opt{old_changes};
+    return { op => 'clock_back', seconds => 1 + int rand 40, command => (qw(rollback prune train))[ int rand 3 ],
+             via => $via } if $r < 0.89;
+    return { op => 'damage', check => int rand 1000, via => $via } if $r < 0.91;
     return { op => 'orphan', via => $via } if $r < 0.92;
     return { op => 'ship' };
 }
@@ -316,7 +276,6 @@ sub run_sequence {
                other_keys => {}, files => {});
     local $NOW = 2_000_000_000;
     local $Cache::Memcached::RustXS::Zstd::DictionarySet::State::Clock = sub { $NOW };
-    local $CMRXFixture::DictionarySet0101::Clock = sub { $NOW };
     local $SIG{__WARN__} = sub { push @{ $run{warnings} }, $_[0] unless $_[0] =~ /matches no dictionary/ };
     my $step = 0;
     for my $op (@$ops) {
@@ -331,8 +290,8 @@ sub run_sequence {
 
 our %STEP = (train => \&step_train, train_cli => \&step_train_cli, rollback => \&step_rollback,
             prune => \&step_prune, history => \&step_history, clock => \&step_clock,
-            old_write => \&step_old_write, old_retrain => \&step_old_retrain,
-            old_retire => \&step_old_retire, ship => \&step_ship, orphan => \&step_orphan);
+            clock_back => \&step_clock_back, damage => \&step_damage, ship => \&step_ship,
+            orphan => \&step_orphan);
 
 # Does $op; returns why the outputs disagree with the model, or undef.
 sub step {
@@ -358,10 +317,10 @@ sub step_train {
     }
     my $plan = { prefixes => \@decisions, whole_cache => $whole, sampled => { dictionary_ids => {} } };
     write_plan($set, $plan, stage => $op->{stage}, fallback => { method => 'zstd', level => 3 });
-    model_written($m, $NOW);
+    my %since = map { ($_->{entry}{id} => $_->{since}) } $set->schedule;
     for my $d (grep { $_->{entry} } @decisions, $whole) {
         my $p = $d->{set_prefix};
-        my $why = _check_added($run, $op->{stage}, _shown($p), $d->{state}, $d->{entry}{current_from});
+        my $why = _check_added($run, $op->{stage}, _shown($p), $d->{state}, $since{ $d->{entry}{id} });
         return "train: $why" if defined $why;
         model_decide($run->{model}, kind => 'train', prefix => $p, dictionary => 0 + $d->{entry}{id},
                      made => $NOW, effective => model_effective($NOW, $op->{stage}));
@@ -394,7 +353,6 @@ sub step_train_cli {
                 (defined $op->{prefix} ? ('--prefix', $op->{prefix}) : ()), @{ $run->{value_files}[ $op->{values} ] });
     my $r = cli($run, $op->{via}, @args);
     return "train --all exited $r->{rc}: $r->{err}" if $r->{rc} != 0;
-    model_written($m, $NOW);    # train --all writes the set, even when it keeps every dictionary
     my $out = $r->{json};
     my @rows = (@{ $out->{prefixes} || [] }, $out->{whole_cache} || ());
     for my $row (@rows) {
@@ -433,15 +391,6 @@ sub _set_and_prefix {
     my ($run, $op) = @_;
     return unless -e "$run->{dir}/manifest";
     return ($run->{model}, $run->{dir}, $PREFIXES[ $op->{prefix} ]);
-}
-
-# The same for a change of release 0.101's, which makes one change per
-# prefix between writes: nothing when the prefix had its change.
-sub _old_change_on {
-    my ($run, $op) = @_;
-    my ($m, $dir, $p) = _set_and_prefix($run, $op) or return;
-    return if exists $m->{old_current}{$p};
-    return ($m, $dir, $p);
 }
 
 sub step_rollback {
@@ -492,7 +441,6 @@ sub step_rollback {
     }
     model_decide($m, kind => $want->{kind}, prefix => $p, dictionary => $want->{dictionary},
                  made => $NOW, effective => $want->{kind} eq 'cancel' ? $NOW : $want->{effective});
-    model_written($m, $NOW);
     return undef;
 }
 
@@ -544,9 +492,8 @@ sub step_prune {
     # It writes the set when it removes a dictionary, and only then.
     return 'prune removed ' . (@removed ? "@removed" : 'nothing') . ' and says the set '
          . ($r->{json}{changed} ? 'changed' : 'did not change') if !@removed != !$r->{json}{changed};
-    model_written($m, $NOW) if @removed;
     for my $id (@removed) {
-        $m->{removed}{$id} = 1;
+        $m->{removed}{$id} = $NOW;
         return "prune: removed $id, and its file is still there" if -e "$dir/$run->{files}{$id}";
     }
     return undef;
@@ -604,51 +551,76 @@ sub step_clock {
     return undef;
 }
 
-# Release 0.101 rewrites the set without changing any dictionary: the
-# set keeps its log, and nothing changes (checked after the step).
-sub step_old_write {
-    my ($run) = @_;
-    return undef unless -e "$run->{dir}/manifest";
-    $OLD->read($run->{dir})->write;
-    $SEEN{'0.101 rewrote the set'}++;
+# A command that would append to the log, run with a clock $op->{seconds}
+# behind its newest line: refused, naming both times, the folder unchanged.
+sub step_clock_back {
+    my ($run, $op) = @_;
+    my ($m, $dir) = ($run->{model}, $run->{dir});
+    my $newest = model_newest($m);
+    return undef unless -e "$dir/manifest" && defined $newest;
+    my $manifest = _slurp("$dir/manifest");
+    my @args = $op->{command} eq 'rollback' ? ('rollback', '--dictionaries', $dir, '--prefix', 'a:')
+             : $op->{command} eq 'prune' ? ('prune', '--dictionaries', $dir, '--retired-for', 0, "$run->{tmp}/none.dump")
+             : ('train', '--all', '--out-dir', $dir, '--size', 2048, '--levels', 3, '--methods', 'fastcover',
+                @{ $run->{value_files}[0] });
+    _spew("$run->{tmp}/none.dump", "END\r\n");
+    my $r = do { local $NOW = $newest - $op->{seconds}; cli($run, $op->{via}, @args) };
+    my $says = qr/\Acmrx-dict: the clock says \Q${\ _date($newest - $op->{seconds})}\E, earlier than the newest line of the set's log \(line \d+, \Q${\ _date($newest)}\E\): time only moves forward: nothing was changed/;
+    return "$op->{command} with the clock $op->{seconds} s behind the log: exited $r->{rc}: $r->{err}"
+        unless $r->{rc} == 1 && $r->{err} =~ $says;
+    return "$op->{command} with the clock behind the log changed the manifest" if _slurp("$dir/manifest") ne $manifest;
+    $SEEN{"refused: a clock behind the log ($op->{command})"}++;
     return undef;
 }
 
-# Release 0.101 adds a dictionary to a prefix (it makes it current and
-# retires the one current for it): as the POD says, a train made at the
-# date 0.101 stamps on it (now; no earlier than the log's last decision),
-# effective at once, superseding anything pending then.
-our $OLD_ID = 3_000_000_000;    # IDs no run of this process used before
+# Damages of the manifest, each otherwise valid, and what refuses them:
+# [ name, the line changed (a regex), the change, the check's words ].
+my @DAMAGE = (
+    [ 'effective before made', qr/^(decision seq=\d+ .* made=)(\S+) effective=\S+$/m,
+      sub { "$1$2 effective=" . _date(_epoch($2) - 5) }, qr/effective \S+ is before made/ ],
+    [ 'a missing dictionary', qr/^(decision seq=\d+ kind=(?:train|rollback) .*) dictionary=\d+/m,
+      sub { "$1 dictionary=7" }, qr/dictionary '7' is on no dictionary line before it/ ],
+    [ "another prefix's dictionary", qr/^(decision seq=\d+ kind=(?:train|rollback) prefix=a:) dictionary=\d+/m,
+      sub { my $head = $1; my $b = $_[0] =~ /^dictionary id=(\d+) prefix=b: /m ? $1 : 7; "$head dictionary=$b" },
+      qr/(?:is of the prefix 'b:', not 'a:'|is on no dictionary line before it)/ ],
+    [ 'a seq repeated', qr/^decision seq=(\d+) (.*)$/m, sub { "decision seq=$1 $2\ndecision seq=$1 $2" },
+      qr/where seq \d+ is next: a seq repeated, out of order or missing/ ],
+    [ 'time going back', qr/\z/,
+      sub { 'decision seq=' . (1 + (() = $_[0] =~ /^decision /mg)) . ' kind=cancel prefix=a: '
+          . "made=2000-01-01T00:00:00Z effective=2000-01-01T00:00:00Z\n" },
+      qr/time order: made 2000-01-01T00:00:00Z is earlier than line \d+'s/ ],
+    [ 'the removal of a dictionary in use', undef, undef, qr/removed while the writers of its prefix use it/ ],
+);
 
-sub step_old_retrain {
+# The manifest damaged in one of the ways above: list and a rollback
+# refuse it, naming the line and the check, and leave it as it is.
+sub step_damage {
     my ($run, $op) = @_;
-    my ($m, $dir, $p) = _old_change_on($run, $op) or return undef;
-    my $dicts = $run->{dictionaries};
-    my $id = $OLD_ID++;
-    my $old = $OLD->read($dir);
-    $old->add(prefix => $p, dictionary => $dicts->[ $run->{dictionary}++ % @$dicts ], level => 3, id => $id);
-    $old->write;
-    model_old_decide($m, kind => 'train', prefix => $p, dictionary => $id);
-    $m->{old_current}{$p} = $id;
-    $run->{other_keys}{$id} = 0 unless length $p;    # 0.101 knows no other_keys: for its prefix only
-    $SEEN{'0.101 retrained a prefix'}++;
-    return undef;
-}
-
-# Release 0.101 retires a prefix's writer (as it reads it), with nothing
-# in its place: a retire made when the log's last decision was, effective
-# at once; writers go to the fallback (or the whole-cache entry), and what
-# they used before is the one retired.
-sub step_old_retire {
-    my ($run, $op) = @_;
-    my ($m, $dir, $p) = _old_change_on($run, $op) or return undef;
-    my $old = $OLD->read($dir);
-    my $writer = $old->current($p) or return undef;
-    $old->retire($writer->{id});
-    $old->write;
-    model_old_decide($m, kind => 'retire', prefix => $p, dictionary => 0 + $writer->{id});
-    $m->{old_current}{$p} = undef;
-    $SEEN{'0.101 retired a writer'}++;
+    my ($m, $dir) = ($run->{model}, $run->{dir});
+    return undef unless -e "$dir/manifest";
+    my $good = _slurp("$dir/manifest");
+    my ($name, $re, $change, $says) = @{ $DAMAGE[ $op->{check} % @DAMAGE ] };
+    my $bad = $good;
+    if ($name eq 'the removal of a dictionary in use') {
+        # Of a prefix's writer now, removed now.
+        my ($p) = grep { defined model_writer($m, $_, $NOW) } @PREFIXES or return undef;
+        $bad .= 'removed id=' . model_writer($m, $p, $NOW) . " prefix=$p removed=" . _date($NOW) . "\n";
+    }
+    else {
+        $bad =~ s/$re/$change->($good)/e or return undef;
+    }
+    _spew("$dir/manifest", $bad);
+    my $list = cli($run, $op->{via}, 'list', '--dictionaries', $dir);
+    my $back = cli($run, 'main', 'rollback', '--dictionaries', $dir, '--prefix', 'a:');
+    my $after = _slurp("$dir/manifest");
+    _spew("$dir/manifest", $good);
+    for my $r ($list, $back) {
+        return "a manifest damaged ($name): exited $r->{rc}: $r->{err}"
+            unless $r->{rc} == 1 && $r->{err} =~ /\Acmrx-dict: \Q$dir\E\/manifest: line \d+: / && $r->{err} =~ $says
+                   && $r->{err} =~ /refused, nothing changed\n\z/;
+    }
+    return "a manifest damaged ($name) was written over" if $after ne $bad;
+    $SEEN{"refused: a manifest damaged ($name)"}++;
     return undef;
 }
 
@@ -706,19 +678,11 @@ sub check_folder {
     my $why = _compare_history([ model_history($m, $NOW) ], $h->{json}{decisions}, "$where: history");
     return $why if defined $why;
     my $set = $SET->read($dir);
-    my $old = $OLD->read($dir);
     for my $p (@PREFIXES) {
         my $want = model_writer($m, $p, $NOW);
         my $c = $set->current($p);
         return "$where: " . _shown($p) . ' writes with ' . _id($c && $c->{id}) . ', the model says ' . _id($want)
             if _id($c && $c->{id}) ne _id($want);
-        # 0.101 takes up nothing staged: it reads the writer of 1.000's
-        # last write (none before any, or for a staged first dictionary).
-        my $o = $old->current($p);
-        my $then = model_old_writer($m, $p);
-        return "$where: 0.101 reads " . _shown($p) . ' as writing with ' . _id($o && $o->{id}) . ', the model says '
-             . _id($then) . ' (what 0.101 added, or the writer when this release last wrote the set, at '
-             . _date($m->{written}) . ')' if _id($o && $o->{id}) ne _id($then);
     }
     # The writers of every prefix (each reads the folder).
     my %in_set = map { ($_->{id} => 1) } $set->for_readers;
@@ -851,6 +815,22 @@ sub _id { defined $_[0] ? $_[0] : 'none' }
 sub _shown { length $_[0] ? "'$_[0]'" : q{'' (the whole cache)} }
 
 sub _date { defined $_[0] ? POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime $_[0]) : 'none' }
+
+sub _epoch {
+    my ($date) = @_;
+    my @t = $date =~ /\A(\d+)-(\d+)-(\d+)T(\d+):(\d+):(\d+)Z\z/ or die "not a date: $date\n";
+    require Time::Local;
+    return Time::Local::timegm($t[5], $t[4], $t[3], $t[2], $t[1] - 1, $t[0]);
+}
+
+sub _spew {
+    my ($path, $bytes) = @_;
+    open my $fh, '>', $path or die "$path: $!";
+    binmode $fh;
+    print {$fh} $bytes;
+    close $fh or die "$path: $!";
+    return;
+}
 
 sub _slurp {
     my ($path) = @_;

@@ -358,7 +358,7 @@ memory. While
 L<$Cache::Memcached::RustXS::MaxDecodedSize|Cache::Memcached::RustXS/$MaxDecodedSize>
 is undef (the default) it caps what that variable caps too (zstd's
 C<decompress>, the C<compress_methods> readers, this module's included,
-the GetParser's decoding), as it did in 0.101 and before.
+the GetParser's decoding).
 
 =item $Cache::Memcached::RustXS::Zlib::gzerrno
 

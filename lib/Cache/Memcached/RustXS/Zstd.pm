@@ -6,6 +6,7 @@ use warnings;
 use Carp ();
 use Exporter 5.57 'import';
 use Cache::Memcached::RustXS ();
+use Cache::Memcached::RustXS::Zstd::DictionarySet ();
 use Time::HiRes ();
 
 our $VERSION = '1.000';
@@ -127,7 +128,7 @@ my %LOADED_SHA256; # SHA-256 of each dictionary loaded from a set, by ID
 our $RESCANNING;
 
 # The time a set's readers and writers go by: DictionarySet's clock (which
-# tests move), loaded with the first set.
+# tests move).
 sub _now { Cache::Memcached::RustXS::Zstd::DictionarySet::State::now() }
 
 sub load_dictionaries {
@@ -155,8 +156,6 @@ my $READ_ATTEMPTS = 3;
 
 sub _load_set {
     my ($dir, $identity) = @_;
-    require Cache::Memcached::RustXS::Zstd::DictionarySet;
-    require Time::HiRes;
     my ($set, %bytes, $err);
     for my $attempt (1 .. $READ_ATTEMPTS) {
         $set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
@@ -223,6 +222,8 @@ sub _rescan_for {
 # scan, and loads what it added; false when the scan was not due yet. A set
 # that cannot be read keeps the dictionaries loaded before, with a warning
 # that the engine lets through at most once per $WarnInterval.
+my $UNREADABLE_RESCANS = 0;    # rescans that found a set they could not read
+
 sub _rescan_if_due {
     my ($dir, $now) = @_;
     my $s = $SETS{$dir};
@@ -234,6 +235,7 @@ sub _rescan_if_due {
         return 1;
     }
     (my $why = Cache::Memcached::RustXS::_error_message($@)) =~ s/\n\z//;
+    $UNREADABLE_RESCANS++;
     my $warning = "Cache::Memcached::RustXS::Zstd: rescanning the dictionary set in $dir: $why; "
                 . "the dictionaries loaded before stay\n";
     warn $warning if Cache::Memcached::RustXS::_report_due($warning, $now);
@@ -254,7 +256,7 @@ my @TRAFFIC_FIELDS = map { my $way = $_; map { [ $way, $_ ] } qw(values raw_byte
 sub counters {
     Carp::croak('counters takes no arguments') if @_;
     my ($rows, $events) = Cache::Memcached::RustXS::_counters();
-    my %counters = (dictionaries => {});
+    my %counters = (dictionaries => {}, sets => { unreadable_rescans => $UNREADABLE_RESCANS });
     for my $row (@$rows) {
         my ($kind, $id, @counts) = @$row;
         my %traffic;
@@ -565,22 +567,15 @@ missing, truncated, or replaced (its size or SHA-256 differ from the
 manifest's: another set's file, say); and when a dictionary's ID is taken
 by a different dictionary the process has loaded already.
 
-When a reader in the process (L</decompress($frame)>, GetParser, the
-decompressors of both modules' C<compress_methods>) meets a frame whose
-dictionary is not loaded, the sets loaded this way are read again, each at
-most once per C<rescan_interval> seconds (60 by default; a fraction is
-fine; 0 reads the set at every such frame), and the frame is decoded if its
-dictionary came: dictionaries deployed into a set while the processes run
-are used within an interval, without a restart. The writers of a set
-(C<compress_methods> with C<dictionaries>, L<Cache::Memcached::RustXS::Memcached>
-with C<dictionaries>) read it again the same way, at most once per
-interval, to follow it (see L</compress_methods(dictionaries =E<gt> $dir, prefix =E<gt> $prefix, rescan_interval =E<gt> 60, max_output =E<gt> 64 MiB)>),
-and load what it added before they write with it. Only what is new is read
-(the manifest, and the files of dictionaries not loaded yet). A rescan that
-fails (a half-copied file, another set's manifest put in the folder) keeps
-what was loaded, warns (L</DIAGNOSTICS>), and the value is a miss; a later
-rescan may succeed. The warning about a missing dictionary comes when the
-ID is still unknown after a rescan.
+The set is read again while the process runs, by its writers and when a
+reader meets a frame whose dictionary is not loaded, each at most once
+per C<rescan_interval> seconds (60 by default; a fraction is fine; 0
+reads it at every such frame); only what is new is read. When, and what
+a rescan that fails does (it keeps what was loaded, warns, and counts it
+under L</counters()>'s C<sets>):
+L<Cache::Memcached::RustXS::Zstd::DictionarySet/What a process loads, and when>.
+The warning about a missing dictionary comes when the ID is still
+unknown after a rescan.
 
 Calling it again for the same folder reads it at once, and sets its
 interval anew.
@@ -745,17 +740,12 @@ so: give C<prefix>, or run C<cmrx-dict train --all> on the set again, which
 adds the entry. Readers need nothing new: every frame names its dictionary,
 and the entry is loaded with the set.
 
-The compressor follows the set while the process runs: it decides again
-what it writes with when the set is due for a rescan (every
-C<rescan_interval> seconds at the most, when it writes) and when a
-I<staged> dictionary's time comes (see
-L<Cache::Memcached::RustXS::Zstd::DictionarySet/Staging and rolling back>).
-So a dictionary added to the set, staged or not, and a rollback
-(C<cmrx-dict rollback>) reach every such writer within the interval, or at
-the staged time, without a restart; between those moments it costs one
-clock reading per value. It only ever writes with a dictionary the
-process has loaded, and a set that cannot be read again leaves it writing
-as before. A whole-cache entry that is only staged is written from its
+The compressor follows the set while the process runs, a staged
+dictionary from its time and a rollback within C<rescan_interval>,
+without a restart
+(L<Cache::Memcached::RustXS::Zstd::DictionarySet/What a process loads, and when>),
+at the cost of one clock reading per value. It only ever writes with a
+dictionary the process has loaded. A whole-cache entry that is only staged is written from its
 time on, the fallback before. C<level> and C<dictionary> cannot go with
 C<dictionaries>. The decompressor reads zstd (with any loaded
 dictionary), gzip and zlib, told apart by their magic bytes: values written
@@ -853,6 +843,7 @@ share them):
         zlib => { written => {...}, read => {...} },
         misses   => { unknown_dictionary => 3, undecodable => 0, too_big => 0 },
         declined => { already_compressed => 40, incompressible => 12, too_small => 310 },
+        sets     => { unreadable_rescans => 0 },
     }
 
 =over 4
@@ -889,6 +880,12 @@ compressor's C<compress_ratio>, or a sample of a large value did not
 shrink), and C<too_small> (L<Cache::Memcached::RustXS::Memcached> stored it
 under its C<compress_threshold>; Cache::Memcached::Fast never shows such
 values to its compressor, so they are not counted for it).
+
+=item * C<sets>
+
+C<unreadable_rescans>: rescans of a loaded dictionary set that could not
+read it (the process kept what it had loaded; see
+L</load_dictionaries($dir, rescan_interval =E<gt> 60)>). Alert on it.
 
 =back
 

@@ -53,7 +53,9 @@ sub main {
     my $err = $@;
     my ($kind, $message) = ref $err && eval { $err->isa('Cache::Memcached::RustXS::Dict::Error') }
         ? ($err->kind, $err->message) : ('failure', "$err");
-    $message =~ s/\s+\z//;
+    # For people: no source file and line, no internal sub's name.
+    ($message = Cache::Memcached::RustXS::_error_message($message)) =~ s/\s+\z//;
+    $message =~ s/\A(?:add|retire|cancel|remove|write|[a-z]+(?:_[a-z]+)+): //;
     $Cache::Memcached::RustXS::Dict::CLI::progress->clear;
     print STDERR "cmrx-dict: $message", ($kind eq 'usage' ? '; see cmrx-dict --help' : ''), "\n";
     return $EXIT{$kind} || $EXIT{failure};

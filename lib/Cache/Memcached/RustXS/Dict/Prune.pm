@@ -34,16 +34,16 @@ sub parse_duration {
 # ---- the prune -------------------------------------------------------------------
 
 sub read_set {
-    my ($dir) = @_;
-    my $set = eval { Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir) };
+    my ($dir, %opt) = @_;
+    my $set = eval { my $s = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
+                     $s->check_clock if $opt{to_change}; $s };
     return $set if $set;
     my $why = Cache::Memcached::RustXS::_error_message($@);
     fail($why);
 }
 
 # What prune does with the dictionary of $row (a schedule row) that
-# $named sampled values name: keep it (and why), or remove it; record
-# (now as its retirement date) one retired at a time not known.
+# $named sampled values name: keep it (and why), or remove it.
 sub _verdict {
     my ($row, $named, $now, $retired_for) = @_;
     my $e = $row->{entry};
@@ -56,24 +56,18 @@ sub _verdict {
                                                . "'" . shown($e->{prefix}) . "'");
         return \%dictionary;
     }
-    my $at = epoch_of($retired);
-    $dictionary{retired_ago} = $now - $at if defined $at;
+    # The log dates every retirement: when writers stopped using it, or
+    # when the decision that set it aside was made.
+    $dictionary{retired_ago} = $now - epoch_of($retired);
     my @keep;
     push @keep, 'still named by ' . plural($named, 'sampled value') if $named;
-    if (!defined $at) {
-        if ($retired_for > 0) {
-            push @keep, 'retired at an unknown time (the manifest has no date for it)';
-            $dictionary{record} = 1;
-        }
-    } elsif ($dictionary{retired_ago} < $retired_for) {
-        push @keep, 'retired only ' . duration_text($dictionary{retired_ago}) . ' ago';
-    }
+    push @keep, 'retired only ' . duration_text($dictionary{retired_ago}) . ' ago'
+        if $dictionary{retired_ago} < $retired_for;
     if (@keep) {
         @dictionary{qw(action why)} = ('keep', join '; ', @keep);
         return \%dictionary;
     }
-    @dictionary{qw(action why)} = ('remove', (defined $at ? 'retired ' . duration_text($dictionary{retired_ago}) . ' ago'
-                                                  : 'retired at an unknown time')
+    @dictionary{qw(action why)} = ('remove', 'retired ' . duration_text($dictionary{retired_ago}) . ' ago'
                                     . ', and no sampled value names it');
     return \%dictionary;
 }
@@ -83,7 +77,7 @@ sub prune_set {
     my $dir = $opt{dir};
     my $retired_for = defined $opt{retired_for} ? $opt{retired_for} : $DEFAULT_RETIRED_FOR;
     my $progress = $opt{progress} || sub { };
-    my $before = read_set($dir);
+    my $before = read_set($dir, to_change => 1);
 
     # How many sampled stored values name each dictionary ID, over every
     # prefix (a frame names its dictionary whatever key it is under).
@@ -99,15 +93,13 @@ sub prune_set {
     fail("$dir now holds another dictionary set (identity " . $set->identity . ', read before: '
          . $before->identity . '): not pruning it') if $set->identity ne $before->identity;
     my $now = now();
-    my (@dictionaries, @remove, @record);
+    my (@dictionaries, @remove);
     # Each dictionary's state as writers see it now: a staged one stays.
     for my $row (grep { $_->{state} ne 'removed' } $set->schedule(at => $now)) {
         my $dictionary = _verdict($row, $named->{ $row->{entry}{id} } || 0, $now, $retired_for);
         push @dictionaries, $dictionary;
         push @remove, $row->{entry}{id} if $dictionary->{action} eq 'remove';
-        push @record, $row->{entry}{id} if $dictionary->{record};
     }
-    delete $_->{record} for @dictionaries;
     my %in_set = map { ($_->{id} => 1) } @dictionaries;
     my %removed_at = map { ($_->{id} => $_->{removed}) } $set->removed;
     my @others = map { +{ id => 0 + $_, named_by => $named->{$_},
@@ -115,12 +107,8 @@ sub prune_set {
                  grep { !$in_set{$_} } sort { $a <=> $b } keys %$named;
 
     my $written = 0;
-    if (!$opt{dry_run} && (@remove || @record)) {
-        # Retirements of unknown date are counted from now: the set holds
-        # them at least --retired-for longer.
-        $set->retire($_, retired => $now) for @record;
-        $set->remove($_) for @remove;
-        eval { $set->write; 1 } or do {
+    if (!$opt{dry_run} && @remove) {
+        eval { $set->remove($_) for @remove; $set->write; 1 } or do {
             my $why = Cache::Memcached::RustXS::_error_message($@);
             fail($why =~ /changed since this set was read/
                  ? "$dir changed while prune sampled the values (another writer): nothing was removed; "
@@ -132,7 +120,7 @@ sub prune_set {
              retired_for => $retired_for, now => $now, keys => $sampled->{listing}{keys},
              prefixes => scalar @{ $sampled->{groups} },
              values => $fetched, dictionaries => \@dictionaries, other_ids => \@others,
-             removed => [ map { 0 + $_ } @remove ], recorded => [ map { 0 + $_ } @record ],
+             removed => [ map { 0 + $_ } @remove ],
              written => $written, set => $set };
 }
 
@@ -158,10 +146,14 @@ Cache::Memcached::RustXS::Dict::Prune - cmrx-dict prune: remove the retired dict
     my $dir = "$tmp/dictionaries";
     my @users = map { qq({"id":$_,"name":"user$_","plan":"free","tags":["a","b"]}) } 1 .. 500;
     my $set = Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir);
-    $set->add(prefix => 'user:', dictionary => train_dictionary(\@users), level => 9, id => 1);
-    $set->add(prefix => 'user:', dictionary => train_dictionary([ reverse @users ]), level => 9, id => 2);
-    $set->retire(1, retired => time - 30 * 86400);
-    $set->write;
+    my $month_ago = time - 30 * 86400;
+    {
+        # (the set's clock, set back a month for this example)
+        local $Cache::Memcached::RustXS::Zstd::DictionarySet::State::Clock = sub { $month_ago };
+        $set->add(prefix => 'user:', dictionary => train_dictionary(\@users), level => 9, id => 1);
+        $set->add(prefix => 'user:', dictionary => train_dictionary([ reverse @users ]), level => 9, id => 2);
+        $set->write;
+    }
 
     # The values the cache holds (here a get response in a file; usually a
     # live server: Cache::Memcached::RustXS::Dict::NodeReader->connect('127.0.0.1:11211'))
@@ -210,9 +202,7 @@ a current or staged dictionary stays;
 
 a retired one stays while sampled values name it, or while it was retired
 less than C<retired_for> seconds ago (7 days by default: longer than the
-time to live of any value a site stores), or when the manifest has no date
-for its retirement (sets written before dates were recorded) and
-C<retired_for> is above 0;
+time to live of any value a site stores);
 
 =item *
 
@@ -222,10 +212,8 @@ every other retired dictionary is removed.
 
 Unless C<dry_run>, the set is then written (atomically, as
 L<Cache::Memcached::RustXS::Zstd::DictionarySet/write> does: the manifest
-first, then the files of the removed dictionaries are deleted), with the
-retirements of unknown date recorded as now (the clock of
-L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>), so that a prune
-C<retired_for> later may remove them. Nothing is written when nothing
+first, then the files of the removed dictionaries are deleted), a
+C<removed> line appended for each. Nothing is written when nothing
 changes. It fails, removing nothing, when the set changed between its reading and
 the write (another writer): run it again.
 
@@ -236,14 +224,18 @@ C<prefix>, C<state>, C<file>, C<size>, C<named_by>, C<retired> (its date),
 C<retired_ago> (seconds), C<action> (C<remove> or C<keep>) and C<why>),
 C<other_ids> (IDs that sampled values name and the set has not:
 C<id>, C<named_by>, and C<removed> when the set removed it),
-C<removed> and C<recorded> (IDs), C<written> (whether the set was
+C<removed> (IDs), C<written> (whether the set was
 written) and C<set> (the set, as written when it was).
 
-=item read_set($dir)
+=item read_set($dir, to_change => 1)
 
 The set in C<$dir>
 (L<Cache::Memcached::RustXS::Zstd::DictionarySet/read>), or a failure
 saying why it is not one (no such folder, no manifest, a malformed one).
+With C<to_change>, for a command that would append to its log: also a
+failure when the clock is behind the log
+(L<Cache::Memcached::RustXS::Zstd::DictionarySet/check_clock>), before
+anything is sampled or decided.
 
 =item parse_duration($text)
 

@@ -46,7 +46,7 @@ sub list_set {
 # is taken up at once unless a stage is given; one they have not, staged.
 sub rollback_set {
     my (%opt) = @_;
-    my $set = read_set($opt{dir});
+    my $set = read_set($opt{dir}, to_change => 1);
     my $prefix = $opt{prefix};
     fail('rollback: a prefix is needed') unless defined $prefix;
     $prefix = set_prefix($set, $prefix);
@@ -65,6 +65,8 @@ sub rollback_set {
     my $to = defined $opt{to} ? _named($set, $opt{to}, $prefix) : $d->{before};
     fail('rollback: the prefix ' . prefix_text($prefix) . ' has no earlier dictionary to go back to') unless $to;
     my $id = $to->{id};
+    fail("rollback: dictionary $id is the current one of the prefix " . prefix_text($prefix)
+         . ' already, and nothing is pending to replace it') if $from && $from == $id && !$d->{pending};
     my $stage = defined $opt{stage} ? $opt{stage} : $d->{used}{$id} ? 0 : $DEFAULT_STAGE;
     my $entry = eval { $set->make_current($id, $stage > 0 ? (stage => $stage) : (current_from => $now)) };
     fail(Cache::Memcached::RustXS::_error_message($@)) unless $entry;
@@ -97,12 +99,13 @@ sub _decision_data {
 # prefixes end with (user and user: alike), the one the set knows.
 sub set_prefix {
     my ($set, $prefix) = @_;
-    return $prefix if !length $prefix || grep { $_->{prefix} eq $prefix } $set->entries, $set->history;
+    # Every prefix the set has had: its dictionaries, removed ones too.
+    my %known = map { ($_->{prefix} => 1) } $set->entries, $set->removed, $set->history;
+    return $prefix if !length $prefix || $known{$prefix};
     my $delimiter = defined $set->delimiter ? $set->delimiter : ':';
-    my $with = $prefix . $delimiter;
-    return $with if grep { $_->{prefix} eq $with } $set->entries;
+    return $prefix . $delimiter if $known{ $prefix . $delimiter };
     (my $without = $prefix) =~ s/\Q$delimiter\E\z//;
-    return length $without && grep({ $_->{prefix} eq $without } $set->entries) ? $without : $prefix;
+    return length $without && $known{$without} ? $without : $prefix;
 }
 
 # ---- history ------------------------------------------------------------------
@@ -121,7 +124,7 @@ sub history_set {
            (defined $_->{cancels} ? (cancels => $_->{cancels}) : ()) }
     } $set->history(at => $now, (defined $prefix ? (prefix => $prefix) : ()));
     return { command => 'history', dir => $opt{dir}, identity => $set->identity, now => manifest_date($now),
-             prefix => $prefix, synthesized => $set->synthesized || undef, decisions => \@decisions };
+             prefix => $prefix, decisions => \@decisions };
 }
 
 1;
@@ -203,8 +206,7 @@ lists, or there is nothing to go back to.
 
 The decisions of the set (of one prefix, given with or without its
 delimiter), in order, with what became of each at C<now>: a hash
-reference with C<dir>, C<identity>, C<now>, C<prefix>, C<synthesized>
-(undef, or how the decisions were found: C<converted>, C<reconciled>, C<rewritten>) and
+reference with C<dir>, C<identity>, C<now>, C<prefix> and
 C<decisions>, a list of C<< { seq, kind, prefix, dictionary, made,
 effective, status, superseded_by, cancels } >> (dates as the manifest
 writes them).

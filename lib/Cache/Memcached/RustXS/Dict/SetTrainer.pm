@@ -15,6 +15,7 @@ use Cache::Memcached::RustXS::Dict qw(round fail);
 use Cache::Memcached::RustXS::Dict::Sample qw(sample_source);
 use Cache::Memcached::RustXS::Dict::Report qw(shown);
 use Cache::Memcached::RustXS::Dict::Rollout ();
+use Cache::Memcached::RustXS::Dict::Prune qw(read_set);
 use Cache::Memcached::RustXS::Dict::Tune qw(tune tune_fallback dictionary_memory stored_memory worth_a_dictionary);
 
 our $VERSION = '1.000';
@@ -135,7 +136,7 @@ sub train_all {
          . ") but no manifest ($manifest is missing): refused, nothing changed. To start over, give an empty "
          . 'folder, or remove those files; to keep the set, restore its manifest') if @orphans;
     my $set = -e $manifest
-        ? Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)
+        ? read_set($dir, to_change => 1)
         : Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir);
     my $plan = decide_set($set, %opt, at => staged_from($stage));
     my (@fallback_pool, @all_pairs);
@@ -195,13 +196,13 @@ sub write_plan {
     $set->set_delimiter($opt{delimiter}) if defined $opt{delimiter} && length $opt{delimiter};
     $set->write;
     my $written = now();
-    my %state = map { ($_->{entry}{id} => $_->{state}) } $set->schedule(at => $written);
+    my %row = map { ($_->{entry}{id} => $_) } $set->schedule(at => $written);
     for my $d (@added) {
-        $d->{state} = $state{ $d->{entry}{id} };    # current or staged
-        $d->{entry} = $set->entry($d->{entry}{id});  # as written: its current_from
+        $d->{state} = $row{ $d->{entry}{id} }{state};    # current or staged
+        $d->{entry} = $set->entry($d->{entry}{id});
     }
     return undef unless @added;
-    my ($from) = map { $_->{entry}{current_from} } grep { $_->{state} eq 'staged' } @added;
+    my ($from) = map { $row{ $_->{entry}{id} }{since} } grep { $_->{state} eq 'staged' } @added;
     return defined $from ? $from : manifest_date($written);
 }
 

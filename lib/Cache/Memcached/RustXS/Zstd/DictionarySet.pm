@@ -9,11 +9,10 @@ use Fcntl qw(:flock);
 use File::Spec ();
 use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(
-    $FORMAT $MANIFEST_NAME $MAX_ID manifest_date epoch_of is_count is_percent is_id is_level shown
-    parse_manifest manifest_text check_fallback_fields slurp atomic_write manifest_path file_mismatch header_id);
+    $FORMAT $MANIFEST_NAME $MAX_ID manifest_date epoch_of is_count is_percent is_id is_level quoted_value
+    parse_manifest manifest_header record_line check_fallback_fields slurp atomic_write manifest_path
+    file_mismatch header_id);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::State qw(now state_at staged_start);
-use Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions qw(
-    decode_log encode_log entries_digest synthesize_log reconcile_log project_entries);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::IDs qw(
     new_identity lowest_unused_id random_unused_id loaded_state);
 
@@ -31,29 +30,28 @@ sub read {
     my $path = manifest_path($dir);
     my $bytes = slurp($path);
     Carp::croak("$dir is not a dictionary set: cannot read $path: $!") unless defined $bytes;
-    my $self = eval { _with_log(parse_manifest($dir, $bytes)) };
+    my $self = eval { _check_removals(parse_manifest($dir, $bytes)) };
     unless ($self) {
         (my $why = $@) =~ s/\n\z//;
-        Carp::croak("$path: $why");    # the message names the line
+        Carp::croak("$path: $why: refused, nothing changed");    # the message names the line
     }
     return bless $self, $class;
 }
 
-# The decisions of a parsed set: its log; when a release that knows no
-# decisions changed its entries since, the log and what that release did
-# (decisions at times the entries fix, the same at every read); when it has none (or its entries do not say what
-# this release wrote), the log its entries stand for. Written on its next
-# write.
-sub _with_log {
+# A removal is of a dictionary that no writer uses and nothing pending
+# names at its time (the decisions on the lines before it, folded then).
+sub _check_removals {
     my ($self) = @_;
-    my $f = $self->{set_fields};
-    my $log = defined $f->{decisions} ? eval { decode_log($f->{decisions}) } : undef;
-    die "the set line's decisions: $@" if defined $f->{decisions} && !$log;
-    my $fits = $log && defined $f->{decisions_of}
-               && $f->{decisions_of} eq entries_digest($self->{entries}, $self->{removed});
-    my $kept = $log && !$fits ? reconcile_log($log, $self->{entries}) : undef;
-    $self->{decisions} = $fits ? $log : $kept ? $kept : synthesize_log($self->{entries});
-    $self->{synthesized} = $fits ? 0 : $kept ? 'reconciled' : defined $log ? 'rewritten' : 'converted';
+    for my $r (@{ $self->{removed} }) {
+        my $at = epoch_of($r->{removed});
+        my @before = grep { $_->{line} < $r->{line} } @{ $self->{decisions} };
+        my $p = Cache::Memcached::RustXS::Zstd::DictionarySet::State::fold(\@before, $at)->{prefixes}{ $r->{prefix} } || {};
+        my $pending = $p->{pending} ? $p->{pending}{id} : undef;
+        die "line $r->{line}: dictionary $r->{id} is removed while the writers of its prefix "
+          . (defined $p->{writer} && $p->{writer} eq $r->{id} ? 'use it' : 'are to take it up')
+          . ": a removal is of a retired dictionary\n"
+            if grep { defined && $_ eq $r->{id} } $p->{writer}, $pending;
+    }
     return $self;
 }
 
@@ -71,14 +69,13 @@ sub _copy { my %c = %{ $_[0] }; return \%c }
 
 sub entries { map { _copy($_) } @{ $_[0]{entries} } }
 
-sub removed { map { _copy($_) } @{ $_[0]{removed} } }
+sub removed { map { +{ id => $_->{id}, prefix => $_->{prefix}, removed => $_->{removed} } } @{ $_[0]{removed} } }
 
 # The entry or removed record that has $id.
 sub _id_user {
     my ($self, $id) = @_;
-    for my $e (@{ $self->{entries} }, @{ $self->{removed} }) {
-        return $e if $e->{id} eq $id;
-    }
+    for my $e (@{ $self->{entries} }) { return ($e, 'in the set') if $e->{id} eq $id }
+    for my $e (@{ $self->{removed} }) { return ($e, 'removed: values may still name it') if $e->{id} eq $id }
     return;
 }
 
@@ -100,7 +97,7 @@ sub _at {
     my ($who, %opt) = @_;
     Cache::Memcached::RustXS::_check_options($who, \%opt, 'at');
     return now() unless defined $opt{at};
-    Carp::croak("$who: at must be epoch seconds, not " . shown($opt{at}))
+    Carp::croak("$who: at must be epoch seconds, not " . quoted_value($opt{at}))
         unless $opt{at} =~ /\A[0-9]+(?:\.[0-9]*)?\z/;
     return $opt{at};
 }
@@ -180,7 +177,7 @@ sub next_change {
 }
 
 # Each entry's state at $at, and since when: current (the one writers of
-# its prefix use), staged (they will from its current_from), retired.
+# its prefix use), staged (they will from its decision's effective time), retired.
 sub schedule {
     my ($self, %opt) = @_;
     return map { +{ entry => _copy($_->{entry}), state => $_->{state}, since => $_->{since},
@@ -198,6 +195,13 @@ sub delimiter {
 sub set_delimiter {
     my ($self, $d) = @_;
     Carp::croak('set_delimiter: the delimiter is one or more bytes') unless defined $d && length $d;
+    # The set line, which holds it, is written once: a written set keeps
+    # the one it has (none: its prefixes' last characters are guessed).
+    my $was = $self->delimiter;
+    return $was if defined $self->{text} && !defined $was;
+    return $d if defined $was && $was eq $d;
+    Carp::croak("set_delimiter: this set's prefixes end with " . quoted_value($was)
+              . ' (its set line, written once, says so): make a new set for another') if defined $self->{text};
     $self->{set_fields}{delimiter} = $d;
     return $d;
 }
@@ -242,7 +246,7 @@ sub fallback {
 
 sub path_of {
     my ($self, $id) = @_;
-    my $e = $self->entry($id) or Carp::croak("no dictionary with ID " . shown($id) . " in the set in $self->{dir}");
+    my $e = $self->entry($id) or Carp::croak("no dictionary with ID " . quoted_value($id) . " in the set in $self->{dir}");
     return File::Spec->catfile($self->{dir}, $e->{file});
 }
 
@@ -250,14 +254,14 @@ sub path_of {
 # the file is missing, truncated, replaced, or another set's.
 sub dictionary_bytes {
     my ($self, $id) = @_;
-    my $e = $self->entry($id) or Carp::croak("no dictionary with ID " . shown($id) . " in the set in $self->{dir}");
+    my $e = $self->entry($id) or Carp::croak("no dictionary with ID " . quoted_value($id) . " in the set in $self->{dir}");
     return $self->{pending}{ $e->{id} } if $self->{pending} && exists $self->{pending}{ $e->{id} };
     my $path = File::Spec->catfile($self->{dir}, $e->{file});
     my $bytes = slurp($path);
-    Carp::croak("$path: cannot read dictionary $e->{id} (prefix " . shown($e->{prefix}) . "): $!")
+    Carp::croak("$path: cannot read dictionary $e->{id} (prefix " . quoted_value($e->{prefix}) . "): $!")
         unless defined $bytes;
     my $why = file_mismatch($e, $bytes);
-    Carp::croak("$path: $why: not the file of dictionary $e->{id} (prefix " . shown($e->{prefix})
+    Carp::croak("$path: $why: not the file of dictionary $e->{id} (prefix " . quoted_value($e->{prefix})
               . ") that the manifest lists (truncated, replaced, or of another set)") if $why;
     return $bytes;
 }
@@ -278,13 +282,13 @@ sub create {
     Carp::croak("$dir holds a dictionary set already ($path): read it instead") if -e $path;
     return bless {
         dir => $dir, identity => new_identity(), format => $FORMAT, entries => [], removed => [], fallback => undef,
-        decisions => [],
+        decisions => [], text => undef, newest => undef, unwritten => [],
         set_fields => { created => manifest_date(now()) }, manifest_sha256 => undef,
     }, $class;
 }
 
 my @ADD_OPTIONS = qw(prefix dictionary level id savings samples trained current_from stage);
-my @DICTIONARY_FIELDS = @Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest::DICTIONARY_FIELDS;
+my @DICTIONARY_FIELDS = @{ $Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest::FIELDS{dictionary} };
 
 sub add {
     my ($self, %opt) = @_;
@@ -298,7 +302,7 @@ sub add {
     Carp::croak('add: level is needed: the zstd level writers use with this dictionary')
         unless defined $opt{level};
     Carp::croak("add: level must be a zstd level ($Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest::MIN_LEVEL"
-              . " to $Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest::MAX_LEVEL), not " . shown($opt{level}))
+              . " to $Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest::MAX_LEVEL), not " . quoted_value($opt{level}))
         unless is_level($opt{level});
     my $stage = _stage_option('add', \%opt);
     my $bytes = $opt{dictionary};
@@ -309,13 +313,13 @@ sub add {
     Carp::croak('add: dictionary is not a standard zstd dictionary (no magic number 37 A4 30 EC, or ID 0)')
         unless defined $id;
     if (defined $opt{id} && $opt{id} ne $id) {
-        Carp::croak("add: id must be 1 to $MAX_ID, not " . shown($opt{id})) unless is_id($opt{id});
+        Carp::croak("add: id must be 1 to $MAX_ID, not " . quoted_value($opt{id})) unless is_id($opt{id});
         $bytes = _with_id($bytes, $opt{id});
         $id = $opt{id};
     }
-    if (my $same = $self->_id_user($id)) {
-        Carp::croak("add: dictionary ID $id is in the set already (prefix " . shown($same->{prefix})
-                  . ', ' . ($same->{state} || 'removed: values may still name it')
+    if (my ($same, $how) = $self->_id_user($id)) {
+        Carp::croak("add: dictionary ID $id is in the set already (prefix " . quoted_value($same->{prefix})
+                  . ", $how"
                   . '): two dictionaries with one ID are refused; give another id');
     }
     my $loaded = loaded_state($id, $bytes);
@@ -326,13 +330,12 @@ sub add {
         next unless defined $opt{$name};
         my $ok = $name eq 'savings' ? is_percent($opt{$name}) : is_count($opt{$name});
         Carp::croak("add: $name must be " . ($name eq 'savings' ? 'a percentage' : 'a count') . ', not '
-                  . shown($opt{$name})) unless $ok;
+                  . quoted_value($opt{$name})) unless $ok;
     }
-    my $now = int now();
-    # Its state and dates are written from the decisions (settle).
+    my $now = $self->check_clock;
     my %e = (
         %extra,
-        id => $id, prefix => $prefix, state => 'retired', file => $self->_file_name($prefix, $id),
+        id => $id, prefix => $prefix, file => $self->_file_name($prefix, $id),
         level => 0 + $opt{level}, size => length $bytes, sha256 => Digest::SHA::sha256_hex($bytes),
         trained => manifest_date(defined $opt{trained} ? $opt{trained} : $now, 'add: trained'),
     );
@@ -342,24 +345,43 @@ sub add {
                   : defined $opt{current_from} ? epoch_of(manifest_date($opt{current_from}, 'add: current_from'))
                   : $now;
     push @{ $self->{entries} }, \%e;
+    push @{ $self->{unwritten} }, [ dictionary => \%e ];
     $self->{pending}{$id} = $bytes;
     $self->_decide(kind => 'train', prefix => $prefix, id => $id, made => $now, effective => $effective,
                    stage => $stage);
     return _copy(\%e);
 }
 
+# Now (whole seconds), or croaks, changing nothing, when the clock is
+# earlier than the newest line of the set's log: time only moves forward.
+sub check_clock {
+    my ($self) = @_;
+    Carp::croak('check_clock takes no arguments') if @_ > 1;
+    my $now = int now();
+    my $newest = $self->{newest};
+    Carp::croak('the clock says ' . manifest_date($now) . ', earlier than the newest line of the set\'s log ('
+              . ($newest->{line} ? "line $newest->{line}" : 'made in this run') . ", $newest->{date}): "
+              . 'time only moves forward: nothing was changed; run it where the clock is right')
+        if $newest && $now < $newest->{time};
+    return $now;
+}
+
+sub _newest_is { $_[0]{newest} = { time => $_[1], date => manifest_date($_[1]) } }
+
 # Appends a decision (kind, prefix, id, made, effective; stage: seconds
-# after the write, when write gives it its effective time) and writes
-# down the entries' fields as the decisions now say.
+# after the write, when write gives it its effective time). A time given
+# earlier than made is made: a decision takes effect when made or later.
 sub _decide {
     my ($self, %d) = @_;
     my $stage = delete $d{stage};
-    my $seq = 1;
-    $seq = $_->{seq} + 1 for grep { $_->{seq} >= $seq } @{ $self->{decisions} };
-    push @{ $self->{decisions} }, { %d, seq => $seq };
+    my $seq = @{ $self->{decisions} } ? $self->{decisions}[-1]{seq} + 1 : 1;
+    $d{effective} = $d{made} if $d{effective} < $d{made};
+    my $decision = { %d, seq => $seq };
+    push @{ $self->{decisions} }, $decision;
+    push @{ $self->{unwritten} }, [ decision => $decision ];
     $self->{stage_on_write}{$seq} = $stage if defined $stage && $stage > 0;
-    $self->settle(at => $d{made});
-    return $self->{decisions}[-1];
+    $self->_newest_is($d{made});
+    return $decision;
 }
 
 # Options beyond the known ones of add and set_fallback are fields kept in
@@ -381,7 +403,7 @@ sub _stage_option {
     my ($who, $opt) = @_;
     return undef unless defined $opt->{stage};
     Carp::croak("$who: stage and current_from cannot go together") if defined $opt->{current_from};
-    Carp::croak("$who: stage must be seconds, not " . shown($opt->{stage}))
+    Carp::croak("$who: stage must be seconds, not " . quoted_value($opt->{stage}))
         unless $opt->{stage} =~ /\A[0-9]+(?:\.[0-9]*)?\z/;
     return $opt->{stage};
 }
@@ -423,22 +445,20 @@ sub new_id {
 
 # Retires dictionary $id: writers of its prefix stop using it (a retire
 # decision, effective at the time given or now), or, for one staged, its
-# decision is cancelled; for one retired already, a time given (or now,
-# when its date is not known) becomes its retirement date.
+# decision is cancelled; for one retired already, nothing changes.
 sub retire {
     my ($self, $id, %opt) = @_;
     Cache::Memcached::RustXS::_check_options('retire', \%opt, 'retired');
     my $e = $self->_entry_of('retire', $id);
-    my $now = int now();
-    my $when = defined $opt{retired} ? epoch_of(manifest_date($opt{retired}, 'retire: retired')) : $now;
-    my $state = $self->_state($now);
-    my $p = $state->{fold}{prefixes}{ $e->{prefix} } || {};
-    my ($row) = grep { $_->{entry} == $e } @{ $state->{rows} };
+    my $when = defined $opt{retired} ? epoch_of(manifest_date($opt{retired}, 'retire: retired')) : undef;
+    my $now = $self->check_clock;
+    my $p = $self->_state($now)->{fold}{prefixes}{ $e->{prefix} } || {};
     if ($p->{pending} && defined $p->{pending}{id} && $p->{pending}{id} eq $id) {
         $self->_decide(kind => 'cancel', prefix => $e->{prefix}, made => $now, effective => $now);
     }
-    elsif ((defined $p->{writer} && $p->{writer} eq $id) || defined $opt{retired} || !defined $row->{since}) {
-        $self->_decide(kind => 'retire', prefix => $e->{prefix}, id => $id, made => $now, effective => $when);
+    elsif (defined $p->{writer} && $p->{writer} eq $id) {
+        $self->_decide(kind => 'retire', prefix => $e->{prefix}, id => $id, made => $now,
+                       effective => defined $when ? $when : $now);
     }
     return _copy($e);
 }
@@ -450,7 +470,7 @@ sub _entry_of {
     return $e if $e;
     Carp::croak("$who: dictionary $id was removed from the set (its file is gone): train another")
         if grep { $_->{id} eq $id } @{ $self->{removed} };
-    Carp::croak("$who: no dictionary with ID " . shown($id) . ' in the set');
+    Carp::croak("$who: no dictionary with ID " . quoted_value($id) . ' in the set');
 }
 
 # Makes dictionary $id its prefix's writers' dictionary (a rollback): from
@@ -465,10 +485,10 @@ sub make_current {
     my $e = $self->_entry_of('make_current', $id);
     eval { $self->dictionary_bytes($id); 1 }
         or Carp::croak('make_current: ' . Cache::Memcached::RustXS::_error_message($@) . ': refused, nothing changed');
-    my $now = int now();
+    my $now = $self->check_clock;
     my $p = $self->_state($now)->{fold}{prefixes}{ $e->{prefix} } || {};
     if (defined $p->{writer} && $p->{writer} eq $id) {
-        Carp::croak("make_current: dictionary $id is the current one of prefix " . shown($e->{prefix})
+        Carp::croak("make_current: dictionary $id is the current one of prefix " . quoted_value($e->{prefix})
                   . ' already, and nothing is staged to replace it') unless $p->{pending};
         $self->_decide(kind => 'cancel', prefix => $e->{prefix}, made => $now, effective => $now);
         return _copy($e);
@@ -485,9 +505,9 @@ sub make_current {
 # now); returns it, or croaks when nothing is pending.
 sub cancel {
     my ($self, $prefix) = @_;
-    my $now = int now();
+    my $now = $self->check_clock;
     my $pending = $self->_state($now)->{pending}{$prefix};
-    Carp::croak('cancel: nothing is pending for the prefix ' . shown($prefix)) unless $pending;
+    Carp::croak('cancel: nothing is pending for the prefix ' . quoted_value($prefix)) unless $pending;
     $self->_decide(kind => 'cancel', prefix => $prefix, made => $now, effective => $now);
     return { %$pending };
 }
@@ -513,44 +533,29 @@ sub history {
     my ($self, %opt) = @_;
     my $prefix = delete $opt{prefix};
     my $f = $self->_state(_at('history', %opt))->{fold};
-    return map { +{ %$_, %{ $f->{decisions}{ $_->{seq} } || { status => 'not made yet' } } } }
+    return map { my %d = (%$_, %{ $f->{decisions}{ $_->{seq} } || { status => 'not made yet' } }); delete $d{line}; \%d }
            grep { !defined $prefix || $_->{prefix} eq $prefix } @{ $self->{decisions} };
-}
-
-# How the set's decisions were found when it was read: 0 (its log),
-# 'converted' (synthesized from the entries of a set written before sets
-# recorded decisions), 'reconciled' (a release that knows no decisions
-# changed the entries after the log: its changes follow the log) or
-# 'rewritten' (the same, but the entries do not say what the log's writer
-# wrote: synthesized from them again).
-sub synthesized { $_[0]{synthesized} || 0 }
-
-# Writes the entries' fields as the decisions say at $at (now by default):
-# what a release that knows no decisions reads. write does this.
-sub settle {
-    my ($self, %opt) = @_;
-    project_entries($self->{entries}, $self->_state(_at('settle', %opt)));
-    return $self;
 }
 
 sub remove {
     my ($self, $id) = @_;
     my ($e) = grep { $_->{id} eq $id } @{ $self->{entries} };
-    Carp::croak("remove: no dictionary with ID " . shown($id) . " in the set") unless $e;
-    # As the set is now: one whose staged successor has started is retired.
-    my $now = now();
-    $self->settle(at => $now);
+    Carp::croak("remove: no dictionary with ID " . quoted_value($id) . " in the set") unless $e;
+    my $now = $self->check_clock;
     my $state = $self->_state($now);
     my $writing = $state->{writers}{ $e->{prefix} };
-    Carp::croak("remove: dictionary $id is current for prefix " . shown($e->{prefix}) . ': retire it first')
+    Carp::croak("remove: dictionary $id is current for prefix " . quoted_value($e->{prefix}) . ': retire it first')
         if $writing && $writing == $e;
     my $pending = $state->{pending}{ $e->{prefix} };
-    Carp::croak("remove: dictionary $id is staged for prefix " . shown($e->{prefix}) . ': cancel it first')
+    Carp::croak("remove: dictionary $id is staged for prefix " . quoted_value($e->{prefix}) . ': cancel it first')
         if $pending && defined $pending->{id} && $pending->{id} eq $id;
     $self->{entries} = [ grep { $_ != $e } @{ $self->{entries} } ];
     delete $self->{pending}{$id} if $self->{pending};
     push @{ $self->{removed_files} }, $e->{file};
-    push @{ $self->{removed} }, { id => $e->{id}, prefix => $e->{prefix}, removed => manifest_date($now) };
+    my $r = { id => $e->{id}, prefix => $e->{prefix}, removed => manifest_date($now) };
+    push @{ $self->{removed} }, $r;
+    push @{ $self->{unwritten} }, [ removed => $r ];
+    $self->_newest_is($now);
     return _copy($e);
 }
 
@@ -565,12 +570,28 @@ sub set_fallback {
     eval { check_fallback_fields(\%f, 'set_fallback'); 1 } or do { (my $e = $@) =~ s/\n\z//; Carp::croak($e) };
     $f{level} += 0;
     $self->{fallback} = \%f;
+    # A fallback measured again is a line appended; one line a run.
+    $self->{unwritten} = [ (grep { $_->[0] ne 'fallback' } @{ $self->{unwritten} }), [ fallback => \%f ] ];
     return _copy(\%f);
 }
 
 # ---- writing ---------------------------------------------------------------
 
-sub as_string { manifest_text($_[0]) }
+# The manifest's text: the lines read, byte for byte, then one line for
+# each record added since (a new set: its header and set line first).
+sub as_string {
+    my ($self) = @_;
+    my $text = defined $self->{text} ? $self->{text}
+             : manifest_header() . record_line(set => { %{ $self->{set_fields} }, id => $self->{identity} });
+    for my $u (@{ $self->{unwritten} }) {
+        my ($kind, $r) = @$u;
+        $r = { seq => $r->{seq}, kind => $r->{kind}, prefix => $r->{prefix}, dictionary => $r->{id},
+               made => manifest_date($r->{made}), effective => manifest_date($r->{effective}) }
+            if $kind eq 'decision';
+        $text .= record_line($kind, $r);
+    }
+    return $text;
+}
 
 sub write {
     my ($self) = @_;
@@ -588,6 +609,17 @@ sub write {
                           : defined $self->{manifest_sha256}) {
         Carp::croak("write: $path changed since this set was read (another writer?): read it again");
     }
+    # What was staged for some seconds after the write starts then.
+    my $now = now();
+    my %stage = %{ delete $self->{stage_on_write} || {} };
+    $_->{effective} = staged_start($now, $stage{ $_->{seq} }) for grep { $stage{ $_->{seq} } } @{ $self->{decisions} };
+    # The log written must read back: what cannot be true is never written.
+    my $text = $self->as_string;
+    my $again = eval { _check_removals(parse_manifest($dir, $text)) };
+    unless ($again) {
+        (my $why = $@) =~ s/\n\z//;
+        Carp::croak("write: the manifest would not read back ($why): refused, nothing written");
+    }
     # Dictionary files first, so that every file a manifest names exists
     # when that manifest appears.
     my %pending = %{ $self->{pending} || {} };
@@ -598,17 +630,10 @@ sub write {
         next if defined $existing && !file_mismatch($e, $existing);
         atomic_write($file, $pending{ $e->{id} });
     }
-    # What was staged for some seconds after the write starts then.
-    my $now = now();
-    my %stage = %{ delete $self->{stage_on_write} || {} };
-    $_->{effective} = staged_start($now, $stage{ $_->{seq} }) for grep { $stage{ $_->{seq} } } @{ $self->{decisions} };
-    $self->settle(at => $now);
-    @{ $self->{set_fields} }{qw(decisions decisions_of)}
-        = (encode_log($self->{decisions}), entries_digest($self->{entries}, $self->{removed}));
-    delete $self->{synthesized};
-    my $text = manifest_text($self);
     atomic_write($path, $text);
-    $self->{manifest_sha256} = Digest::SHA::sha256_hex($text);
+    @$self{qw(text manifest_sha256 entries decisions newest removed fallback)}
+        = @$again{qw(text manifest_sha256 entries decisions newest removed fallback)};
+    $self->{unwritten} = [];
     delete $self->{pending};
     # Then the files no manifest names any more.
     my %kept = map { ($_->{file} => 1) } @{ $self->{entries} };
@@ -621,10 +646,12 @@ sub write {
 }
 
 # ---- what the engine provides ----------------------------------------------
+#
+# The engine's XSUBs of the Zstd package, booted with
+# Cache::Memcached::RustXS: Zstd.pm loads this module, never the reverse.
 
 sub _with_id {
     my ($bytes, $id) = @_;
-    require Cache::Memcached::RustXS::Zstd;
     my $out = eval { Cache::Memcached::RustXS::Zstd::dictionary_with_id($bytes, $id) };
     Carp::croak('add: ' . Cache::Memcached::RustXS::_error_message($@)) unless defined $out;
     return $out;
@@ -632,7 +659,6 @@ sub _with_id {
 
 sub _check_engine {
     my ($bytes) = @_;
-    require Cache::Memcached::RustXS::Zstd;
     my $ok = eval { Cache::Memcached::RustXS::Zstd::dictionary_id($bytes) };
     Carp::croak('add: ' . Cache::Memcached::RustXS::_error_message($@)) unless $ok;
     return;
@@ -713,41 +739,35 @@ long enough ago).
 
 A dictionary must not be written before every reader that may meet it has
 it. So a dictionary can be added I<staged> (L</add> with C<stage> or
-C<current_from>): a process loads it when it reads the set (at start, at
-a writer's rescan, or when it first meets a value written with it:
-L<Cache::Memcached::RustXS::Operations/What each process loads, and when>),
-and writers go on writing the prefix's current
-dictionary until the time it takes effect, then write the new one. The
-writers of this distribution follow their set while they run
-(L<Cache::Memcached::RustXS::Zstd/compress_methods(dictionaries =E<gt> $dir, prefix =E<gt> $prefix, rescan_interval =E<gt> 60, max_output =E<gt> 64 MiB)>
-and L<Cache::Memcached::RustXS::Memcached>): they take up a staged
-dictionary at its time, and an added or rolled back one within their
-rescan interval, without a restart. Ship a set with staged entries to every
-host once; stage it longer than the time it takes to reach the last host
-plus the rescan interval, and no writer anywhere uses a dictionary that a
-reader lacks. C<cmrx-dict train --all> stages what it adds (C<--stage>,
-one hour by default). A stage counts from the L</write> of the set, not
-from the call: the decision takes effect at the next whole second after the
-write and the stage, plus one, so at least the stage after the command that
-wrote the set has finished.
+C<current_from>): every process loads it when it reads the set (see
+L</What a process loads, and when>), and writers go on writing the
+prefix's current dictionary until the time it takes effect, then write the
+new one, on every host at that moment, without a restart. Ship a set with
+staged entries to every host once; stage it longer than the time it takes
+to reach the last host plus the rescan interval, and no writer anywhere
+uses a dictionary that a reader lacks. C<cmrx-dict train --all> stages
+what it adds (C<--stage>, one hour by default). A stage counts from the
+L</write> of the set, not from the call: the decision takes effect at the
+next whole second after the write and the stage, plus one, so at least the
+stage after the command that wrote the set has finished. On one host, or
+before any process loads the set, nothing needs protecting: C<--stage 0>
+(C<stage =E<gt> 0>) makes it current at once.
 
 Rolling back is the same move backwards: L</make_current> makes an earlier
 dictionary of a prefix current again (every reader still has it: retired
 dictionaries stay loaded), and L</cancel> cancels what is pending. Which
 dictionary writers use at any moment follows from the set's decisions by
-one rule, below.
-
-Every answer about time (L</current>, L</for_key>, L</schedule>,
-L</previous>, L</next_change>, L</decided>, L</history>, and what
-L</settle> and L</write> write down) comes from one function,
+one rule, below; every answer about time (L</current>, L</for_key>,
+L</schedule>, L</previous>, L</next_change>, L</decided>, L</history>)
+comes from one function,
 L<Cache::Memcached::RustXS::Zstd::DictionarySet::State>'s C<fold> of the
 decisions, and "now" is its clock, which tests move instead of sleeping.
 
 =head2 The newest decision holds
 
 A set records its I<decisions>: each change of what a prefix's writers use
-is one, kept in the set's log (the C<decisions> field of the manifest's
-C<set> line). A decision has a number, C<seq> (1, 2, 3 ... in the order
+is one, a C<decision> line of the manifest's log (L</The manifest>). A
+decision has a number, C<seq> (1, 2, 3 ... in the order
 made), a kind, a prefix (the empty prefix: the whole-cache entry), a
 dictionary, when it was made and when it takes effect: made plus its
 stage, at once without one. The kinds: C<train> (C<cmrx-dict train --all>
@@ -803,7 +823,9 @@ file the manifest lists is refused: the message names the file, nothing
 changes, and C<cmrx-dict> exits with the status of its other errors of data
 (1). So is C<train --all> into a folder that holds C<.dict> files but no
 manifest: to start over, give an empty folder or remove those files; to
-keep the set, restore its manifest.
+keep the set, restore its manifest. So is every command that would add to
+the log with a clock behind it (L</Time only moves forward>), and every
+command on a log that cannot be true (L</What a reader refuses>).
 
 =item 5. Where to read it.
 
@@ -826,74 +848,70 @@ stays loaded until C<cmrx-dict prune> removes it.
 
 =back
 
-=head2 Releases that know no decisions
+=head2 What a process loads, and when
 
-Release 0.101 reads and writes sets too, and knows no decisions, no
-staging and no dates: of each dictionary it reads only C<state> (which
-one is current for its prefix), and when it rewrites a set it keeps every
-field it does not know, on every line, as it is. So the log is a field of
-the C<set> line, and each dictionary's line still says what 0.101 needs:
-L</write> writes the entries' fields from the decisions at that moment
-(L</settle>). The dictionary writers use is C<state=current> with its
-C<current_from>; a pending one is C<state=retired> with a C<current_from>
-and no C<retired> date; every other one is C<state=retired> with its
-C<retired> date, when writers stopped using it. Each line also says in
-C<decided> what the decisions made it at that moment (C<current>,
-C<staged> or C<retired>), a field 0.101 keeps as it is when it changes
-C<state>.
+=over 4
 
-What 0.101 reads of such a set is therefore what writers used at the
-moment of the last write: it loads every dictionary (a pending one too,
-so its readers read what the new one writes), but takes up nothing
-staged; a staged first dictionary leaves its prefix on the fallback (or
-the whole-cache entry) for it. Once this release writes the set again
-after the staged time (any write: a C<train>, a C<rollback>, a
-C<prune>), 0.101 reads the new writer from that write on.
+=item At start
 
-A set written before sets recorded decisions (no log) reads as the
-decisions its entries stand for, and is converted on its next write,
-nothing lost: each dictionary writers used is a C<train> at its
-C<current_from> (not written: earlier than any), ended by a C<retire> at its
-C<retired> date unless another dictionary of its prefix started then (no
-date: a retirement at a time not known, which C<cmrx-dict prune> counts
-from when it first sees it, made after the dictionary listed next for its
-prefix, which replaced it, as 0.101 lists them); the current one without a C<current_from> is a
-C<train> at once after the others of its prefix; a staged one, a C<train>
-made after those; one cancelled before its time (its C<current_from> after
-its C<retired> date), a C<train> and a C<cancel> at its C<retired> date.
+L<Cache::Memcached::RustXS::Zstd/load_dictionaries($dir, rescan_interval =E<gt> 60)>
+loads every dictionary of the set, current, staged and retired (a retired
+one until C<cmrx-dict prune> removes it), checks each file against the
+manifest, and prepares each at its level; before a preforking server
+forks, so that the workers share them
+(L<Cache::Memcached::RustXS::Operations/PREFORKING SERVERS>).
 
-A set that 0.101 changed after this release wrote it keeps its log, but
-its entries no longer match the log (the set line's C<decisions_of>, a
-digest of the fields that 0.101 reads, differs). 0.101 changes a set in
-three ways, and each is found on its line, where C<state> and C<decided>
-differ: C<add> retrains a prefix (a line with no C<decided>, current, and
-the prefix's writer C<state=retired> with its C<current_from> kept and no
-C<retired> date), C<retire> takes a prefix's writer away, C<remove> drops
-a retired dictionary. The log is kept, and what 0.101 did follows it as
-decisions effective at once, made at a time the set itself gives, so
-that every read finds the same decisions: the time 0.101 wrote is not
-recorded, so each is made at the time of the log's last decision, or,
-for a C<train>, at the C<trained> date 0.101 stamps on the dictionary it
-adds if that is later. They are a C<train> of each dictionary it added,
-a C<retire> of a writer it retired with nothing in its place, a
-C<rollback> to a dictionary made current again by hand. Being the newest
-decisions, they supersede whatever was staged and still pending at that
-time, which 0.101 ignored, and which therefore never takes effect:
-writers follow 0.101's retrain, "used before" is the dictionary it
-retired (never a staged one no writer used), and C<cmrx-dict history>
-says that the last decisions are 0.101's. A prefix
-0.101 did not change keeps its decisions, a staged one included. The next
-write records them. A set that 0.101 rewrote without changing its entries
-keeps its log as it is. (A set whose lines have no C<decided>, written by
-a development version of this release, has its decisions synthesized
-from its entries again, as for a set without a log; a current dictionary
-with no C<current_from> was then added by 0.101 after the others of its
-prefix, which is also what writers follow.)
+=item A writer, while it runs
+
+A writer of a set (C<compress_methods> or C<fast_options> with
+C<dictionaries>, L<Cache::Memcached::RustXS::Memcached> with C<zstd =E<gt>
+{ dictionaries }>) reads the manifest again at a write once
+C<rescan_interval> (60 s by default) has passed since its last reading,
+loads the dictionaries added, and follows the decisions: a staged one from
+its time (it decides again then, without reading the set), one in effect
+at once (a rollback to a dictionary writers used, a cancel) from that
+reading.
+
+=item A process that only reads
+
+A reader (GetParser, the decompressors of C<compress_methods>,
+C<decompress>) reads the set again only when it meets a value whose
+dictionary it has not loaded, at most once per C<rescan_interval>, the
+first time no sooner than C<rescan_interval> after C<load_dictionaries>. It
+never reads on a timer: holding the set as it was at its start for days
+is right, since it loads a dictionary when it needs it. A value met while
+the rescan is not due yet is a miss until it is.
+
+=item A set that cannot be read
+
+A rescan that cannot read the set (a half-copied file, another set's
+manifest, a log refused by a check below) keeps what the process loaded
+and goes on writing and reading with it, warns once per
+C<$Cache::Memcached::RustXS::Zstd::WarnInterval> (60 s), and counts it
+under C<sets-E<gt>{unreadable_rescans}> of
+L<Cache::Memcached::RustXS::Zstd/counters()>; the next rescan that reads
+it takes it up.
+
+=back
+
+=head2 Time only moves forward
+
+A line of the log is never dated before the newest line already there:
+a command that would append one (a decision, a removal: L</add>,
+L</make_current>, L</retire>, L</cancel>, L</remove>, and C<cmrx-dict
+train --all>, C<rollback> and C<prune>, dry runs included) with a clock
+earlier than the log's newest time refuses, names both times and changes
+nothing; within the same second is fine. So a host whose clock is behind
+cannot rewrite what the log says happened (a decision "superseded" before
+it was made, a dictionary "retired" before it was current). Run the
+commands that change a set on one admin host whose clock NTP keeps
+(L<Cache::Memcached::RustXS::Operations/WHERE TO RUN CMRX-DICT>).
+L</check_clock> asks first; C<CMRX_DICT_NOW> sets C<cmrx-dict>'s clock
+(L<cmrx-dict/ENVIRONMENT>), C<$Cache::Memcached::RustXS::Zstd::DictionarySet::State::Clock>
+the module's.
 
 This module reads, checks and writes sets. It needs nothing but perl 5.10.1
-and its core modules to read one (L<Digest::SHA> for the files' checksums);
-the engine (L<Cache::Memcached::RustXS>) is loaded when a dictionary is
-added.
+and its core modules to read one (L<Digest::SHA> for the files' checksums).
 
 =head2 Prefixes
 
@@ -927,116 +945,111 @@ string; C<cmrx-dict> shows it as C<'' (the whole cache)>.
 
 =head2 The manifest
 
-The file C<manifest> in the folder: text, one record a line, fields
-C<name=value> separated by single spaces; a byte of a value outside
-printable ASCII, a space and C<%> are written C<%XX> (hexadecimal). Lines
-starting with C<#> and empty lines are comments. An example:
+The file C<manifest> in the folder is the set's log: text, one record a
+line, fields C<name=value> separated by single spaces; a byte of a value
+outside printable ASCII, a space and C<%> are written C<%XX>
+(hexadecimal). Lines starting with C<#> and empty lines are comments.
+Lines are appended in order and never rewritten: a write may replace the
+file whole (through a new file and a rename, under the folder's lock), but
+every line it had stays byte for byte, and new lines follow. An example:
 
-    cmrx-dictionary-set 1
-    # A zstd dictionary set: Cache::Memcached::RustXS::Zstd::DictionarySet describes this file.
-    set id=3f0c9a5be1d24c8e9b7a6d5c4b3a2f10 created=2026-05-01T10:00:00Z decisions=1,train,1777629600,1777629600,1,user:;2,train,1777629600,1777629600,2,post:;3,train,1780308000,1780308000,3,user:;4,train,1780308000,1780308000,5, decisions_of=0c1d2e3f4a5b6c7d delimiter=:
+    cmrx-dictionary-set 2 release=1.000
+    # A zstd dictionary set, one record a line, appended in order: Cache::Memcached::RustXS::Zstd::DictionarySet describes this file.
+    set id=3f0c9a5be1d24c8e9b7a6d5c4b3a2f10 created=2026-05-01T10:00:00Z delimiter=:
+    dictionary id=1 prefix=user: file=user-1.dict level=9 size=16384 sha256=9f86... savings=61.5 samples=500 trained=2026-05-01T10:00:00Z
+    decision seq=1 kind=train prefix=user: dictionary=1 made=2026-05-01T10:00:00Z effective=2026-05-01T10:00:00Z
     fallback method=zstd level=3 savings=12.5 samples=800 measured=2026-05-01T10:00:00Z
-    dictionary id=1 prefix=user: state=retired decided=retired file=user-1.dict level=9 size=16384 sha256=9f86... savings=61.5 samples=500 trained=2026-05-01T10:00:00Z retired=2026-06-01T10:00:00Z
-    dictionary id=2 prefix=post: state=current decided=current file=post-2.dict level=9 size=16384 sha256=60303... savings=55 samples=500 trained=2026-05-01T10:00:00Z
-    dictionary id=3 prefix=user: state=current decided=current file=user-3.dict level=9 size=16384 sha256=fd61a... trained=2026-06-01T10:00:00Z
-    dictionary id=5 prefix= state=current decided=current file=5.dict level=9 size=32768 sha256=2c26b... trained=2026-06-01T10:00:00Z other_keys=1
-    removed id=4 prefix=cart: removed=2026-07-01T10:00:00Z
-    end dictionaries=4 removed=1
+    dictionary id=2716305118 prefix=user: file=user-2716305118.dict level=9 size=16384 sha256=fd61a... trained=2026-06-01T10:00:00Z
+    decision seq=2 kind=train prefix=user: dictionary=2716305118 made=2026-06-01T10:00:00Z effective=2026-06-01T11:00:01Z
+    removed id=1 prefix=user: removed=2026-07-01T10:00:00Z
 
 =over 4
 
-=item C<cmrx-dictionary-set 1>
+=item C<cmrx-dictionary-set 2 release=1.000> (written once)
 
-The first line: the format's name and version. A reader refuses a version
-newer than it knows.
+The first line: the format's name and number, and the release that made
+the set. A reader refuses a newer format, naming the release it needs
+(that of the C<release> field); a set of format 1 (development versions,
+never released) is refused too, with what to do: make a new set in an
+empty folder, roll it out, retire the old folder. Neither is changed.
 
-=item C<set id=... created=...>
+=item C<set id=... created=DATE delimiter=D> (written once)
 
 The set's identity: 32 hexadecimal digits, random, made when the set is
-created and kept by every later write. A reader that has loaded a set
-refuses a manifest of another identity in the same folder (another set
-copied over it) instead of mixing the two. C<created> is optional, as is
-C<delimiter>: the character that ends the keys' prefixes, as
-C<cmrx-dict train --all> grouped them (C<--delimiter>), by which a writer's
-prefix given without it is matched (L</resolve_prefix>). C<decisions> is
-the set's log of decisions (L</The newest decision holds>): the decisions
-separated by C<;>, each C<SEQ,KIND,MADE,EFFECTIVE,ID,PREFIX> (times in
-epoch seconds, C<-> when not known; ID C<-> for a cancel; a C<,>, C<;> or
-C<%> of the prefix written C<%XX>), and C<decisions_of> a digest of the
-entries it was written beside (see L</Releases that know no decisions>).
+created. A reader that has loaded a set refuses a manifest of another
+identity in the same folder (another set copied over it) instead of mixing
+the two. C<delimiter>: the character that ends the keys' prefixes, as
+C<cmrx-dict train --all> grouped them, by which a writer's prefix given
+without it is matched (L</resolve_prefix>).
 
-=item C<fallback method=zstd|gzip level=N savings=PCT samples=N measured=DATE>
-
-What to write for keys that no dictionary's prefix matches, as the trainer
-measured it: zstd without a dictionary at a zstd level, or gzip (the format
-every client reads) at a gzip level (0 to 12; Compress::Zlib's C<memGzip>
-uses 9). Optional: without it, the fallback is gzip at level 9, which is
-what the clients write without this distribution.
-
-=item C<dictionary id=N prefix=P state=current|retired decided=STATE current_from=DATE file=F level=N size=N sha256=HEX savings=PCT samples=N trained=DATE retired=DATE>
+=item C<dictionary id=N prefix=P file=F level=N size=N sha256=HEX savings=PCT samples=N trained=DATE> (written once, when added)
 
 One dictionary. C<id> is the ID in its header (1 to 4294967295), which
-every frame made with it names; no two dictionaries of a set share one.
-C<state>: C<current> is the one writers use for C<prefix> (at most one per
-prefix), C<retired> is kept for reading. C<file> is its file's name in the
-folder (no directories). C<level> is the zstd level writers use with it
-(-7 to 22). C<size> and C<sha256> are its file's length and SHA-256
-(lower-case hexadecimal): a file that is truncated, replaced, or another
-set's is refused instead of used. C<savings> is the percentage of the
-held-out values' bytes that compressing them with this dictionary at this
-level saves, 100 x (1 - compressed / uncompressed); C<samples> the number of
-values it was trained on; C<trained> when (UTC). Those three are optional.
-C<retired>, on a retired dictionary: when it was retired (UTC), which
-C<cmrx-dict prune> counts its age from. Sets written by release 0.101 and
-earlier have no C<retired> dates; they load as they are, their retirements
-of unknown date (C<retired> is then missing from the entry), and earlier
-releases read and keep the field like any other.
+every frame made with it names; no two lines share one, so no ID is given
+twice, a removed one's neither. C<file> is its file's name in the folder.
+C<level> is the zstd level writers use with it (-7 to 22). C<size> and
+C<sha256> are its file's length and SHA-256: a file that is truncated,
+replaced, or another set's is refused instead of used. C<savings> is the
+percentage of held-out values' bytes it saves, C<samples> the number of
+values it was trained on, C<trained> when: optional. Other fields (the
+trainer's C<memory_savings>, C<method>, ...; C<other_keys=0> on the
+whole-cache entry, L</The whole-cache entry>) are kept as they are and
+given back in L</entries>.
 
-C<current_from>: when the dictionary became, or becomes, its prefix's
-current one. On a C<state=retired> line without a C<retired> date it
-marks a I<staged> dictionary (see L</Staging and rolling back>); with a
-C<retired> date, writers used it from C<current_from> until C<retired>,
-or, when C<current_from> is the later of the two, it was staged and
-cancelled before its time and no writer used it. These fields are written
-from the decisions (L</settle>) for releases that know no decisions; this
-release reads them only in a set without a log (see
-L</Releases that know no decisions>). Fields C<written_until> and
-C<written_from>, which development versions of this release wrote (no
-released one did), are read no more and dropped on the next write.
+=item C<decision seq=N kind=K prefix=P dictionary=ID made=DATE effective=DATE> (appended)
 
-C<decided>: what the decisions made the dictionary when this release
-last wrote the set: C<current>, C<staged> or C<retired>. Release 0.101
-keeps it as it is when it changes C<state>, so where the two differ, 0.101
-changed the line (see L</Releases that know no decisions>).
+One decision (L</The newest decision holds>): C<kind> is C<train>,
+C<rollback>, C<cancel> (no C<dictionary>) or C<retire>; C<made> when it was
+made, C<effective> when it takes effect. What each prefix's writers use is
+the fold over these lines by C<seq>.
 
-C<current_from_copy>, which development versions of this release wrote
-beside C<current_from>, is read only when C<current_from> is missing and
-is not written.
+=item C<fallback method=zstd|gzip level=N savings=PCT samples=N measured=DATE> (appended)
 
-C<other_keys> (on the whole-cache entry, the one of the empty prefix):
-C<0> when keys whose prefix has no dictionary get the fallback instead of
-it (see L</The whole-cache entry>).
+What to write for keys that no dictionary's prefix matches, as the trainer
+measured it: zstd without a dictionary, or gzip (the format every client
+reads) at a gzip level (0 to 12). The last one holds; each re-measure
+appends one. Without any: gzip at level 9, what the clients write without
+this distribution.
 
-=item C<removed id=N prefix=P removed=DATE>
+=item C<removed id=N prefix=P removed=DATE> (appended)
 
-A dictionary that was in the set and was removed (L</remove>): its file
-is gone, but values in a cache may still name its ID, so the ID is never
-given to another dictionary of the set (a reader would decode those values
-with the wrong dictionary). C<prefix> and C<removed> (when) are for people.
-
-=item C<end dictionaries=N removed=M>
-
-The last line, with the numbers of dictionary and removed lines
-(C<removed=0> may be left out): a manifest cut short is refused, not read as
-a smaller set.
+A dictionary removed by a prune (L</remove>): its file is gone, its
+dictionary line stays (values may still name its ID, which is never given
+again).
 
 =back
 
-Dates are ISO 8601 in UTC to the second (C<2026-05-01T10:00:00Z>). Other
-fields (names of lower-case letters, digits and C<_>) may follow on any line:
-this module keeps them as they are and gives them back in the entries, so
-that tools can record more (the memory a dictionary saves in memcached's
-terms, the size asked of the trainer, ...).
+Dates are ISO 8601 in UTC to the second. A later release may add, without
+a new format number, line kinds and fields that this release skips when
+it reads (so its readers keep working on the set), as long as what they
+record changes nothing this release computes: which dictionary each
+prefix's writers use, which dictionaries a reader loads and checks, and
+which IDs are taken. Anything that would change those (a new kind of
+decision, another way to name a file, another order) needs a new format
+number, which this release refuses to read. A cut within a line (no
+newline at the end) is refused; a file cut at the end of a line is read
+as the log up to there (an earlier state of the set, every dictionary it
+names still loadable).
+
+=head2 What a reader refuses
+
+A manifest that cannot be true is refused whole, naming the line and the
+check, and no command writes over it (the file is left as it is; restore
+it from where the set is kept): a line that is not C<name=value> fields,
+a field given twice, a required field missing, a value of the wrong form
+(an ID, a level, a size, a SHA-256, a date); a second C<set> line, or a
+line before it; two dictionary lines with one ID or one file; a decision
+whose C<seq> is not the one after the line before (repeated, out of order
+or missing), of an unknown kind, or with no dictionary where its kind
+needs one; a decision naming an ID that no dictionary line before it has,
+a removed dictionary, or a dictionary of another prefix; a decision whose
+C<effective> is before its C<made>; a decision or removal dated before the
+newest such line above it (time going backwards); a removal of an ID no
+dictionary line has, of one removed already, or of one its prefix's
+writers use or are to take up at its time; a format newer than this
+release or format 1. L</read> dies with it, L</write> refuses to write a
+log that would not read back, and a running process keeps what it loaded
+(L</What a process loads, and when>).
 
 =head2 Dictionary IDs
 
@@ -1080,10 +1093,8 @@ shared in public; within one site's caches any ID is fine.
   Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir)
 
 Reads and checks the manifest in C<$dir>; croaks, naming the file and the
-line, when it is missing, is not a manifest, is of a newer format, is
-truncated (no end line, or fewer dictionaries than it counts, or a line cut
-short), or lists two dictionaries with one ID, one file twice, or two
-current dictionaries for one prefix. It does not read the dictionary files:
+line, when it is missing, is not a manifest, or is refused by a check of
+L</What a reader refuses>. It does not read the dictionary files:
 L</dictionary_bytes> and L</verify> do.
 
 =head2 create
@@ -1104,10 +1115,10 @@ The folder, the identity (32 hexadecimal digits) and the format version.
 
   $set->entries
 
-Every dictionary, current and retired, in the manifest's order: hash
-references (copies) with the fields above (C<id>, C<prefix>, C<state>,
-C<file>, C<level>, C<size>, C<sha256>, and C<savings>, C<samples>,
-C<trained> and other fields where the manifest has them).
+Every dictionary not removed, in the manifest's order: hash references
+(copies) with the fields of its line (C<id>, C<prefix>, C<file>, C<level>,
+C<size>, C<sha256>, and C<savings>, C<samples>, C<trained> and other fields
+where the manifest has them). Its state at a moment is L</schedule>'s.
 
 =head2 entry
 
@@ -1193,11 +1204,10 @@ Every dictionary, with its state at that moment and since when: a list of
 hash references C<< { entry => $entry, state => $state, since => $date } >>
 in the manifest's order, then the removed ones, each also with C<wrote>
 (1 when writers used it before that moment). C<state> is C<current> (its
-prefix's writers use it; C<since> its C<current_from>, or its C<trained>
-date), C<staged> (they will from C<since>), C<retired> (C<since> its
-C<retired> date, or when the dictionary that took over from it started;
-C<undef> where the set does not know) or C<removed> (C<since> its C<removed>
-date). C<cmrx-dict list> prints it.
+prefix's writers use it, since its decision took effect), C<staged> (they
+will from C<since>), C<retired> (since writers stopped using it, or, for
+one they never used, since the decision that set it aside was made) or
+C<removed> (since its removal). C<cmrx-dict list> prints it.
 
 =head2 delimiter
 
@@ -1209,7 +1219,10 @@ The delimiter recorded on the set line (C<undef> without one).
 
   $set->set_delimiter($delimiter)
 
-Records it (written by L</write>).
+Records it on the set line of a set not written yet. The set line is
+written once: a written set keeps its delimiter (with none, a writer's
+prefix is matched by the last characters of the set's prefixes), and
+another is refused.
 
 =head2 resolve_prefix
 
@@ -1265,9 +1278,7 @@ Adds a dictionary and decides that it becomes the current one of its
 prefix (a C<train> decision), at once or staged (C<stage> or
 C<current_from>); whatever of the prefix had not taken effect is
 superseded (L</The newest decision holds>). When it takes effect, the
-prefix's dictionary before is retired. Returns the new entry, its fields
-as the decisions say now (a staged one C<state=retired> with its
-C<current_from>). Options:
+prefix's dictionary before is retired. Returns the new entry. Options:
 
 =over 4
 
@@ -1293,14 +1304,14 @@ C<< id => $set->new_id >> is what keeps sets made apart from meeting.
 
 When writers begin to use it (epoch seconds or C<YYYY-MM-DDTHH:MM:SSZ>).
 A later time stages it: the prefix's current dictionary stays current
-until then (and is retired by L</settle> after it), and every process
-has the time to load the new one first
-(L<Cache::Memcached::RustXS::Operations/What each process loads, and when>). Now or earlier, or without the option: current at once.
+until then, and every process has the time to load the new one first
+(L</What a process loads, and when>). Now or earlier, or without the
+option: current at once.
 
 =item stage => $seconds
 
 Instead of C<current_from>: staged for C<$seconds> after the set is
-written. L</write> gives it its C<current_from>: the next whole second
+written. L</write> gives its decision its C<effective> time: the next whole second
 after the write and C<$seconds>, plus one. 0: current at once.
 
 =item savings => $percent, samples => $count, trained => $when
@@ -1343,10 +1354,9 @@ IDs that stored values name): see L</Dictionary IDs>.
 For the dictionary its prefix's writers use: a C<retire> decision, in
 effect at C<$when> (epoch seconds or C<YYYY-MM-DDTHH:MM:SSZ>; now by
 default): the prefix then has no current dictionary, and its keys get the
-whole-cache entry or the fallback. For one pending: its decision is
-cancelled (a C<cancel>). For one retired already: C<$when>, when given,
-becomes its C<retired> date (so does now when its date is not known);
-without it, nothing changes. Returns its entry.
+whole-cache entry or the fallback (a C<$when> before now: now). For one
+pending: its decision is cancelled (a C<cancel>). For one retired
+already, nothing changes. Returns its entry.
 
 =head2 make_current
 
@@ -1389,42 +1399,28 @@ writers of any prefix have used by then).
 
 The set's decisions (of one prefix when C<prefix> is given), in order,
 each a hash reference with C<seq>, C<kind>, C<prefix>, C<id> (undef for a
-cancel), C<made> and C<effective> (epoch seconds; undef when not known),
+cancel), C<made> and C<effective> (epoch seconds),
 and what became of it at that moment: C<status> (C<in effect>, C<took
 effect>, C<superseded>, C<pending>, or C<not made yet> for one made after
 it), C<by> (the C<seq> that superseded it) and C<cancels> (the C<seq> a
 cancel cancelled). C<cmrx-dict history> prints it.
 
-=head2 synthesized
+=head2 check_clock
 
-  $set->synthesized
+  $set->check_clock
 
-How the decisions were found when the set was read: C<0> (its log),
-C<converted> (a set without a log: synthesized from its entries),
-C<reconciled> (release 0.101 changed its entries after the log was
-written: the log, then 0.101's changes as decisions made when read) or
-C<rewritten> (the same, but its lines do not say what was written:
-synthesized from its entries again). See
-L</Releases that know no decisions>.
-
-=head2 settle
-
-  $set->settle(at => $epoch)
-
-Writes into the entries, in the object, what the decisions say at that
-moment (now by default), for releases that know no decisions (see
-L</Releases that know no decisions>): the dictionary writers use is
-C<state=current> with its C<current_from>, a pending one staged, the others
-retired with their C<retired> dates. No decision changes. L</write>
-settles first. Returns the set.
+Now (epoch seconds, whole), or croaks, naming both times, when the clock
+is earlier than the newest line of the set's log: every method that
+appends a line asks it (L</Time only moves forward>).
 
 =head2 remove
 
   $set->remove($id)
 
 Drops retired dictionary C<$id> from the set, keeping its ID in a
-C<removed> line so that no other dictionary gets it; L</write> deletes its
-file after writing the manifest. Croaks for the one its prefix's writers
+C<removed> line appended (its dictionary line stays) so that no other
+dictionary gets it; L</write> deletes its file after writing the
+manifest. Croaks for the one its prefix's writers
 use now (retire it first) and for a pending one (cancel it first); its
 decisions stay in the log.
 Values that name a removed dictionary become misses in processes that did
@@ -1444,7 +1440,9 @@ and C<level> are required. Returns it.
 
   $set->write
 
-Writes the set into its folder (made if needed), settled (L</settle>): first the dictionary files
+Writes the set into its folder (made if needed): the lines read, byte for
+byte, then a line for each change since (L</The manifest>); it croaks,
+writing nothing, when that log would not read back. First the dictionary files
 added since it was read (each through a temporary file and a rename, so a
 reader never sees half a file), then the manifest the same way, then it
 deletes the files of removed dictionaries. A reader therefore always sees a

@@ -169,7 +169,8 @@ sub set_data {
     $data{$_} = $result->{$_} for grep { defined $result->{$_} } qw(stage current_from);
     $data{dictionaries} = $result->{dictionaries} if $result->{dictionaries};
     $data{other_ids} = $result->{other_ids} if $result->{other_ids};
-    $data{set} = [ $result->{set}->entries ];
+    $data{set} = [ map { +{ %{ $_->{entry} }, state => $_->{state}, since => $_->{since} } }
+                   grep { $_->{state} ne 'removed' } $result->{set}->schedule ];
     if (my $w = $result->{whole_cache}) {
         $data{whole_cache} = _decided_data($w);
         $data{whole_cache}{shares} = { %{ $w->{shares} || {} } };

@@ -43,14 +43,6 @@ sub print_prune {
     } else {
         print {$fh} "No dictionary to remove.\n";
     }
-    my @recorded = @{ $result->{recorded} };
-    if (@recorded) {
-        my $them = @recorded == 1 ? 'it' : 'them';
-        printf {$fh} "%s now as the retirement date of %s, retired before dates were recorded: prune "
-                   . "removes %s from %s on, when no sampled value names %s.\n",
-            ($result->{dry_run} ? 'Would record' : 'Recorded'), (@recorded == 1 ? 'ID ' : 'IDs ') . join(', ', @recorded),
-            $them, duration_text($result->{retired_for}), $them;
-    }
     for my $o (@{ $result->{other_ids} }) {
         printf {$fh} "ID %d, named by %s, is not in the set%s: readers of the set miss those values.\n",
             $o->{id}, plural($o->{named_by}, 'sampled value'), defined $o->{removed} ? " (removed $o->{removed})" : '';
@@ -62,14 +54,12 @@ sub print_prune {
 sub _retired_text {
     my ($d) = @_;
     return '-' if $d->{state} ne 'retired';    # current, or staged
-    return 'unknown' unless defined $d->{retired};
     return $d->{retired} . (defined $d->{retired_ago} ? ' (' . duration_text($d->{retired_ago}) . ' ago)' : '');
 }
 
 sub prune_data {
     my ($result) = @_;
-    my %data = map { ($_ => $result->{$_}) } qw(command dir source retired_for keys prefixes values removed recorded
-                                              other_ids);
+    my %data = map { ($_ => $result->{$_}) } qw(command dir source retired_for keys prefixes values removed other_ids);
     $data{dry_run} = $result->{dry_run} ? json_true() : json_false();
     $data{changed} = $result->{written} ? json_true() : json_false();
     $data{dictionaries} = [ map { my $d = $_; +{ (map { defined $d->{$_} ? ($_ => $d->{$_}) : () } keys %$d),
@@ -127,14 +117,6 @@ sub rollback_data {
     return { %$result, prefix => text($result->{prefix}) };
 }
 
-my %SYNTHESIZED = (
-    converted => 'The set was written by a release that recorded no decisions: these are the decisions its '
-               . 'dictionaries stand for, recorded at its next write.',
-    rewritten => 'A release that knows no decisions changed the set after its decisions were recorded: these '
-               . 'are the decisions its dictionaries now stand for, recorded at its next write.',
-    reconciled => 'A release that knows no decisions changed the set after its decisions were recorded: its '
-                . 'changes are the last decisions, made when this release first read them, recorded at its next write.',
-);
 
 # ---- history ---------------------------------------------------------------------------
 
@@ -143,7 +125,6 @@ sub print_history {
     printf {$fh} "The decisions of the dictionary set in %s%s, at %s: %s\n", $history->{dir},
         defined $history->{prefix} ? ' for ' . prefix_text($history->{prefix}) : '', $history->{now},
         plural(scalar @{ $history->{decisions} }, 'decision');
-    print {$fh} $SYNTHESIZED{ $history->{synthesized} }, "\n" if $history->{synthesized};
     print {$fh} "\n";
     my @rows = map {
         [ $_->{seq}, map({ defined $_ ? $_ : 'unknown' } @$_{qw(made effective)}), prefix_text($_->{prefix}),

@@ -10,6 +10,7 @@ use Carp ();
 use Digest::SHA ();
 use Exporter 5.57 'import';
 
+use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw($MAX_ID is_id);
 
 our $VERSION = '1.000';
@@ -79,7 +80,8 @@ sub random_bytes {
 # (with $bytes) or 'different' (the engine's answer).
 sub loaded_state {
     my ($id, $bytes) = @_;
-    require Cache::Memcached::RustXS::Zstd;
+    # An XSUB booted with Cache::Memcached::RustXS (Zstd.pm loads this
+    # module, never the reverse).
     return Cache::Memcached::RustXS::Zstd::_loaded_state($id, $bytes);
 }
 

@@ -1,7 +1,7 @@
 package Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest;
 
 # The manifest of a dictionary set as bytes: its format (parse, check,
-# write out), its dates, and the atomic write of its files. No state over
+# lines to append), its dates, and the atomic write of its files. No state over
 # time and no IDs: DictionarySet::State and DictionarySet::IDs hold those.
 
 use strict;
@@ -21,12 +21,12 @@ our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(
     $FORMAT $MANIFEST_NAME $MAX_ID $MIN_LEVEL $MAX_LEVEL
-    manifest_date epoch_of is_date is_count is_percent is_id is_level shown
-    parse_manifest manifest_text check_fallback_fields slurp atomic_write manifest_path
+    manifest_date epoch_of is_date is_count is_percent is_id is_level quoted_value
+    parse_manifest manifest_header record_line check_fallback_fields slurp atomic_write manifest_path
     file_mismatch header_id
 );
 
-our $FORMAT        = 1;                       # the format version this module reads and writes
+our $FORMAT        = 2;                       # the format version this module reads and writes
 our $MANIFEST_NAME = 'manifest';
 my $MAGIC_WORD     = 'cmrx-dictionary-set';
 my $DICT_MAGIC     = "\x37\xa4\x30\xec";      # zstd dictionary magic, little-endian
@@ -37,21 +37,25 @@ our $MIN_LEVEL     = $LEVELS{zstd_min};
 our $MAX_LEVEL     = $LEVELS{zstd_max};
 my %FALLBACK_METHODS = (zstd => 1, gzip => 1);
 my %GZIP_LEVELS  = map { ($_ => 1) } $LEVELS{gzip_min} .. $LEVELS{gzip_max};    # libdeflate's
-my %STATES       = (current => 1, retired => 1);
+my %KINDS        = (train => 1, rollback => 1, cancel => 1, retire => 1);
 
 # Fields of each kind of line, in the order they are written; any other
 # field (a lower-case name) is kept as it is and written after these.
-my @SET_FIELDS        = qw(id created);
-my @FALLBACK_FIELDS   = qw(method level savings samples measured);
-our @DICTIONARY_FIELDS = qw(id prefix state decided current_from file level size sha256 savings samples trained retired);
-my @REMOVED_FIELDS    = qw(id prefix removed);
-my %LINE;    # how each kind of line is read: below parse_manifest
+our %FIELDS = (
+    set        => [qw(id created delimiter)],
+    fallback   => [qw(method level savings samples measured)],
+    dictionary => [qw(id prefix file level size sha256 savings samples trained)],
+    decision   => [qw(seq kind prefix dictionary made effective)],
+    removed    => [qw(id prefix removed)],
+);
 our %REQUIRED = (
     set        => [qw(id)],
     fallback   => [qw(method level)],
-    dictionary => [qw(id prefix state file level size sha256)],
-    removed    => [qw(id)],
+    dictionary => [qw(id prefix file level size sha256)],
+    decision   => [qw(seq kind prefix made effective)],
+    removed    => [qw(id removed)],
 );
+my %LINE;    # how each kind of line is read and checked: below parse_manifest
 # ---- values in the manifest ------------------------------------------------
 
 # Bytes outside printable ASCII, and %, are written as %XX, so that a value
@@ -87,7 +91,7 @@ sub manifest_date {
     return $v if is_date($v);
     unless ($v =~ /\A[0-9]+(?:\.[0-9]*)?\z/) {
         return undef unless defined $what;
-        Carp::croak("$what must be epoch seconds or YYYY-MM-DDTHH:MM:SSZ, not " . shown($v));
+        Carp::croak("$what must be epoch seconds or YYYY-MM-DDTHH:MM:SSZ, not " . quoted_value($v));
     }
     return POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime int $v);
 }
@@ -113,7 +117,8 @@ sub _epoch_of {
     return $epoch;
 }
 
-sub shown { defined $_[0] ? "'" . _encode_value($_[0]) . "'" : 'undef' }
+# A value as messages quote it: in quotes, its odd bytes as %XX.
+sub quoted_value { defined $_[0] ? "'" . _encode_value($_[0]) . "'" : 'undef' }
 
 # ---- reading -------------------------------------------------------------------
 
@@ -128,35 +133,35 @@ sub slurp {
     return $bytes;
 }
 
-
-# The manifest's bytes, parsed and checked; dies with "line N: why".
+# The manifest's bytes, parsed and checked line by line; dies with
+# "line N: why" (a log that cannot be true is refused, never repaired).
 sub parse_manifest {
     my ($dir, $bytes) = @_;
-    my %self = (dir => $dir, manifest_sha256 => Digest::SHA::sha256_hex($bytes),
-                entries => [], removed => [], fallback => undef);
-    my %seen = (by_id => {}, by_file => {}, current => {});
-    my ($n, $format, $ended) = (0, undef, undef);
-    my @lines = split /\n/, $bytes, -1;
+    my %self = (dir => $dir, manifest_sha256 => Digest::SHA::sha256_hex($bytes), text => $bytes,
+                entries => [], removed => [], fallback => undef, decisions => [], newest => undef);
+    my %seen = (by_id => {}, by_file => {}, removed => {});
     die "line 1: empty: not a dictionary set manifest (or truncated to nothing)\n" unless length $bytes;
-    die "truncated: the last line has no newline\n" if length $lines[-1];
+    my @lines = split /\n/, $bytes, -1;
+    die 'line ' . scalar(@lines) . ": truncated: the last line has no newline\n" if length $lines[-1];
     pop @lines;
+    my ($n, $format) = (0, undef);
     for my $line (@lines) {
         $n++;
         next if $line =~ /\A(?:#.*)?\z/;
         my $at = "line $n";
-        die "$at: after the end line\n" if $ended;
         if (!defined $format) {
             $format = _format_of($line, $at);
             next;
         }
         my ($kind, $f) = _fields_of($line, $at);
-        my $take = $LINE{$kind} or die "$at: unknown line '" . _encode_value($kind) . "'\n";
-        $ended = $take->(\%self, $f, $at, \%seen);
+        my $take = $LINE{$kind} or next;    # a kind a later release added: skipped
+        die "$at: $kind line before the set line\n" if $kind ne 'set' && !$self{identity};
+        $take->(\%self, $f, $at, \%seen, $n);
     }
     die "not a dictionary set manifest (no '$MAGIC_WORD' line)\n" unless defined $format;
     die "no set line\n" unless $self{identity};
-    die "truncated: no end line\n" unless $ended;
     $self{format} = $format;
+    $self{entries} = [ grep { !$seen{removed}{ $_->{id} } } @{ $self{entries} } ];
     return \%self;
 }
 
@@ -164,11 +169,17 @@ sub parse_manifest {
 sub _format_of {
     my ($line, $at) = @_;
     die "$at: not a dictionary set manifest (it must start with '$MAGIC_WORD $FORMAT')\n"
-        unless $line =~ /\A\Q$MAGIC_WORD\E ([0-9]+)\z/;
-    my $format = $1;
-    die "$at: format $format is newer than this reader knows ($FORMAT): upgrade "
-      . "Cache::Memcached::RustXS\n" if $format > $FORMAT;
-    die "$at: format $format is unknown\n" if $format < 1;
+        unless $line =~ /\A\Q$MAGIC_WORD\E ([0-9]+)((?: \S+)*)\z/;
+    my ($format, $rest) = ($1, $2);
+    if ($format > $FORMAT) {
+        my ($release) = $rest =~ / release=([0-9][0-9._]*)/;
+        die "$at: format $format needs Cache::Memcached::RustXS "
+          . (defined $release ? "$release or later" : 'newer than ' . $Cache::Memcached::RustXS::VERSION)
+          . " (this is $Cache::Memcached::RustXS::VERSION, which reads format $FORMAT): upgrade it\n";
+    }
+    die "$at: format $format was written by a development version that was never released; this release "
+      . "reads format $FORMAT only: make a new set in an empty folder (cmrx-dict train --all --out-dir NEWDIR), "
+      . "roll it out, then retire the old folder; this one is left as it is\n" if $format < $FORMAT;
     return $format;
 }
 
@@ -188,85 +199,113 @@ sub _fields_of {
     return ($kind, \%f);
 }
 
-# Each kind of line taken into the set being parsed; true for the end line.
+# A line's time must not be earlier than the newest before it: time only
+# moves forward in the log.
+sub _in_time_order {
+    my ($self, $date, $at, $n, $what) = @_;
+    my $t = epoch_of($date);
+    my $newest = $self->{newest};
+    die "$at: time order: $what $date is earlier than line $newest->{line}'s $newest->{date}: "
+      . "the log's times only move forward\n" if $newest && $t < $newest->{time};
+    $self->{newest} = { time => $t, date => $date, line => $n };
+    return $t;
+}
+
+sub _date_field {
+    my ($f, $name, $at) = @_;
+    die "$at: $name must be YYYY-MM-DDTHH:MM:SSZ, not " . quoted_value($f->{$name}) . "\n"
+        unless is_date($f->{$name}) && defined epoch_of($f->{$name});
+    return;
+}
+
+# Each kind of line taken into the set being parsed, after its checks.
 %LINE = (
     set => sub {
         my ($self, $f, $at) = @_;
         die "$at: a second set line\n" if $self->{identity};
-        die "$at: set id must be 32 hexadecimal digits, not " . shown($f->{id}) . "\n"
+        die "$at: set id must be 32 hexadecimal digits, not " . quoted_value($f->{id}) . "\n"
             unless $f->{id} =~ /\A[0-9a-f]{32}\z/;
-        die "$at: created must be YYYY-MM-DDTHH:MM:SSZ\n" if defined $f->{created} && !is_date($f->{created});
+        _date_field($f, 'created', $at) if defined $f->{created};
         @$self{qw(identity set_fields)} = ($f->{id}, $f);
-        return 0;
     },
     fallback => sub {
         my ($self, $f, $at) = @_;
-        die "$at: a second fallback line\n" if $self->{fallback};
         check_fallback_fields($f, $at);
-        $self->{fallback} = $f;
-        return 0;
+        _numbers($f);
+        $self->{fallback} = $f;    # a re-measured fallback replaces the one before
     },
     dictionary => sub {
-        my ($self, $f, $at, $seen) = @_;
-        die "$at: dictionary before the set line\n" unless $self->{identity};
+        my ($self, $f, $at, $seen, $n) = @_;
         _check_entry($f, $at);
-        # current_from_copy, which development versions wrote beside
-        # current_from for a 0.101 that would drop it (the shipped 0.101
-        # keeps it): beside current_from it says nothing more and is
-        # dropped; without it, it still says when.
-        delete $f->{current_from_copy} if defined $f->{current_from};
         if (my $other = $seen->{by_id}{ $f->{id} }) {
-            die "$at: dictionary ID $f->{id} is listed twice (also for prefix "
-              . shown($other->{prefix}) . "): two dictionaries with one ID are refused\n";
+            die "$at: dictionary ID $f->{id} is listed twice (also line $other->{line}, prefix "
+              . quoted_value($other->{prefix}) . "): two dictionaries with one ID are refused\n";
         }
         die "$at: file $f->{file} is listed twice\n" if $seen->{by_file}{ $f->{file} };
-        if ($f->{state} eq 'current') {
-            my $current = $seen->{current};
-            die "$at: prefix " . shown($f->{prefix}) . " has two current dictionaries ("
-              . "IDs $current->{ $f->{prefix} }{id} and $f->{id})\n" if $current->{ $f->{prefix} };
-            $current->{ $f->{prefix} } = $f;
+        $seen->{by_id}{ $f->{id} } = $seen->{by_file}{ $f->{file} } = { %$f, line => $n };
+        push @{ $self->{entries} }, _numbers($f);
+    },
+    decision => sub {
+        my ($self, $f, $at, $seen, $n) = @_;
+        my $last = @{ $self->{decisions} } ? $self->{decisions}[-1] : undef;
+        my $want = $last ? $last->{seq} + 1 : 1;
+        die "$at: seq " . quoted_value($f->{seq}) . ", where seq $want is next: a seq repeated, "
+          . "out of order or missing\n" unless $f->{seq} eq $want;
+        die "$at: kind must be train, rollback, cancel or retire, not " . quoted_value($f->{kind}) . "\n"
+            unless $KINDS{ $f->{kind} };
+        _date_field($f, $_, $at) for qw(made effective);
+        die "$at: effective $f->{effective} is before made $f->{made}: a decision takes effect when "
+          . "made or later\n" if epoch_of($f->{effective}) < epoch_of($f->{made});
+        my $id = $f->{dictionary};
+        if ($f->{kind} eq 'cancel') { undef $id }
+        else {
+            die "$at: a $f->{kind} decision names no dictionary\n" unless defined $id;
+            my $e = $seen->{by_id}{$id};
+            die "$at: dictionary " . quoted_value($id) . " is on no dictionary line before it\n" unless $e;
+            die "$at: dictionary $id was removed at line $seen->{removed}{$id}\n" if $seen->{removed}{$id};
+            die "$at: dictionary $id is of the prefix " . quoted_value($e->{prefix}) . ', not '
+              . quoted_value($f->{prefix}) . "\n" unless $e->{prefix} eq $f->{prefix};
         }
-        $seen->{by_id}{ $f->{id} } = $seen->{by_file}{ $f->{file} } = $f;
-        push @{ $self->{entries} }, $f;
-        return 0;
+        my $made = _in_time_order($self, $f->{made}, $at, $n, 'made');
+        push @{ $self->{decisions} }, { seq => 0 + $f->{seq}, kind => $f->{kind}, prefix => $f->{prefix},
+                                        id => $id, made => $made, effective => epoch_of($f->{effective}),
+                                        line => $n };
     },
     removed => sub {
-        my ($self, $f, $at, $seen) = @_;
-        die "$at: removed before the set line\n" unless $self->{identity};
-        die "$at: removed id must be 1 to $MAX_ID, not " . shown($f->{id}) . "\n" unless is_id($f->{id});
-        die "$at: removed must be YYYY-MM-DDTHH:MM:SSZ\n" if defined $f->{removed} && !is_date($f->{removed});
-        die "$at: dictionary ID $f->{id} is listed twice (once removed): two dictionaries with one ID are refused\n"
-            if $seen->{by_id}{ $f->{id} };
-        $seen->{by_id}{ $f->{id} } = $f;
-        push @{ $self->{removed} }, $f;
-        return 0;
-    },
-    end => sub {
-        my ($self, $f, $at) = @_;
-        die "$at: end line without the number of dictionaries\n"
-            unless defined $f->{dictionaries} && is_count($f->{dictionaries});
-        my $have = @{ $self->{entries} };
-        die "$at: the end line counts $f->{dictionaries} dictionaries, $have are listed (truncated?)\n"
-            if $f->{dictionaries} != $have;
-        my $removed = defined $f->{removed} ? $f->{removed} : 0;
-        die "$at: the end line counts " . shown($removed) . ' removed dictionaries, '
-          . @{ $self->{removed} } . " are listed (truncated?)\n"
-            unless is_count($removed) && $removed == @{ $self->{removed} };
-        return 1;
+        my ($self, $f, $at, $seen, $n) = @_;
+        my $e = $seen->{by_id}{ $f->{id} };
+        die "$at: removed dictionary " . quoted_value($f->{id}) . " is on no dictionary line before it\n" unless $e;
+        die "$at: dictionary $f->{id} is removed twice (also line $seen->{removed}{ $f->{id} })\n"
+            if $seen->{removed}{ $f->{id} };
+        _date_field($f, 'removed', $at);
+        _in_time_order($self, $f->{removed}, $at, $n, 'removed');
+        $seen->{removed}{ $f->{id} } = $n;
+        push @{ $self->{removed} }, { id => $f->{id}, prefix => $e->{prefix}, removed => $f->{removed}, line => $n };
     },
 );
 
+# The numbers of a line as numbers (JSON output writes them so): its
+# numeric fields, and any other that holds a plain number; not the text
+# ones (a prefix, a file name, a checksum, a date).
+my %TEXT = map { ($_ => 1) } qw(prefix file sha256 method trained measured);
+
+sub _numbers {
+    my ($f) = @_;
+    $f->{$_} += 0 for grep { !$TEXT{$_} && $f->{$_} =~ /\A-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,9})?\z/ } keys %$f;
+    return $f;
+}
+
 sub check_fallback_fields {
     my ($f, $at) = @_;
-    die "$at: fallback method must be zstd or gzip, not " . shown($f->{method}) . "\n"
+    die "$at: fallback method must be zstd or gzip, not " . quoted_value($f->{method}) . "\n"
         unless $FALLBACK_METHODS{ $f->{method} };
     if ($f->{method} eq 'zstd') {
-        die "$at: fallback level must be a zstd level ($MIN_LEVEL to $MAX_LEVEL), not " . shown($f->{level}) . "\n"
+        die "$at: fallback level must be a zstd level ($MIN_LEVEL to $MAX_LEVEL), not " . quoted_value($f->{level}) . "\n"
             unless is_level($f->{level});
     }
     else {
         die "$at: fallback level must be a gzip level ($LEVELS{gzip_min} to $LEVELS{gzip_max}), not "
-            . shown($f->{level}) . "\n"
+            . quoted_value($f->{level}) . "\n"
             unless _is_int($f->{level}) && $GZIP_LEVELS{ $f->{level} };
     }
     _check_measures($f, $at, 'measured');
@@ -275,56 +314,46 @@ sub check_fallback_fields {
 
 sub _check_measures {
     my ($f, $at, $date) = @_;
-    die "$at: savings must be a percentage (a decimal number), not " . shown($f->{savings}) . "\n"
+    die "$at: savings must be a percentage (a decimal number), not " . quoted_value($f->{savings}) . "\n"
         if defined $f->{savings} && !is_percent($f->{savings});
-    die "$at: samples must be a count, not " . shown($f->{samples}) . "\n"
+    die "$at: samples must be a count, not " . quoted_value($f->{samples}) . "\n"
         if defined $f->{samples} && !is_count($f->{samples});
-    die "$at: $date must be YYYY-MM-DDTHH:MM:SSZ, not " . shown($f->{$date}) . "\n"
-        if defined $f->{$date} && !is_date($f->{$date});
+    _date_field($f, $date, $at) if defined $f->{$date};
     return;
 }
 
 sub _check_entry {
     my ($f, $at) = @_;
-    die "$at: dictionary id must be 1 to $MAX_ID, not " . shown($f->{id}) . "\n" unless is_id($f->{id});
-    die "$at: state must be current or retired, not " . shown($f->{state}) . "\n" unless $STATES{ $f->{state} };
-    die "$at: file must be a plain name inside the set's folder, not " . shown($f->{file}) . "\n"
+    die "$at: dictionary id must be 1 to $MAX_ID, not " . quoted_value($f->{id}) . "\n" unless is_id($f->{id});
+    die "$at: file must be a plain name inside the set's folder, not " . quoted_value($f->{file}) . "\n"
         unless _is_file($f->{file}) && $f->{file} ne $MANIFEST_NAME;
-    die "$at: level must be a zstd level ($MIN_LEVEL to $MAX_LEVEL), not " . shown($f->{level}) . "\n"
+    die "$at: level must be a zstd level ($MIN_LEVEL to $MAX_LEVEL), not " . quoted_value($f->{level}) . "\n"
         unless is_level($f->{level});
-    die "$at: size must be a number of bytes, not " . shown($f->{size}) . "\n"
+    die "$at: size must be a number of bytes, not " . quoted_value($f->{size}) . "\n"
         unless is_count($f->{size}) && $f->{size} > $DICT_HEADER;
     die "$at: sha256 must be 64 lower-case hexadecimal digits\n" unless $f->{sha256} =~ /\A[0-9a-f]{64}\z/;
     _check_measures($f, $at, 'trained');
-    die "$at: retired must be YYYY-MM-DDTHH:MM:SSZ, not " . shown($f->{retired}) . "\n"
-        if defined $f->{retired} && !is_date($f->{retired});
-    die "$at: current_from must be YYYY-MM-DDTHH:MM:SSZ, not " . shown($f->{current_from}) . "\n"
-        if defined $f->{current_from} && !is_date($f->{current_from});
     return;
 }
 
 
 # ---- writing -------------------------------------------------------------------
 
-# The text of the manifest of $set (the hash DictionarySet keeps).
-sub manifest_text {
-    my ($set) = @_;
-    my @out = ("$MAGIC_WORD $set->{format}",
-               '# A zstd dictionary set: Cache::Memcached::RustXS::Zstd::DictionarySet describes this file.',
-               _line('set', { %{ $set->{set_fields} || {} }, id => $set->{identity} }, \@SET_FIELDS));
-    push @out, _line('fallback', $set->{fallback}, \@FALLBACK_FIELDS) if $set->{fallback};
-    push @out, _line('dictionary', $_, \@DICTIONARY_FIELDS) for @{ $set->{entries} };
-    push @out, _line('removed', $_, \@REMOVED_FIELDS) for @{ $set->{removed} };
-    push @out, 'end dictionaries=' . scalar(@{ $set->{entries} })
-             . (@{ $set->{removed} } ? ' removed=' . scalar @{ $set->{removed} } : '');
-    return join "\n", @out, '';
+# The first lines of a new manifest: the format (and the release that
+# wrote it, which a reader of an older release names), and a comment.
+sub manifest_header {
+    return "$MAGIC_WORD $FORMAT release=$Cache::Memcached::RustXS::VERSION\n"
+         . "# A zstd dictionary set, one record a line, appended in order: "
+         . "Cache::Memcached::RustXS::Zstd::DictionarySet describes this file.\n";
 }
 
-sub _line {
-    my ($kind, $f, $order) = @_;
+# One line of $kind, its fields in the written order, then any others.
+sub record_line {
+    my ($kind, $f) = @_;
+    my $order = $FIELDS{$kind};
     my %known = map { ($_ => 1) } @$order;
     my @names = ((grep { defined $f->{$_} } @$order), sort grep { !$known{$_} && defined $f->{$_} } keys %$f);
-    return join ' ', $kind, map { "$_=" . _encode_value($f->{$_}) } @names;
+    return join(' ', $kind, map { "$_=" . _encode_value($f->{$_}) } @names) . "\n";
 }
 
 
@@ -403,12 +432,15 @@ one home of the manifest's dates, which every C<cmrx-dict> command uses.
 
 =item parse_manifest($dir, $bytes)
 
-The manifest's bytes parsed and checked (a hash DictionarySet blesses);
-dies with C<line N: why>.
+The manifest's bytes parsed and checked line by line (a hash
+DictionarySet blesses); dies with C<line N: why> (the checks of
+L<Cache::Memcached::RustXS::Zstd::DictionarySet/What a reader refuses>
+that need no fold).
 
-=item manifest_text($set)
+=item manifest_header(), record_line($kind, \%fields)
 
-The manifest's text for a set.
+The first lines of a new manifest, and one line of a kind, its fields in
+the written order.
 
 =item manifest_date($epoch_or_date [, $what]), epoch_of($date)
 
@@ -416,9 +448,9 @@ A date as the manifest writes it (C<YYYY-MM-DDTHH:MM:SSZ>, UTC; undef
 for undef; with C<$what>, anything else croaks naming it), and its epoch
 seconds (undef when it is none).
 
-=item is_date, is_count, is_percent, is_id, is_level, shown
+=item is_date, is_count, is_percent, is_id, is_level, quoted_value
 
-Checks of a field's value, and a value as messages show it.
+Checks of a field's value, and a value as messages quote it.
 
 =item check_fallback_fields(\%fields, $where)
 

@@ -39,11 +39,6 @@ sub staged_start {
 
 # ---- the fold ------------------------------------------------------------------
 
-# A time of a decision; undef (not known: synthesized from an old set) is
-# earlier than any.
-my $EARLIEST = -9**9**9;
-sub _t { defined $_[0] ? $_[0] : $EARLIEST }
-
 # The decisions (hash references: seq, kind, prefix, id, made, effective)
 # folded at $at, in the order they were made (seq). A decision supersedes
 # the one of its prefix still waiting to take effect when it is made;
@@ -66,10 +61,10 @@ sub fold {
         @$p{qw(before writer since seq)} = ($p->{writer}, $to, $d->{effective}, $d->{seq});
         $used{$to} = { from => $d->{effective} } if defined $to;
     };
-    for my $d (sort { $a->{seq} <=> $b->{seq} } grep { _t($_->{made}) <= $at } @$decisions) {
+    for my $d (sort { $a->{seq} <=> $b->{seq} } grep { $_->{made} <= $at } @$decisions) {
         my $p = $prefix{ $d->{prefix} } ||= {};
         my $w = $p->{waiting};
-        $take->($p, delete $p->{waiting}) if $w && _t($w->{effective}) <= _t($d->{made});
+        $take->($p, delete $p->{waiting}) if $w && $w->{effective} <= $d->{made};
         if ($d->{kind} eq 'retire' && !(defined $p->{writer} && $p->{writer} eq $d->{id})) {
             # Of a dictionary writers do not use: it only dates its retirement.
             $status{ $d->{seq} }{status} = 'took effect';
@@ -84,7 +79,7 @@ sub fold {
     }
     for my $p (values %prefix) {
         my $w = delete $p->{waiting} or next;
-        if (_t($w->{effective}) <= $at) { $take->($p, $w) }
+        if ($w->{effective} <= $at) { $take->($p, $w) }
         else { $p->{pending} = $w; $status{ $w->{seq} }{status} = 'pending';
                $next = $w->{effective} if !defined $next || $w->{effective} < $next }
     }
@@ -168,7 +163,7 @@ take their states from it.
 =item fold(\@decisions, $at)
 
 The decisions (hash references: C<seq>, C<kind>, C<prefix>, C<id>,
-C<made>, C<effective>; an undefined time is earlier than any) folded at
+C<made>, C<effective>) folded at
 C<$at> (epoch seconds), in the order of C<seq>: C<prefixes> (for each
 prefix: C<writer>, the ID its writers use, or undef for the whole-cache
 entry or fallback; C<since>, when that took effect; C<before>, the ID they
@@ -207,7 +202,7 @@ more (for the command to end).
 
 L<Cache::Memcached::RustXS::Zstd::DictionarySet/The newest decision holds>,
 the rule this fold computes, written once; the log it folds,
-L<Cache::Memcached::RustXS::Zstd::DictionarySet::Decisions>.
+L<Cache::Memcached::RustXS::Zstd::DictionarySet/The manifest>.
 
 =head1 AUTHOR
 
