@@ -740,9 +740,7 @@ so: give C<prefix>, or run C<cmrx-dict train --all> on the set again, which
 adds the entry. Readers need nothing new: every frame names its dictionary,
 and the entry is loaded with the set.
 
-The compressor follows the set while the process runs, a staged
-dictionary from its time and a rollback within C<rescan_interval>,
-without a restart
+The compressor follows the set while the process runs, without a restart
 (L<Cache::Memcached::RustXS::Zstd::DictionarySet/What a process loads, and when>),
 at the cost of one clock reading per value. It only ever writes with a
 dictionary the process has loaded. A whole-cache entry that is only staged is written from its

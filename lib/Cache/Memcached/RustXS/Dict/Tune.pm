@@ -625,8 +625,9 @@ Each is measured on the held-out values at levels 3, 6, 9, 12, 15 and 19 by
 the memcached memory they take, the objective the advisor of memcached's
 settings shares (L<Cache::Memcached::RustXS::Dict::SettingsAdvisor/forecast($model, \@items)>):
 the values as the set's writers store them (each under its own key, with
-flags; a frame that is not at most 0.8 of its value, or a value under 64
-bytes, is stored raw, as both clients do), naming a 4-byte dictionary ID,
+flags; a frame that is not at most 0.8 of its value, or a value under
+L<fast_options' threshold|Cache::Memcached::RustXS::Zstd/"compress_threshold =E<gt> 64 with a dictionary, 208 without">,
+is stored raw, as both clients do), naming a 4-byte dictionary ID,
 as the dictionaries C<cmrx-dict> writes do (a set's random IDs from
 65536, and zstd's own for C<train>), are forecast by
 L<Cache::Memcached::RustXS::Dict::SlabModel/forecast_items(\@items)> for a
@@ -779,7 +780,8 @@ bytes stored.
 =item dictionary_memory($model, \@pairs, $dictionary_bytes, $level)
 
 C<stored_memory> of the values compressed with that dictionary (not
-loaded) at that level, as a set's writers store them (threshold 64).
+loaded) at that level, as a set's writers store them (with
+C<fast_options>' threshold for a dictionary).
 
 =back
 
