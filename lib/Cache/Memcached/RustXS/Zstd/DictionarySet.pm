@@ -730,10 +730,8 @@ Cache::Memcached) pick the dictionary of each key by its prefix.
 
 Dictionaries are added, never changed in place: when a prefix gets a new
 dictionary, the one before stays in the set, I<retired>, so that values
-written with it still decode, until a tool decides no stored value names it
-any more and removes it (L</remove>; C<cmrx-dict prune> does, for the
-retired dictionaries that no sampled value names and that were retired
-long enough ago).
+written with it still decode, until no stored value names it any more
+and it is removed (L</remove>, L<cmrx-dict/prune>).
 
 =head2 Staging and rolling back
 
@@ -1310,8 +1308,8 @@ option: current at once.
 =item stage => $seconds
 
 Instead of C<current_from>: staged for C<$seconds> after the set is
-written. L</write> gives its decision its C<effective> time: the next whole second
-after the write and C<$seconds>, plus one. 0: current at once.
+written, counted as L</Staging and rolling back> says. 0: current at
+once.
 
 =item savings => $percent, samples => $count, trained => $when
 
