@@ -787,7 +787,7 @@ C<fast_options>' threshold for a dictionary).
 
 =head1 SEE ALSO
 
-L<cmrx-dict>'s "How prefixes are tuned"; the memory each candidate is
+L<cmrx-dict>, whose every command tunes with this module; the memory each candidate is
 ranked by, L<Cache::Memcached::RustXS::Dict::SlabModel>; the training,
 L<Cache::Memcached::RustXS::Zstd/train_dictionary_with_parameters(\@samples, %options)>.
 
