@@ -1,9 +1,10 @@
 #!/usr/bin/perl
 # cmrx-dict's manual shows what its commands print: the examples of
-# "A set's life, from files" and "Usage errors" (EXAMPLES, cmrx-dict.pod)
-# run here as written, in order, on the files they name, and every line
-# they show is printed, in that order, figures aside (the dictionary IDs
-# are random and the tuner's sizes, levels and times depend on the
+# "A set's life, from files" (EXAMPLES, cmrx-dict.pod), then the usage
+# errors below (what EXIT STATUS says of errors, kept here rather than in
+# the manual), run as written, in order, on the files they name, and every
+# line they show is printed, in that order, figures aside (the dictionary
+# IDs are random and the tuner's sizes, levels and times depend on the
 # machine), with the exit status EXIT STATUS gives: 0, or 2 for a usage
 # error (its line ends with the pointer to --help) and 1 for a failure.
 # run_dict lifts the speed limits, as for every test, so that what the
@@ -29,6 +30,12 @@ sub examples_of {
     my ($pod, $heading) = @_;
     my ($section) = $pod =~ /^=head2 \Q$heading\E\n(.*?)^=head/ms
         or die "$MANUAL: no =head2 $heading\n";
+    return examples_in($section);
+}
+
+# The examples of a text of verbatim lines, as examples_of reads them.
+sub examples_in {
+    my ($section) = @_;
     my (@examples, $continued);
     for my $line (split /\n/, $section) {
         next unless $line =~ s/\A    //;
@@ -87,8 +94,34 @@ my $set     = "$scratch/set";
     ok scalar(grep { /\Arollback: .* at once, instead of / } keys %shows), '... a rollback at once to a used dictionary';
 }
 
-for my $heading ("A set's life, from files", 'Usage errors') {
-    my @examples = examples_of($pod, $heading);
+# A usage error is one line on standard error ending with the pointer to
+# --help, status 2; a failure at run time one line, status 1. The last
+# three run on the set that "A set's life" leaves.
+my $USAGE_ERRORS = <<'ERRORS';
+    $ cmrx-dict
+    cmrx-dict: a subcommand is needed: report, train, prune, list, rollback or history; see cmrx-dict --help
+    $ cmrx-dict stats
+    cmrx-dict: unknown subcommand 'stats' (report, train, prune, list, rollback or history); see cmrx-dict --help
+    $ cmrx-dict report --server cache1
+    cmrx-dict: --server must be HOST:PORT, [IPv6]:PORT or the path of a unix socket, not 'cache1'; see cmrx-dict --help
+    $ cmrx-dict list
+    cmrx-dict: list: --dictionaries DIR is needed; see cmrx-dict --help
+    $ cmrx-dict rollback --dictionaries set
+    cmrx-dict: rollback: --prefix P is needed (--prefix '' for the whole cache); see cmrx-dict --help
+    $ cmrx-dict history
+    cmrx-dict: history: --dictionaries DIR is needed; see cmrx-dict --help
+
+    $ cmrx-dict list --dictionaries nowhere
+    cmrx-dict: nowhere is not a dictionary set: cannot read nowhere/manifest: No such file or directory
+    $ cmrx-dict rollback --dictionaries set --prefix gh: --to 42
+    cmrx-dict: rollback: the set has no dictionary with ID 42
+    $ cmrx-dict rollback --dictionaries set --prefix npm:
+    cmrx-dict: rollback: the prefix npm: has no earlier dictionary to go back to
+ERRORS
+
+for my $part ([ "A set's life, from files", examples_of($pod, "A set's life, from files") ],
+              [ 'Usage errors', examples_in($USAGE_ERRORS) ]) {
+    my ($heading, @examples) = @$part;
     cmp_ok scalar(@examples), '>=', 6, "$heading: " . scalar(@examples) . ' examples';
     for my $example (@examples) {
         my ($env, $args, $shown) = @$example;

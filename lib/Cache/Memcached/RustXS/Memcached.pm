@@ -249,9 +249,10 @@ has the C<zstd> option (see L</DESCRIPTION>).
 
 =head1 CACHE::MEMCACHED VERSIONS
 
-Cache::Memcached 1.24 to 1.30 are tested (they all compress in C<_set>,
-called by C<set>, C<add> and C<replace>, through
-C<Compress::Zlib::memGzip>). C<new> with the C<zstd> option checks that the
+The tested releases
+(L<Cache::Memcached::RustXS/"Perls, clients and platforms">) all compress
+in C<_set>, called by C<set>, C<add> and C<replace>, through
+C<Compress::Zlib::memGzip>. C<new> with the C<zstd> option checks that the
 loaded Cache::Memcached does so -- whatever its version number -- and croaks
 C<"cannot write zstd: ..."> with the reason when it does not, rather than
 writing gzip silently. Without C<zstd>, objects work with any
@@ -287,13 +288,10 @@ object's C<namespace> in front>, because that is what C<cmrx-dict> sees and
 trains on: a set trained on a server shared by several namespaces has
 prefixes such as C<app1:user:>. The set is loaded for the whole process
 (L<Cache::Memcached::RustXS::Zstd/load_dictionaries($dir, rescan_interval =E<gt> 60)>,
-with C<rescan_interval> if given), so its readers also find dictionaries
-added to it later, and this object follows it while it runs, as
+with C<rescan_interval> if given), and this object follows it while it
+runs, without a restart, as
 L<Cache::Memcached::RustXS::Zstd/compress_methods(dictionaries =E<gt> $dir, prefix =E<gt> $prefix, rescan_interval =E<gt> 60, max_output =E<gt> 64 MiB)>
-does: a dictionary added or rolled back is written within the rescan
-interval, a staged one from its time
-(L<Cache::Memcached::RustXS::Zstd::DictionarySet/Staging and rolling back>),
-without a restart. C<level> and C<dictionary> cannot go with
+does (L<Cache::Memcached::RustXS::Zstd::DictionarySet/What a process loads, and when>). C<level> and C<dictionary> cannot go with
 C<dictionaries>; a set that cannot be loaded croaks in C<new>.
 
 A C<namespace> that no prefix of the set goes with (none is the start of

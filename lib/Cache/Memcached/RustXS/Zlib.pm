@@ -199,8 +199,8 @@ Adler-32, and decompresses to at most C<$MaxOutput> bytes.
 Returns C<[ $compress, $decompress ]> for Cache::Memcached::Fast's
 C<compress_methods> option: XSUBs it calls directly as
 C<< $compress->(\$in, \$out) >> and C<< $decompress->(\$in, \$out) >>,
-true on success, with every Cache::Memcached::Fast from 0.21 (the tested
-ones: L<Cache::Memcached::RustXS/"Perls, clients and platforms">). The format is gzip, so values stay readable by clients
+true on success, with every tested Cache::Memcached::Fast
+(L<Cache::Memcached::RustXS/"Perls, clients and platforms">). The format is gzip, so values stay readable by clients
 using Compress::Zlib (stock Fast readers older than 0.28 made as
 L</DESCRIPTION> says). The compressor returns false at once for data that is
 already compressed, recognised by its magic bytes (JPEG, PNG, GIF, WebP,

@@ -728,21 +728,16 @@ object per namespace give the object's C<namespace> as C<$prefix> (a key's
 prefix in the set includes its namespace).
 
 Without C<prefix> (or with C<prefix =E<gt> ''>), the compressor writes with
-the set's B<whole-cache entry>: the dictionary and level that
-C<cmrx-dict train --all> tunes on the values of every prefix, each prefix's
-share in proportion to its keys, for writers that cannot see keys -- the
-common single Cache::Memcached::Fast object for the whole application, with
-the prefix inside each key (C<user:42>), whose compressor is never given
-the key (see L<Cache::Memcached::RustXS::Zstd::DictionarySet/The
-whole-cache entry>). A set without one (made by hand, or by an earlier
+the set's B<whole-cache entry>, for the common single
+Cache::Memcached::Fast object whose compressor is never given the key
+(L<Cache::Memcached::RustXS::Zstd::DictionarySet/The whole-cache entry>).
+A set without one (made by hand, or by an earlier
 C<cmrx-dict>) makes C<compress_methods> without C<prefix> croak, saying
 so: give C<prefix>, or run C<cmrx-dict train --all> on the set again, which
 adds the entry. Readers need nothing new: every frame names its dictionary,
 and the entry is loaded with the set.
 
-The compressor follows the set while the process runs, a staged
-dictionary from its time and a rollback within C<rescan_interval>,
-without a restart
+The compressor follows the set while the process runs, without a restart
 (L<Cache::Memcached::RustXS::Zstd::DictionarySet/What a process loads, and when>),
 at the cost of one clock reading per value. It only ever writes with a
 dictionary the process has loaded. A whole-cache entry that is only staged is written from its

@@ -625,8 +625,9 @@ Each is measured on the held-out values at levels 3, 6, 9, 12, 15 and 19 by
 the memcached memory they take, the objective the advisor of memcached's
 settings shares (L<Cache::Memcached::RustXS::Dict::SettingsAdvisor/forecast($model, \@items)>):
 the values as the set's writers store them (each under its own key, with
-flags; a frame that is not at most 0.8 of its value, or a value under 64
-bytes, is stored raw, as both clients do), naming a 4-byte dictionary ID,
+flags; a frame that is not at most 0.8 of its value, or a value under
+L<fast_options' threshold|Cache::Memcached::RustXS::Zstd/"compress_threshold =E<gt> 64 with a dictionary, 208 without">,
+is stored raw, as both clients do), naming a 4-byte dictionary ID,
 as the dictionaries C<cmrx-dict> writes do (a set's random IDs from
 65536, and zstd's own for C<train>), are forecast by
 L<Cache::Memcached::RustXS::Dict::SlabModel/forecast_items(\@items)> for a
@@ -671,6 +672,15 @@ C<compress_time> and C<decompress_time> change the factors (0: no limit).
 The chosen dictionary is then trained again on every sample, for its
 level, with the parameters the search found, and returned. The report of a
 tuning lists the candidates in rank order with why each was not chosen.
+
+Whether the choice is worth a dictionary at all is
+L</worth_a_dictionary($tuned, $keys)>; what keys without one get, the
+set's fallback, is measured by L</tune_fallback(samples =E<gt> \@pairs, memory =E<gt> $model, compress_time =E<gt> 1, decompress_time =E<gt> 1)>.
+C<cmrx-dict train --all> tunes the whole cache as one more prefix, the
+empty one, on every prefix's values pooled as memcached holds them
+(L<Cache::Memcached::RustXS::Dict::SetTrainer/whole_cache_samples(\@groups)>),
+its dictionary's bytes counted against every key; keys without the
+delimiter get no dictionary of their own.
 
 =head1 FUNCTIONS
 
@@ -770,13 +780,14 @@ bytes stored.
 =item dictionary_memory($model, \@pairs, $dictionary_bytes, $level)
 
 C<stored_memory> of the values compressed with that dictionary (not
-loaded) at that level, as a set's writers store them (threshold 64).
+loaded) at that level, as a set's writers store them (with
+C<fast_options>' threshold for a dictionary).
 
 =back
 
 =head1 SEE ALSO
 
-L<cmrx-dict>'s "How prefixes are tuned"; the memory each candidate is
+L<cmrx-dict>, whose every command tunes with this module; the memory each candidate is
 ranked by, L<Cache::Memcached::RustXS::Dict::SlabModel>; the training,
 L<Cache::Memcached::RustXS::Zstd/train_dictionary_with_parameters(\@samples, %options)>.
 

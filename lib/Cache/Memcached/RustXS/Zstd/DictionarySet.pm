@@ -730,10 +730,8 @@ Cache::Memcached) pick the dictionary of each key by its prefix.
 
 Dictionaries are added, never changed in place: when a prefix gets a new
 dictionary, the one before stays in the set, I<retired>, so that values
-written with it still decode, until a tool decides no stored value names it
-any more and removes it (L</remove>; C<cmrx-dict prune> does, for the
-retired dictionaries that no sampled value names and that were retired
-long enough ago).
+written with it still decode, until no stored value names it any more
+and it is removed (L</remove>, L<cmrx-dict/prune>).
 
 =head2 Staging and rolling back
 
@@ -745,7 +743,10 @@ prefix's current dictionary until the time it takes effect, then write the
 new one, on every host at that moment, without a restart. Ship a set with
 staged entries to every host once; stage it longer than the time it takes
 to reach the last host plus the rescan interval, and no writer anywhere
-uses a dictionary that a reader lacks. C<cmrx-dict train --all> stages
+uses a dictionary that a reader lacks. A host that gets the set after the
+staged time is the one case of misses (never wrong values): its readers
+miss the new values until they load the set, and its writers switch as
+soon as they read it. C<cmrx-dict train --all> stages
 what it adds (C<--stage>, one hour by default). A stage counts from the
 L</write> of the set, not from the call: the decision takes effect at the
 next whole second after the write and the stage, plus one, so at least the
@@ -829,12 +830,8 @@ command on a log that cannot be true (L</What a reader refuses>).
 
 =item 5. Where to read it.
 
-C<cmrx-dict history> lists the decisions in order (seq, when made, when in
-effect, prefix, kind, dictionary) and what became of each: in effect, took
-effect (and was followed by another), superseded (by which), pending; a
-cancel names the decision it cancelled. C<cmrx-dict list> gives each
-dictionary's state (current, staged, retired, removed). Both come from the
-same fold of the decisions.
+L<cmrx-dict/history> lists the decisions and what became of each,
+L<cmrx-dict/list> each dictionary's state; both come from this fold.
 
 =item 6. Prefixes with or without their delimiter.
 
@@ -843,8 +840,8 @@ C<--prefix user> and C<--prefix user:> mean the same in every command
 
 =item 7. What readers load.
 
-Readers load every dictionary of the set, whatever its state: a retired one
-stays loaded until C<cmrx-dict prune> removes it.
+Every dictionary of the set, whatever its state
+(L</What a process loads, and when>).
 
 =back
 
@@ -910,8 +907,8 @@ L</check_clock> asks first; C<CMRX_DICT_NOW> sets C<cmrx-dict>'s clock
 (L<cmrx-dict/ENVIRONMENT>), C<$Cache::Memcached::RustXS::Zstd::DictionarySet::State::Clock>
 the module's.
 
-This module reads, checks and writes sets. It needs nothing but perl 5.10.1
-and its core modules to read one (L<Digest::SHA> for the files' checksums).
+Reading a set needs only core modules (L<Digest::SHA> for the files'
+checksums).
 
 =head2 Prefixes
 
@@ -1311,8 +1308,8 @@ option: current at once.
 =item stage => $seconds
 
 Instead of C<current_from>: staged for C<$seconds> after the set is
-written. L</write> gives its decision its C<effective> time: the next whole second
-after the write and C<$seconds>, plus one. 0: current at once.
+written, counted as L</Staging and rolling back> says. 0: current at
+once.
 
 =item savings => $percent, samples => $count, trained => $when
 
@@ -1371,8 +1368,8 @@ dictionary writers use now while a decision is pending: a C<cancel> of
 that decision instead. Croaks, changing nothing, for a removed or unknown
 ID, for a dictionary whose file is missing, unreadable or not the one the
 manifest lists, and for the current one when nothing is pending. Returns
-its entry. C<cmrx-dict rollback> calls it, with the rule's timing (at once
-to a dictionary writers have used, staged to one they have not).
+its entry. C<cmrx-dict rollback> calls it, with the timing of rule 3 of
+L</The newest decision holds>.
 
 =head2 cancel
 
