@@ -5,6 +5,8 @@ use warnings;
 
 use Exporter 5.57 'import';
 
+use Cache::Memcached::RustXS::Dict qw(held_out_split);
+use Cache::Memcached::RustXS::Dict::Measure ();
 use Cache::Memcached::RustXS::Dict::SlabModel ();
 use Cache::Memcached::RustXS::Zstd ();
 
@@ -66,9 +68,12 @@ sub forecast {
 sub report_items {
     my ($g, $values, $frame_sizes) = @_;
     my $h = $g->{held_out};
-    my @held = map { $values->[$_] } grep { $_ % 2 } 0 .. $#$values;
+    # The values report measured on: Measure's held-out half.
+    my (undef, $held_at) = held_out_split([ 0 .. $#$values ], $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT,
+                                          sub { $values->[ $_[0] ] });
+    my @held = @$values[@$held_at];
     return () unless @held;
-    my @keys = map { $g->{value_keys}[$_] } grep { $_ % 2 } 0 .. $#$values;
+    my @keys = @{ $g->{value_keys} }[@$held_at];
     my $with_dictionary = @$frame_sizes == @held && !$h->{zstd_dict_refused};
     my $sizes = $with_dictionary ? $frame_sizes : Cache::Memcached::RustXS::Zstd::frame_sizes(\@held, level => 3);
     return @{ written_items(\@keys, \@held, $sizes, threshold => $with_dictionary ? 64 : 208,    # fast_options'
