@@ -232,6 +232,11 @@ restart it with the new options (keeping its -m, -I and the rest), let the
 clients refill it until its hit rate (get_hits / cmd_get) is back where it
 was, then the next node. The other nodes keep serving meanwhile; only the
 restarted node's share of keys misses.
+Then train on a restarted, refilled node (cmrx-dict train --all --server
+HOST:PORT --out-dir DIR): the set is tuned for the slab classes of the
+options it runs with now, and holds at least what this forecast says.
+The steps: perldoc Cache::Memcached::RustXS::Operations, "Changing them:
+one node at a time".
 END
 
 sub print_advice {
