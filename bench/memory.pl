@@ -296,7 +296,7 @@ for my $setting (@SETTINGS) {
 # same way and trained on (its set then fills a memcached started with
 # those options). Needs JSON::PP (report --json).
 
-my $LIVE_COPIES = 100;
+my $LIVE_COPIES = 1000;
 my %followed;
 if (eval { require JSON::PP; 1 }) {
     my @train_items = map { @{ $train->{$_} } } @FAMILIES;
