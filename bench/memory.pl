@@ -20,8 +20,8 @@ use POSIX ();
 use Storable ();
 
 use CMRXBench::Runner qw(now median);
-use CMRXBench::Memory qw(corpus_halves train_set small_id_copy gzip_methods set_methods one_object_methods
-                         stats commas table);
+use CMRXBench::Memory qw(corpus_halves train_set live_node run_cmrx_dict small_id_copy gzip_methods set_methods
+                         one_object_methods stats commas table);
 
 binmode STDOUT, ':encoding(UTF-8)';
 STDERR->autoflush(1);
@@ -286,6 +286,47 @@ for my $setting (@SETTINGS) {
     }
 }
 
+# ---- the advice followed: sets trained on live nodes -------------------------------------
+#
+# As an operator would: a node on memcached's defaults holding the training
+# half, each value under $LIVE_COPIES keys (as a cache holds a value under
+# many keys), written raw; train --all on it (its set then fills a
+# memcached on memcached's defaults, beside the set from a file); report
+# on it, and a node started with the options it advises, refilled the
+# same way and trained on (its set then fills a memcached started with
+# those options). Needs JSON::PP (report --json).
+
+my $LIVE_COPIES = 1000;
+my %followed;
+if (eval { require JSON::PP; 1 }) {
+    my @train_items = map { @{ $train->{$_} } } @FAMILIES;
+    my $node = live_node(items => \@train_items, copies => $LIVE_COPIES);
+    print STDERR "the advice followed: cmrx-dict train --all --server, a node on memcached's defaults "
+               . "(each value under $LIVE_COPIES keys)\n";
+    my $live_dir = "$tmp/set-live";
+    run_cmrx_dict([ 'train', '--all', '--stage', '0', '--server', $node->address, '--out-dir', $live_dir ],
+                  "$out/memory-train-live.txt");
+    print STDERR "... cmrx-dict report --json on it\n";
+    my $json = run_cmrx_dict([ 'report', '--server', $node->address, '--json' ], "$out/memory-report-live.json");
+    $node->stop;
+    my $advice = JSON::PP->new->decode(substr $json, index($json, '{'))->{memcached_settings}{nodes}[0];
+    my @args = $advice->{change} ? split(' ', $advice->{best}{options}) : ();
+    print STDERR "... a node started with @args, refilled, and cmrx-dict train --all --server on it\n";
+    my $advised = live_node(items => \@train_items, copies => $LIVE_COPIES, args => \@args);
+    my $advised_dir = "$tmp/set-advised";
+    run_cmrx_dict([ 'train', '--all', '--stage', '0', '--server', $advised->address, '--out-dir', $advised_dir ],
+                  "$out/memory-train-advised.txt");
+    $advised->stop;
+    %followed = (options => "@args", advice => $advice->{best}, copies => $LIVE_COPIES);
+    print STDERR "filling a ${MEMORY_MB} MB memcached: the set trained on the live node\n";
+    $followed{live} = fill(fast_way('live', sub { set_methods($live_dir, "$_[0]:") }), $fill, \@FAMILIES);
+    print STDERR "filling a ${MEMORY_MB} MB memcached started with @args: the set trained on the node restarted so\n";
+    $followed{advised} = fill(fast_way('advised', sub { set_methods($advised_dir, "$_[0]:") }), $fill, \@FAMILIES, @args);
+    my ($file_advised) = grep { "@{ $_->[1] }" eq "@args" } @SETTINGS;
+    $followed{file_advised} = $file_advised ? $by_setting{ $file_advised->[0] }{$SET}
+                            : fill($set_way, $fill, \@FAMILIES, @args);
+}
+
 # ---- time per value, compress and decompress, interleaved rounds ----------------------
 
 my @TIMED = grep { !$_->{unavailable} } @WAYS;
@@ -351,6 +392,18 @@ print "  forecast against curr_items: ",
                   $x->{written} >= $x->{rounds_until_full} * $x->{written_per_round} ? '' : ' (not filled until every class was full)') }
           $BASE, $SET } @SETTINGS), "\n";
 
+if (%followed) {
+    my $gzip = $by_setting{"memcached's defaults"}{$BASE};
+    printf "\nThe advice followed (all three; the training half on a live node, each value under %d keys; "
+         . "ratios against Fast's gzip on memcached's defaults; report on the node advised %s)\n\n",
+        $followed{copies}, length $followed{options} ? $followed{options} : 'keeping its settings';
+    table([ 'the set', 'memcached started with', 'items' ],
+          [ 'trained from a file (above)', "memcached's defaults", items_cell($items{ $ROWS[-1][0] }{$SET}, $gzip) ],
+          [ 'trained on the live node', "memcached's defaults", items_cell($followed{live}, $gzip) ],
+          [ 'trained from a file (above)', $followed{options}, items_cell($followed{file_advised}, $gzip) ],
+          [ 'trained on the node restarted as advised', $followed{options}, items_cell($followed{advised}, $gzip) ]);
+}
+
 print "\nMicroseconds per value (the fill halves of all three, medians of $ROUNDS interleaved rounds)\n\n";
 table([ 'way', 'compress', 'decompress' ],
       map { my $n = $_->{name}; [ $n, sprintf('%.1f', 1e6 * $timing{compress}{$n}), sprintf('%.1f', 1e6 * $timing{decompress}{$n}) ] } @TIMED);
@@ -359,6 +412,18 @@ my @bars = (
     [ sprintf('compress: the set %.2fx as fast as memGzip', $c_ratio), $c_ratio >= 1, '>= 1.00' ],
     [ sprintf('decompress: the set %.2fx as fast as our memGunzip', $d_ratio), $d_ratio >= $BAR_DECOMPRESS, ">= $BAR_DECOMPRESS" ],
 );
+if (%followed) {
+    my $file = $items{ $ROWS[-1][0] }{$SET}{items};
+    my $gzip = $by_setting{"memcached's defaults"}{$BASE}{items};
+    push @bars,
+        [ sprintf('a set trained on a live node (copies of each value) %.2fx Fast default gzip, from a file %.2fx',
+                  $followed{live}{items} / $gzip, $file / $gzip), $followed{live}{items} >= 0.99 * $file,
+          ">= 99 % of the file's" ],
+        [ sprintf('the advice followed: the set trained on the node restarted with %s %.2fx Fast default gzip, '
+                . 'the set from a file there %.2fx', $followed{options}, $followed{advised}{items} / $gzip,
+                  $followed{file_advised}{items} / $gzip), $followed{advised}{items} >= 0.99 * $followed{file_advised}{items},
+          ">= 99 % of the file's" ];
+}
 print "\nBars\n\n";
 printf "  %s %s (bar %s)\n", ($_->[1] ? '✓' : '✗'), $_->[0], $_->[2] for @bars;
 print "\nWhat the random IDs cost (4 bytes in each frame, against 1), all three\n\n";
@@ -391,7 +456,7 @@ if (eval { require JSON::PP; 1 }) {
     print {$j} JSON::PP->new->canonical->pretty->encode({
         date => POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime), perl => sprintf('%vd', $^V),
         memory_mb => $MEMORY_MB, families => \@FAMILIES, rounds => $ROUNDS, items => \%items,
-        items_by_settings => \%by_setting, advised => { options => $advised->{options}, args => \@advised_args },
+        items_by_settings => \%by_setting, advice_followed => \%followed, advised => { options => $advised->{options}, args => \@advised_args },
         us_per_value => { map { my $d = $_; ($d => { map { ($_->{name} => 1e6 * $timing{$d}{ $_->{name} }) } @TIMED }) } keys %timing },
         bars => [ map { { what => $_->[0], met => $_->[1] ? JSON::PP::true() : JSON::PP::false(), bar => $_->[2] } } @bars ],
         set => [ $set->entries ], set_1_byte_ids => [ $small_set->entries ], fallback => $fb, storable => $storable,

@@ -2,7 +2,8 @@ package CMRXBench::Memory;
 
 # What bench/memory.pl, bench/hitrate.pl and bench/app.pl share: the corpus
 # split in a training half and a fill half, the dictionary set `cmrx-dict
-# train --all` makes of the training half, the key population spread over
+# train --all` makes of the training half (from a file, or from a live
+# node holding it), the key population spread over
 # the fill half and the Zipf distribution over it, the ways of writing
 # through Cache::Memcached::Fast, a memcached's stats, and the text tables.
 
@@ -18,7 +19,7 @@ use Cache::Memcached::RustXS::Dict::NodeReader ();
 # scripts.
 use CMRXDev::Corpus qw(corpus_halves);
 
-our @EXPORT_OK = qw(corpus_halves train_set small_id_copy key_of shuffled_ids
+our @EXPORT_OK = qw(corpus_halves train_set live_node run_cmrx_dict small_id_copy key_of shuffled_ids
                     zipf_cdf zipf_rank zipf_guide zipf_rank_guided check_zipf_guide
                     gzip_methods set_methods one_object_methods stats commas table);
 
@@ -44,6 +45,38 @@ sub train_set {
                            $dump;
     system("$cmd > '$log' 2>&1") == 0 or die "cmrx-dict train --all failed; see $log\n";
     return $dir;
+}
+
+# A live node as a cache holds its values: a memcached started with
+# @{ $o{args} } (memory enough that nothing is evicted) holding each of
+# @{ $o{items} } ([key, bytes]) under $o{copies} keys (the key, a colon, a
+# counter), written raw. Returns the server (CMRXDev::Memcached's; stop it).
+sub live_node {
+    my (%o) = @_;
+    require CMRXDev::Memcached;
+    require CMRXDev::NodeFill;
+    my $server = CMRXDev::Memcached->start(args => [ '-m', 1024, @{ $o{args} || [] } ]);
+    my ($i, $copy, $items) = (0, 1, $o{items});
+    CMRXDev::NodeFill::fill_node($server->address, sub {
+        if ($i == @$items) { ($i, $copy) = (0, $copy + 1) }
+        return undef if $copy > $o{copies};
+        my $item = $items->[ $i++ ];
+        return [ sprintf('%s:%07d', $item->[0], $copy), $item->[1] ];
+    });
+    return $server;
+}
+
+# Runs `cmrx-dict @$args` (with blib's @INC), its standard output and
+# error going to $log; dies when it fails. Returns the output.
+sub run_cmrx_dict {
+    my ($args, $log) = @_;
+    my @inc = map { ('-I', $_) } grep { !ref } @INC;
+    my $cmd = join ' ', map { "'$_'" } $^X, @inc, "$ROOT/bin/cmrx-dict", @$args;
+    system("$cmd > '$log' 2>&1") == 0 or die "cmrx-dict $args->[0] failed; see $log
+";
+    open my $fh, '<', $log or die "$log: $!\n";
+    local $/;
+    return scalar <$fh>;
 }
 
 # A copy of the set in $dir, in $to, whose dictionaries have 1-byte IDs (1,

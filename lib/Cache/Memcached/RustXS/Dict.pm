@@ -4,10 +4,12 @@ use strict;
 use warnings;
 
 use Exporter 5.57 'import';
+use Digest::MD5 ();
+use Scalar::Util ();
 
 our $VERSION = '1.000';
 
-our @EXPORT_OK = qw(fail unusable sum_length round ratio held_out_split @BASELINES);
+our @EXPORT_OK = qw(fail unusable sum_length round ratio held_out_split distinct_values @BASELINES);
 
 # What a prefix's values are measured as before any dictionary, in the order
 # reports show them: stored raw, Compress::Zlib's memGzip (what the stock
@@ -37,13 +39,32 @@ sub ratio {
 }
 
 # The one split of samples into those a dictionary is trained on and those
-# it is judged on: every $every-th item held out (the $every-th, the
-# 2 x $every-th, ...), the others train, both in order.
+# it is judged on: every $every-th distinct value held out (the $every-th,
+# the 2 x $every-th, ... in order of first appearance), the others train,
+# both in order. Every copy of a value goes where its first went: a cache
+# holds one value under many keys, and a candidate judged on copies of
+# what it was trained on looks better than it is. $value_of gives an
+# item's value (the item itself by default: a reference is its own
+# value); values are told apart by their MD5, so that the split holds no
+# second copy of the sample.
 sub held_out_split {
-    my ($items, $every) = @_;
-    my (@train, @held);
-    push @{ $_ % $every == $every - 1 ? \@held : \@train }, $items->[$_] for 0 .. $#$items;
+    my ($items, $every, $value_of) = @_;
+    my (@train, @held, %held_value);
+    my $distinct = 0;
+    for my $item (@$items) {
+        my $value = defined $value_of ? $value_of->($item) : $item;
+        my $digest = ref $value ? Scalar::Util::refaddr($value) : Digest::MD5::md5($value);
+        $held_value{$digest} = $distinct++ % $every == $every - 1 ? 1 : 0 unless exists $held_value{$digest};
+        push @{ $held_value{$digest} ? \@held : \@train }, $item;
+    }
     return (\@train, \@held);
+}
+
+# The [$key, $value] pairs whose value is the first of its copies, in order.
+sub distinct_values {
+    my ($pairs) = @_;
+    my %seen;
+    return [ grep { !$seen{ Digest::MD5::md5($_->[1]) }++ } @$pairs ];
 }
 
 package Cache::Memcached::RustXS::Dict::Error;
@@ -157,14 +178,26 @@ The sum of their lengths, in bytes for strings of bytes.
 
 C<$x> rounded to C<$places> decimals, as a number.
 
-=item held_out_split(\@items, $every)
+=item held_out_split(\@items, $every, $value_of)
 
-C<(\@train, \@held)>: every C<$every>-th item held out (the
-C<$every>-th, the 2 x C<$every>-th, ...), the others to train on, both in
-order. C<cmrx-dict report> and C<train> measure on every 2nd sampled value
+C<(\@train, \@held)>: every C<$every>-th distinct value held out (the
+C<$every>-th, the 2 x C<$every>-th, ..., in the order each first
+appears), the others to train on, both in order. Every copy of a value
+goes to the side its first copy went to: a cache holds one value under
+many keys, and a dictionary judged on copies of values it was trained on
+would look better than it is. Without copies, every C<$every>-th item is
+held out. C<$value_of> (optional) gives an item's value, told apart from
+the others by its MD5 (C<sub { $_[0][1] }> for C<[$key, $value]> pairs;
+by default the item itself, a reference being distinct from every
+other). C<cmrx-dict report> and C<train> measure on every 2nd sampled value
 (2: the odd positions, 2nd, 4th, ...); the tuner judges its candidates on
 every 4th of the values it is given; the tests and the benchmark split the
 corpus as C<report> does.
+
+=item distinct_values(\@pairs)
+
+The C<[$key, $value]> pairs whose value is the first of its copies, in
+order: what a dictionary is trained on (a second copy adds nothing to it).
 
 =item @BASELINES
 

@@ -28,13 +28,16 @@ our $HOLD_OUT = 2;         # every 2nd value is measured, the others train
 # measured on the held-out half.
 sub measure_held_out {
     my ($values, %opt) = @_;
-    my ($train, $held) = held_out_split($values, $HOLD_OUT);
+    # Positions, so that the keys go with their values (copies of a value
+    # stay on one side).
+    my ($train_at, $held_at) = held_out_split([ 0 .. $#$values ], $HOLD_OUT, sub { $values->[ $_[0] ] });
+    my ($train, $held) = map { [ @$values[@$_] ] } $train_at, $held_at;
     my %measured = (values => scalar @$held, raw_bytes => sum_length($held),
              trained_on => scalar @$train, training_bytes => sum_length($train));
     return \%measured unless @$held;
     my $plain = codecs();
     %measured = (%measured, %{ measure($held, { memGzip => $plain->{memGzip}, zstd => $plain->{zstd} }) });
-    return _tuned_held_out(\%measured, $train, $held, %opt) if $opt{tune};
+    return _tuned_held_out(\%measured, $train, $held, %opt, train_at => $train_at) if $opt{tune};
     my ($dict, $why) = train($train, $opt{size});
     if (!defined $dict) {
         $measured{zstd_dict_error} = "no dictionary from $measured{trained_on} value" . ($measured{trained_on} == 1 ? '' : 's')
@@ -55,8 +58,8 @@ my $held_out_dictionaries = 0;
 sub _tuned_held_out {
     my ($measured, $train, $held, %opt) = @_;
     require Cache::Memcached::RustXS::Dict::Tune;
-    my ($train_keys) = held_out_split($opt{keys} || [], $HOLD_OUT);
-    my @keys = map { defined $train_keys->[$_] ? $train_keys->[$_] : $SAMPLE_KEY } 0 .. $#$train;
+    my $keys = $opt{keys} || [];
+    my @keys = map { defined $keys->[$_] ? $keys->[$_] : $SAMPLE_KEY } @{ $opt{train_at} };
     my $tuned = Cache::Memcached::RustXS::Dict::Tune::tune(
         %{ $opt{tune} }, samples => [ map { [ $keys[$_], $train->[$_] ] } 0 .. $#$train ]);
     my $c = $tuned->{choice};

@@ -5,6 +5,8 @@ use warnings;
 
 use Exporter 5.57 'import';
 
+use Cache::Memcached::RustXS::Dict qw(held_out_split);
+use Cache::Memcached::RustXS::Dict::Measure ();
 use Cache::Memcached::RustXS::Dict::SlabModel ();
 use Cache::Memcached::RustXS::Zstd ();
 
@@ -66,9 +68,12 @@ sub forecast {
 sub report_items {
     my ($g, $values, $frame_sizes) = @_;
     my $h = $g->{held_out};
-    my @held = map { $values->[$_] } grep { $_ % 2 } 0 .. $#$values;
+    # The values report measured on: Measure's held-out half.
+    my (undef, $held_at) = held_out_split([ 0 .. $#$values ], $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT,
+                                          sub { $values->[ $_[0] ] });
+    my @held = @$values[@$held_at];
     return () unless @held;
-    my @keys = map { $g->{value_keys}[$_] } grep { $_ % 2 } 0 .. $#$values;
+    my @keys = @{ $g->{value_keys} }[@$held_at];
     my $with_dictionary = @$frame_sizes == @held && !$h->{zstd_dict_refused};
     my $sizes = $with_dictionary ? $frame_sizes : Cache::Memcached::RustXS::Zstd::frame_sizes(\@held, level => 3);
     my $threshold = Cache::Memcached::RustXS::Zstd::_fast_threshold($with_dictionary);    # fast_options'
@@ -228,6 +233,11 @@ restart it with the new options (keeping its -m, -I and the rest), let the
 clients refill it until its hit rate (get_hits / cmd_get) is back where it
 was, then the next node. The other nodes keep serving meanwhile; only the
 restarted node's share of keys misses.
+Then train on a restarted, refilled node (cmrx-dict train --all --server
+HOST:PORT --out-dir DIR): the set is tuned for the slab classes of the
+options it runs with now, and holds at least what this forecast says.
+The steps: perldoc Cache::Memcached::RustXS::Operations, "Changing them:
+one node at a time".
 END
 
 sub print_advice {

@@ -11,7 +11,7 @@ use Compress::Zlib ();
 use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
-use Cache::Memcached::RustXS::Dict qw(sum_length round ratio held_out_split @BASELINES);
+use Cache::Memcached::RustXS::Dict qw(sum_length round ratio held_out_split distinct_values @BASELINES);
 use Cache::Memcached::RustXS::Dict::SlabModel ();
 use Cache::Memcached::RustXS::Dict::SettingsAdvisor qw(written_items forecast);
 
@@ -145,7 +145,10 @@ sub _work {
 sub _split {
     my ($work, %opt) = @_;
     my $samples = $work->{samples};
-    my ($train, $held) = held_out_split($samples, $HOLD_OUT);
+    # Copies of a value stay on one side, and are trained on once: a
+    # dictionary holds nothing more for a value's second copy.
+    my ($train, $held) = held_out_split($samples, $HOLD_OUT, sub { $_[0][1] });
+    $train = distinct_values($train);
     @$work{qw(held held_values train_values)} = ($held, [ map { $_->[1] } @$held ], [ map { $_->[1] } @$train ]);
     my %tuned = (samples => scalar @$samples, sample_bytes => sum_length([ map { $_->[1] } @$samples ]),
                  trained_on => scalar @$train, held_out => scalar @$held,
@@ -157,6 +160,8 @@ sub _split {
         return \%tuned;
     }
     $tuned{training_bytes} = sum_length($work->{train_values});
+    # What the final dictionary is trained on: every distinct sample.
+    $tuned{distinct_bytes} = sum_length([ map { $_->[1] } @{ distinct_values($samples) } ]);
     return \%tuned;
 }
 
@@ -241,7 +246,7 @@ sub _train_final {
     my %how = (size => $c->{size}, method => $c->{method}, level => $c->{level}, id => $work->{id});
     @how{qw(k d steps)} = ($c->{k}, $c->{d}, 0) if $c->{method} ne 'samples';
     my ($final, $used) = eval {
-        Cache::Memcached::RustXS::Zstd::train_dictionary_with_parameters([ map { $_->[1] } @{ $work->{samples} } ],
+        Cache::Memcached::RustXS::Zstd::train_dictionary_with_parameters([ map { $_->[1] } @{ distinct_values($work->{samples}) } ],
                                                                          %how);
     };
     if (!defined $final) {
@@ -320,7 +325,8 @@ sub _scaled {
 sub final_bytes {
     my ($c, $tuned) = @_;
     my $grown = $tuned->{training_bytes}
-        ? int($c->{dictionary_bytes} * $tuned->{sample_bytes} / $tuned->{training_bytes} + 0.5) : $c->{dictionary_bytes};
+        ? int($c->{dictionary_bytes} * ($tuned->{distinct_bytes} // $tuned->{sample_bytes}) / $tuned->{training_bytes} + 0.5)
+        : $c->{dictionary_bytes};
     my $bytes = $c->{dictionary_bytes} > $grown ? $c->{dictionary_bytes} : $grown;
     return $bytes < $c->{size} ? $bytes : $c->{size};
 }
@@ -594,8 +600,13 @@ How every C<cmrx-dict> command chooses a prefix's dictionary: C<train
 --all> and C<report --dictionaries> on the prefix's samples, plain
 C<report> and single-prefix C<train> on the half of them they do not
 measure on. The samples (C<[$key, $value]> pairs, values uncompressed, in
-key order) are split: every 4th is held out, the others train. Candidate
-dictionaries are trained on the training values:
+key order) are split: every 4th distinct value is held out, the others
+train, and every copy of a value (a cache holds one value under many
+keys) goes where its first went, so that no candidate is judged on
+values it was trained on
+(L<Cache::Memcached::RustXS::Dict/"held_out_split(\@items, $every, $value_of)">).
+Candidate dictionaries are trained on the distinct training values (the
+chosen one, at the end, on every distinct sample):
 
 =over 4
 
@@ -706,7 +717,9 @@ the dictionary ID the frames are measured with
 (its size in each frame counts: 1 byte below 256, 2 below 65536, else 4;
 by default 65536, 4 bytes, as the IDs of the dictionaries C<cmrx-dict>
 writes take). Returns a hash
-reference: C<samples>, C<sample_bytes>, C<trained_on>, C<training_bytes>, C<held_out>,
+reference: C<samples>, C<sample_bytes>, C<distinct_bytes> (of the samples
+without copies of a value, which the final dictionary is trained on),
+C<trained_on> (the distinct training values), C<training_bytes>, C<held_out>,
 C<held_out_bytes>, C<held> (the held-out pairs), C<keys> and
 C<cost_model> (C<keys> or C<memory>); C<baseline> (the held-out
 values under C<memGzip>, our C<gzip>, C<zstd> at level 3 and C<raw>: each
