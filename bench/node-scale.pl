@@ -36,6 +36,11 @@ Getopt::Long::GetOptions(\%opt, 'keys=i', 'prefixes=i', 'id-first=i', 'memory=i'
 my @COMMANDS = split /,/, $opt{commands};
 my %KNOWN = map { ($_ => 1) } qw(report train report-dictionaries prune);
 $KNOWN{$_} or die "node-scale.pl: no command '$_' (report, train, report-dictionaries, prune)\n" for @COMMANDS;
+# report --dictionaries and prune read the set train --all writes.
+my ($trained) = grep { $COMMANDS[$_] eq 'train' } 0 .. $#COMMANDS;
+for my $i (grep { $COMMANDS[$_] =~ /\A(?:report-dictionaries|prune)\z/ } 0 .. $#COMMANDS) {
+    die "node-scale.pl: $COMMANDS[$i] needs train before it in --commands\n" unless defined $trained && $trained < $i;
+}
 
 # ---- the values: the JSON families' values of 100 B to 7 KB -----------------------
 
