@@ -20,12 +20,12 @@ use POSIX ();
 use Compress::Zlib ();
 use Storable ();
 use Cache::Memcached::RustXS::Zstd qw(compress train_dictionary load_dictionary frame_dictionary_id);
-use Cache::Memcached::RustXS::Dict qw(sum_length held_out_split);
+use Cache::Memcached::RustXS::Dict qw(sum_length held_out_split load_dictionary_file);
 use Cache::Memcached::RustXS::Dict::NodeReader ();
 use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values decode_value);
 use Cache::Memcached::RustXS::Dict::Files qw(read_sample_files);
 use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out codecs measure
-                                              measure_codec compress_all train load_dictionary_file);
+                                              measure_codec compress_all train);
 use Cache::Memcached::RustXS::Dict::Report qw(print_json skipped_note shown text);
 use Cache::Memcached::RustXS::Dict::Report::Values qw(report_data train_data print_report print_train);
 use Cache::Memcached::RustXS::Dict::CLI ();

@@ -4,10 +4,15 @@ use strict;
 use warnings;
 
 use Exporter 5.57 'import';
+use File::Temp ();
+
+use Cache::Memcached::RustXS ();
+use Cache::Memcached::RustXS::Zstd ();
 
 our $VERSION = '1.000';
 
-our @EXPORT_OK = qw(fail unusable sum_length round ratio held_out_split @BASELINES);
+our @EXPORT_OK = qw(fail unusable sum_length round ratio held_out_split load_dictionary_file
+                    load_dictionary_bytes @BASELINES);
 
 # What a prefix's values are measured as before any dictionary, in the order
 # reports show them: stored raw, Compress::Zlib's memGzip (what the stock
@@ -44,6 +49,24 @@ sub held_out_split {
     my (@train, @held);
     push @{ $_ % $every == $every - 1 ? \@held : \@train }, $items->[$_] for 0 .. $#$items;
     return (\@train, \@held);
+}
+
+# The ID of the dictionary in $file, loaded for the process; fails with
+# load_dictionary's reason.
+sub load_dictionary_file {
+    my ($file) = @_;
+    my $id = eval { Cache::Memcached::RustXS::Zstd::load_dictionary($file) };
+    fail(Cache::Memcached::RustXS::_error_message($@)) unless defined $id;
+    return $id;
+}
+
+sub load_dictionary_bytes {
+    my ($dict) = @_;
+    my $tmp = File::Temp->new(TEMPLATE => 'cmrx-dict-XXXXXX', TMPDIR => 1);
+    binmode $tmp;
+    print {$tmp} $dict;
+    close $tmp or fail("cannot write a temporary file: $!");
+    return load_dictionary_file("$tmp");
 }
 
 package Cache::Memcached::RustXS::Dict::Error;
@@ -165,6 +188,13 @@ order. C<cmrx-dict report> and C<train> measure on every 2nd sampled value
 (2: the odd positions, 2nd, 4th, ...); the tuner judges its candidates on
 every 4th of the values it is given; the tests and the benchmark split the
 corpus as C<report> does.
+
+=item load_dictionary_file($file), load_dictionary_bytes($bytes)
+
+Loads a dictionary for the process
+(L<Cache::Memcached::RustXS::Zstd/load_dictionary($path)>) and returns its
+ID; fails with the reason it does not load. Both the measuring and the
+tuner load through them.
 
 =item @BASELINES
 

@@ -25,11 +25,15 @@ my $PROGRESS_EVERY = 10000;    # keys listed between progress reports
 
 # ---- which keys: groups by prefix, an even sample of each -------------------------
 
+our $MAX_PREFIXES = 1000;    # distinct prefixes tracked before they are taken for IDs
+my $EXAMPLES = 3;            # keys shown of the prefixes summed in the rest
+
 sub new {
     my ($class, %opt) = @_;
     my $want = $opt{prefixes} ? { map { ($_ => 1) } @{ $opt{prefixes} } } : undef;
     return bless { delimiter => $opt{delimiter}, per_prefix => $opt{per_prefix}, want => $want,
-                   nodes => $opt{nodes}, groups => {}, keys => 0, unfetchable => 0 }, $class;
+                   max_prefixes => $opt{max_prefixes} || $MAX_PREFIXES, seen_prefixes => 0,
+                   nodes => $opt{nodes}, groups => {}, keys => 0, unfetchable => 0, item_bytes => 0 }, $class;
 }
 
 # One key of the listing, in listing order, and the index of the node of
@@ -38,18 +42,16 @@ sub new {
 # kept) when it holds twice the sample: memory stays within 2 * per_prefix
 # keys a group, and what is kept stays spread over the whole listing --
 # over every node's, listed one after the other, in proportion to the
-# group's keys on each.
+# group's keys on each. A kept key is one string (the node's index packed
+# before it), not a structure: a group's keys take what their bytes take.
 sub add_key {
     my ($self, $key, $size, $node) = @_;
     my $at = index $key, $self->{delimiter};
     my $prefix = $at < 0 ? $NONE : substr $key, 0, $at;
     $self->{keys}++;
+    $self->{item_bytes} += $size || 0;
     return if $self->{want} && !$self->{want}{$prefix};
-    my $g = $self->{groups}{$prefix} ||= {
-        prefix => $prefix, delimited => ($at < 0 ? 0 : 1),
-        keys => 0, item_bytes => 0, unfetchable => 0,
-        seen => 0, stride => 1, kept => [],
-    };
+    my $g = $self->{groups}{$prefix} || $self->_new_group($prefix, $at >= 0, $key);
     $g->{keys}++;
     $g->{keys_by_node}[$node]++ if defined $node;
     $g->{item_bytes} += $size || 0;
@@ -59,7 +61,7 @@ sub add_key {
         $g->{unfetchable}++;
         $self->{unfetchable}++;
     } elsif ($g->{seen}++ % $g->{stride} == 0) {
-        push @{ $g->{kept} }, [ $key, $node ];
+        push @{ $g->{kept} }, defined $node ? pack('n', $node) . $key : $key;
         if (@{ $g->{kept} } >= 2 * $self->{per_prefix}) {
             my $kept = $g->{kept};
             $g->{kept} = [ @$kept[ grep { $_ % 2 == 0 } 0 .. $#$kept ] ];
@@ -69,13 +71,58 @@ sub add_key {
     return;
 }
 
+# A group for a prefix not seen yet. Keys that start with an ID make a
+# prefix a key: past twice max_prefixes groups, those that hold the
+# fewest item bytes are summed into the rest (their keys, bytes and a few
+# examples), so that the groups tracked stay at most twice max_prefixes,
+# the ones that hold the memory among them.
+sub _new_group {
+    my ($self, $prefix, $delimited, $key) = @_;
+    $self->{seen_prefixes}++;
+    $self->_sum_into_rest($self->{max_prefixes}) if keys %{ $self->{groups} } >= 2 * $self->{max_prefixes};
+    return $self->{groups}{$prefix} = {
+        prefix => $prefix, delimited => ($delimited ? 1 : 0), example => $key,
+        keys => 0, item_bytes => 0, unfetchable => 0,
+        seen => 0, stride => 1, kept => [],
+    };
+}
+
+# Keeps the $keep groups of the most item bytes (then keys, then by name);
+# the others go into the rest.
+sub _sum_into_rest {
+    my ($self, $keep) = @_;
+    my $groups = $self->{groups};
+    my @order = sort { $groups->{$b}{item_bytes} <=> $groups->{$a}{item_bytes}
+                       || $groups->{$b}{keys} <=> $groups->{$a}{keys} || $a cmp $b } keys %$groups;
+    my $rest = $self->{rest} ||= { prefixes => 0, keys => 0, item_bytes => 0, unfetchable => 0, examples => [] };
+    for my $prefix (@order[ $keep .. $#order ]) {
+        my $g = delete $groups->{$prefix};
+        $rest->{prefixes}++;
+        $rest->{$_} += $g->{$_} for qw(keys item_bytes unfetchable);
+        push @{ $rest->{examples} }, $g->{example} if @{ $rest->{examples} } < $EXAMPLES;
+    }
+    return;
+}
+
 # What the listing gave: { keys, unfetchable, groups => { prefix => group } },
 # each group with its sample (at most per_prefix keys, evenly spaced over
 # what it kept, in key order) and, from a pool, the node of each sampled
-# key and how many of them each node gave.
+# key and how many of them each node gave. When more than max_prefixes
+# prefixes were listed, the groups kept are those that hold at least
+# 1/max_prefixes of the item bytes listed (the prefixes of the site, not
+# its IDs); the others are summed in rest => { prefixes, keys, item_bytes,
+# unfetchable, examples } (at most max_prefixes groups stay).
 sub listing {
     my ($self) = @_;
     my $per = $self->{per_prefix};
+    if ($self->{seen_prefixes} > $self->{max_prefixes}) {
+        # By keys when the listing gives no sizes.
+        my $by = $self->{item_bytes} ? 'item_bytes' : 'keys';
+        my $floor = $self->{$by} / $self->{max_prefixes};
+        my $holding = grep { $_->{$by} >= $floor } values %{ $self->{groups} };
+        $self->_sum_into_rest($holding < $self->{max_prefixes} ? $holding : $self->{max_prefixes});
+        $self->{rest}{seen_prefixes} = $self->{seen_prefixes};
+    }
     for my $g (values %{ $self->{groups} }) {
         next unless $g->{kept};
         my $kept = delete $g->{kept};
@@ -84,7 +131,7 @@ sub listing {
         # A key two nodes list (a stale copy) is sampled once.
         my (%node_of, @sampled);
         for my $kept_key (@pick) {
-            my ($key, $node) = @$kept_key;
+            my ($node, $key) = $self->{nodes} ? (unpack('n', $kept_key), substr $kept_key, 2) : (undef, $kept_key);
             next if exists $node_of{$key};
             $node_of{$key} = $node;
             push @sampled, $key;
@@ -96,9 +143,10 @@ sub listing {
             $g->{keys_by_node}[$_] ||= 0 for 0 .. $self->{nodes} - 1;
             $g->{sampled_by_node}[ $node_of{$_} ]++ for @sampled;
         }
-        delete @{$g}{qw(seen stride)};
+        delete @{$g}{qw(seen stride example)};
     }
-    return { keys => $self->{keys}, unfetchable => $self->{unfetchable}, groups => $self->{groups} };
+    return { keys => $self->{keys}, unfetchable => $self->{unfetchable}, groups => $self->{groups},
+             ($self->{rest} ? (rest => $self->{rest}, max_prefixes => $self->{max_prefixes}) : ()) };
 }
 
 sub list_keys {
@@ -175,7 +223,8 @@ sub sample_source {
     my ($source, %opt) = @_;
     my $progress = $opt{progress} || sub { };
     my $listing = list_keys($source, delimiter => $opt{delimiter}, per_prefix => $opt{per_prefix},
-                            prefixes => $opt{prefixes}, progress => $opt{listing_progress});
+                            prefixes => $opt{prefixes}, max_prefixes => $opt{max_prefixes},
+                            progress => $opt{listing_progress});
     my @groups = sort { $b->{item_bytes} <=> $a->{item_bytes} || $a->{prefix} cmp $b->{prefix} }
                  values %{ $listing->{groups} };
     my %named;

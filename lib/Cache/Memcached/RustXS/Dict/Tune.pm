@@ -11,7 +11,7 @@ use Compress::Zlib ();
 use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
-use Cache::Memcached::RustXS::Dict qw(sum_length round ratio held_out_split @BASELINES);
+use Cache::Memcached::RustXS::Dict qw(sum_length round ratio held_out_split load_dictionary_bytes @BASELINES);
 use Cache::Memcached::RustXS::Dict::SlabModel ();
 use Cache::Memcached::RustXS::Dict::SettingsAdvisor qw(written_items forecast);
 
@@ -414,8 +414,7 @@ sub _time_candidate {
     # Loaded under an ID of its own, which no set uses.
     my $id = 0x7f00_0000 + ++$TIMING_ID;
     my $bytes = Cache::Memcached::RustXS::Zstd::dictionary_with_id($c->{dictionary}, $id);
-    require Cache::Memcached::RustXS::Dict::Measure;
-    Cache::Memcached::RustXS::Dict::Measure::load_dictionary_bytes($bytes);
+    load_dictionary_bytes($bytes);
     my $level = $c->{level};
     my @frames = map { Cache::Memcached::RustXS::Zstd::compress($_, level => $level, dictionary => $id) } @$values;
     my $gzip_c = $baseline->{memGzip}{codec}[0];
