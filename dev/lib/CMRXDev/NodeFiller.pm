@@ -46,19 +46,25 @@ sub fill_node {
         if (length $buf >= $BATCH_BYTES) { _write_all($sock, $buf); $buf = '' }
     };
     # Prefix p takes the values of family p modulo the families, key i the
-    # i-th of them modulo their count: a site's prefix holds one kind.
-    for my $p (0 .. $prefixes - 1) {
-        my $values = $families->[ $p % @$families ];
-        my $name = sprintf 'p%03d', $p;
-        $set->("$name:$_", $values->[ $_ % @$values ]) for 0 .. $per - 1;
-    }
-    # ID-first keys (%08x%08x:v), values of every family in turn; the IDs
-    # from a fixed sequence, so that a node is filled the same each time.
+    # i-th of them modulo their count: a site's prefix holds one kind. The
+    # keys go round the prefixes (key 0 of each, then key 1, ...), the
+    # ID-first keys (%08x%08x:v, values of every family in turn) spread
+    # among them: a node too small for them all evicts the oldest of every
+    # prefix alike, as a node written over time does. The IDs come from a
+    # fixed sequence, so that a node is filled the same each time.
+    my @values = map { $families->[ $_ % @$families ] } 0 .. $prefixes - 1;
     my $all = [ map { @$_ } @$families ];
-    my $x = $opt{seed} || 1;
-    for my $i (0 .. $id_keys - 1) {
-        $x = (1103515245 * $x + 12345) % 2147483648;
-        $set->(sprintf('%08x%08x:v', $x, $i), $all->[ $i % @$all ]);
+    my $rounds = $per > 0 ? $per : 1;
+    my ($x, $id) = ($opt{seed} || 1, 0);
+    for my $i (0 .. $rounds - 1) {
+        if ($i < $per) {
+            $set->(sprintf('p%03d:%d', $_, $i), $values[$_][ $i % @{ $values[$_] } ]) for 0 .. $prefixes - 1;
+        }
+        my $until = int($id_keys * ($i + 1) / $rounds);
+        for (; $id < $until; $id++) {
+            $x = (1103515245 * $x + 12345) % 2147483648;
+            $set->(sprintf('%08x%08x:v', $x, $id), $all->[ $id % @$all ]);
+        }
     }
     _write_all($sock, $buf . "mn\r\n");
     _wait_for($sock, "MN\r\n");
@@ -112,9 +118,11 @@ The node that the scale checks of C<cmrx-dict> run against, built by the
 tests' and the benchmark's code alike: C<prefixes> prefixes named
 C<p000>, C<p001>, ... of C<keys_per_prefix> keys each (C<p000:0>,
 C<p000:1>, ...), prefix I<p> holding the values of the corpus's family
-I<p> modulo the families; then C<id_keys> keys whose first part is an ID
+I<p> modulo the families; and C<id_keys> keys whose first part is an ID
 (C<%08x%08x:v>, as some key schemes put the ID first), holding the
-corpus's values in turn. The same arguments fill a node the same way.
+corpus's values in turn. The keys are written round the prefixes, the IDs
+among them, so that a node too small for them all evicts the oldest keys
+of every prefix alike. The same arguments fill a node the same way.
 
 Every C<set> goes over one connection, pipelined with C<noreply> in
 writes of 1 MiB; a meta no-op (C<mn>) at the end is answered once the

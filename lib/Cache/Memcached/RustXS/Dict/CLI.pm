@@ -382,6 +382,7 @@ sub set_command {
     }
     return (%tuning, source => $source, memory => $memory, delimiter => $opt->{delimiter},
             sample => $opt->{sample}, prefixes => $opt->{prefix}, if_better => $num{'if-better'},
+            jobs => $opt->{jobs}, max_prefixes => $opt->{'max-prefixes'}, counter => $progress,
             progress => sub { $progress->show($_[0]) }, listing_progress => listing_progress());
 }
 
@@ -411,7 +412,7 @@ sub file_samples {
 sub cmd_prune {
     my @args = @_;
     my $opt = parse_options('prune', \@args, qw(dictionaries=s server=s@ retired-for=s dry-run
-                                                delimiter=s sample=s timeout=s json), @SCALE_OPTIONS);
+                                                delimiter=s sample=s timeout=s json max-prefixes=s progress));
     return show_help() if $opt->{help};
     usage_error('prune: --dictionaries DIR is needed') unless defined $opt->{dictionaries} && length $opt->{dictionaries};
     if (defined $opt->{server}) {
@@ -435,6 +436,7 @@ sub cmd_prune {
         : Cache::Memcached::RustXS::Dict::Files->read(\@args);
     my $result = prune_set(dir => $opt->{dictionaries}, source => $source, delimiter => $opt->{delimiter},
                            sample => $opt->{sample}, retired_for => $retired_for, dry_run => $opt->{'dry-run'},
+                           max_prefixes => $opt->{'max-prefixes'},
                            progress => sub { $progress->show($_[0]) }, listing_progress => listing_progress());
     $progress->clear;
     $source->close;

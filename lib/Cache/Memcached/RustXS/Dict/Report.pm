@@ -130,7 +130,7 @@ sub ids_note {
     return sprintf "%d prefixes listed, more than --max-prefixes %d: keys that start with an ID (%s, ...); "
                  . "%s holding at least 1/%d of the item bytes %s measured, the other %d (%d keys) summed in one row",
         $rest->{seen_prefixes}, $listing->{max_prefixes}, join(', ', map { shown($_) } @{ $rest->{examples} }),
-        plural($kept, 'prefix', 'prefixes'), $listing->{max_prefixes}, ($kept == 1 ? 'is' : 'are'),
+        plural($kept, 'prefix', 'prefixes'), 10 * $listing->{max_prefixes}, ($kept == 1 ? 'is' : 'are'),
         $rest->{prefixes}, $rest->{keys};
 }
 

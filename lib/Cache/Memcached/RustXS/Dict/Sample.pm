@@ -27,6 +27,11 @@ my $PROGRESS_EVERY = 10000;    # keys listed between progress reports
 
 our $MAX_PREFIXES = 1000;    # distinct prefixes tracked before they are taken for IDs
 my $EXAMPLES = 3;            # keys shown of the prefixes summed in the rest
+# Where keys start with IDs, a prefix of the site holds at least
+# 1/($ID_SHARE * max_prefixes) of the item bytes listed (a ten-thousandth
+# by default): a node's 200 prefixes hold 1/200 each on average, and some
+# a tenth of that; an ID, the bytes of a handful of keys.
+my $ID_SHARE = 10;
 
 sub new {
     my ($class, %opt) = @_;
@@ -73,7 +78,7 @@ sub add_key {
 
 # A group for a prefix not seen yet. Keys that start with an ID make a
 # prefix a key: past twice max_prefixes groups, those that hold the
-# fewest item bytes are summed into the rest (their keys, bytes and a few
+# fewest keys are summed into the rest (their keys, bytes and a few
 # examples), so that the groups tracked stay at most twice max_prefixes,
 # the ones that hold the memory among them.
 sub _new_group {
@@ -87,13 +92,15 @@ sub _new_group {
     };
 }
 
-# Keeps the $keep groups of the most item bytes (then keys, then by name);
-# the others go into the rest.
+# Keeps the $keep groups of the most keys (then item bytes, then by name):
+# an ID holds a key or a few, and the listing goes slab class by slab
+# class, so that a prefix of the site may have few bytes listed yet, but
+# keys; the others go into the rest.
 sub _sum_into_rest {
     my ($self, $keep) = @_;
     my $groups = $self->{groups};
-    my @order = sort { $groups->{$b}{item_bytes} <=> $groups->{$a}{item_bytes}
-                       || $groups->{$b}{keys} <=> $groups->{$a}{keys} || $a cmp $b } keys %$groups;
+    my @order = sort { $groups->{$b}{keys} <=> $groups->{$a}{keys}
+                       || $groups->{$b}{item_bytes} <=> $groups->{$a}{item_bytes} || $a cmp $b } keys %$groups;
     my $rest = $self->{rest} ||= { prefixes => 0, keys => 0, item_bytes => 0, unfetchable => 0, examples => [] };
     for my $prefix (@order[ $keep .. $#order ]) {
         my $g = delete $groups->{$prefix};
@@ -109,8 +116,8 @@ sub _sum_into_rest {
 # what it kept, in key order) and, from a pool, the node of each sampled
 # key and how many of them each node gave. When more than max_prefixes
 # prefixes were listed, the groups kept are those that hold at least
-# 1/max_prefixes of the item bytes listed (the prefixes of the site, not
-# its IDs); the others are summed in rest => { prefixes, keys, item_bytes,
+# 1/(10 * max_prefixes) of the item bytes listed (the prefixes of the site,
+# not its IDs); the others are summed in rest => { prefixes, keys, item_bytes,
 # unfetchable, examples } (at most max_prefixes groups stay).
 sub listing {
     my ($self) = @_;
@@ -118,7 +125,7 @@ sub listing {
     if ($self->{seen_prefixes} > $self->{max_prefixes}) {
         # By keys when the listing gives no sizes.
         my $by = $self->{item_bytes} ? 'item_bytes' : 'keys';
-        my $floor = $self->{$by} / $self->{max_prefixes};
+        my $floor = $self->{$by} / ($ID_SHARE * $self->{max_prefixes});
         my $holding = grep { $_->{$by} >= $floor } values %{ $self->{groups} };
         $self->_sum_into_rest($holding < $self->{max_prefixes} ? $holding : $self->{max_prefixes});
         $self->{rest}{seen_prefixes} = $self->{seen_prefixes};
@@ -232,7 +239,10 @@ sub sample_source {
         my $tag = 'prefix ' . shown($g->{prefix});
         my $values = fetch_values($source, $g, progress => sub { $progress->("$tag: fetching $_[0]/$_[1]") });
         my $keys = $g->{value_keys};
-        $g->{pairs} = [ map { [ $keys->[$_], $values->[$_] ] } 0 .. $#$values ];
+        # Without pairs (prune counts the dictionaries named), a group's
+        # values go as soon as they are counted.
+        $g->{pairs} = [ map { [ $keys->[$_], $values->[$_] ] } 0 .. $#$values ] unless $opt{counts_only};
+        delete $g->{node_of};
         $named{$_} += $g->{dictionary_ids}{$_} for keys %{ $g->{dictionary_ids} };
     }
     return { listing => $listing, groups => \@groups, dictionary_ids => \%named };
@@ -324,7 +334,7 @@ C<values> and C<raw_bytes> (the decoded values returned), C<value_keys>
 naming each dictionary ID, decodable or not); from a pool, also
 C<values_by_node> (how many of the values returned each node gave).
 
-=item sample_source($source, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, progress => sub { my ($what) = @_ }, listing_progress => sub { })
+=item sample_source($source, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, max_prefixes => 1000, counts_only => 0, progress => sub { my ($what) = @_ }, listing_progress => sub { })
 
 What the set commands (C<train --all>, C<report --dictionaries>,
 C<prune>) look at: the source listed by C<list_keys> and every group's
@@ -334,7 +344,9 @@ count } } >>: the groups largest (item bytes) first, each with C<pairs>
 (C<[$key, $value]> of its decoded values, in key order) beside what
 C<fetch_values> counts, and how many sampled stored values are zstd frames
 naming each dictionary ID, over every group. C<progress> is called with
-what is being fetched.
+what is being fetched. With C<counts_only>, no group keeps C<pairs>: its
+values go once counted (what C<prune> needs). C<max_prefixes>: as the
+sampler's.
 
 =item decode_value($flags, $data)
 

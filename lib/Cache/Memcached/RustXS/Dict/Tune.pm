@@ -160,36 +160,76 @@ sub _split {
     return \%tuned;
 }
 
-# Every candidate: samples and fastcover at the sizes the training values
-# support, then cover at the sizes where fastcover did best (without
-# fastcover, at the sizes it would have been tried at); a candidate per
-# dictionary and level, with its cost.
+# Every candidate, searched where it can change the choice. A coarse pass
+# trains the samples method at every size the training values support
+# (it trains in a tenth of fastcover's time) and fastcover at every other
+# one of its sizes from the largest, each dictionary measured at one level
+# (the middle of the levels tried); fastcover is refined at the sizes
+# beside its best, cover tried at fastcover's two best sizes (without
+# fastcover, at every size fastcover would have been tried at); then the
+# $REFINED dictionaries of least cost are measured at every level. With
+# $EXHAUSTIVE, every size of every method at every level (what
+# t/69-tuner-search.t compares the search with).
+our $EXHAUSTIVE = 0;
+my $REFINED = 5;
+my $FEW_LEVELS = 3;    # levels all measured at once, as few as that
+
 sub _candidates {
     my ($work, $tuned) = @_;
     my %method = %{ $work->{method} };
     my $size_of = candidate_sizes(sizes => $work->{sizes}, max_size => $work->{max_size},
                                   training_bytes => $tuned->{training_bytes});
+    my @levels = @{ $work->{levels} };
+    my $all_levels = $EXHAUSTIVE || @levels <= $FEW_LEVELS;
+    my @first = $all_levels ? @levels : ($levels[ int($#levels / 2) ]);
+    my %trained;    # "method size" => its candidates
     my $train = sub {
         my ($method, $size) = @_;
+        return if $trained{"$method $size"};
         $work->{progress}->("training $method $size");
-        my @c = _train_candidate($work->{train_values}, $work->{held}, $work->{memory}, $work->{levels},
-                                 method => $method, size => $size, id => $work->{id});
+        # Cover at fastcover's segment size there: its own search of k (the
+        # slowest part of a tuning) lands where fastcover's did.
+        my ($k) = $EXHAUSTIVE || $method ne 'cover' ? ()
+                : map { $_->{k} } grep { !$_->{error} } @{ $trained{"fastcover $size"} || [] };
+        my @c = _train_candidate($work->{train_values}, $work->{held}, $work->{memory}, \@first,
+                                 method => $method, size => $size, id => $work->{id}, k => $k);
         _cost($_, $tuned) for grep { !$_->{error} } @c;
-        return @c;
+        $trained{"$method $size"} = \@c;
+        return;
     };
-    my @candidates;
-    for my $method (grep { $method{$_} } qw(samples fastcover)) {
-        push @candidates, $train->($method, $_) for @{ $size_of->{$method} };
-    }
-    my %best_fc;
-    for my $c (grep { $_->{method} eq 'fastcover' && !$_->{error} } @candidates) {
-        $best_fc{ $c->{size} } = $c->{cost}
-            if !defined $best_fc{ $c->{size} } || $c->{cost} < $best_fc{ $c->{size} };
+    my $least = sub {    # the sizes of a method, least cost first
+        my ($method) = @_;
+        my %cost;
+        for my $c (grep { $_->{method} eq $method && !$_->{error} } map { @$_ } values %trained) {
+            $cost{ $c->{size} } = $c->{cost} if !defined $cost{ $c->{size} } || $c->{cost} < $cost{ $c->{size} };
+        }
+        return sort { $cost{$a} <=> $cost{$b} || $a <=> $b } keys %cost;
+    };
+    $train->('samples', $_) for $method{samples} ? @{ $size_of->{samples} } : ();
+    my @fastcover = $method{fastcover} ? reverse @{ $size_of->{fastcover} } : ();
+    $train->('fastcover', $fastcover[$_]) for grep { $EXHAUSTIVE || $_ % 2 == 0 } 0 .. $#fastcover;
+    if (my ($best) = $least->('fastcover')) {
+        my ($at) = grep { $fastcover[$_] == $best } 0 .. $#fastcover;
+        $train->('fastcover', $fastcover[$_]) for grep { $_ >= 0 && $_ <= $#fastcover } $at - 1, $at + 1;
     }
     my @cover_sizes = !$method{cover} ? ()
-                    : $method{fastcover} ? (sort { $best_fc{$a} <=> $best_fc{$b} || $a <=> $b } keys %best_fc)[0 .. $COVER_SIZES - 1]
+                    : $method{fastcover} ? ($least->('fastcover'))[0 .. $COVER_SIZES - 1]
                     : @{ $size_of->{fastcover} };
-    push @candidates, $train->('cover', $_) for grep { defined } @cover_sizes;
+    $train->('cover', $_) for grep { defined } @cover_sizes;
+    my @candidates = map { @$_ } @trained{ sort keys %trained };
+    return @candidates if $all_levels;
+    # The other levels of the dictionaries of least cost.
+    my @best = grep { !$_->{error} } _ranked($tuned, grep { !$_->{error} } @candidates);
+    for my $c (@best[ 0 .. ($#best < $REFINED - 1 ? $#best : $REFINED - 1) ]) {
+        $work->{progress}->("measuring $c->{method} $c->{size} at every level");
+        for my $level (grep { $_ != $first[0] } @levels) {
+            my $measured = dictionary_memory($work->{memory}, $work->{held}, $c->{dictionary}, $level);
+            my %at = (%$c, level => $level, %$measured);
+            delete @at{qw(cost keys_memory cost_bytes)};
+            _cost(\%at, $tuned);
+            push @candidates, \%at;
+        }
+    }
     return @candidates;
 }
 
@@ -212,12 +252,22 @@ sub _ranked {
 sub _choose {
     my ($work, $tuned, $candidates) = @_;
     my $timed = 0;
+    # A candidate that compresses too slowly rules out, untimed, those of
+    # at least its level and its dictionary's size: they compress no faster.
+    my @slow;
     for my $c (@$candidates) {
         last if $timed >= $MAX_TIMED;
+        my ($like) = grep { $c->{level} >= $_->{level} && $c->{size} >= $_->{size} } @slow;
+        if ($like) {
+            $c->{verdict} = "compresses no faster than $like->{method} $like->{size} level $like->{level}, "
+                          . 'too slow';
+            next;
+        }
         $work->{progress}->("timing $c->{method} $c->{size} level $c->{level}");
         _time_candidate($c, $work->{held_values}, $tuned->{baseline});
         $timed++;
         my $why = _too_slow($c, $tuned->{baseline}, $tuned->{limits});
+        push @slow, $c if $why =~ /\Acompresses/;
         if ($why) { $c->{verdict} = $why; next }
         $c->{verdict} = 'chosen';
         $tuned->{choice} = $c;
@@ -358,7 +408,7 @@ sub _train_candidate {
     my ($dict, $used) = eval {
         Cache::Memcached::RustXS::Zstd::train_dictionary_with_parameters(
             $train_values, size => $how{size}, method => $how{method}, level => $TRAIN_LEVEL, id => $how{id},
-            ($how{method} eq 'samples' ? () : (d => $COVER_D)));
+            ($how{method} eq 'samples' ? () : (d => $COVER_D)), ($how{k} ? (k => $how{k}, steps => 0) : ()));
     };
     if (!defined $dict) {
         my $why = Cache::Memcached::RustXS::_error_message($@);
