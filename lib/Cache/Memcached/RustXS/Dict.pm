@@ -144,6 +144,11 @@ Every subcommand's output, as text tables or JSON: the parts they share,
 then C<report> and C<train>; C<train --all> and C<report
 --dictionaries>; C<prune>, C<list>, C<rollback> and C<history>.
 
+=item L<Cache::Memcached::RustXS::Dict::Workers>, L<Cache::Memcached::RustXS::Dict::Progress>
+
+Prefixes tuned in processes of their own, C<--jobs> at once; the progress
+line.
+
 =item L<Cache::Memcached::RustXS::Dict::CLI>
 
 The command line: options, subcommands, exit statuses.

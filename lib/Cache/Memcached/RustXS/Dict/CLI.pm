@@ -645,7 +645,9 @@ cmrx-dict>). This module parses its options, runs the subcommand through
 L<Cache::Memcached::RustXS::Dict::NodeReader>, L<Cache::Memcached::RustXS::Dict::Sample>,
 L<Cache::Memcached::RustXS::Dict::Measure> and the modules of its output
 (L<Cache::Memcached::RustXS::Dict::Report> and those under it), shows
-progress on standard error when it is a terminal, and turns errors into
+progress on standard error when it is a terminal or C<--progress> is
+given (L<Cache::Memcached::RustXS::Dict::Progress>), measures each prefix
+in a worker process (L<Cache::Memcached::RustXS::Dict::Workers>), and turns errors into
 one line on standard error and an exit status.
 
 =head1 FUNCTIONS
@@ -677,6 +679,12 @@ L<Cache::Memcached::RustXS::Dict::Prune>.
 
 C<train>'s samples, C<(\%source, \@values)>: the values of C<--prefix>
 on C<--server>, or the files and standard input given.
+
+=item say_prefixes_are_ids($listing), measured_line($group)
+
+The one line on standard error when the listing found more prefixes than
+C<--max-prefixes> (L<Cache::Memcached::RustXS::Dict::Report/ids_note($listing)>);
+a prefix's result as the progress lines show it once measured.
 
 =item listing_progress, fetch_progress($tag)
 

@@ -309,7 +309,7 @@ C<decode_value>.
 
 =over 4
 
-=item list_keys($server, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, progress => sub { my ($keys_so_far) = @_ })
+=item list_keys($server, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, max_prefixes => 1000, progress => sub { my ($keys_so_far) = @_ })
 
 Lists the keys of C<$server> (a L<Cache::Memcached::RustXS::Dict::NodeReader>,
 a L<Cache::Memcached::RustXS::Dict::Pool> of them, or
@@ -363,7 +363,11 @@ C<(undef, $why)>.
 
 =over 4
 
-=item Cache::Memcached::RustXS::Dict::Sample->new(delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, nodes => $count)
+=item Cache::Memcached::RustXS::Dict::Sample->new(delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, max_prefixes => 1000, nodes => $count)
+
+C<max_prefixes>: past twice that many groups, those of the fewest keys
+are summed into the rest (keys that start with an ID; L<cmrx-dict/Large
+nodes>).
 
 =item $sample->add_key($key, $item_size, $node)
 
@@ -385,7 +389,12 @@ the same order gives the same sample. Sampled with C<< nodes => $count >>
 (a pool's listing: C<list_keys> gives it), a group also has
 C<keys_by_node> and C<sampled_by_node> (its keys and sampled keys on each
 node, by index) and C<node_of> (C<< { sampled key => node } >>); a key
-that two nodes list is sampled once.
+that two nodes list is sampled once. When more than C<max_prefixes>
+prefixes were listed, only the groups holding at least 1/(10 x
+C<max_prefixes>) of the listed item bytes stay (at most C<max_prefixes>),
+and the listing has C<max_prefixes> and C<< rest => { seen_prefixes,
+prefixes, keys, item_bytes, unfetchable, examples } >>: how many prefixes
+were listed, and those summed, with three of their keys.
 
 =back
 

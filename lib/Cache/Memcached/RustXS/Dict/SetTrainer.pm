@@ -506,8 +506,13 @@ that sampled values name and the set does not have).
 =item decide_set($set, %options)
 
 What both share: the source sampled
-(L<Cache::Memcached::RustXS::Dict::Sample/sample_source($source, delimiter =E<gt> ':', per_prefix =E<gt> 1000, prefixes =E<gt> \@prefixes, progress =E<gt> sub { my ($what) = @_ }, listing_progress =E<gt> sub { })>),
-every group decided, then the whole cache unless C<prefixes> is given.
+(L<Cache::Memcached::RustXS::Dict::Sample/sample_source($source, delimiter =E<gt> ':', per_prefix =E<gt> 1000, prefixes =E<gt> \@prefixes, max_prefixes =E<gt> 1000, counts_only =E<gt> 0, progress =E<gt> sub { my ($what) = @_ }, listing_progress =E<gt> sub { })>),
+every group decided, each in a process of its own, C<jobs> at once
+(L<Cache::Memcached::RustXS::Dict::Workers>; what comes back keeps no
+candidate's dictionary but the choice's, nor the held-out values), then
+the whole cache unless C<prefixes> is given. C<counter>: a
+L<Cache::Memcached::RustXS::Dict::Progress> that counts the prefixes
+decided and shows each one's outcome.
 Frames are measured naming a 4-byte ID (65536), as the IDs the set's new
 dictionaries get take in each frame. The option C<at> (epoch seconds;
 now by default) is the moment whose current dictionaries the fresh ones

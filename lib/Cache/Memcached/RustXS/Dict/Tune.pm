@@ -166,11 +166,14 @@ sub _split {
 # one of its sizes from the largest, each dictionary measured at one level
 # (the middle of the levels tried); fastcover is refined at the sizes
 # beside its best, cover tried at fastcover's two best sizes (without
-# fastcover, at every size fastcover would have been tried at); then the
+# fastcover, at every size fastcover would have been tried at). The
+# segment-size search (most of a fastcover or cover training's time) runs
+# once, at fastcover's first size; the others take its k. Then the
 # $REFINED dictionaries of least cost are measured at every level. With
 # $EXHAUSTIVE, every size of every method at every level (what
 # t/69-tuner-search.t compares the search with).
 our $EXHAUSTIVE = 0;
+our $SEARCH_K_ONCE = 1;
 my $REFINED = 5;
 my $FEW_LEVELS = 3;    # levels all measured at once, as few as that
 
@@ -187,10 +190,12 @@ sub _candidates {
         my ($method, $size) = @_;
         return if $trained{"$method $size"};
         $work->{progress}->("training $method $size");
-        # Cover at fastcover's segment size there: its own search of k (the
-        # slowest part of a tuning) lands where fastcover's did.
-        my ($k) = $EXHAUSTIVE || $method ne 'cover' ? ()
-                : map { $_->{k} } grep { !$_->{error} } @{ $trained{"fastcover $size"} || [] };
+        # Cover at fastcover's segment size there, fastcover at its first
+        # one's: their own searches of k were the slowest part of a tuning.
+        my ($k) = $EXHAUSTIVE || $method eq 'samples' ? ()
+                : $method eq 'cover' ? map { $_->{k} } grep { !$_->{error} } @{ $trained{"fastcover $size"} || [] }
+                : $SEARCH_K_ONCE ? map { $_->{k} } grep { $_->{method} eq 'fastcover' && !$_->{error} } map { @$_ } values %trained
+                : ();
         my @c = _train_candidate($work->{train_values}, $work->{held}, $work->{memory}, \@first,
                                  method => $method, size => $size, id => $work->{id}, k => $k);
         _cost($_, $tuned) for grep { !$_->{error} } @c;
@@ -659,12 +664,27 @@ samples comes out worse, not smaller;
 
 =item *
 
-ZDICT's cover with its segment-size search (C<cover>, slower) at the two
-sizes where fastCover did best.
+ZDICT's cover (C<cover>, slower) at the two sizes where fastCover did
+best. fastCover searches its segment size (C<k>) once, at the largest
+size it is trained at; its other sizes and cover take the one it found
+(C<$Cache::Memcached::RustXS::Dict::Tune::SEARCH_K_ONCE> false: fastCover
+searches it at every size, cover takes fastCover's at its size).
 
 =back
 
-fastCover and cover search their segment size (C<k>) in 4 steps; their
+The search goes coarse to fine, spending its time where the choice can
+change: C<samples> at every size and fastCover at every other size from
+the largest, each measured at the middle level tried; fastCover again at
+the sizes beside its best; cover; then the five dictionaries of least
+cost measured at every level (three levels or fewer are all measured at
+once). A candidate that compresses too slowly rules out, untimed, those
+of at least its size and level. With
+C<$Cache::Memcached::RustXS::Dict::Tune::EXHAUSTIVE> true, every size of
+every method is trained, cover searching its own segment size, each at
+every level: F<t/69-tuner-search.t> checks that the search chooses as it
+does on F<bench/data> (or within 1 % of its items forecast).
+
+The segment-size search takes 4 steps; fastCover's and cover's
 d-mer length (C<d>) is 8, zstd's default, where ZDICT would also try 6:
 on bench/data that search took a third of a tuning's time and moved the
 chosen candidate's cost by 2.1 % at the most, either way
