@@ -344,6 +344,7 @@ sub run_set_command {
     my ($what, $opt, $args, $run, $print_text) = @_;
     my %common = set_command($what, $opt, $args);
     my $result = $run->(%common);
+    say_prefixes_are_ids($result->{listing});
     my $advice = $what eq 'report --dictionaries' && defined $opt->{server}
         ? advise(items => [ set_items($result) ], uses_cas => $opt->{'uses-cas'},
                  nodes => [ map { node_facts($_) } server_nodes($common{source}) ])
@@ -595,7 +596,7 @@ sub write_file {
 # that start with an ID), and what it does about it.
 sub say_prefixes_are_ids {
     my ($listing) = @_;
-    my $rest = $listing->{rest} or return;
+    my $rest = $listing && $listing->{rest} or return;
     $progress->clear;
     print STDERR "cmrx-dict: ", ids_note($listing), "\n";
     return;
