@@ -20,15 +20,17 @@ use POSIX ();
 use Compress::Zlib ();
 use Storable ();
 use Cache::Memcached::RustXS::Zstd qw(compress train_dictionary load_dictionary frame_dictionary_id);
-use Cache::Memcached::RustXS::Dict qw(sum_length held_out_split);
+use Cache::Memcached::RustXS::Dict qw(sum_length held_out_split load_dictionary_file);
 use Cache::Memcached::RustXS::Dict::NodeReader ();
 use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values decode_value);
 use Cache::Memcached::RustXS::Dict::Files qw(read_sample_files);
 use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out codecs measure
-                                              measure_codec compress_all train load_dictionary_file);
+                                              measure_codec compress_all train);
 use Cache::Memcached::RustXS::Dict::Report qw(print_json skipped_note shown text);
 use Cache::Memcached::RustXS::Dict::Report::Values qw(report_data train_data print_report print_train);
 use Cache::Memcached::RustXS::Dict::CLI ();
+use Cache::Memcached::RustXS::Dict::Workers ();
+use Cache::Memcached::RustXS::Dict::Progress ();
 use Cache::Memcached::RustXS::Dict::SlabModel ();
 use Cache::Memcached::RustXS::GetParser ();
 use CMRXTest::DictCorpus qw(corpus_items dictionary_samples serve_transcript transcript_replies
@@ -348,6 +350,68 @@ my %values_of;
     }
     fails_like(sub { read_sample_files([$TMP]) }, 'failure', qr/\A\Q$TMP\E is not a file\z/, 'a directory');
     fails_like(sub { read_sample_files(["$TMP/none"]) }, 'failure', qr/\Acannot open \Q$TMP\E\/none: /, 'a missing file');
+}
+
+# Keys that start with an ID: past twice max_prefixes groups, those of the
+# fewest item bytes are summed into the rest; at the end, only the
+# prefixes holding 1/max_prefixes of the item bytes each stay.
+{
+    my $sample = Cache::Memcached::RustXS::Dict::Sample->new(delimiter => ':', per_prefix => 5, max_prefixes => 10);
+    for my $i (0 .. 999) {
+        $sample->add_key(sprintf('%08x:v', $i * 7919), 100);
+        $sample->add_key("cart:$i", 50);
+        $sample->add_key("user:$i", 60) if $i % 2;
+    }
+    ok keys %{ $sample->{groups} } <= 20, 'IDs: at most twice max_prefixes groups tracked at once ('
+                                          . scalar(keys %{ $sample->{groups} }) . ')';
+    my $l = $sample->listing;
+    is_deeply [ sort keys %{ $l->{groups} } ], [qw(cart user)], '... the prefixes that hold the memory stay';
+    is $l->{groups}{cart}{keys}, 1000, '... with their keys counted';
+    is scalar @{ $l->{groups}{cart}{sample} }, 5, '... and sampled';
+    is_deeply [ @{ $l->{rest} }{qw(seen_prefixes prefixes keys item_bytes)} ], [ 1002, 1000, 1000, 100_000 ],
+        '... the IDs summed in the rest: prefixes, keys, item bytes';
+    is scalar @{ $l->{rest}{examples} }, 3, '... with three examples of their keys';
+    like Cache::Memcached::RustXS::Dict::Report::ids_note($l),
+        qr/\A1002 prefixes listed, more than --max-prefixes 10: keys that start with an ID \([0-9a-f]{8}:v, .*\); 2 prefixes holding at least 1\/100 of the item bytes are measured, the other 1000 \(1000 keys\) summed in one row\z/,
+        '... said in one line';
+    my $few = Cache::Memcached::RustXS::Dict::Sample->new(delimiter => ':', per_prefix => 5, max_prefixes => 10);
+    $few->add_key("p$_:1", 1) for 1 .. 10;
+    ok !$few->listing->{rest}, 'as many prefixes as max_prefixes: no rest';
+}
+
+# ---- Workers and Progress -------------------------------------------------------------------
+
+{
+    my $workers = Cache::Memcached::RustXS::Dict::Workers->new(jobs => 2);
+    my (%got, $most);
+    for my $n (1 .. 5) {
+        $workers->run(sub { return { n => $n, pid => $$ } },
+                      sub { $got{ $_[0]{n} } = $_[0]{pid}; $most = $workers->running if !$most || $workers->running > $most });
+    }
+    $workers->wait_all;
+    is_deeply [ sort keys %got ], [ 1 .. 5 ], 'Workers: every result back';
+    ok !(grep { $_ == $$ } values %got), '... each from a child process';
+    ok $most <= 2, "... at most jobs (2) at once ($most)";
+    my $ok = eval { $workers->run(sub { Cache::Memcached::RustXS::Dict::fail('no server') }, sub { }); $workers->wait_all; 1 };
+    ok !$ok && ref $@ && $@->kind eq 'failure' && $@->message eq 'no server', "... a child's error dies here, as it was";
+    $ok = eval { $workers->run(sub { POSIX::_exit(3) }, sub { }); $workers->wait_all; 1 };
+    like $@, qr/a worker process ended without its result \(exit status 3\)/, '... a child that ends without one fails';
+
+    my $now = 100;
+    my $out = '';
+    open my $fh, '>', \$out or die;
+    my $p = Cache::Memcached::RustXS::Dict::Progress->new(on => 1, rewrite => 0, fh => $fh, clock => sub { $now });
+    $p->start_count(4, 'prefixes tuned');
+    $now += 30;
+    $p->count_done('prefix a: done', 1);
+    like $out, qr/\Aprefix a: done\nprefixes tuned: 1\/4 done, 1 at work, about 1m 30s left\n\z/,
+        'Progress: each result a line, then done of total and the time left';
+    $now += 1;
+    $p->show('listing keys: 5');
+    unlike $out, qr/listing keys/, '... not a terminal: a line every 10 s at most';
+    $now += 10;
+    $p->show('listing keys: 9');
+    like $out, qr/listing keys: 9\n\z/, '... then the next';
 }
 
 # ---- Measure -----------------------------------------------------------------------------

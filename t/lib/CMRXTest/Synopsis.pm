@@ -80,6 +80,12 @@ my %AFTER = (
         $trained->{set}->current('user:') or die "train_all\n";
         $report->{prefixes}[0]{verdict} eq 'current' or die "report_set\n";
     },
+    'Cache::Memcached::RustXS::Dict::Workers' => q{
+        join(',', map { $square{$_} } 1 .. 4) eq '1,4,9,16' or die "every result back\n";
+    },
+    'Cache::Memcached::RustXS::Dict::Progress' => q{
+        $progress->time_left == 0 or die "nothing left once all are done\n";
+    },
     'Cache::Memcached::RustXS::Dict::Pool' => q{
         my @groups = values %{ $listing->{groups} };
         !grep { "@{ $_->{keys_by_node} }" ne $_->{keys} || !defined $_->{fetched} } @groups or die "list_keys, fetch_values\n";

@@ -5,11 +5,16 @@ use warnings;
 
 use Exporter 5.57 'import';
 use Digest::MD5 ();
+use File::Temp ();
 use Scalar::Util ();
+
+use Cache::Memcached::RustXS ();
+use Cache::Memcached::RustXS::Zstd ();
 
 our $VERSION = '1.000';
 
-our @EXPORT_OK = qw(fail unusable sum_length round ratio held_out_split distinct_values @BASELINES);
+our @EXPORT_OK = qw(fail unusable sum_length round ratio held_out_split distinct_values
+                    load_dictionary_file load_dictionary_bytes @BASELINES);
 
 # What a prefix's values are measured as before any dictionary, in the order
 # reports show them: stored raw, Compress::Zlib's memGzip (what the stock
@@ -65,6 +70,24 @@ sub distinct_values {
     my ($pairs) = @_;
     my %seen;
     return [ grep { !$seen{ Digest::MD5::md5($_->[1]) }++ } @$pairs ];
+}
+
+# The ID of the dictionary in $file, loaded for the process; fails with
+# load_dictionary's reason.
+sub load_dictionary_file {
+    my ($file) = @_;
+    my $id = eval { Cache::Memcached::RustXS::Zstd::load_dictionary($file) };
+    fail(Cache::Memcached::RustXS::_error_message($@)) unless defined $id;
+    return $id;
+}
+
+sub load_dictionary_bytes {
+    my ($dict) = @_;
+    my $tmp = File::Temp->new(TEMPLATE => 'cmrx-dict-XXXXXX', TMPDIR => 1);
+    binmode $tmp;
+    print {$tmp} $dict;
+    close $tmp or fail("cannot write a temporary file: $!");
+    return load_dictionary_file("$tmp");
 }
 
 package Cache::Memcached::RustXS::Dict::Error;
@@ -142,6 +165,11 @@ Every subcommand's output, as text tables or JSON: the parts they share,
 then C<report> and C<train>; C<train --all> and C<report
 --dictionaries>; C<prune>, C<list>, C<rollback> and C<history>.
 
+=item L<Cache::Memcached::RustXS::Dict::Workers>, L<Cache::Memcached::RustXS::Dict::Progress>
+
+Prefixes tuned in processes of their own, C<--jobs> at once; the progress
+line.
+
 =item L<Cache::Memcached::RustXS::Dict::CLI>
 
 The command line: options, subcommands, exit statuses.
@@ -198,6 +226,13 @@ corpus as C<report> does.
 
 The C<[$key, $value]> pairs whose value is the first of its copies, in
 order: what a dictionary is trained on (a second copy adds nothing to it).
+
+=item load_dictionary_file($file), load_dictionary_bytes($bytes)
+
+Loads a dictionary for the process
+(L<Cache::Memcached::RustXS::Zstd/load_dictionary($path)>) and returns its
+ID; fails with the reason it does not load. Both the measuring and the
+tuner load through them.
 
 =item @BASELINES
 

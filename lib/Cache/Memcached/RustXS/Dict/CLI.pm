@@ -8,13 +8,13 @@ use Getopt::Long 2.36 ();
 use Pod::Usage ();
 
 use Cache::Memcached::RustXS ();
-use Cache::Memcached::RustXS::Dict qw(fail sum_length);
+use Cache::Memcached::RustXS::Dict qw(fail sum_length load_dictionary_file);
 use Cache::Memcached::RustXS::Dict::NodeReader ();
 use Cache::Memcached::RustXS::Dict::Pool ();
 use Cache::Memcached::RustXS::Dict::Files qw(read_sample_files);
 use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values);
-use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out train load_dictionary_file);
-use Cache::Memcached::RustXS::Dict::Report qw(print_json skipped_note shown);
+use Cache::Memcached::RustXS::Dict::Measure qw(measure_held_out train);
+use Cache::Memcached::RustXS::Dict::Report qw(print_json skipped_note shown ids_note);
 use Cache::Memcached::RustXS::Dict::Report::Values qw(report_data train_data print_report print_train);
 use Cache::Memcached::RustXS::Dict::Report::Dictionaries qw(print_train_all print_report_set set_data);
 use Cache::Memcached::RustXS::Dict::Report::Set qw(print_prune prune_data print_list list_data print_rollback
@@ -22,6 +22,8 @@ use Cache::Memcached::RustXS::Dict::Report::Set qw(print_prune prune_data print_
 use Cache::Memcached::RustXS::Dict::SlabModel ();
 use Cache::Memcached::RustXS::Dict::SettingsAdvisor qw(node_facts report_items set_items advise print_advice advice_data);
 use Cache::Memcached::RustXS::Dict::Tune ();
+use Cache::Memcached::RustXS::Dict::Progress ();
+use Cache::Memcached::RustXS::Dict::Workers ();
 use Cache::Memcached::RustXS::Zstd ();
 use Cache::Memcached::RustXS::Dict::SetTrainer qw(train_all report_set);
 use Cache::Memcached::RustXS::Dict::Prune qw(prune_set parse_duration);
@@ -36,8 +38,10 @@ my %DEFAULT = (delimiter => ':', sample => 1000, size => 16384, timeout => 10);
 # The options of the tuning, which every subcommand but prune takes
 # (--if-better only with a set).
 my @SET_OPTIONS = qw(if-better=s max-size=s levels=s methods=s compress-time=s decompress-time=s);
+# How a node's size is met, which every subcommand that samples takes:
+# processes at once, prefixes tracked, progress wherever standard error goes.
+my @SCALE_OPTIONS = qw(jobs=s max-prefixes=s progress);
 my %EXIT = (ok => 0, failure => 1, usage => 2, unusable => 2);
-my $PROGRESS_WIDTH = 78;
 my $SUBCOMMANDS = 'report, train, prune, list, rollback or history';
 
 # The manual, installed beside the modules as cmrx-dict.pod (so that
@@ -46,7 +50,8 @@ my $MANUAL = 'cmrx-dict.pod';
 
 sub main {
     my @args = @_;
-    local $Cache::Memcached::RustXS::Dict::CLI::progress = Cache::Memcached::RustXS::Dict::CLI::Progress->new(-t STDERR);
+    local $Cache::Memcached::RustXS::Dict::CLI::progress
+        = Cache::Memcached::RustXS::Dict::Progress->new(on => -t STDERR, rewrite => 1);
     local $Cache::Memcached::RustXS::Zstd::DictionarySet::State::Clock = $Cache::Memcached::RustXS::Zstd::DictionarySet::State::Clock;
     my $ok = eval { set_clock_from_environment(); dispatch(@args); 1 };
     return $EXIT{ok} if $ok;
@@ -61,9 +66,9 @@ sub main {
     return $EXIT{$kind} || $EXIT{failure};
 }
 
-# This run's progress line (on standard error, when it is a terminal); none
-# for the subcommands called without main.
-our $progress = Cache::Memcached::RustXS::Dict::CLI::Progress->new(0);
+# This run's progress line (on standard error, when it is a terminal or
+# --progress is given); none for the subcommands called without main.
+our $progress = Cache::Memcached::RustXS::Dict::Progress->new(on => 0);
 
 # CMRX_DICT_NOW (epoch seconds): the commands act as if that were the time
 # (what a set does at a later moment, tried without waiting for it).
@@ -120,7 +125,7 @@ sub cmd_report {
     my @args = @_;
     my $opt = parse_options('report', \@args, qw(server=s@ delimiter=s sample=s size=s
                                                  prefix=s@ dictionary=s@ timeout=s json
-                                                 dictionaries=s uses-cas), @SET_OPTIONS);
+                                                 dictionaries=s uses-cas), @SET_OPTIONS, @SCALE_OPTIONS);
     return show_help() if $opt->{help};
     return cmd_report_set($opt, \@args) if defined $opt->{dictionaries};
     usage_error('report: --uses-cas is for --server') if $opt->{'uses-cas'} && !defined $opt->{server};
@@ -134,22 +139,38 @@ sub cmd_report {
 
     my $server = connect_servers($opt);
     my $listing = list_keys($server, delimiter => $opt->{delimiter}, per_prefix => $opt->{sample},
-                            prefixes => $opt->{prefix}, progress => listing_progress());
+                            prefixes => $opt->{prefix}, max_prefixes => $opt->{'max-prefixes'},
+                            progress => listing_progress());
+    say_prefixes_are_ids($listing);
     $tuning{memory} = Cache::Memcached::RustXS::Dict::SlabModel->from_server($server);
     my @groups = sort { $b->{item_bytes} <=> $a->{item_bytes} || $a->{prefix} cmp $b->{prefix} }
                  values %{ $listing->{groups} };
     my @written;
+    my $workers = Cache::Memcached::RustXS::Dict::Workers->new(jobs => $opt->{jobs});
+    $progress->start_count(scalar @groups, 'prefixes measured');
     for my $i (0 .. $#groups) {
         my $g = $groups[$i];
         my $tag = sprintf 'prefix %d/%d, %s', $i + 1, scalar @groups, shown($g->{prefix});
         my $values = fetch_values($server, $g, progress => fetch_progress($tag));
-        $progress->show("$tag: measuring");
-        my @frame_sizes;
-        $g->{held_out} = measure_held_out($values, keys => $g->{value_keys}, frame_sizes => \@frame_sizes,
-                                          tune => { %tuning, keys => $g->{keys},
-                                                    progress => sub { $progress->show("$tag: $_[0]") } });
-        push @written, report_items($g, $values, \@frame_sizes);
+        delete $g->{node_of};
+        # Measured in a process of its own, while the next prefix is fetched.
+        $workers->run(sub {
+            my @frame_sizes;
+            my $held = measure_held_out($values, keys => $g->{value_keys}, frame_sizes => \@frame_sizes,
+                                        tune => { %tuning, keys => $g->{keys} });
+            $g->{held_out} = $held;
+            return { held_out => $held, written => [ report_items($g, $values, \@frame_sizes) ] };
+        }, sub {
+            my ($measured) = @_;
+            $g->{held_out} = $measured->{held_out};
+            push @written, @{ $measured->{written} };
+            delete $g->{value_keys};
+            $progress->count_done(measured_line($g), $workers->running);
+        });
+        undef $values;
+        $progress->show_count($workers->running);
     }
+    $workers->wait_all;
     my $advice = advise(items => \@written, nodes => [ map { node_facts($_) } server_nodes($server) ],
                         uses_cas => $opt->{'uses-cas'});
     $progress->clear;
@@ -173,7 +194,7 @@ sub cmd_train {
     my @args = @_;
     my $opt = parse_options('train', \@args, qw(server=s@ prefix=s@ out=s size=s delimiter=s
                                                 sample=s dictionary=s@ timeout=s null json force
-                                                all out-dir=s stage=s), @SET_OPTIONS);
+                                                all out-dir=s stage=s), @SET_OPTIONS, @SCALE_OPTIONS);
     return show_help() if $opt->{help};
     return cmd_train_all($opt, \@args) if $opt->{all};
     usage_error('train: --out-dir is for --all') if defined $opt->{'out-dir'};
@@ -325,6 +346,7 @@ sub run_set_command {
     my ($what, $opt, $args, $run, $print_text) = @_;
     my %common = set_command($what, $opt, $args);
     my $result = $run->(%common);
+    say_prefixes_are_ids($result->{listing});
     my $advice = $what eq 'report --dictionaries' && defined $opt->{server}
         ? advise(items => [ set_items($result) ], uses_cas => $opt->{'uses-cas'},
                  nodes => [ map { node_facts($_) } server_nodes($common{source}) ])
@@ -363,6 +385,7 @@ sub set_command {
     }
     return (%tuning, source => $source, memory => $memory, delimiter => $opt->{delimiter},
             sample => $opt->{sample}, prefixes => $opt->{prefix}, if_better => $num{'if-better'},
+            jobs => $opt->{jobs}, max_prefixes => $opt->{'max-prefixes'}, counter => $progress,
             progress => sub { $progress->show($_[0]) }, listing_progress => listing_progress());
 }
 
@@ -392,7 +415,7 @@ sub file_samples {
 sub cmd_prune {
     my @args = @_;
     my $opt = parse_options('prune', \@args, qw(dictionaries=s server=s@ retired-for=s dry-run
-                                                delimiter=s sample=s timeout=s json));
+                                                delimiter=s sample=s timeout=s json max-prefixes=s progress));
     return show_help() if $opt->{help};
     usage_error('prune: --dictionaries DIR is needed') unless defined $opt->{dictionaries} && length $opt->{dictionaries};
     if (defined $opt->{server}) {
@@ -416,6 +439,7 @@ sub cmd_prune {
         : Cache::Memcached::RustXS::Dict::Files->read(\@args);
     my $result = prune_set(dir => $opt->{dictionaries}, source => $source, delimiter => $opt->{delimiter},
                            sample => $opt->{sample}, retired_for => $retired_for, dry_run => $opt->{'dry-run'},
+                           max_prefixes => $opt->{'max-prefixes'},
                            progress => sub { $progress->show($_[0]) }, listing_progress => listing_progress());
     $progress->clear;
     $source->close;
@@ -525,6 +549,13 @@ sub check_common {
     usage_error("--timeout must be a number of seconds above 0, not '$opt->{timeout}'")
         unless $opt->{timeout} =~ /\A(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\z/ && $opt->{timeout} > 0;
     $opt->{$_} += 0 for qw(sample size timeout);
+    for my $name (qw(jobs max-prefixes)) {
+        next unless defined $opt->{$name};
+        usage_error("--$name must be a whole number, 1 or more, not '$opt->{$name}'")
+            unless $opt->{$name} =~ /\A[0-9]+\z/ && $opt->{$name} >= 1;
+        $opt->{$name} += 0;
+    }
+    $progress = Cache::Memcached::RustXS::Dict::Progress->new(on => 1, rewrite => -t STDERR) if $opt->{progress};
     # --prefix user and --prefix user: mean the same: the keys' group.
     if (defined $opt->{prefix}) {
         for my $p (ref $opt->{prefix} ? @{ $opt->{prefix} } : $opt->{prefix}) {
@@ -563,6 +594,28 @@ sub write_file {
 
 # ---- progress ------------------------------------------------------------------------
 
+# One line, once: the listing found more prefixes than --max-prefixes (keys
+# that start with an ID), and what it does about it.
+sub say_prefixes_are_ids {
+    my ($listing) = @_;
+    my $rest = $listing && $listing->{rest} or return;
+    $progress->clear;
+    print STDERR "cmrx-dict: ", ids_note($listing), "\n";
+    return;
+}
+
+# A prefix's result as soon as it is measured, for the progress lines.
+sub measured_line {
+    my ($g) = @_;
+    my $h = $g->{held_out} || {};
+    my $d = $h->{zstd_dict};
+    my $what = !$h->{values} ? 'not measured (no held-out value)'
+             : !$d ? 'no dictionary: ' . ($h->{zstd_dict_error} || '')
+             : sprintf '%s %d, level %d: %d bytes for gzip -9\'s %d%s', $d->{method}, $d->{size}, $d->{level},
+                       $d->{bytes}, $h->{memGzip}{bytes}, ($h->{zstd_dict_refused} ? ' (not worth it)' : '');
+    return 'prefix ' . shown($g->{prefix}) . ": $what";
+}
+
 sub listing_progress {
     return sub { $progress->show($_[0] ? "listing keys: $_[0]" : 'listing keys') };
 }
@@ -570,30 +623,6 @@ sub listing_progress {
 sub fetch_progress {
     my ($tag) = @_;
     return sub { $progress->show("$tag: fetching $_[0]/$_[1]") };
-}
-
-# One line on standard error, rewritten; nothing unless it is a terminal
-# (a person watching).
-package    # the progress line, not a module of its own
-    Cache::Memcached::RustXS::Dict::CLI::Progress;
-
-sub new { my ($class, $on) = @_; return bless { on => $on, shown => 0 }, $class }
-
-sub show {
-    my ($self, $message) = @_;
-    return unless $self->{on};
-    $message = substr $message, 0, $PROGRESS_WIDTH;
-    print STDERR "\r", $message, ' ' x ($self->{shown} > length $message ? $self->{shown} - length $message : 0);
-    $self->{shown} = length $message;
-    return;
-}
-
-sub clear {
-    my ($self) = @_;
-    return unless $self->{on} && $self->{shown};
-    print STDERR "\r", ' ' x $self->{shown}, "\r";
-    $self->{shown} = 0;
-    return;
 }
 
 1;
@@ -619,7 +648,9 @@ cmrx-dict>). This module parses its options, runs the subcommand through
 L<Cache::Memcached::RustXS::Dict::NodeReader>, L<Cache::Memcached::RustXS::Dict::Sample>,
 L<Cache::Memcached::RustXS::Dict::Measure> and the modules of its output
 (L<Cache::Memcached::RustXS::Dict::Report> and those under it), shows
-progress on standard error when it is a terminal, and turns errors into
+progress on standard error when it is a terminal or C<--progress> is
+given (L<Cache::Memcached::RustXS::Dict::Progress>), measures each prefix
+in a worker process (L<Cache::Memcached::RustXS::Dict::Workers>), and turns errors into
 one line on standard error and an exit status.
 
 =head1 FUNCTIONS
@@ -651,6 +682,12 @@ L<Cache::Memcached::RustXS::Dict::Prune>.
 
 C<train>'s samples, C<(\%source, \@values)>: the values of C<--prefix>
 on C<--server>, or the files and standard input given.
+
+=item say_prefixes_are_ids($listing), measured_line($group)
+
+The one line on standard error when the listing found more prefixes than
+C<--max-prefixes> (L<Cache::Memcached::RustXS::Dict::Report/ids_note($listing)>);
+a prefix's result as the progress lines show it once measured.
 
 =item listing_progress, fetch_progress($tag)
 

@@ -4,18 +4,18 @@ use strict;
 use warnings;
 
 use Exporter 5.57 'import';
-use File::Temp ();
 use Time::HiRes ();
 
 use Compress::Zlib ();
 use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zstd ();
-use Cache::Memcached::RustXS::Dict qw(fail sum_length round held_out_split);
+use Cache::Memcached::RustXS::Dict qw(fail sum_length round held_out_split load_dictionary_bytes);
+use Cache::Memcached::RustXS::Dict::Tune ();
 
 our $VERSION = '1.000';
 
 our @EXPORT_OK = qw(measure_held_out codecs measure measure_codec compress_all
-                    train load_dictionary_file load_dictionary_bytes best_time);
+                    train best_time);
 
 our $ZSTD_LEVEL = 3;
 my $SAMPLE_KEY = 'sample:0000000001';    # the key of a sample read without one (its length counts in memcached)
@@ -57,7 +57,6 @@ my $held_out_dictionaries = 0;
 # split inside it), measured at its level on the held-out half.
 sub _tuned_held_out {
     my ($measured, $train, $held, %opt) = @_;
-    require Cache::Memcached::RustXS::Dict::Tune;
     my $keys = $opt{keys} || [];
     my @keys = map { defined $keys->[$_] ? $keys->[$_] : $SAMPLE_KEY } @{ $opt{train_at} };
     my $tuned = Cache::Memcached::RustXS::Dict::Tune::tune(
@@ -168,27 +167,6 @@ sub train {
     return (undef, $why);
 }
 
-# The ID of the dictionary in $file, loaded for the process; fails with
-# load_dictionary's reason.
-sub load_dictionary_file {
-    my ($file) = @_;
-    my $id = eval { Cache::Memcached::RustXS::Zstd::load_dictionary($file) };
-    if (!defined $id) {
-        my $why = Cache::Memcached::RustXS::_error_message($@);
-        fail($why);
-    }
-    return $id;
-}
-
-sub load_dictionary_bytes {
-    my ($dict) = @_;
-    my $tmp = File::Temp->new(TEMPLATE => 'cmrx-dict-XXXXXX', TMPDIR => 1);
-    binmode $tmp;
-    print {$tmp} $dict;
-    close $tmp or fail("cannot write a temporary file: $!");
-    return load_dictionary_file("$tmp");
-}
-
 1;
 __END__
 
@@ -294,12 +272,6 @@ would take.
 C<($dictionary_bytes)> trained by
 L<Cache::Memcached::RustXS::Zstd/train_dictionary(\@samples, size =E<gt> 16384)>,
 or C<(undef, $why)> when zstd cannot train on them.
-
-=item load_dictionary_file($file), load_dictionary_bytes($bytes)
-
-Loads a dictionary for the process
-(L<Cache::Memcached::RustXS::Zstd/load_dictionary($path)>) and returns its
-ID; fails with the reason it does not load.
 
 =back
 

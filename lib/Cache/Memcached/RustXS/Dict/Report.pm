@@ -13,7 +13,7 @@ use Cache::Memcached::RustXS ();
 
 our $VERSION = '1.000';
 
-our @EXPORT_OK = qw(table aligned_table shown text percent fixed us_pair plural prefix_text duration_text
+our @EXPORT_OK = qw(table aligned_table shown text percent fixed us_pair plural prefix_text duration_text ids_note
                     skipped_reasons skipped_note by_node print_nodes json_true json_false print_json);
 
 # ---- a pool's nodes ----------------------------------------------------------------
@@ -119,6 +119,19 @@ sub fixed { defined $_[0] ? sprintf('%.3f', $_[0]) : '-' }
 sub plural {
     my ($n, $word, $words) = @_;
     return "$n " . ($n == 1 ? $word : defined $words ? $words : "${word}s");
+}
+
+# The one line that says the listing found more prefixes than a site has
+# (keys that start with an ID), with examples, and what was done.
+sub ids_note {
+    my ($listing) = @_;
+    my $rest = $listing->{rest};
+    my $kept = keys %{ $listing->{groups} };
+    return sprintf "%d prefixes listed, more than --max-prefixes %d: keys that start with an ID (%s, ...); "
+                 . "%s holding at least 1/%d of the item bytes %s measured, the other %d (%d keys) summed in one row",
+        $rest->{seen_prefixes}, $listing->{max_prefixes}, join(', ', map { shown($_) } @{ $rest->{examples} }),
+        plural($kept, 'prefix', 'prefixes'), 10 * $listing->{max_prefixes}, ($kept == 1 ? 'is' : 'are'),
+        $rest->{prefixes}, $rest->{keys};
 }
 
 # A set's prefix as printed: its bytes, or '' (the whole cache).
@@ -235,6 +248,13 @@ C<plural(2, 'prefix', 'prefixes')>).
 
 A set's prefix as printed: its bytes (L</shown($string), text($bytes)>),
 or C<'' (the whole cache)> for the empty one.
+
+=item ids_note($listing)
+
+The one line said when a listing
+(L<Cache::Memcached::RustXS::Dict::Sample/"$sample-E<gt>listing">) found more
+prefixes than C<--max-prefixes>: how many, examples of their keys, how
+many are measured and how many summed in the rest.
 
 =item duration_text($seconds)
 

@@ -25,11 +25,20 @@ my $PROGRESS_EVERY = 10000;    # keys listed between progress reports
 
 # ---- which keys: groups by prefix, an even sample of each -------------------------
 
+our $MAX_PREFIXES = 1000;    # distinct prefixes tracked before they are taken for IDs
+my $EXAMPLES = 3;            # keys shown of the prefixes summed in the rest
+# Where keys start with IDs, a prefix of the site holds at least
+# 1/($ID_SHARE * max_prefixes) of the item bytes listed (a ten-thousandth
+# by default): a node's 200 prefixes hold 1/200 each on average, and some
+# a tenth of that; an ID, the bytes of a handful of keys.
+my $ID_SHARE = 10;
+
 sub new {
     my ($class, %opt) = @_;
     my $want = $opt{prefixes} ? { map { ($_ => 1) } @{ $opt{prefixes} } } : undef;
     return bless { delimiter => $opt{delimiter}, per_prefix => $opt{per_prefix}, want => $want,
-                   nodes => $opt{nodes}, groups => {}, keys => 0, unfetchable => 0 }, $class;
+                   max_prefixes => $opt{max_prefixes} || $MAX_PREFIXES, seen_prefixes => 0,
+                   nodes => $opt{nodes}, groups => {}, keys => 0, unfetchable => 0, item_bytes => 0 }, $class;
 }
 
 # One key of the listing, in listing order, and the index of the node of
@@ -38,18 +47,16 @@ sub new {
 # kept) when it holds twice the sample: memory stays within 2 * per_prefix
 # keys a group, and what is kept stays spread over the whole listing --
 # over every node's, listed one after the other, in proportion to the
-# group's keys on each.
+# group's keys on each. A kept key is one string (the node's index packed
+# before it), not a structure: a group's keys take what their bytes take.
 sub add_key {
     my ($self, $key, $size, $node) = @_;
     my $at = index $key, $self->{delimiter};
     my $prefix = $at < 0 ? $NONE : substr $key, 0, $at;
     $self->{keys}++;
+    $self->{item_bytes} += $size || 0;
     return if $self->{want} && !$self->{want}{$prefix};
-    my $g = $self->{groups}{$prefix} ||= {
-        prefix => $prefix, delimited => ($at < 0 ? 0 : 1),
-        keys => 0, item_bytes => 0, unfetchable => 0,
-        seen => 0, stride => 1, kept => [],
-    };
+    my $g = $self->{groups}{$prefix} || $self->_new_group($prefix, $at >= 0, $key);
     $g->{keys}++;
     $g->{keys_by_node}[$node]++ if defined $node;
     $g->{item_bytes} += $size || 0;
@@ -59,7 +66,7 @@ sub add_key {
         $g->{unfetchable}++;
         $self->{unfetchable}++;
     } elsif ($g->{seen}++ % $g->{stride} == 0) {
-        push @{ $g->{kept} }, [ $key, $node ];
+        push @{ $g->{kept} }, defined $node ? pack('n', $node) . $key : $key;
         if (@{ $g->{kept} } >= 2 * $self->{per_prefix}) {
             my $kept = $g->{kept};
             $g->{kept} = [ @$kept[ grep { $_ % 2 == 0 } 0 .. $#$kept ] ];
@@ -69,13 +76,60 @@ sub add_key {
     return;
 }
 
+# A group for a prefix not seen yet. Keys that start with an ID make a
+# prefix a key: past twice max_prefixes groups, those that hold the
+# fewest keys are summed into the rest (their keys, bytes and a few
+# examples), so that the groups tracked stay at most twice max_prefixes,
+# the ones that hold the memory among them.
+sub _new_group {
+    my ($self, $prefix, $delimited, $key) = @_;
+    $self->{seen_prefixes}++;
+    $self->_sum_into_rest($self->{max_prefixes}) if keys %{ $self->{groups} } >= 2 * $self->{max_prefixes};
+    return $self->{groups}{$prefix} = {
+        prefix => $prefix, delimited => ($delimited ? 1 : 0), example => $key,
+        keys => 0, item_bytes => 0, unfetchable => 0,
+        seen => 0, stride => 1, kept => [],
+    };
+}
+
+# Keeps the $keep groups of the most keys (then item bytes, then by name):
+# an ID holds a key or a few, and the listing goes slab class by slab
+# class, so that a prefix of the site may have few bytes listed yet, but
+# keys; the others go into the rest.
+sub _sum_into_rest {
+    my ($self, $keep) = @_;
+    my $groups = $self->{groups};
+    my @order = sort { $groups->{$b}{keys} <=> $groups->{$a}{keys}
+                       || $groups->{$b}{item_bytes} <=> $groups->{$a}{item_bytes} || $a cmp $b } keys %$groups;
+    my $rest = $self->{rest} ||= { prefixes => 0, keys => 0, item_bytes => 0, unfetchable => 0, examples => [] };
+    for my $prefix (@order[ $keep .. $#order ]) {
+        my $g = delete $groups->{$prefix};
+        $rest->{prefixes}++;
+        $rest->{$_} += $g->{$_} for qw(keys item_bytes unfetchable);
+        push @{ $rest->{examples} }, $g->{example} if @{ $rest->{examples} } < $EXAMPLES;
+    }
+    return;
+}
+
 # What the listing gave: { keys, unfetchable, groups => { prefix => group } },
 # each group with its sample (at most per_prefix keys, evenly spaced over
 # what it kept, in key order) and, from a pool, the node of each sampled
-# key and how many of them each node gave.
+# key and how many of them each node gave. When more than max_prefixes
+# prefixes were listed, the groups kept are those that hold at least
+# 1/(10 * max_prefixes) of the item bytes listed (the prefixes of the site,
+# not its IDs); the others are summed in rest => { prefixes, keys, item_bytes,
+# unfetchable, examples } (at most max_prefixes groups stay).
 sub listing {
     my ($self) = @_;
     my $per = $self->{per_prefix};
+    if ($self->{seen_prefixes} > $self->{max_prefixes}) {
+        # By keys when the listing gives no sizes.
+        my $by = $self->{item_bytes} ? 'item_bytes' : 'keys';
+        my $floor = $self->{$by} / ($ID_SHARE * $self->{max_prefixes});
+        my $holding = grep { $_->{$by} >= $floor } values %{ $self->{groups} };
+        $self->_sum_into_rest($holding < $self->{max_prefixes} ? $holding : $self->{max_prefixes});
+        $self->{rest}{seen_prefixes} = $self->{seen_prefixes};
+    }
     for my $g (values %{ $self->{groups} }) {
         next unless $g->{kept};
         my $kept = delete $g->{kept};
@@ -84,7 +138,7 @@ sub listing {
         # A key two nodes list (a stale copy) is sampled once.
         my (%node_of, @sampled);
         for my $kept_key (@pick) {
-            my ($key, $node) = @$kept_key;
+            my ($node, $key) = $self->{nodes} ? (unpack('n', $kept_key), substr $kept_key, 2) : (undef, $kept_key);
             next if exists $node_of{$key};
             $node_of{$key} = $node;
             push @sampled, $key;
@@ -96,9 +150,10 @@ sub listing {
             $g->{keys_by_node}[$_] ||= 0 for 0 .. $self->{nodes} - 1;
             $g->{sampled_by_node}[ $node_of{$_} ]++ for @sampled;
         }
-        delete @{$g}{qw(seen stride)};
+        delete @{$g}{qw(seen stride example)};
     }
-    return { keys => $self->{keys}, unfetchable => $self->{unfetchable}, groups => $self->{groups} };
+    return { keys => $self->{keys}, unfetchable => $self->{unfetchable}, groups => $self->{groups},
+             ($self->{rest} ? (rest => $self->{rest}, max_prefixes => $self->{max_prefixes}) : ()) };
 }
 
 sub list_keys {
@@ -175,7 +230,8 @@ sub sample_source {
     my ($source, %opt) = @_;
     my $progress = $opt{progress} || sub { };
     my $listing = list_keys($source, delimiter => $opt{delimiter}, per_prefix => $opt{per_prefix},
-                            prefixes => $opt{prefixes}, progress => $opt{listing_progress});
+                            prefixes => $opt{prefixes}, max_prefixes => $opt{max_prefixes},
+                            progress => $opt{listing_progress});
     my @groups = sort { $b->{item_bytes} <=> $a->{item_bytes} || $a->{prefix} cmp $b->{prefix} }
                  values %{ $listing->{groups} };
     my %named;
@@ -183,7 +239,10 @@ sub sample_source {
         my $tag = 'prefix ' . shown($g->{prefix});
         my $values = fetch_values($source, $g, progress => sub { $progress->("$tag: fetching $_[0]/$_[1]") });
         my $keys = $g->{value_keys};
-        $g->{pairs} = [ map { [ $keys->[$_], $values->[$_] ] } 0 .. $#$values ];
+        # Without pairs (prune counts the dictionaries named), a group's
+        # values go as soon as they are counted.
+        $g->{pairs} = [ map { [ $keys->[$_], $values->[$_] ] } 0 .. $#$values ] unless $opt{counts_only};
+        delete $g->{node_of};
         $named{$_} += $g->{dictionary_ids}{$_} for keys %{ $g->{dictionary_ids} };
     }
     return { listing => $listing, groups => \@groups, dictionary_ids => \%named };
@@ -250,7 +309,7 @@ C<decode_value>.
 
 =over 4
 
-=item list_keys($server, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, progress => sub { my ($keys_so_far) = @_ })
+=item list_keys($server, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, max_prefixes => 1000, progress => sub { my ($keys_so_far) = @_ })
 
 Lists the keys of C<$server> (a L<Cache::Memcached::RustXS::Dict::NodeReader>,
 a L<Cache::Memcached::RustXS::Dict::Pool> of them, or
@@ -275,7 +334,7 @@ C<values> and C<raw_bytes> (the decoded values returned), C<value_keys>
 naming each dictionary ID, decodable or not); from a pool, also
 C<values_by_node> (how many of the values returned each node gave).
 
-=item sample_source($source, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, progress => sub { my ($what) = @_ }, listing_progress => sub { })
+=item sample_source($source, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, max_prefixes => 1000, counts_only => 0, progress => sub { my ($what) = @_ }, listing_progress => sub { })
 
 What the set commands (C<train --all>, C<report --dictionaries>,
 C<prune>) look at: the source listed by C<list_keys> and every group's
@@ -285,7 +344,9 @@ count } } >>: the groups largest (item bytes) first, each with C<pairs>
 (C<[$key, $value]> of its decoded values, in key order) beside what
 C<fetch_values> counts, and how many sampled stored values are zstd frames
 naming each dictionary ID, over every group. C<progress> is called with
-what is being fetched.
+what is being fetched. With C<counts_only>, no group keeps C<pairs>: its
+values go once counted (what C<prune> needs). C<max_prefixes>: as the
+sampler's.
 
 =item decode_value($flags, $data)
 
@@ -302,7 +363,11 @@ C<(undef, $why)>.
 
 =over 4
 
-=item Cache::Memcached::RustXS::Dict::Sample->new(delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, nodes => $count)
+=item Cache::Memcached::RustXS::Dict::Sample->new(delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, max_prefixes => 1000, nodes => $count)
+
+C<max_prefixes>: past twice that many groups, those of the fewest keys
+are summed into the rest (keys that start with an ID; L<cmrx-dict/Large
+nodes>).
 
 =item $sample->add_key($key, $item_size, $node)
 
@@ -324,7 +389,12 @@ the same order gives the same sample. Sampled with C<< nodes => $count >>
 (a pool's listing: C<list_keys> gives it), a group also has
 C<keys_by_node> and C<sampled_by_node> (its keys and sampled keys on each
 node, by index) and C<node_of> (C<< { sampled key => node } >>); a key
-that two nodes list is sampled once.
+that two nodes list is sampled once. When more than C<max_prefixes>
+prefixes were listed, only the groups holding at least 1/(10 x
+C<max_prefixes>) of the listed item bytes stay (at most C<max_prefixes>),
+and the listing has C<max_prefixes> and C<< rest => { seen_prefixes,
+prefixes, keys, item_bytes, unfetchable, examples } >>: how many prefixes
+were listed, and those summed, with three of their keys.
 
 =back
 

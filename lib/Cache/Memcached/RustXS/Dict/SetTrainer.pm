@@ -16,6 +16,7 @@ use Cache::Memcached::RustXS::Dict::Sample qw(sample_source);
 use Cache::Memcached::RustXS::Dict::Report qw(shown);
 use Cache::Memcached::RustXS::Dict::Rollout ();
 use Cache::Memcached::RustXS::Dict::Prune qw(read_set);
+use Cache::Memcached::RustXS::Dict::Workers ();
 use Cache::Memcached::RustXS::Dict::Tune qw(tune tune_fallback dictionary_memory stored_memory worth_a_dictionary);
 
 our $VERSION = '1.000';
@@ -88,7 +89,7 @@ sub decide_set {
     my %tuning = (memory => $opt{memory}, map { ($_ => $opt{$_}) } grep { defined $opt{$_} }
                   qw(max_size sizes levels methods compress_time decompress_time));
     my $sampled = sample_source($opt{source}, delimiter => $opt{delimiter}, per_prefix => $opt{sample},
-                                prefixes => $opt{prefixes}, progress => $progress,
+                                prefixes => $opt{prefixes}, max_prefixes => $opt{max_prefixes}, progress => $progress,
                                 listing_progress => $opt{listing_progress});
     # The keys a prefix holds, as the tuner counts them: a server's count;
     # none for files, which are a sample, not the cache.
@@ -97,16 +98,29 @@ sub decide_set {
     # in each frame (the 4 bytes of a random ID, new_id's).
     my %common = (set => $set, tuning => \%tuning, id => $MEASURED_ID, if_better => $if_better,
                   at => $opt{at});
+    # Each prefix decided in a process of its own, --jobs at once.
+    my @groups = @{ $sampled->{groups} };
     my @prefixes;
-    for my $g (@{ $sampled->{groups} }) {
-        my $tag = 'prefix ' . shown($g->{prefix});
-        push @prefixes, decide(
-            %common, group => $g, pairs => $g->{pairs}, keys => $counts_keys ? $g->{keys} : undef,
-            set_prefix => $g->{delimited} ? $g->{prefix} . $opt{delimiter} : undef,
-            no_dictionary => $g->{delimited} ? undef
-                           : "keys without the delimiter '$opt{delimiter}' have no prefix: they get the fallback",
-            progress => sub { $progress->("$tag: $_[0]") });
+    my $workers = Cache::Memcached::RustXS::Dict::Workers->new(jobs => $opt{jobs});
+    my $counter = $opt{counter};
+    $counter->start_count(scalar @groups, 'prefixes tuned') if $counter;
+    for my $i (0 .. $#groups) {
+        my $g = $groups[$i];
+        $workers->run(sub {
+            return _portable(decide(
+                %common, group => $g, pairs => $g->{pairs}, keys => $counts_keys ? $g->{keys} : undef,
+                set_prefix => $g->{delimited} ? $g->{prefix} . $opt{delimiter} : undef,
+                no_dictionary => $g->{delimited} ? undef
+                               : "keys without the delimiter '$opt{delimiter}' have no prefix: they get the fallback"));
+        }, sub {
+            my ($decision) = @_;
+            $decision->{group} = $g;
+            $prefixes[$i] = $decision;
+            $counter->count_done('prefix ' . shown($g->{prefix}) . ': ' . ($decision->{why} || $decision->{outcome}),
+                                 $workers->running) if $counter;
+        });
     }
+    $workers->wait_all;
     my $whole;
     if (!($opt{prefixes} && @{ $opt{prefixes} })) {
         my ($pool, $shares) = whole_cache_samples($sampled->{groups});
@@ -119,6 +133,25 @@ sub decide_set {
     }
     return { sampled => $sampled, prefixes => \@prefixes, whole_cache => $whole, if_better => $if_better,
              tuning => \%tuning };
+}
+
+# A decision as it comes back from its process: data only, and only what
+# the output and the set need (the candidates' dictionaries but the
+# choice's, the baselines' frames and codecs, the held-out values go).
+sub _portable {
+    my ($decision) = @_;
+    delete $decision->{group};
+    my $tuned = $decision->{tuned} or return $decision;
+    delete $tuned->{held};
+    if (my $baseline = $tuned->{baseline}) {
+        delete $baseline->{frames};
+        delete $_->{codec} for grep { ref eq 'HASH' } values %$baseline;
+    }
+    my $choice = $tuned->{choice};
+    for my $c (@{ $tuned->{candidates} || [] }) {
+        delete $c->{dictionary} unless $choice && $c == $choice;
+    }
+    return $decision;
 }
 
 # ---- train --all ------------------------------------------------------------------
@@ -474,8 +507,13 @@ that sampled values name and the set does not have).
 =item decide_set($set, %options)
 
 What both share: the source sampled
-(L<Cache::Memcached::RustXS::Dict::Sample/sample_source($source, delimiter =E<gt> ':', per_prefix =E<gt> 1000, prefixes =E<gt> \@prefixes, progress =E<gt> sub { my ($what) = @_ }, listing_progress =E<gt> sub { })>),
-every group decided, then the whole cache unless C<prefixes> is given.
+(L<Cache::Memcached::RustXS::Dict::Sample/sample_source($source, delimiter =E<gt> ':', per_prefix =E<gt> 1000, prefixes =E<gt> \@prefixes, max_prefixes =E<gt> 1000, counts_only =E<gt> 0, progress =E<gt> sub { my ($what) = @_ }, listing_progress =E<gt> sub { })>),
+every group decided, each in a process of its own, C<jobs> at once
+(L<Cache::Memcached::RustXS::Dict::Workers>; what comes back keeps no
+candidate's dictionary but the choice's, nor the held-out values), then
+the whole cache unless C<prefixes> is given. C<counter>: a
+L<Cache::Memcached::RustXS::Dict::Progress> that counts the prefixes
+decided and shows each one's outcome.
 Frames are measured naming a 4-byte ID (65536), as the IDs the set's new
 dictionaries get take in each frame. The option C<at> (epoch seconds;
 now by default) is the moment whose current dictionaries the fresh ones

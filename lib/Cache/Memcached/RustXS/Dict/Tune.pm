@@ -11,7 +11,7 @@ use Compress::Zlib ();
 use Cache::Memcached::RustXS ();
 use Cache::Memcached::RustXS::Zlib ();
 use Cache::Memcached::RustXS::Zstd ();
-use Cache::Memcached::RustXS::Dict qw(sum_length round ratio held_out_split distinct_values @BASELINES);
+use Cache::Memcached::RustXS::Dict qw(sum_length round ratio held_out_split distinct_values load_dictionary_bytes @BASELINES);
 use Cache::Memcached::RustXS::Dict::SlabModel ();
 use Cache::Memcached::RustXS::Dict::SettingsAdvisor qw(written_items forecast);
 
@@ -165,36 +165,81 @@ sub _split {
     return \%tuned;
 }
 
-# Every candidate: samples and fastcover at the sizes the training values
-# support, then cover at the sizes where fastcover did best (without
-# fastcover, at the sizes it would have been tried at); a candidate per
-# dictionary and level, with its cost.
+# Every candidate, searched where it can change the choice. A coarse pass
+# trains the samples method at every size the training values support
+# (it trains in a tenth of fastcover's time) and fastcover at every other
+# one of its sizes from the largest, each dictionary measured at one level
+# (the middle of the levels tried); fastcover is refined at the sizes
+# beside its best, cover tried at fastcover's two best sizes (without
+# fastcover, at every size fastcover would have been tried at). The
+# segment-size search (most of a fastcover or cover training's time) runs
+# once, at fastcover's first size; the others take its k. Then the
+# $REFINED dictionaries of least cost are measured at every level. With
+# $EXHAUSTIVE, every size of every method at every level (what
+# t/68-tuner-search.t compares the search with).
+our $EXHAUSTIVE = 0;
+our $SEARCH_K_ONCE = 1;
+my $REFINED = 5;
+my $FEW_LEVELS = 3;    # levels all measured at once, as few as that
+
 sub _candidates {
     my ($work, $tuned) = @_;
     my %method = %{ $work->{method} };
     my $size_of = candidate_sizes(sizes => $work->{sizes}, max_size => $work->{max_size},
                                   training_bytes => $tuned->{training_bytes});
+    my @levels = @{ $work->{levels} };
+    my $all_levels = $EXHAUSTIVE || @levels <= $FEW_LEVELS;
+    my @first = $all_levels ? @levels : ($levels[ int($#levels / 2) ]);
+    my %trained;    # "method size" => its candidates
     my $train = sub {
         my ($method, $size) = @_;
+        return if $trained{"$method $size"};
         $work->{progress}->("training $method $size");
-        my @c = _train_candidate($work->{train_values}, $work->{held}, $work->{memory}, $work->{levels},
-                                 method => $method, size => $size, id => $work->{id});
+        # Cover at fastcover's segment size there, fastcover at its first
+        # one's: their own searches of k were the slowest part of a tuning.
+        my ($k) = $EXHAUSTIVE || $method eq 'samples' ? ()
+                : $method eq 'cover' ? map { $_->{k} } grep { !$_->{error} } @{ $trained{"fastcover $size"} || [] }
+                : $SEARCH_K_ONCE ? map { $_->{k} } grep { $_->{method} eq 'fastcover' && !$_->{error} } map { @$_ } values %trained
+                : ();
+        my @c = _train_candidate($work->{train_values}, $work->{held}, $work->{memory}, \@first,
+                                 method => $method, size => $size, id => $work->{id}, k => $k);
         _cost($_, $tuned) for grep { !$_->{error} } @c;
-        return @c;
+        $trained{"$method $size"} = \@c;
+        return;
     };
-    my @candidates;
-    for my $method (grep { $method{$_} } qw(samples fastcover)) {
-        push @candidates, $train->($method, $_) for @{ $size_of->{$method} };
-    }
-    my %best_fc;
-    for my $c (grep { $_->{method} eq 'fastcover' && !$_->{error} } @candidates) {
-        $best_fc{ $c->{size} } = $c->{cost}
-            if !defined $best_fc{ $c->{size} } || $c->{cost} < $best_fc{ $c->{size} };
+    my $least = sub {    # the sizes of a method, least cost first
+        my ($method) = @_;
+        my %cost;
+        for my $c (grep { $_->{method} eq $method && !$_->{error} } map { @$_ } values %trained) {
+            $cost{ $c->{size} } = $c->{cost} if !defined $cost{ $c->{size} } || $c->{cost} < $cost{ $c->{size} };
+        }
+        return sort { $cost{$a} <=> $cost{$b} || $a <=> $b } keys %cost;
+    };
+    $train->('samples', $_) for $method{samples} ? @{ $size_of->{samples} } : ();
+    my @fastcover = $method{fastcover} ? reverse @{ $size_of->{fastcover} } : ();
+    $train->('fastcover', $fastcover[$_]) for grep { $EXHAUSTIVE || $_ % 2 == 0 } 0 .. $#fastcover;
+    if (my ($best) = $least->('fastcover')) {
+        my ($at) = grep { $fastcover[$_] == $best } 0 .. $#fastcover;
+        $train->('fastcover', $fastcover[$_]) for grep { $_ >= 0 && $_ <= $#fastcover } $at - 1, $at + 1;
     }
     my @cover_sizes = !$method{cover} ? ()
-                    : $method{fastcover} ? (sort { $best_fc{$a} <=> $best_fc{$b} || $a <=> $b } keys %best_fc)[0 .. $COVER_SIZES - 1]
+                    : $method{fastcover} ? ($least->('fastcover'))[0 .. $COVER_SIZES - 1]
                     : @{ $size_of->{fastcover} };
-    push @candidates, $train->('cover', $_) for grep { defined } @cover_sizes;
+    $train->('cover', $_) for grep { defined } @cover_sizes;
+    my @candidates = map { @$_ } @trained{ sort keys %trained };
+    return @candidates if $all_levels;
+    # The other levels of the dictionaries of least cost.
+    my @best = grep { !$_->{error} } _ranked($tuned, grep { !$_->{error} } @candidates);
+    for my $c (@best[ 0 .. ($#best < $REFINED - 1 ? $#best : $REFINED - 1) ]) {
+        $work->{progress}->("measuring $c->{method} $c->{size} at every level");
+        for my $level (grep { $_ != $first[0] } @levels) {
+            my $measured = dictionary_memory($work->{memory}, $work->{held}, $c->{dictionary}, $level);
+            my %at = (%$c, level => $level, %$measured);
+            delete @at{qw(cost keys_memory cost_bytes)};
+            _cost(\%at, $tuned);
+            push @candidates, \%at;
+        }
+    }
     return @candidates;
 }
 
@@ -217,12 +262,22 @@ sub _ranked {
 sub _choose {
     my ($work, $tuned, $candidates) = @_;
     my $timed = 0;
+    # A candidate that compresses too slowly rules out, untimed, those of
+    # at least its level and its dictionary's size: they compress no faster.
+    my @slow;
     for my $c (@$candidates) {
         last if $timed >= $MAX_TIMED;
+        my ($like) = grep { $c->{level} >= $_->{level} && $c->{size} >= $_->{size} } @slow;
+        if ($like) {
+            $c->{verdict} = "compresses no faster than $like->{method} $like->{size} level $like->{level}, "
+                          . 'too slow';
+            next;
+        }
         $work->{progress}->("timing $c->{method} $c->{size} level $c->{level}");
         _time_candidate($c, $work->{held_values}, $tuned->{baseline});
         $timed++;
         my $why = _too_slow($c, $tuned->{baseline}, $tuned->{limits});
+        push @slow, $c if $why =~ /\Acompresses/;
         if ($why) { $c->{verdict} = $why; next }
         $c->{verdict} = 'chosen';
         $tuned->{choice} = $c;
@@ -364,7 +419,7 @@ sub _train_candidate {
     my ($dict, $used) = eval {
         Cache::Memcached::RustXS::Zstd::train_dictionary_with_parameters(
             $train_values, size => $how{size}, method => $how{method}, level => $TRAIN_LEVEL, id => $how{id},
-            ($how{method} eq 'samples' ? () : (d => $COVER_D)));
+            ($how{method} eq 'samples' ? () : (d => $COVER_D)), ($how{k} ? (k => $how{k}, steps => 0) : ()));
     };
     if (!defined $dict) {
         my $why = Cache::Memcached::RustXS::_error_message($@);
@@ -420,8 +475,7 @@ sub _time_candidate {
     # Loaded under an ID of its own, which no set uses.
     my $id = 0x7f00_0000 + ++$TIMING_ID;
     my $bytes = Cache::Memcached::RustXS::Zstd::dictionary_with_id($c->{dictionary}, $id);
-    require Cache::Memcached::RustXS::Dict::Measure;
-    Cache::Memcached::RustXS::Dict::Measure::load_dictionary_bytes($bytes);
+    load_dictionary_bytes($bytes);
     my $level = $c->{level};
     my @frames = map { Cache::Memcached::RustXS::Zstd::compress($_, level => $level, dictionary => $id) } @$values;
     my $gzip_c = $baseline->{memGzip}{codec}[0];
@@ -621,12 +675,27 @@ samples comes out worse, not smaller;
 
 =item *
 
-ZDICT's cover with its segment-size search (C<cover>, slower) at the two
-sizes where fastCover did best.
+ZDICT's cover (C<cover>, slower) at the two sizes where fastCover did
+best. fastCover searches its segment size (C<k>) once, at the largest
+size it is trained at; its other sizes and cover take the one it found
+(C<$Cache::Memcached::RustXS::Dict::Tune::SEARCH_K_ONCE> false: fastCover
+searches it at every size, cover takes fastCover's at its size).
 
 =back
 
-fastCover and cover search their segment size (C<k>) in 4 steps; their
+The search goes coarse to fine, spending its time where the choice can
+change: C<samples> at every size and fastCover at every other size from
+the largest, each measured at the middle level tried; fastCover again at
+the sizes beside its best; cover; then the five dictionaries of least
+cost measured at every level (three levels or fewer are all measured at
+once). A candidate that compresses too slowly rules out, untimed, those
+of at least its size and level. With
+C<$Cache::Memcached::RustXS::Dict::Tune::EXHAUSTIVE> true, every size of
+every method is trained, cover searching its own segment size, each at
+every level: F<t/68-tuner-search.t> checks that the search chooses as it
+does on F<bench/data> (or within 1 % of its items forecast).
+
+The segment-size search takes 4 steps; fastCover's and cover's
 d-mer length (C<d>) is 8, zstd's default, where ZDICT would also try 6:
 on bench/data that search took a third of a tuning's time and moved the
 chosen candidate's cost by 2.1 % at the most, either way

@@ -17,7 +17,7 @@ use Cache::Memcached::RustXS::Dict::Report qw(table shown text percent fixed us_
 
 our $VERSION = '1.000';
 
-our @EXPORT_OK = qw(report_data train_data source_data print_report print_train);
+our @EXPORT_OK = qw(report_data rest_data train_data source_data print_report print_train);
 
 # ---- the data -------------------------------------------------------------------
 
@@ -67,6 +67,7 @@ sub report_data {
         keys => $opt{listing}{keys},
         unfetchable => $opt{listing}{unfetchable},
         prefixes => \@prefixes,
+        rest_data($opt{listing}),
         total => {
             values => $total{values}, raw_bytes => $total{raw_bytes},
             memGzip_bytes => $total{memGzip}, zstd_bytes => $total{zstd},
@@ -76,6 +77,17 @@ sub report_data {
             zstd_dict_ratio => ratio($total{zstd_dict}, $total{dict_memGzip}),
         },
     };
+}
+
+# The prefixes summed in one row (keys that start with an ID: more
+# prefixes listed than --max-prefixes), when there are.
+sub rest_data {
+    my ($listing) = @_;
+    my $rest = $listing->{rest} or return ();
+    return (rest => { prefixes => $rest->{prefixes}, listed_prefixes => $rest->{seen_prefixes},
+                      max_prefixes => $listing->{max_prefixes}, keys => $rest->{keys},
+                      item_bytes => $rest->{item_bytes}, unfetchable => $rest->{unfetchable},
+                      examples => [ map { text($_) } @{ $rest->{examples} } ] });
 }
 
 sub train_data {
@@ -113,8 +125,10 @@ sub source_data {
 sub print_report {
     my ($fh, $report) = @_;
     my @prefixes = @{ $report->{prefixes} };
-    printf {$fh} "cmrx-dict report of %s: %d keys listed, %d prefix%s (delimiter '%s'), up to %d sampled each\n",
-        shown($report->{server}), $report->{keys}, scalar @prefixes, (@prefixes == 1 ? '' : 'es'), shown($report->{delimiter}), $report->{sample};
+    my $rest = $report->{rest};
+    printf {$fh} "cmrx-dict report of %s: %d keys listed, %d prefix%s (delimiter '%s')%s, up to %d sampled each\n",
+        shown($report->{server}), $report->{keys}, scalar @prefixes, (@prefixes == 1 ? '' : 'es'), shown($report->{delimiter}),
+        ($rest ? " and $rest->{prefixes} more summed in one row" : ''), $report->{sample};
     if (!@prefixes) {
         print {$fh} "\nNo keys to report on.\n";
         return;
@@ -122,9 +136,12 @@ sub print_report {
 
     print {$fh} "\nStored (item bytes: all keys, as listed; the rest: the sampled values, as fetched)\n";
     table($fh, [qw(prefix keys), 'item bytes', qw(sampled), 'stored bytes', qw(compressed storable skipped)],
-          map { [ shown($_->{prefix}), $_->{keys}, $_->{item_bytes}, $_->{sampled}, $_->{stored_bytes},
-                  percent($_->{compressed}, $_->{fetched}), percent($_->{storable}, $_->{fetched}),
-                  $_->{gone} + $_->{undecodable} ] } @prefixes);
+          (map { [ shown($_->{prefix}), $_->{keys}, $_->{item_bytes}, $_->{sampled}, $_->{stored_bytes},
+                   percent($_->{compressed}, $_->{fetched}), percent($_->{storable}, $_->{fetched}),
+                   $_->{gone} + $_->{undecodable} ] } @prefixes),
+          ($rest ? [ "(the other $rest->{prefixes})", $rest->{keys}, $rest->{item_bytes}, (0, '-', '-', '-', 0) ] : ()));
+    print {$fh} "  (the other $rest->{prefixes}: keys that start with an ID, such as ",
+          join(', ', map { shown($_) } @{ $rest->{examples} }), "; not sampled)\n" if $rest;
     print_nodes($fh, $report->{server}, map { [ shown($_->{prefix}), $_ ] } @prefixes);
 
     print {$fh} "\nHeld-out half, bytes: each prefix's sample in key order, the values at odd positions\n",
@@ -265,7 +282,7 @@ L<Cache::Memcached::RustXS::Dict::Report>'s.
 
 =head1 FUNCTIONS
 
-Exported on request: C<report_data>, C<train_data>, C<source_data>,
+Exported on request: C<report_data>, C<rest_data>, C<train_data>, C<source_data>,
 C<print_report>, C<print_train>.
 
 =over 4
@@ -279,6 +296,12 @@ C<unfetchable> counts of the listing, one entry in C<prefixes> per group
 (in the order given: cmrx-dict sorts them by item bytes, largest first)
 with its counts, skip reasons and C<held_out> measures, and the C<total>
 over the groups (the dictionary's totals over the groups that have one).
+
+=item rest_data($listing)
+
+C<< (rest => { prefixes, listed_prefixes, max_prefixes, keys, item_bytes,
+unfetchable, examples }) >>: the prefixes a listing summed in one row
+(more were listed than C<--max-prefixes>), or nothing.
 
 =item train_data(source => \%source, values => \@values, sample_bytes => $n, dictionary_size => undef, held_out => $measures, file => $path, dictionary => $bytes, id => $id, choice => { method, size, level, k, d })
 
