@@ -55,6 +55,7 @@ my %SETTING = (
     '3600 s'  => 'an example duration (an hour)',
     '50 ms'   => 'how often bench/node-scale.pl samples a process tree\'s memory',
     '7 KB'    => 'the largest JSON values of the corpus (100 B to 7 KB)',
+    '10 x'    => 'the divisor of the share of item bytes a prefix holds to be tuned past --max-prefixes: 1/(10 x max)',
     '10 s'    => 'the lru_crawler reader\'s timeout',
     '0.25 s'  => 'the lru_crawler reader\'s wait between tries',
     '3 s'     => 'an example of a duration\'s format',
