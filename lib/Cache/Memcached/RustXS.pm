@@ -258,6 +258,16 @@ The output of C<prune>, C<list>, C<rollback> and C<history>.
 The choice of a prefix's dictionary (method, size) and level, ranked by the
 memory memcached would give the held-out values.
 
+=item L<Cache::Memcached::RustXS::Dict::Workers>
+
+Each prefix measured and tuned in a child process of its own, C<--jobs>
+at once, so that its memory is given back when it is done.
+
+=item L<Cache::Memcached::RustXS::Dict::Progress>
+
+The progress line on standard error: the listing, then the prefixes done
+of the total and the time left.
+
 =item L<Cache::Memcached::RustXS::Dict::CLI>
 
 Its command line: options, subcommands, exit statuses.
