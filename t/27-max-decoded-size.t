@@ -1,9 +1,9 @@
 #!/usr/bin/perl
 # The two caps on decompressed sizes: $Cache::Memcached::RustXS::MaxDecodedSize
 # caps what decoding a stored value makes (zstd, GetParser, decode_compressed,
-# the compress_methods readers, Zstd's and Zlib's); while it is undef, the older name
-# $Cache::Memcached::RustXS::Zlib::MaxOutput caps them, as it did alone in
-# 0.101 and before. $MaxOutput alone caps memGunzip and uncompress.
+# the compress_methods readers, Zstd's and Zlib's); while it is undef,
+# $Cache::Memcached::RustXS::Zlib::MaxOutput caps them too. $MaxOutput alone caps
+# memGunzip and uncompress.
 use strict;
 use warnings;
 
@@ -58,7 +58,7 @@ for my $name (sort keys %stored_reader, sort keys %zlib_reader) {
     is $reader->(), $VALUE, "$name: decodes $SIZE bytes under the default caps";
 }
 
-{   # The old name alone, as a program written for 0.101 sets it.
+{   # Zlib's cap alone, as a program that sets only it.
     local $Cache::Memcached::RustXS::Zlib::MaxOutput = $SIZE - 1;
     for my $name (sort keys %stored_reader, sort keys %zlib_reader) {
         my $reader = $stored_reader{$name} || $zlib_reader{$name};
