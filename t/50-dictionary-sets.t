@@ -242,6 +242,8 @@ SKIP: {
         'not a manifest'         => [ "hello\n", qr/line 1: not a dictionary set manifest/ ],
         'a newer format'         => [ $line->(qr/\Acmrx-dictionary-set 2 release=\S+/, sub { 'cmrx-dictionary-set 3 release=1.200' }),
                                       qr/line 1: format 3 needs Cache::Memcached::RustXS 1.200 or later/ ],
+        'a newer format, no newer release named' => [ $line->(qr/\Acmrx-dictionary-set 2 release=\S+/, sub { 'cmrx-dictionary-set 3 release=0.9' }),
+                                      qr/line 1: format 3 needs Cache::Memcached::RustXS newer than / ],
         'format 1'               => [ $line->(qr/\Acmrx-dictionary-set 2 release=\S+/, sub { 'cmrx-dictionary-set 1' }),
                                       qr/line 1: format 1 was written by a development version .*make a new set/ ],
         'one ID twice'           => [ $line->(qr/^(dictionary id=1 .*)$/m, sub { "$1\n$1" }),

@@ -15,6 +15,7 @@ use File::Spec ();
 use IO::Handle ();
 use POSIX ();
 use Time::Local ();
+use version ();
 use Cache::Memcached::RustXS ();
 
 our $VERSION = '1.000';
@@ -165,6 +166,12 @@ sub parse_manifest {
     return \%self;
 }
 
+# Whether a manifest's release= names a release newer than this one.
+sub _is_newer_release {
+    my ($release) = @_;
+    return defined $release && eval { version->parse($release) > version->parse($Cache::Memcached::RustXS::VERSION) };
+}
+
 # The format version of the first line.
 sub _format_of {
     my ($line, $at) = @_;
@@ -174,7 +181,7 @@ sub _format_of {
     if ($format > $FORMAT) {
         my ($release) = $rest =~ / release=([0-9][0-9._]*)/;
         die "$at: format $format needs Cache::Memcached::RustXS "
-          . (defined $release ? "$release or later" : 'newer than ' . $Cache::Memcached::RustXS::VERSION)
+          . (_is_newer_release($release) ? "$release or later" : 'newer than ' . $Cache::Memcached::RustXS::VERSION)
           . " (this is $Cache::Memcached::RustXS::VERSION, which reads format $FORMAT): upgrade it\n";
     }
     die "$at: format $format was written by a development version that was never released; this release "
