@@ -69,7 +69,7 @@ my $expected_dictionaries = 0;    # loaded by expected_held_out, each under an I
 # none for a full tuning) at its level.
 sub expected_held_out {
     my ($tuning, $keys, @values) = @_;
-    my ($train, $held) = held_out_split(\@values, $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT);
+    my ($train, $held) = held_out_split(\@values, $Cache::Memcached::RustXS::Dict::REPORT_HOLD_OUT);
     my @train = @$train;
     my @held  = @$held;
     my %e = (values => scalar @held, raw => sum_length(@held),

@@ -417,7 +417,7 @@ my %values_of;
 # ---- Measure -----------------------------------------------------------------------------
 
 {
-    my ($train, $held) = held_out_split([qw(a b c d e)], $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT);
+    my ($train, $held) = held_out_split([qw(a b c d e)], $Cache::Memcached::RustXS::Dict::REPORT_HOLD_OUT);
     is_deeply [ $train, $held ], [ [qw(a c e)], [qw(b d)] ], 'held_out_split as Measure splits: even positions train, odd are held out';
     is_deeply [ held_out_split([ 1 .. 9 ], 4) ], [ [ 1, 2, 3, 5, 6, 7, 9 ], [ 4, 8 ] ], '... as the tuner does: every 4th held out';
 
@@ -435,7 +435,7 @@ my %values_of;
 
     my @user = @{ $values_of{user} };
     my $h = measure_held_out(\@user, size => 2048);
-    my ($t, $o) = held_out_split(\@user, $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT);
+    my ($t, $o) = held_out_split(\@user, $Cache::Memcached::RustXS::Dict::REPORT_HOLD_OUT);
     my $id = load_dictionary_file(do { spew("$TMP/u.dict", train_dictionary($t, size => 2048)); "$TMP/u.dict" });
     is_deeply [ @{$h}{qw(values raw_bytes trained_on training_bytes)}, $h->{memGzip}{bytes}, $h->{zstd}{bytes},
                 $h->{zstd_dict}{bytes}, $h->{zstd_dict}{dictionary_bytes} ],

@@ -106,7 +106,7 @@ is join(' ', grep { length } Cache::Memcached::RustXS::Zstd::DictionarySet->read
 # the next size up, which holds them all: on the training values of the
 # corpus's JSON halves (as t/47 trains on them) and of a handful.
 for my $family (qw(gh npm compat)) {
-    my ($half) = held_out_split([ sort { $a->[0] cmp $b->[0] } @{ $corpus->{$family} } ], $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT);
+    my ($half) = held_out_split([ sort { $a->[0] cmp $b->[0] } @{ $corpus->{$family} } ], $Cache::Memcached::RustXS::Dict::REPORT_HOLD_OUT);
     my ($train) = held_out_split($half, $Cache::Memcached::RustXS::Dict::Tune::HOLD_OUT);
     my $bytes = 0;
     $bytes += length $_->[1] for @$train;
@@ -129,7 +129,7 @@ is_deeply Cache::Memcached::RustXS::Dict::Tune::candidate_sizes(training_bytes =
 # The choice on npm's even half (report's and train's training half), as
 # the tuner makes it here.
 my @sorted = sort { $a->[0] cmp $b->[0] } @npm;
-my ($even) = held_out_split(\@sorted, $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT);
+my ($even) = held_out_split(\@sorted, $Cache::Memcached::RustXS::Dict::REPORT_HOLD_OUT);
 my $memory = Cache::Memcached::RustXS::Dict::SlabModel->from_server(Cache::Memcached::RustXS::Dict::NodeReader->connect($ADDR));
 my $want = Cache::Memcached::RustXS::Dict::Tune::tune(samples => $even, keys => 137, memory => $memory,
                                                       compress_time => 0, decompress_time => 0)->{choice};

@@ -69,7 +69,7 @@ my @distinct = @{ distinct_values([ map { @{ $train_half->{$_} } } @FAMILIES ]) 
     my @values = map { $_->[1] } @gh;
     my $m = Cache::Memcached::RustXS::Dict::Measure::measure_held_out(\@values);
     my %on = (train => {}, held => {});
-    my ($mt, $mh) = held_out_split(\@values, $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT);
+    my ($mt, $mh) = held_out_split(\@values, $Cache::Memcached::RustXS::Dict::REPORT_HOLD_OUT);
     $on{train}{ Digest::MD5::md5($_) } = 1 for @$mt;
     is scalar(grep { $on{train}{ Digest::MD5::md5($_) } } @$mh), 0, "report's half split: no value on both sides";
     is $m->{values}, scalar @$mh, '... and measure_held_out measures on that half';

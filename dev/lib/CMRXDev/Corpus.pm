@@ -53,7 +53,7 @@ sub corpus_halves {
     my (%train, %held);
     for my $f (@families) {
         my $values = $corpus->{$f} or die "$DIR has no family $f\n";
-        ($train{$f}, $held{$f}) = held_out_split($values, $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT);
+        ($train{$f}, $held{$f}) = held_out_split($values, $Cache::Memcached::RustXS::Dict::REPORT_HOLD_OUT);
     }
     return (\%train, \%held);
 }

@@ -13,6 +13,10 @@ use Cache::Memcached::RustXS::Zstd ();
 
 our $VERSION = '1.000';
 
+# report and train measure every 2nd value of a prefix's sample (held out)
+# and train on the others; the settings advice forecasts from the same half.
+our $REPORT_HOLD_OUT = 2;
+
 our @EXPORT_OK = qw(fail unusable sum_length round ratio held_out_split distinct_values
                     load_dictionary_file load_dictionary_bytes @BASELINES);
 
@@ -217,8 +221,8 @@ would look better than it is. Without copies, every C<$every>-th item is
 held out. C<$value_of> (optional) gives an item's value, told apart from
 the others by its MD5 (C<sub { $_[0][1] }> for C<[$key, $value]> pairs;
 by default the item itself, a reference being distinct from every
-other). C<cmrx-dict report> and C<train> measure on every 2nd sampled value
-(2: the odd positions, 2nd, 4th, ...); the tuner judges its candidates on
+other). C<cmrx-dict report> and C<train> measure on every
+C<$Cache::Memcached::RustXS::Dict::REPORT_HOLD_OUT>-th (2nd) sampled value; the tuner judges its candidates on
 every 4th of the values it is given; the tests and the benchmark split the
 corpus as C<report> does.
 

@@ -22,7 +22,6 @@ my $SAMPLE_KEY = 'sample:0000000001';    # the key of a sample read without one 
 my $ROUNDS     = 3;        # timing rounds; the fastest counts
 my $ROUND_TIME = 0.005;    # seconds a timing round lasts at least
 my $CALLS_IF_INSTANT = 1000;    # calls a round when one took no measurable time
-our $HOLD_OUT = 2;         # every 2nd value is measured, the others train
 
 # memGzip, zstd and zstd with a dictionary trained on the training half, each
 # measured on the held-out half.
@@ -30,7 +29,7 @@ sub measure_held_out {
     my ($values, %opt) = @_;
     # Positions, so that the keys go with their values (copies of a value
     # stay on one side).
-    my ($train_at, $held_at) = held_out_split([ 0 .. $#$values ], $HOLD_OUT, sub { $values->[ $_[0] ] });
+    my ($train_at, $held_at) = held_out_split([ 0 .. $#$values ], $Cache::Memcached::RustXS::Dict::REPORT_HOLD_OUT, sub { $values->[ $_[0] ] });
     my ($train, $held) = map { [ @$values[@$_] ] } $train_at, $held_at;
     my %measured = (values => scalar @$held, raw_bytes => sum_length($held),
              trained_on => scalar @$train, training_bytes => sum_length($train));

@@ -6,7 +6,6 @@ use warnings;
 use Exporter 5.57 'import';
 
 use Cache::Memcached::RustXS::Dict qw(held_out_split);
-use Cache::Memcached::RustXS::Dict::Measure ();
 use Cache::Memcached::RustXS::Dict::SlabModel ();
 use Cache::Memcached::RustXS::Zstd ();
 
@@ -69,7 +68,7 @@ sub report_items {
     my ($g, $values, $frame_sizes) = @_;
     my $h = $g->{held_out};
     # The values report measured on: Measure's held-out half.
-    my (undef, $held_at) = held_out_split([ 0 .. $#$values ], $Cache::Memcached::RustXS::Dict::Measure::HOLD_OUT,
+    my (undef, $held_at) = held_out_split([ 0 .. $#$values ], $Cache::Memcached::RustXS::Dict::REPORT_HOLD_OUT,
                                           sub { $values->[ $_[0] ] });
     my @held = @$values[@$held_at];
     return () unless @held;
