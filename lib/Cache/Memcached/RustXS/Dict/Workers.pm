@@ -6,6 +6,7 @@ use warnings;
 use Exporter 5.57 'import';
 use IO::Select ();
 use POSIX ();
+use B ();
 use Storable ();
 
 use Cache::Memcached::RustXS::Dict qw(fail);
@@ -48,11 +49,11 @@ sub run {
     if (!$pid) {
         close $reader;
         %{ $self->{running} } = ();
-        my $result = eval { +{ ok => $work->() } } || { error => $@ };
+        my $result = eval { +{ ok => _plain_numbers($work->()) } } || { error => $@ };
         binmode $writer;
         # _exit: no END block, no destructor, no buffered output of the
         # parent's written twice.
-        POSIX::_exit(eval { print {$writer} Storable::nfreeze($result) and close $writer } ? 0 : 1);
+        POSIX::_exit(eval { print {$writer} Storable::freeze($result) and close $writer } ? 0 : 1);
     }
     close $writer;
     binmode $reader;
@@ -104,6 +105,27 @@ sub DESTROY {
         waitpid $pid, 0;
     }
     return;
+}
+
+
+# $data with every number that was also used as a string (printed, say)
+# a number again: Storable would carry such a scalar as its string, and
+# --json would then print it quoted, as the parent's own figures are not.
+sub _plain_numbers {
+    my ($data) = @_;
+    my $type = ref $data;
+    if ($type eq 'HASH') {
+        $_ = _plain_numbers($_) for values %$data;
+    }
+    elsif ($type eq 'ARRAY') {
+        $_ = _plain_numbers($_) for @$data;
+    }
+    elsif (!$type && defined $data) {
+        my $flags = B::svref_2object(\$data)->FLAGS;
+        return 0 + $data if $flags & (B::SVp_IOK() | B::SVp_NOK()) && $flags & B::SVp_POK()
+                         && $data eq 0 + $data;
+    }
+    return $data;
 }
 
 1;
