@@ -68,6 +68,8 @@ sub decide {
     }
     my ($worth, $why) = worth_a_dictionary($tuned, $opt{keys});
     return $refuse->($why) unless $worth;
+    return $refuse->("a new dictionary would be the current one (ID $current->{id}) again")
+        if $current && _same_dictionary($tuned, $set->dictionary_bytes($current->{id}), $current->{level});
     if ($current && $decision{current}{memory}) {
         my $gain = 100 * (1 - $tuned->{choice}{memory} / $decision{current}{memory});
         $decision{gain_over_current} = round($gain, 1);
@@ -77,6 +79,21 @@ sub decide {
     }
     $decision{outcome} = $current ? 'replace' : 'add';
     return \%decision;
+}
+
+# Whether the tuned dictionary is the current one but for its ID (the
+# same values trained again): the rest of a zstd dictionary follows from
+# its samples and parameters, the ID is drawn at random. Its measure on the
+# held-out values would compare two trainings of unequal data (the current
+# one saw the held-out values), so a retrain on unchanged values keeps it.
+my $DICTIONARY_ID_END = 8;    # zstd's magic number and the dictionary ID
+
+sub _same_dictionary {
+    my ($tuned, $current_bytes, $current_level) = @_;
+    return 0 unless defined $tuned->{dictionary} && defined $current_bytes && $tuned->{choice}
+                 && $tuned->{choice}{level} == $current_level;
+    return length $tuned->{dictionary} == length $current_bytes
+        && substr($tuned->{dictionary}, $DICTIONARY_ID_END) eq substr($current_bytes, $DICTIONARY_ID_END);
 }
 
 # Samples the source and decides every prefix of it, then the whole cache
@@ -429,7 +446,8 @@ default) less memory than the current one;
 =item keep
 
 the current one stays: the fresh one is not worth one, or not that much
-better, or no value was sampled;
+better, or is the current one again (the same values trained again give the
+same dictionary but for its ID), or no value was sampled;
 
 =item none
 
