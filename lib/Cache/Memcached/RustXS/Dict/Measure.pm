@@ -139,15 +139,17 @@ sub compress_all {
 
 # Microseconds one call of $code takes: the fastest of $ROUNDS rounds, each
 # of as many calls as fill $ROUND_TIME seconds (so that a few small values
-# are not timed by one tick of the clock or one interruption).
+# are not timed by one tick of the clock or one interruption). The first
+# call, which counts the calls of a round, is the first round when it
+# lasted one already.
 sub best_time {
     my ($code) = @_;
     my $t0 = Time::HiRes::time();
     $code->();
     my $once = Time::HiRes::time() - $t0;
     my $calls = $once > 0 ? int($ROUND_TIME / $once) + 1 : $CALLS_IF_INSTANT;
-    my $best;
-    for (1 .. $ROUNDS) {
+    my $best = $once >= $ROUND_TIME ? $once : undef;
+    for (($best ? 2 : 1) .. $ROUNDS) {
         $t0 = Time::HiRes::time();
         $code->() for 1 .. $calls;
         my $t = (Time::HiRes::time() - $t0) / $calls;
@@ -258,7 +260,8 @@ microseconds per input each way, the fastest of three rounds of at least
 
 The microseconds one call of the function takes: the fastest of three
 rounds, each of as many calls as fill 5 ms (so that a few small values are
-not timed by one tick of the clock or one interruption).
+not timed by one tick of the clock or one interruption); the first call,
+which counts them, is the first round when it lasted 5 ms itself.
 
 =item compress_all(\@inputs, $codec)
 

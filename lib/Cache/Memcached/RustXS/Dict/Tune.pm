@@ -43,6 +43,7 @@ my $MIN_HELD      = 2;
 # (DictionarySet's new_id draws from 65536 up) and train's (zstd's trainer
 # derives one from the content, 4 bytes but for 1 in 65536).
 my $PLACEHOLDER_ID = 65536;
+my $CLEARLY_SLOW  = 2;     # times the compress limit: slow at any dictionary size
 my $MAX_TIMED     = 12;    # candidates timed at most, best first, until one is fast enough
 my $MIN_GAIN      = 5;     # percent less memory than without a dictionary, to be worth one
 our $COMPRESS_RATIO = 0.8; # the clients keep a compressed value at most 0.8 of the raw one
@@ -228,11 +229,13 @@ sub _candidates {
     $train->('cover', $_) for grep { defined } @cover_sizes;
     my @candidates = map { @$_ } @trained{ sort keys %trained };
     return @candidates if $all_levels;
-    # The other levels of the dictionaries of least cost.
+    # The other levels of the dictionaries of least cost, but those that
+    # compress clearly too slowly.
     my @best = grep { !$_->{error} } _ranked($tuned, grep { !$_->{error} } @candidates);
+    my $too_slow = _levels_too_slow($work, $tuned, $best[0], grep { $_ > $first[0] } @levels);
     for my $c (@best[ 0 .. ($#best < $REFINED - 1 ? $#best : $REFINED - 1) ]) {
         $work->{progress}->("measuring $c->{method} $c->{size} at every level");
-        for my $level (grep { $_ != $first[0] } @levels) {
+        for my $level (grep { $_ != $first[0] && !$too_slow->{$_} } @levels) {
             my $measured = dictionary_memory($work->{memory}, $work->{held}, $c->{dictionary}, $level);
             my %at = (%$c, level => $level, %$measured);
             delete @at{qw(cost keys_memory cost_bytes)};
@@ -241,6 +244,37 @@ sub _candidates {
         }
     }
     return @candidates;
+}
+
+# The levels above the coarse pass's whose compression is clearly too slow
+# ($CLEARLY_SLOW times the limit or more; the rule _choose applies), found
+# by timing the best dictionary from the lowest of them up, so that the
+# dictionaries refined are not measured at them (zstd -19 measured five
+# times took a fifth of a tuning): { level => why }, also in the tuning's
+# levels_too_slow. The first level clearly too slow rules out those above
+# it untimed (they compress no faster); the candidates timed here are not
+# timed again.
+sub _levels_too_slow {
+    my ($work, $tuned, $c, @higher) = @_;
+    my %too_slow;
+    my $limit = $tuned->{limits}{compress};
+    return \%too_slow unless $c && $limit;
+    @higher = sort { $a <=> $b } @higher;
+    for my $at (0 .. $#higher) {
+        my $level = $higher[$at];
+        $work->{progress}->("timing $c->{method} $c->{size} level $level");
+        my $timed = _time_candidate({ dictionary => $c->{dictionary}, level => $level }, $work->{held_values},
+                                    $tuned->{baseline}, $tuned->{limits});
+        $work->{timed}{"$c->{method} $c->{size} $level"} = $timed;
+        next unless $timed->{us_compress} > $CLEARLY_SLOW * $limit * $timed->{memGzip_us_compress};
+        my $why = sprintf 'level %d compresses %.1f times slower than memGzip (%s %d: %.1f vs %.1f us)',
+            $level, $timed->{us_compress} / $timed->{memGzip_us_compress}, $c->{method}, $c->{size},
+            $timed->{us_compress}, $timed->{memGzip_us_compress};
+        $too_slow{$_} = $why for @higher[ $at .. $#higher ];
+        last;
+    }
+    $tuned->{levels_too_slow} = \%too_slow if %too_slow;
+    return \%too_slow;
 }
 
 # Least cost first (the memory over the prefix's keys and the dictionary,
@@ -264,20 +298,33 @@ sub _choose {
     my $timed = 0;
     # A candidate that compresses too slowly rules out, untimed, those of
     # at least its level and its dictionary's size: they compress no faster.
+    # One $CLEARLY_SLOW times over the limit rules out those of at least
+    # its level whatever their size: a level's search costs more than its
+    # dictionary's size changes (on bench/data, level 19 with 64 KiB
+    # compressed 6 % faster than with 110 KiB, both fifteen times slower
+    # than memGzip).
     my @slow;
     for my $c (@$candidates) {
         last if $timed >= $MAX_TIMED;
-        my ($like) = grep { $c->{level} >= $_->{level} && $c->{size} >= $_->{size} } @slow;
+        my ($like) = grep { $c->{level} >= $_->{level} && ($c->{size} >= $_->{size} || $_->{clearly_slow}) } @slow;
         if ($like) {
             $c->{verdict} = "compresses no faster than $like->{method} $like->{size} level $like->{level}, "
                           . 'too slow';
             next;
         }
-        $work->{progress}->("timing $c->{method} $c->{size} level $c->{level}");
-        _time_candidate($c, $work->{held_values}, $tuned->{baseline});
+        if (my $before = $work->{timed}{"$c->{method} $c->{size} $c->{level}"}) {
+            $c->{$_} = $before->{$_} for grep { defined $before->{$_} }
+                                         qw(us_compress us_decompress memGzip_us_compress gzip_us_decompress);
+        } else {
+            $work->{progress}->("timing $c->{method} $c->{size} level $c->{level}");
+            _time_candidate($c, $work->{held_values}, $tuned->{baseline}, $tuned->{limits});
+        }
         $timed++;
         my $why = _too_slow($c, $tuned->{baseline}, $tuned->{limits});
-        push @slow, $c if $why =~ /\Acompresses/;
+        if ($why =~ /\Acompresses/) {
+            push @slow, { %$c, clearly_slow => $c->{us_compress}
+                                               > $CLEARLY_SLOW * $tuned->{limits}{compress} * $c->{memGzip_us_compress} };
+        }
         if ($why) { $c->{verdict} = $why; next }
         $c->{verdict} = 'chosen';
         $tuned->{choice} = $c;
@@ -471,25 +518,29 @@ sub _baselines {
 # against our gunzip, in interleaved rounds on the held-out values.
 my $TIMING_ID = 0;
 sub _time_candidate {
-    my ($c, $values, $baseline) = @_;
+    my ($c, $values, $baseline, $limits) = @_;
+    $limits ||= {};
     # Loaded under an ID of its own, which no set uses.
     my $id = 0x7f00_0000 + ++$TIMING_ID;
     my $bytes = Cache::Memcached::RustXS::Zstd::dictionary_with_id($c->{dictionary}, $id);
     load_dictionary_bytes($bytes);
     my $level = $c->{level};
-    my @frames = map { Cache::Memcached::RustXS::Zstd::compress($_, level => $level, dictionary => $id) } @$values;
     my $gzip_c = $baseline->{memGzip}{codec}[0];
     my $gunzip = $baseline->{gzip}{codec}[1];
     my $gz = $baseline->{frames}{gzip};
     my ($ours_c, $theirs_c) = _paired_race([
         sub { Cache::Memcached::RustXS::Zstd::compress($_, level => $level, dictionary => $id) for @$values },
-        sub { $gzip_c->($_) for @$values } ]);
+        sub { $gzip_c->($_) for @$values } ], $limits->{compress}, 0);
+    $c->{us_compress}   = $ours_c / @$values;
+    $c->{memGzip_us_compress} = $theirs_c / @$values;
+    # Compressing too slowly decides the verdict: the decompression, which
+    # could not change it, is not timed.
+    return $c if $limits->{compress} && $ours_c > $limits->{compress} * $theirs_c;
+    my @frames = map { Cache::Memcached::RustXS::Zstd::compress($_, level => $level, dictionary => $id) } @$values;
     my ($ours_d, $theirs_d) = _paired_race([
         sub { Cache::Memcached::RustXS::Zstd::decompress($_) for @frames },
-        sub { $gunzip->($_) for @$gz } ]);
-    $c->{us_compress}   = $ours_c / @$values;
+        sub { $gunzip->($_) for @$gz } ], $limits->{decompress}, 1);
     $c->{us_decompress} = $ours_d / @$values;
-    $c->{memGzip_us_compress} = $theirs_c / @$values;
     $c->{gzip_us_decompress}  = $theirs_d / @$values;
     return $c;
 }
@@ -530,31 +581,56 @@ sub _race {
 # the ratio holds where either median alone would move (memGzip's ranged
 # from 59 to 174 us on a loaded machine); and both times come from one
 # round, so they agree with the verdict drawn from their ratio.
+#
+# With a $limit (a factor; 0 or undef: none), the rounds stop as soon as
+# more than half of the $ROUNDS have their ratio on one side of it (over
+# it, or with $at_limit_slow at least it): the median round of all of
+# them would fall on that side too, so the verdict is the one all the
+# rounds would give, and a candidate many times too slow (zstd -19 takes
+# fifteen times memGzip's time) is not timed seven times over.
 sub _paired_race {
-    my ($subs) = @_;
-    my ($ours, $theirs) = _race_rounds($subs);
+    my ($subs, $limit, $at_limit_slow) = @_;
+    my $decided = !$limit ? undef : sub {
+        my ($ours, $theirs) = @_;
+        my $slow = grep { $at_limit_slow ? $ours->[$_] >= $limit * $theirs->[$_] : $ours->[$_] > $limit * $theirs->[$_] }
+                   0 .. $#$ours;
+        my $half = int($ROUNDS / 2) + 1;
+        return $slow >= $half || @$ours - $slow >= $half;
+    };
+    my ($ours, $theirs) = _race_rounds($subs, $decided);
     my @rounds = sort { $ours->[$a] * $theirs->[$b] <=> $ours->[$b] * $theirs->[$a] } 0 .. $#$ours;
     my $median = $rounds[ int(@rounds / 2) ];
     return (1e6 * $ours->[$median], 1e6 * $theirs->[$median]);
 }
 
-# The seconds a call of each sub took, per round: [[sub 0's rounds], ...].
+# The seconds a call of each sub took, per round: [[sub 0's rounds], ...];
+# fewer rounds than $ROUNDS when $decided (given those lists) says so.
+# The first calls, which count how many calls fill a round, are the first
+# round when each lasted a round already (a slow candidate's single call
+# on many values), in the order the first round takes.
 sub _race_rounds {
-    my ($subs) = @_;
-    my @calls = map {
+    my ($subs, $decided) = @_;
+    my @once = map {
         my $t0 = Time::HiRes::time();
         $_->();
-        my $once = Time::HiRes::time() - $t0;
-        $once > 0 ? int($ROUND_TIME / $once) + 1 : 100;
+        Time::HiRes::time() - $t0;
     } @$subs;
+    my @calls = map { $_ > 0 ? int($ROUND_TIME / $_) + 1 : 100 } @once;
     my @times = map { [] } @$subs;
-    for my $round (0 .. $ROUNDS - 1) {
+    my $first = 0;
+    if (!grep { $_ < $ROUND_TIME } @once) {
+        push @{ $times[$_] }, $once[$_] for 0 .. $#$subs;
+        $first = 1;
+        return @times if $decided && $decided->(@times);
+    }
+    for my $round ($first .. $ROUNDS - 1) {
         for my $j (0 .. $#$subs) {
             my $i = ($j + $round) % @$subs;
             my $t0 = Time::HiRes::time();
             $subs->[$i]->() for 1 .. $calls[$i];
             push @{ $times[$i] }, (Time::HiRes::time() - $t0) / $calls[$i];
         }
+        last if $decided && $decided->(@times);
     }
     return @times;
 }
@@ -688,8 +764,12 @@ change: C<samples> at every size and fastCover at every other size from
 the largest, each measured at the middle level tried; fastCover again at
 the sizes beside its best; cover; then the five dictionaries of least
 cost measured at every level (three levels or fewer are all measured at
-once). A candidate that compresses too slowly rules out, untimed, those
-of at least its size and level. With
+once) but those that compress clearly too slowly: with a compression
+limit, the best dictionary is timed from the lowest of the other levels
+up, and the first level at which it compresses twice the limit or more is
+left out, with those above it, untimed (C<levels_too_slow> says why). A candidate that compresses
+too slowly rules out, untimed, those of at least its size and level; one
+twice the limit or more, those of at least its level at any size. With
 C<$Cache::Memcached::RustXS::Dict::Tune::EXHAUSTIVE> true, every size of
 every method is trained, cover searching its own segment size, each at
 every level: F<t/68-tuner-search.t> checks that the search chooses as it
@@ -746,7 +826,10 @@ today) and its decompression faster than this distribution's gzip
 (L<Cache::Memcached::RustXS::Zlib/"memGunzip($gz)">), both timed on the held-out
 values in the same interleaved rounds as the candidate (7 of them; the
 times compared are those of the round whose ratio of the two is the
-median, so a load that changes between rounds does not decide).
+median, so a load that changes between rounds does not decide). The
+rounds stop once more than half of them are on one side of the limit (the
+median of all seven would be on that side too), and a candidate that
+compresses too slowly has its decompression left untimed.
 C<compress_time> and C<decompress_time> change the factors (0: no limit).
 
 The chosen dictionary is then trained again on every sample, for its
@@ -798,12 +881,14 @@ C<cost>, that memory over the keys); C<candidates> (best first: C<method>, C<siz
 C<dictionary_bytes>, C<k>, C<d>, C<level>, C<memory>, C<bytes>, C<cost>
 and, with C<keys>, C<keys_memory> and C<cost_bytes>, its two parts (a
 dictionary is a candidate at each level), for
-the timed ones C<us_compress>, C<us_decompress> and the baselines' times of
+the timed ones C<us_compress>, C<us_decompress> (not when it compresses
+too slowly) and the baselines' times of
 the same rounds, and C<verdict>: C<chosen>, why it was too slow, C<more
 memory> or C<not timed>); C<choice> (the chosen candidate); C<dictionary>
 (the bytes trained on every sample) and C<parameters> (as
 L<Cache::Memcached::RustXS::Zstd/"train_dictionary_with_parameters(\@samples, %options)"> returns
-them). Without a dictionary, C<no_dictionary> says why (too few values,
+them); C<levels_too_slow> (C<< { level => why } >>, the levels left
+unmeasured, when any). Without a dictionary, C<no_dictionary> says why (too few values,
 training failed, none fast enough) and C<choice> and C<dictionary> are
 absent.
 
