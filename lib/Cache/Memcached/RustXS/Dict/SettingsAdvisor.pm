@@ -5,19 +5,13 @@ use warnings;
 
 use Exporter 5.57 'import';
 
-# Set before the modules below load: Measure loads Tune, which imports
-# from this module while it is still being compiled.
-our @EXPORT_OK;
-BEGIN {
-    @EXPORT_OK = qw(node_facts stored_item written_items forecast report_items set_items cas_use advise print_advice
-                    advice_data);
-}
-
 use Cache::Memcached::RustXS::Dict qw(held_out_split);
 use Cache::Memcached::RustXS::Dict::SlabModel ();
 use Cache::Memcached::RustXS::Zstd ();
 
 our $VERSION = '1.000';
+our @EXPORT_OK = qw(node_facts stored_item written_items forecast report_items set_items cas_use advise print_advice
+                    advice_data);
 
 my @FACTORS       = (1.25, 1.2, 1.15, 1.1, 1.08, 1.05);    # -f values forecast
 my @CHUNK_MAXES   = (16384, 32768, 65536);    # slab_chunk_max values forecast beside the node's own
