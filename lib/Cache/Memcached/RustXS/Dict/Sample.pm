@@ -47,8 +47,11 @@ sub new {
 # kept) when it holds twice the sample: memory stays within 2 * per_prefix
 # keys a group, and what is kept stays spread over the whole listing --
 # over every node's, listed one after the other, in proportion to the
-# group's keys on each. A kept key is one string (the node's index packed
-# before it), not a structure: a group's keys take what their bytes take.
+# group's keys on each. A group's kept keys are one string, a line each
+# (the node's index and a space before the key, from a pool: a fetchable
+# key has neither spaces nor newlines), not a scalar each: a group's keys
+# take what their bytes take, a few hundred prefixes of them 20 MB less a
+# process (and cmrx-dict's workers are forks of it).
 sub add_key {
     my ($self, $key, $size, $node) = @_;
     my $at = index $key, $self->{delimiter};
@@ -66,10 +69,11 @@ sub add_key {
         $g->{unfetchable}++;
         $self->{unfetchable}++;
     } elsif ($g->{seen}++ % $g->{stride} == 0) {
-        push @{ $g->{kept} }, defined $node ? pack('n', $node) . $key : $key;
-        if (@{ $g->{kept} } >= 2 * $self->{per_prefix}) {
-            my $kept = $g->{kept};
-            $g->{kept} = [ @$kept[ grep { $_ % 2 == 0 } 0 .. $#$kept ] ];
+        $g->{kept} .= (defined $node ? "$node $key" : $key) . "\n";
+        if (++$g->{kept_count} >= 2 * $self->{per_prefix}) {
+            my @kept = split /\n/, $g->{kept};
+            $g->{kept} = join '', map { "$kept[$_]\n" } grep { $_ % 2 == 0 } 0 .. $#kept;
+            $g->{kept_count} = int((@kept + 1) / 2);
             $g->{stride} *= 2;
         }
     }
@@ -88,7 +92,7 @@ sub _new_group {
     return $self->{groups}{$prefix} = {
         prefix => $prefix, delimited => ($delimited ? 1 : 0), example => $key,
         keys => 0, item_bytes => 0, unfetchable => 0,
-        seen => 0, stride => 1, kept => [],
+        seen => 0, stride => 1, kept => '', kept_count => 0,
     };
 }
 
@@ -131,14 +135,14 @@ sub listing {
         $self->{rest}{seen_prefixes} = $self->{seen_prefixes};
     }
     for my $g (values %{ $self->{groups} }) {
-        next unless $g->{kept};
-        my $kept = delete $g->{kept};
+        next unless defined $g->{kept};
+        my $kept = [ split /\n/, delete $g->{kept} ];
         my $n = @$kept;
         my @pick = $n <= $per ? @$kept : @$kept[ map { int($_ * $n / $per) } 0 .. $per - 1 ];
         # A key two nodes list (a stale copy) is sampled once.
         my (%node_of, @sampled);
         for my $kept_key (@pick) {
-            my ($node, $key) = $self->{nodes} ? (unpack('n', $kept_key), substr $kept_key, 2) : (undef, $kept_key);
+            my ($node, $key) = $self->{nodes} ? split(/ /, $kept_key, 2) : (undef, $kept_key);
             next if exists $node_of{$key};
             $node_of{$key} = $node;
             push @sampled, $key;
@@ -150,7 +154,7 @@ sub listing {
             $g->{keys_by_node}[$_] ||= 0 for 0 .. $self->{nodes} - 1;
             $g->{sampled_by_node}[ $node_of{$_} ]++ for @sampled;
         }
-        delete @{$g}{qw(seen stride example)};
+        delete @{$g}{qw(seen stride example kept_count)};
     }
     return { keys => $self->{keys}, unfetchable => $self->{unfetchable}, groups => $self->{groups},
              ($self->{rest} ? (rest => $self->{rest}, max_prefixes => $self->{max_prefixes}) : ()) };
