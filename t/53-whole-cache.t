@@ -22,7 +22,7 @@ use File::Spec ();
 use File::Temp ();
 use Cache::Memcached::RustXS::Zstd qw(compress_methods train_dictionary frame_dictionary_id);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
-use Cache::Memcached::RustXS::Dict::SetTrainer qw(whole_cache_samples);
+use Cache::Memcached::RustXS::Dict::SetTrainer qw(whole_cache_samples pool_shares);
 use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold);
 use CMRXTest::Memcached;
 use CMRXTest::DictSets qw(corpus_halves json_of train_whole_cache_set);
@@ -82,6 +82,20 @@ sub warnings_like {
         'a prefix short of samples gives what it has; the pool stays as large as the largest sample';
     ($pool, $count) = whole_cache_samples([ { prefix => 'x', keys => 0, pairs => [] } ]);
     is scalar @$pool, 0, 'nothing sampled, nothing pooled';
+
+    # Many prefixes, each with a full sample: without a bound the pool
+    # would be every value of every prefix.
+    my @many = map { +{ prefix => "p$_", keys => 1000, pairs => $pairs->("p$_", 100) } } 1 .. 50;
+    ($pool, $count) = whole_cache_samples(\@many);
+    is scalar @$pool, 5000, 'unbounded, 50 prefixes of 100 values pool all 5000';
+    ($pool, $count) = whole_cache_samples(\@many, max => 400);
+    is scalar @$pool, 400, 'max => 400: the pool holds 400';
+    is_deeply [ sort { $a <=> $b } values %$count ], [ (8) x 50 ], '... 8 from each prefix of equal keys';
+    is_deeply pool_shares([ { prefix => 'big', keys => 900, values => 100 }, { prefix => 'small', keys => 100, values => 100 } ],
+                          max => 50),
+        { big => 45, small => 5 }, 'pool_shares: a bound of 50 shared by keys, 45 and 5';
+    is_deeply pool_shares([ { prefix => 'a', keys => 10, values => 3 } ], max => 1000), { a => 3 },
+        '... a bound above what there is changes nothing';
 }
 
 # ---- train --all from files: the whole-cache entry ---------------------------------

@@ -20,7 +20,8 @@ use Cache::Memcached::RustXS::Dict::Report::Dictionaries qw(print_train_all prin
 use Cache::Memcached::RustXS::Dict::Report::Set qw(print_prune prune_data print_list list_data print_rollback
                                                   rollback_data print_history history_data);
 use Cache::Memcached::RustXS::Dict::SlabModel ();
-use Cache::Memcached::RustXS::Dict::SettingsAdvisor qw(node_facts report_items set_items advise print_advice advice_data);
+use Cache::Memcached::RustXS::Dict::SettingsAdvisor qw(node_facts report_items set_written_items set_items advise
+                                                       print_advice advice_data);
 use Cache::Memcached::RustXS::Dict::Tune ();
 use Cache::Memcached::RustXS::Dict::Progress ();
 use Cache::Memcached::RustXS::Dict::Workers ();
@@ -337,8 +338,12 @@ sub cmd_train_all {
 
 sub cmd_report_set {
     my ($opt, $args) = @_;
-    return run_set_command('report --dictionaries', $opt, $args, sub { report_set(@_, dir => $opt->{dictionaries}) },
-                           \&print_report_set);
+    # The memcached settings are advised from what the set writes, measured
+    # in each prefix's own process.
+    my @written = defined $opt->{server}
+        ? (written_items => sub { set_written_items($opt->{dictionaries}, @_) }) : ();
+    return run_set_command('report --dictionaries', $opt, $args,
+                           sub { report_set(@_, dir => $opt->{dictionaries}, @written) }, \&print_report_set);
 }
 
 # A set command run on its source, its result printed as text or JSON.

@@ -82,7 +82,8 @@ sub prune_set {
     # How many sampled stored values name each dictionary ID, over every
     # prefix (a frame names its dictionary whatever key it is under).
     my $sampled = sample_source($opt{source}, delimiter => $opt{delimiter}, per_prefix => $opt{sample},
-                                max_prefixes => $opt{max_prefixes}, counts_only => 1, progress => $progress, listing_progress => $opt{listing_progress});
+                                max_prefixes => $opt{max_prefixes}, progress => $progress,
+                                listing_progress => $opt{listing_progress});
     my $named = $sampled->{dictionary_ids};
     my $fetched = 0;
     $fetched += $_->{fetched} for @{ $sampled->{groups} };

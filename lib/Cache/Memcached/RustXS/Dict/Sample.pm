@@ -226,28 +226,30 @@ sub fetch_values {
     return \@values;
 }
 
-# Every group of the source's keys listed, sampled and fetched: the
-# listing, its groups largest (item bytes) first, each with its pairs
-# ([key, value] of its decoded values, in key order), and how many sampled
-# stored values name each zstd dictionary ID, over every group.
+# Every group of the source's keys listed, sampled and fetched, one after
+# another: the listing, its groups largest (item bytes) first, and how
+# many sampled stored values name each zstd dictionary ID, over every
+# group. Each group's pairs ([key, value] of its decoded values, in key
+# order) go to each_group as soon as they are fetched, and are not kept:
+# what the source holds never waits in memory for the other prefixes.
 sub sample_source {
     my ($source, %opt) = @_;
     my $progress = $opt{progress} || sub { };
+    my $each_group = $opt{each_group} || sub { };
     my $listing = list_keys($source, delimiter => $opt{delimiter}, per_prefix => $opt{per_prefix},
                             prefixes => $opt{prefixes}, max_prefixes => $opt{max_prefixes},
                             progress => $opt{listing_progress});
     my @groups = sort { $b->{item_bytes} <=> $a->{item_bytes} || $a->{prefix} cmp $b->{prefix} }
                  values %{ $listing->{groups} };
     my %named;
-    for my $g (@groups) {
+    for my $i (0 .. $#groups) {
+        my $g = $groups[$i];
         my $tag = 'prefix ' . shown($g->{prefix});
         my $values = fetch_values($source, $g, progress => sub { $progress->("$tag: fetching $_[0]/$_[1]") });
-        my $keys = $g->{value_keys};
-        # Without pairs (prune counts the dictionaries named), a group's
-        # values go as soon as they are counted.
-        $g->{pairs} = [ map { [ $keys->[$_], $values->[$_] ] } 0 .. $#$values ] unless $opt{counts_only};
+        my $keys = delete $g->{value_keys};
         delete $g->{node_of};
         $named{$_} += $g->{dictionary_ids}{$_} for keys %{ $g->{dictionary_ids} };
+        $each_group->($g, [ map { [ $keys->[$_], $values->[$_] ] } 0 .. $#$values ], $i, \@groups);
     }
     return { listing => $listing, groups => \@groups, dictionary_ids => \%named };
 }
@@ -338,19 +340,20 @@ C<values> and C<raw_bytes> (the decoded values returned), C<value_keys>
 naming each dictionary ID, decodable or not); from a pool, also
 C<values_by_node> (how many of the values returned each node gave).
 
-=item sample_source($source, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, max_prefixes => 1000, counts_only => 0, progress => sub { my ($what) = @_ }, listing_progress => sub { })
+=item sample_source($source, delimiter => ':', per_prefix => 1000, prefixes => \@prefixes, max_prefixes => 1000, each_group => sub { my ($group, $pairs, $index, $groups) = @_ }, progress => sub { my ($what) = @_ }, listing_progress => sub { })
 
 What the set commands (C<train --all>, C<report --dictionaries>,
 C<prune>) look at: the source listed by C<list_keys> and every group's
-sample fetched by C<fetch_values> (both above).
-Returns C<< { listing, groups => \@groups, dictionary_ids => { id =>
-count } } >>: the groups largest (item bytes) first, each with C<pairs>
-(C<[$key, $value]> of its decoded values, in key order) beside what
-C<fetch_values> counts, and how many sampled stored values are zstd frames
-naming each dictionary ID, over every group. C<progress> is called with
-what is being fetched. With C<counts_only>, no group keeps C<pairs>: its
-values go once counted (what C<prune> needs). C<max_prefixes>: as the
-sampler's.
+sample fetched by C<fetch_values> (both above), one group after another,
+largest (item bytes) first. Each group's pairs (C<[$key, $value]> of its
+decoded values, in key order) are given to C<each_group> with the group
+(what C<fetch_values> counts), its index and all the groups, and are not
+kept: the values of one prefix at a time are held here, whatever the
+number of prefixes. Returns C<< { listing, groups => \@groups,
+dictionary_ids => { id => count } } >>: the groups in that order, and how
+many sampled stored values are zstd frames naming each dictionary ID, over
+every group. C<progress> is called with what is being fetched.
+C<max_prefixes>: as the sampler's.
 
 =item decode_value($flags, $data)
 

@@ -21,7 +21,10 @@ use Cache::Memcached::RustXS::Dict::Tune qw(tune tune_fallback dictionary_memory
 
 our $VERSION = '1.000';
 
-our @EXPORT_OK = qw(train_all report_set decide decide_set whole_cache_samples write_plan staged_from);
+our @EXPORT_OK = qw(train_all report_set decide decide_set pool_shares whole_cache_samples write_plan staged_from);
+
+# The whole-cache pool holds at most this many times --sample values.
+our $POOL_SAMPLES = 4;
 
 our $DEFAULT_IF_BETTER = 5;    # percent less memory a new dictionary must take
 
@@ -98,16 +101,16 @@ sub _same_dictionary {
 
 # Samples the source and decides every prefix of it, then the whole cache
 # (unless some prefixes only were asked for: their pool would not be the
-# cache's). What train --all and report --dictionaries share.
+# cache's). What train --all and report --dictionaries share. A prefix's
+# values are fetched here and decided in a process of its own while the
+# next prefix is fetched; what stays here of them is their share of the
+# whole-cache pool, at most $POOL_SAMPLES times --sample values in all.
 sub decide_set {
     my ($set, %opt) = @_;
     my $progress = $opt{progress} || sub { };
     my $if_better = defined $opt{if_better} ? $opt{if_better} : $DEFAULT_IF_BETTER;
     my %tuning = (memory => $opt{memory}, map { ($_ => $opt{$_}) } grep { defined $opt{$_} }
                   qw(max_size sizes levels methods compress_time decompress_time));
-    my $sampled = sample_source($opt{source}, delimiter => $opt{delimiter}, per_prefix => $opt{sample},
-                                prefixes => $opt{prefixes}, max_prefixes => $opt{max_prefixes}, progress => $progress,
-                                listing_progress => $opt{listing_progress});
     # The keys a prefix holds, as the tuner counts them: a server's count;
     # none for files, which are a sample, not the cache.
     my $counts_keys = $opt{source}->counts_keys;
@@ -115,20 +118,27 @@ sub decide_set {
     # in each frame (the 4 bytes of a random ID, new_id's).
     my %common = (set => $set, tuning => \%tuning, id => $MEASURED_ID, if_better => $if_better,
                   at => $opt{at});
-    # Each prefix decided in a process of its own, --jobs at once.
-    my @groups = @{ $sampled->{groups} };
-    my @prefixes;
+    my $whole_cache = !($opt{prefixes} && @{ $opt{prefixes} });
+    my (@prefixes, $shares, @pooled);
     my $workers = Cache::Memcached::RustXS::Dict::Workers->new(jobs => $opt{jobs});
     my $counter = $opt{counter};
-    $counter->start_count(scalar @groups, 'prefixes tuned') if $counter;
-    for my $i (0 .. $#groups) {
-        my $g = $groups[$i];
+    my $each_group = sub {
+        my ($g, $pairs, $i, $groups) = @_;
+        if (!$shares) {    # the listing is whole: every prefix's share is known
+            $shares = pool_shares([ map { +{ prefix => $_->{prefix}, keys => $_->{keys},
+                                             values => scalar @{ $_->{sample} } } } @$groups ],
+                                  defined $opt{sample} ? (max => $POOL_SAMPLES * $opt{sample}) : ());
+            $counter->start_count(scalar @$groups, 'prefixes tuned') if $counter;
+        }
+        $pooled[$i] = _take_evenly($pairs, $shares->{ $g->{prefix} } || 0);
         $workers->run(sub {
-            return _portable(decide(
-                %common, group => $g, pairs => $g->{pairs}, keys => $counts_keys ? $g->{keys} : undef,
+            my $decision = decide(
+                %common, group => $g, pairs => $pairs, keys => $counts_keys ? $g->{keys} : undef,
                 set_prefix => $g->{delimited} ? $g->{prefix} . $opt{delimiter} : undef,
                 no_dictionary => $g->{delimited} ? undef
-                               : "keys without the delimiter '$opt{delimiter}' have no prefix: they get the fallback"));
+                               : "keys without the delimiter '$opt{delimiter}' have no prefix: they get the fallback");
+            $decision->{written_items} = $opt{written_items}->($decision, $pairs) if $opt{written_items};
+            return _portable($decision);
         }, sub {
             my ($decision) = @_;
             $decision->{group} = $g;
@@ -136,20 +146,25 @@ sub decide_set {
             $counter->count_done('prefix ' . shown($g->{prefix}) . ': ' . ($decision->{why} || $decision->{outcome}),
                                  $workers->running) if $counter;
         });
-    }
+    };
+    my $sampled = sample_source($opt{source}, delimiter => $opt{delimiter}, per_prefix => $opt{sample},
+                                prefixes => $opt{prefixes}, max_prefixes => $opt{max_prefixes}, progress => $progress,
+                                listing_progress => $opt{listing_progress}, each_group => $each_group);
     $workers->wait_all;
     my $whole;
-    if (!($opt{prefixes} && @{ $opt{prefixes} })) {
-        my ($pool, $shares) = whole_cache_samples($sampled->{groups});
+    if ($whole_cache) {
+        my %count = map { ($prefixes[$_]{group}{prefix} => scalar @{ $pooled[$_] }) }
+                    grep { $prefixes[$_]{group}{keys} && $prefixes[$_]{pairs} } 0 .. $#prefixes;
+        my $pool = _interleave(@pooled);
         my $keys = 0;
         $keys += $_->{keys} for @{ $sampled->{groups} };
         $whole = decide(%common, set_prefix => '', group => { prefix => '', keys => $keys }, pairs => $pool,
                         keys => $counts_keys ? $keys : undef,
                         progress => sub { $progress->("the whole cache: $_[0]") });
-        @$whole{qw(whole_cache shares)} = (1, $shares);
+        @$whole{qw(whole_cache shares)} = (1, \%count);
     }
     return { sampled => $sampled, prefixes => \@prefixes, whole_cache => $whole, if_better => $if_better,
-             tuning => \%tuning };
+             tuning => \%tuning, pooled => \@pooled };
 }
 
 # A decision as it comes back from its process: data only, and only what
@@ -189,11 +204,14 @@ sub train_all {
         ? read_set($dir, to_change => 1)
         : Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir);
     my $plan = decide_set($set, %opt, at => staged_from($stage));
+    # The fallback is measured on the pooled values: each prefix's share,
+    # in proportion to its keys.
     my (@fallback_pool, @all_pairs);
-    for my $d (@{ $plan->{prefixes} }) {
-        my $pairs = $d->{group}{pairs};
-        push @all_pairs, @$pairs;
-        push @fallback_pool, @$pairs if $d->{outcome} eq 'none';
+    for my $i (0 .. $#{ $plan->{prefixes} }) {
+        my $d = $plan->{prefixes}[$i];
+        my @pairs = map { $_->[1] } @{ $plan->{pooled}[$i] };
+        push @all_pairs, @pairs;
+        push @fallback_pool, @pairs if $d->{outcome} eq 'none';
     }
     $progress->('the fallback');
     my $measured = @fallback_pool ? \@fallback_pool : \@all_pairs;
@@ -279,34 +297,60 @@ sub _add_dictionary {
 
 # ---- the whole-cache entry ---------------------------------------------------------
 
-# The samples of every prefix pooled as memcached holds them: each prefix's
-# share of the pool in proportion to its keys (each pooled value stands for
-# as many keys as any other), taken evenly from its samples, interleaved in
-# key order. Exact proportions take the largest pool that every prefix's
-# samples can fill; when that is smaller than the largest prefix's samples,
-# the pool is made that large and prefixes that run short give all they
-# have. Returns the pool ([key, value] pairs) and each prefix's count.
-sub whole_cache_samples {
-    my ($groups) = @_;
-    my @sampled = grep { $_->{keys} && @{ $_->{pairs} } } @$groups;
-    return ([], {}) unless @sampled;
+# How many values each prefix gives the whole-cache pool, in proportion
+# to its keys (each pooled value stands for as many keys as any other):
+# { prefix => count } from groups { prefix, keys, values } (values: how
+# many it has). Exact proportions take the largest pool that every
+# prefix's values can fill; when that is smaller than the largest
+# prefix's values, the pool is made that large and prefixes that run
+# short give all they have. The pool holds at most max values: what it
+# costs in memory and in tuning time is bounded by the sample, not by the
+# number of prefixes.
+sub pool_shares {
+    my ($groups, %opt) = @_;
+    my @sampled = grep { $_->{keys} && $_->{values} } @$groups;
+    return {} unless @sampled;
     my $total = 0;
     $total += $_->{keys} for @sampled;
-    my ($exact) = sort { $a <=> $b } map { @{ $_->{pairs} } / $_->{keys} } @sampled;
-    my ($most) = sort { $b <=> $a } map { scalar @{ $_->{pairs} } } @sampled;
+    my ($exact) = sort { $a <=> $b } map { $_->{values} / $_->{keys} } @sampled;
+    my ($most) = sort { $b <=> $a } map { $_->{values} } @sampled;
     my $scale = $exact * $total >= $most ? $exact : $most / $total;
-    my (@placed, %count);
-    my $order = 0;
+    $scale = $opt{max} / $total if defined $opt{max} && $scale * $total > $opt{max};
+    my %count;
     for my $g (@sampled) {
-        my $pairs = $g->{pairs};
         my $n = int($scale * $g->{keys} + 0.5);
-        $n = @$pairs if $n > @$pairs;
-        $count{ $g->{prefix} } = $n;
-        push @placed, map { [ ($_ + 0.5) / $n, $order, $pairs->[ int(($_ + 0.5) * @$pairs / $n) ] ] } 0 .. $n - 1;
-        $order++;
+        $count{ $g->{prefix} } = $n > $g->{values} ? $g->{values} : $n;
     }
-    my @pool = map { $_->[2] } sort { $a->[0] <=> $b->[0] || $a->[1] <=> $b->[1] } @placed;
-    return (\@pool, \%count);
+    return \%count;
+}
+
+# $n of the pairs, taken evenly, each with its place in the pool (its
+# position among the prefix's, from 0 to 1).
+sub _take_evenly {
+    my ($pairs, $n) = @_;
+    $n = @$pairs if $n > @$pairs;
+    return [ map { [ ($_ + 0.5) / $n, $pairs->[ int(($_ + 0.5) * @$pairs / $n) ] ] } 0 .. $n - 1 ];
+}
+
+# The pool: every prefix's taken pairs interleaved by their places (a
+# prefix's values spread over the pool), the earlier prefix first at a tie.
+sub _interleave {
+    my @lists = @_;
+    my @placed;
+    for my $order (0 .. $#lists) {
+        push @placed, map { [ $_->[0], $order, $_->[1] ] } @{ $lists[$order] };
+    }
+    return [ map { $_->[2] } sort { $a->[0] <=> $b->[0] || $a->[1] <=> $b->[1] } @placed ];
+}
+
+# The pool and each prefix's count, from groups that hold their pairs:
+# what decide_set builds as the prefixes are fetched, in one call.
+sub whole_cache_samples {
+    my ($groups, %opt) = @_;
+    my @sampled = grep { $_->{keys} && @{ $_->{pairs} } } @$groups;
+    my $count = pool_shares([ map { +{ prefix => $_->{prefix}, keys => $_->{keys}, values => scalar @{ $_->{pairs} } } }
+                              @sampled ], %opt);
+    return (_interleave(map { _take_evenly($_->{pairs}, $count->{ $_->{prefix} }) } @sampled), $count);
 }
 
 # Whether the whole-cache choice stores the keys the fallback is for in
@@ -423,7 +467,7 @@ L<Cache::Memcached::RustXS::Dict::Report::Dictionaries>'s.
 
 Per prefix (the group of keys before the delimiter, which the set holds
 with the delimiter: C<user:>), and for the whole cache (the empty prefix,
-its samples the pool of every group's, L</whole_cache_samples(\@groups)>):
+its samples the pool of every group's, L</whole_cache_samples(\@groups, max =E<gt> $count)>):
 a fresh dictionary is tuned on the sampled values
 (L<Cache::Memcached::RustXS::Dict::Tune/"tune(%options)">, with the keys the source
 counts: a server's, none for files), the set's current dictionary is
@@ -485,8 +529,8 @@ dictionary gets a random ID
 4 bytes in each frame) that no sampled stored value names, so that a set
 made again from scratch never gives an ID that values in the cache name.
 The fallback (what keys
-without a dictionary get) is measured on the values of the prefixes left
-without one (on every value when all have one). The whole-cache entry is
+without a dictionary get) is measured on the pooled values of the prefixes
+left without one (on every pooled value when all have one). The whole-cache entry is
 added with C<other_keys> 1 when its dictionary takes less memory than the
 fallback on the held-out pooled values of the keys the fallback was
 measured on (all the fallback's values when none was held out), else 0.
@@ -525,11 +569,20 @@ that sampled values name and the set does not have).
 =item decide_set($set, %options)
 
 What both share: the source sampled
-(L<Cache::Memcached::RustXS::Dict::Sample/sample_source($source, delimiter =E<gt> ':', per_prefix =E<gt> 1000, prefixes =E<gt> \@prefixes, max_prefixes =E<gt> 1000, counts_only =E<gt> 0, progress =E<gt> sub { my ($what) = @_ }, listing_progress =E<gt> sub { })>),
-every group decided, each in a process of its own, C<jobs> at once
+(L<Cache::Memcached::RustXS::Dict::Sample/sample_source($source, delimiter =E<gt> ':', per_prefix =E<gt> 1000, prefixes =E<gt> \@prefixes, max_prefixes =E<gt> 1000, each_group =E<gt> sub { my ($group, $pairs, $index, $groups) = @_ }, progress =E<gt> sub { my ($what) = @_ }, listing_progress =E<gt> sub { })>)
+one prefix after another, each prefix decided in a process of its own
+while the next is fetched, C<jobs> at once
 (L<Cache::Memcached::RustXS::Dict::Workers>; what comes back keeps no
 candidate's dictionary but the choice's, nor the held-out values), then
-the whole cache unless C<prefixes> is given. C<counter>: a
+the whole cache unless C<prefixes> is given. What stays of a prefix's
+values once it is fetched is its share of the whole-cache pool
+(L</pool_shares(\@groups, max =E<gt> $count)>, at most
+C<$POOL_SAMPLES> (4) times C<sample> values in all): the memory of the
+command grows with C<sample> and C<jobs>, not with the number of
+prefixes. C<written_items>: a function C<($decision, \@pairs)> run in
+the prefix's process, its result kept as the decision's
+C<written_items> (what C<report --dictionaries> forecasts memcached's
+settings from). C<counter>: a
 L<Cache::Memcached::RustXS::Dict::Progress> that counts the prefixes
 decided and shows each one's outcome.
 Frames are measured naming a 4-byte ID (65536), as the IDs the set's new
@@ -537,7 +590,8 @@ dictionaries get take in each frame. The option C<at> (epoch seconds;
 now by default) is the moment whose current dictionaries the fresh ones
 are measured against. Returns C<<
 { sampled, prefixes => \@decisions, whole_cache => $decision, if_better,
-tuning } >>.
+tuning, pooled } >> (C<pooled>: per decision, the pairs it gave the pool,
+each as C<[$place, $pair]>).
 
 =item decide(set => $set, set_prefix => 'user:', group => $group, pairs => \@pairs, keys => $count, tuning => \%tune_options, id => $id, if_better => 5, at => time, no_dictionary => $why, progress => sub { })
 
@@ -566,17 +620,27 @@ The earliest moment a dictionary that C<train_all> adds with C<$stage>
 seconds would start (now with 0): what C<train_all> asks C<decide_set> to
 measure a new dictionary against.
 
-=item whole_cache_samples(\@groups)
+=item pool_shares(\@groups, max => $count)
 
-The pool the whole-cache entry is tuned on, and each prefix's share:
-C<(\@pairs, { prefix =E<gt> count })>, from groups C<{ prefix, keys,
-pairs =E<gt> [ [$key, $value], ... ] }> (C<keys>: the prefix's keys on the
-server, or its values in the files). Each prefix gives values in proportion
-to its keys, so that each pooled value stands for as many keys as any
-other, taken evenly from its pairs and interleaved with the others' in
-order. The pool is the largest for which every prefix has enough values
-for its exact share; when that is smaller than the largest prefix's pairs,
-it is made that large and a prefix short of values gives all it has.
+How many values each prefix gives the pool the whole-cache entry is tuned
+on: C<< { prefix => count } >>, from groups C<< { prefix, keys, values } >>
+(C<keys>: the prefix's keys on the server, or its values in the files;
+C<values>: how many it has). Each prefix gives values in proportion to its
+keys, so that each pooled value stands for as many keys as any other. The
+pool is the largest for which every prefix has enough values for its exact
+share; when that is smaller than the largest prefix's values, it is made
+that large and a prefix short of values gives all it has; and it holds at
+most C<max> values, so that neither its memory nor the whole cache's
+tuning grows with the number of prefixes.
+
+=item whole_cache_samples(\@groups, max => $count)
+
+The pool itself and each prefix's count, C<(\@pairs, { prefix =E<gt>
+count })>, from groups that hold their pairs (C<< { prefix, keys, pairs
+=> [ [$key, $value], ... ] } >>): each prefix's share
+(C<pool_shares>) taken evenly from its pairs and interleaved with the
+others' in order. C<decide_set> builds the same pool as the prefixes are
+fetched.
 
 =back
 

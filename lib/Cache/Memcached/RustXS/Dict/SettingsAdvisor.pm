@@ -10,8 +10,8 @@ use Cache::Memcached::RustXS::Dict::SlabModel ();
 use Cache::Memcached::RustXS::Zstd ();
 
 our $VERSION = '1.000';
-our @EXPORT_OK = qw(node_facts stored_item written_items forecast report_items set_items cas_use advise print_advice
-                    advice_data);
+our @EXPORT_OK = qw(node_facts stored_item written_items forecast report_items set_written_items set_items cas_use advise
+                    print_advice advice_data);
 
 my @FACTORS       = (1.25, 1.2, 1.15, 1.1, 1.08, 1.05);    # -f values forecast
 my @CHUNK_MAXES   = (16384, 32768, 65536);    # slab_chunk_max values forecast beside the node's own
@@ -81,26 +81,30 @@ sub report_items {
                             times => ($g->{keys} || @held) / @held) };
 }
 
-# The sampled values of report --dictionaries as the set writes them (a
-# writer per prefix, fast_options' threshold and ratio), each standing for
-# its share of the prefix's keys.
+# A prefix's sampled values of report --dictionaries as the set in $dir
+# writes them (a writer for the prefix, fast_options' threshold and
+# ratio), each standing for its share of the prefix's keys: measured where
+# the values are (the prefix's own process), kept as items.
+sub set_written_items {
+    my ($dir, $decision, $pairs) = @_;
+    return [] unless @$pairs;
+    my $methods = Cache::Memcached::RustXS::Zstd::compress_methods(
+        dictionaries => $dir, prefix => defined $decision->{set_prefix} ? $decision->{set_prefix} : '');
+    my $times = ($decision->{group}{keys} || @$pairs) / @$pairs;
+    my @items;
+    for my $pair (@$pairs) {
+        my ($key, $value) = @$pair;
+        my $frame;
+        my $n = $methods->[0]->(\$value, \$frame) ? length $frame : undef;
+        push @items, [ @{ stored_item(length $key, length $value, $n, Cache::Memcached::RustXS::Zstd::_fast_threshold(1), 0.8) }, $times ];
+    }
+    return \@items;
+}
+
+# The items of every prefix of a report --dictionaries result.
 sub set_items {
     my ($result) = @_;
-    my @items;
-    for my $d (@{ $result->{prefixes} }) {
-        my $pairs = $d->{group} && $d->{group}{pairs};
-        next unless $pairs && @$pairs;
-        my $methods = Cache::Memcached::RustXS::Zstd::compress_methods(
-            dictionaries => $result->{dir}, prefix => defined $d->{set_prefix} ? $d->{set_prefix} : '');
-        my $times = ($d->{group}{keys} || @$pairs) / @$pairs;
-        for my $pair (@$pairs) {
-            my ($key, $value) = @$pair;
-            my $frame;
-            my $n = $methods->[0]->(\$value, \$frame) ? length $frame : undef;
-            push @items, [ @{ stored_item(length $key, length $value, $n, Cache::Memcached::RustXS::Zstd::_fast_threshold(1), 0.8) }, $times ];
-        }
-    }
-    return @items;
+    return map { @{ $_->{written_items} || [] } } @{ $result->{prefixes} };
 }
 
 # The counters that say a client used cas on the node since it started
@@ -363,11 +367,19 @@ L<Cache::Memcached::RustXS::Dict::Measure/"measure_held_out(\@values, size =E<gt
 one worth it, else zstd -3's; each standing for the prefix's keys over its
 held-out values.
 
+=item set_written_items($dir, $decision, \@pairs)
+
+A prefix's values that C<report --dictionaries> sampled (C<[$key,
+$value]>), as the set in C<$dir> writes them: its C<compress_methods> for
+the decision's C<set_prefix>, with the threshold of
+L<Cache::Memcached::RustXS::Zstd/fast_options(%options)> and ratio 0.8;
+each standing for the prefix's keys over its values. Run in the prefix's
+own process (C<decide_set>'s C<written_items>), so that no prefix's values
+wait for the others.
+
 =item set_items($report_set_result)
 
-The values C<report --dictionaries> sampled, as the set writes them (its
-C<compress_methods> for each prefix, with the threshold of
-L<Cache::Memcached::RustXS::Zstd/fast_options(%options)> and ratio 0.8).
+The items of every prefix of the result, as C<set_written_items> gave them.
 
 =item cas_use(\%stats)
 

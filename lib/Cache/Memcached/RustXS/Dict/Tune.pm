@@ -841,7 +841,7 @@ L</worth_a_dictionary($tuned, $keys)>; what keys without one get, the
 set's fallback, is measured by L</tune_fallback(samples =E<gt> \@pairs, memory =E<gt> $model, compress_time =E<gt> 1, decompress_time =E<gt> 1)>.
 C<cmrx-dict train --all> tunes the whole cache as one more prefix, the
 empty one, on every prefix's values pooled as memcached holds them
-(L<Cache::Memcached::RustXS::Dict::SetTrainer/whole_cache_samples(\@groups)>),
+(L<Cache::Memcached::RustXS::Dict::SetTrainer/whole_cache_samples(\@groups, max =E<gt> $count)>),
 its dictionary's bytes counted against every key; keys without the
 delimiter get no dictionary of their own.
 
