@@ -25,7 +25,7 @@ use Cache::Memcached::RustXS::Zstd::DictionarySet;
 use Cache::Memcached::RustXS::Dict::SetTrainer qw(whole_cache_samples pool_shares);
 use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold);
 use CMRXTest::Memcached;
-use CMRXTest::DictSets qw(corpus_halves json_of train_whole_cache_set);
+use CMRXTest::DictSets qw(corpus_halves json_of train_whole_cache_set run_dict write_dump @FIXED_TUNING @AT_ONCE);
 use CMRXTest::Peers qw(slurp spew);
 use CMRXTest::Raw qw(raw_get);
 
@@ -94,6 +94,8 @@ sub warnings_like {
     is_deeply pool_shares([ { prefix => 'big', keys => 900, values => 100 }, { prefix => 'small', keys => 100, values => 100 } ],
                           max => 50),
         { big => 45, small => 5 }, 'pool_shares: a bound of 50 shared by keys, 45 and 5';
+    is_deeply pool_shares([ map { +{ prefix => $_, keys => 100, values => 100 } } qw(a b c) ], max => 10),
+        { a => 4, b => 3, c => 3 }, '... 10 among three equal prefixes: 4, 3 and 3, never more than the bound';
     is_deeply pool_shares([ { prefix => 'a', keys => 10, values => 3 } ], max => 1000), { a => 3 },
         '... a bound above what there is changes nothing';
 }
@@ -135,6 +137,35 @@ is $set->delimiter, ':', 'the set records its delimiter';
 like slurp(File::Spec->catfile($dir, 'manifest')), qr/^dictionary id=\Q$whole->{id}\E prefix= file=/m,
     'the manifest lists it with an empty prefix';
 ok $set->verify, '... and its file is as the manifest says';
+
+# ---- train --all of many prefixes: a bounded pool, the same whatever --jobs -------------
+
+SKIP: {
+    skip 'JSON::PP is needed for --json', 6 unless $HAVE_JSON;
+    # Eight prefixes of the same values (renamed), 20 keys each: unbounded,
+    # --sample 5 would pool 5 of each; the pool holds 4 x --sample = 20.
+    my @families = qw(gh npm compat method);
+    my @items = map { my $p = $_; map { [ "p$p:$_->[0]", $_->[1] ] } @{ $train->{ $families[ $p % @families ] } }[ 0 .. 19 ] } 1 .. 8;
+    my $file = File::Spec->catfile($TMP, 'eight.values');
+    write_dump($file, @items);
+    my %run;
+    for my $jobs (1, 3) {
+        my $dir = File::Spec->catfile($TMP, "eight-jobs$jobs");
+        my ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, '--out-dir', $dir, '--sample', 5, '--jobs', $jobs,
+                                          @FIXED_TUNING, '--json', $file ]);
+        is $st, 0, "train --all --jobs $jobs of 8 prefixes: exit 0" or diag $err;
+        $run{$jobs} = json_of($out);
+    }
+    my $w = $run{1}{whole_cache} || {};
+    is $w->{pooled}, 20, 'the whole-cache pool holds 4 x --sample (20) of the 40 sampled values';
+    is_deeply [ sort { $a <=> $b } values %{ $w->{shares} || {} } ], [ (2) x 4, (3) x 4 ],
+        '... shared by keys among the 8 prefixes (20 keys each: 2 or 3 each)' or diag explain $w->{shares};
+    my $decided = sub { my ($r) = @_;
+                        [ map { [ $_->{prefix}, $_->{action}, @{ $_->{dictionary} || {} }{qw(level bytes method)} ] }
+                          @{ $r->{prefixes} || [] }, $r->{whole_cache} || () ] };
+    ok @{ $decided->($run{1}) } == 9, '... 8 prefixes and the whole cache decided';
+    is_deeply $decided->($run{3}), $decided->($run{1}), '--jobs 3 decides as --jobs 1 does';
+}
 
 # ---- compress_methods without prefix ----------------------------------------------------
 

@@ -202,6 +202,10 @@ sub cmd_train {
     usage_error('train: --stage is for --all (a dictionary written to --out is used when loaded)')
         if defined $opt->{stage};
     usage_error('train: --if-better is for --all') if defined $opt->{'if-better'};
+    # One prefix, tuned in this process: nothing to share among processes.
+    for my $name (grep { defined $opt->{$_} } qw(jobs max-prefixes)) {
+        usage_error("train: --$name is for --all (without it, one prefix is tuned)");
+    }
     usage_error('train: --prefix can be given once (without --all)') if $opt->{prefix} && @{ $opt->{prefix} } > 1;
     $opt->{prefix} = $opt->{prefix}[0] if $opt->{prefix};
     usage_error('train: --out FILE is needed') unless defined $opt->{out} && length $opt->{out};

@@ -315,11 +315,36 @@ sub pool_shares {
     my ($exact) = sort { $a <=> $b } map { $_->{values} / $_->{keys} } @sampled;
     my ($most) = sort { $b <=> $a } map { $_->{values} } @sampled;
     my $scale = $exact * $total >= $most ? $exact : $most / $total;
-    $scale = $opt{max} / $total if defined $opt{max} && $scale * $total > $opt{max};
+    return _bounded_shares(\@sampled, $opt{max}, $total) if defined $opt{max} && $scale * $total > $opt{max};
     my %count;
     for my $g (@sampled) {
         my $n = int($scale * $g->{keys} + 0.5);
         $count{ $g->{prefix} } = $n > $g->{values} ? $g->{values} : $n;
+    }
+    return \%count;
+}
+
+# Exactly max values shared by keys (each share rounded down, the values
+# left over to the largest remainders, the larger prefix first at a tie),
+# no prefix giving more than it has: rounding each share to the nearest
+# would overshoot the bound.
+sub _bounded_shares {
+    my ($sampled, $max, $total) = @_;
+    my (%count, @remainder);
+    my $left = $max;
+    for my $g (@$sampled) {
+        my $exact = $max * $g->{keys} / $total;
+        my $n = int $exact;
+        $n = $g->{values} if $n > $g->{values};
+        $count{ $g->{prefix} } = $n;
+        $left -= $n;
+        push @remainder, [ $exact - $n, $g ] if $n < $g->{values};
+    }
+    for my $r (sort { $b->[0] <=> $a->[0] || $b->[1]{keys} <=> $a->[1]{keys} } @remainder) {
+        last if $left <= 0;
+        next if $r->[0] <= 0;
+        $count{ $r->[1]{prefix} }++;
+        $left--;
     }
     return \%count;
 }
@@ -629,9 +654,11 @@ C<values>: how many it has). Each prefix gives values in proportion to its
 keys, so that each pooled value stands for as many keys as any other. The
 pool is the largest for which every prefix has enough values for its exact
 share; when that is smaller than the largest prefix's values, it is made
-that large and a prefix short of values gives all it has; and it holds at
-most C<max> values, so that neither its memory nor the whole cache's
-tuning grows with the number of prefixes.
+that large and a prefix short of values gives all it has. When that pool
+would hold more than C<max> values, it holds C<max>, shared by keys (each
+share rounded down, the rest to the largest remainders), so that neither
+its memory nor the whole cache's tuning grows with the number of
+prefixes.
 
 =item whole_cache_samples(\@groups, max => $count)
 
