@@ -198,17 +198,7 @@ sub cmd_train {
                                                 all out-dir=s stage=s), @SET_OPTIONS, @SCALE_OPTIONS);
     return show_help() if $opt->{help};
     return cmd_train_all($opt, \@args) if $opt->{all};
-    usage_error('train: --out-dir is for --all') if defined $opt->{'out-dir'};
-    usage_error('train: --stage is for --all (a dictionary written to --out is used when loaded)')
-        if defined $opt->{stage};
-    usage_error('train: --if-better is for --all') if defined $opt->{'if-better'};
-    # One prefix, tuned in this process: nothing to share among processes.
-    for my $name (grep { defined $opt->{$_} } qw(jobs max-prefixes)) {
-        usage_error("train: --$name is for --all (without it, one prefix is tuned)");
-    }
-    usage_error('train: --prefix can be given once (without --all)') if $opt->{prefix} && @{ $opt->{prefix} } > 1;
-    $opt->{prefix} = $opt->{prefix}[0] if $opt->{prefix};
-    usage_error('train: --out FILE is needed') unless defined $opt->{out} && length $opt->{out};
+    _check_train_options($opt);
     my $size_given = defined $opt->{size};
     check_common($opt);
     my %tuning = tuning_options($opt, $size_given);
@@ -270,6 +260,23 @@ sub cmd_train {
                                         qw(method size level k d) });
     if ($opt->{json}) { print_json(\*STDOUT, $result) }
     else              { print_train(\*STDOUT, $result) }
+    return;
+}
+
+# What single-prefix train refuses or needs, before any work.
+sub _check_train_options {
+    my ($opt) = @_;
+    usage_error('train: --out-dir is for --all') if defined $opt->{'out-dir'};
+    usage_error('train: --stage is for --all (a dictionary written to --out is used when loaded)')
+        if defined $opt->{stage};
+    usage_error('train: --if-better is for --all') if defined $opt->{'if-better'};
+    # One prefix, tuned in this process: nothing to share among processes.
+    for my $name (grep { defined $opt->{$_} } qw(jobs max-prefixes)) {
+        usage_error("train: --$name is for --all (without it, one prefix is tuned)");
+    }
+    usage_error('train: --prefix can be given once (without --all)') if $opt->{prefix} && @{ $opt->{prefix} } > 1;
+    $opt->{prefix} = $opt->{prefix}[0] if $opt->{prefix};
+    usage_error('train: --out FILE is needed') unless defined $opt->{out} && length $opt->{out};
     return;
 }
 
