@@ -8,7 +8,8 @@
 # train --all --server reads the server's slab classes and decodes its
 # gzipped values; values written with the set are misses for a stock
 # client; report --dictionaries and prune count the stored values that
-# name each dictionary ID on every node; plain report and train take a
+# name each dictionary ID on every node, and train --all decodes them to
+# retrain; plain report and train take a
 # pool too. (t/47 runs the set commands on files.) The commands tune with
 # @FIXED_TUNING (one size, two levels, two methods): what is tested here
 # is the pool and the set, not the tuner's search (t/54).
@@ -159,6 +160,15 @@ SKIP: {
     is_deeply [ $r->{keys}, named_by($r)->{$gh_id} ], [ 4 * (@{ $train->{gh} } + @{ $train->{compat} }) + @{ $held->{gh} },
                                                        $zstd_stored ],
         '... lists every node\'s keys and counts the values naming gh:\'s ID on all of them';
+
+    # Retrained on what its writers stored: the values the set compressed
+    # decode with its own dictionaries, as a stock client's gzip does.
+    ($st, $out, $err) = run_dict([ 'train', '--all', @AT_ONCE, @POOL, '--out-dir', $dir, @FIXED_TUNING, '--json' ]);
+    is $st, 0, 'train --all again, on the values the set wrote: exit 0' or diag $err;
+    my $gh = by_prefix(json_of($out))->{'gh:'} || {};
+    my $gh_keys = 4 * @{ $train->{gh} } + @{ $held->{gh} };
+    is_deeply [ $gh->{keys}, $gh->{samples} ], [ $gh_keys, $gh_keys ],
+        "... gh:'s $gh_keys values sampled, the $zstd_stored the set compressed decoded" or diag explain $gh;
 }
 
 # ---- plain report and train ------------------------------------------------------------------

@@ -126,6 +126,12 @@ my %LOADED_SHA256; # SHA-256 of each dictionary loaded from a set, by ID
 # A rescan runs: perl code it runs (a warn handler, a reader in it) gets no
 # other. The one guard of the rescan, the XS's readers' too.
 our $RESCANNING;
+# Whether loading a set prepares each dictionary for writing at once, as a
+# preforking server wants (PREFORKING SERVERS), or at its first value
+# written. Off only for cmrx-dict, which reads sets of hundreds of
+# dictionaries and writes with one per process at most: prepared, each
+# would take its zstd compression tables (1.6 MB for 64 KiB at level 12).
+our $PREPARE_ON_LOAD = 1;
 
 # The time a set's readers and writers go by: DictionarySet's clock (which
 # tests move).
@@ -187,7 +193,7 @@ sub _load_set {
             die $set->path_of($e->{id}) . ': ' . Cache::Memcached::RustXS::_error_message($@) . "\n" unless defined $id;
             $LOADED_SHA256{$id} = $e->{sha256};
         }
-        _prepare_dictionary($e->{id}, $e->{level});
+        _prepare_dictionary($e->{id}, $e->{level}) if $PREPARE_ON_LOAD;
     }
     return { set => $set, identity => $set->identity, manifest => $set->_manifest_sha256 };
 }

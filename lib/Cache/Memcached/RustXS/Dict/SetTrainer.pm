@@ -11,7 +11,7 @@ use Cache::Memcached::RustXS::Zstd::DictionarySet ();
 use Cache::Memcached::RustXS::Zstd::DictionarySet::Manifest qw(manifest_date);
 use Cache::Memcached::RustXS::Zstd::DictionarySet::State qw(now staged_start);
 use Cache::Memcached::RustXS::Zlib ();
-use Cache::Memcached::RustXS::Dict qw(round fail);
+use Cache::Memcached::RustXS::Dict qw(round fail load_dictionary_bytes);
 use Cache::Memcached::RustXS::Dict::Sample qw(sample_source);
 use Cache::Memcached::RustXS::Dict::Report qw(shown);
 use Cache::Memcached::RustXS::Dict::Rollout ();
@@ -203,6 +203,7 @@ sub train_all {
     my $set = -e $manifest
         ? read_set($dir, to_change => 1)
         : Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir);
+    _load_for_reading($set);
     my $plan = decide_set($set, %opt, at => staged_from($stage));
     # The fallback is measured on the pooled values: each prefix's share,
     # in proportion to its keys.
@@ -229,6 +230,21 @@ sub train_all {
              source_spec => ($opt{source}->can('spec') ? $opt{source}->spec : undef),
              dictionary_ids => $plan->{sampled}{dictionary_ids}, stage => $stage,
              (defined $from ? (current_from => $from) : ()) };
+}
+
+# Loads the dictionaries of $set that readers load, so that values the set
+# wrote decode: a node is retrained on what its writers stored with it.
+# Not prepared for writing (train --all writes nothing with them). One
+# that cannot be read (its file gone or changed) is left out: the values
+# naming it are skipped and counted, as values naming no loaded dictionary
+# are.
+sub _load_for_reading {
+    my ($set) = @_;
+    for my $e ($set->for_readers) {
+        my $bytes = eval { $set->dictionary_bytes($e->{id}) };
+        eval { load_dictionary_bytes($bytes) } if defined $bytes;
+    }
+    return;
 }
 
 # The moment a dictionary train --all adds with $stage would start, at the
@@ -407,7 +423,10 @@ sub report_set {
     my (%opt) = @_;
     my $dir = $opt{dir};
     my $set = Cache::Memcached::RustXS::Zstd::DictionarySet->read($dir);
-    # Stored values made with the set's dictionaries decode.
+    # Stored values made with the set's dictionaries decode. Prepared for
+    # writing only where the forecast writes with one: in a prefix's own
+    # process, with that prefix's (written_items).
+    local $Cache::Memcached::RustXS::Zstd::PREPARE_ON_LOAD = 0;
     Cache::Memcached::RustXS::Zstd::load_dictionaries($dir);
     my $plan = decide_set($set, %opt);
     my %sampled_prefix;
