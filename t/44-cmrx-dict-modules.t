@@ -20,7 +20,7 @@ use POSIX ();
 use Compress::Zlib ();
 use Storable ();
 use Cache::Memcached::RustXS::Zstd qw(compress train_dictionary load_dictionary frame_dictionary_id);
-use Cache::Memcached::RustXS::Dict qw(sum_length held_out_split load_dictionary_file);
+use Cache::Memcached::RustXS::Dict qw(sum_length held_out_split load_dictionary_file load_dictionary_bytes);
 use Cache::Memcached::RustXS::Dict::NodeReader ();
 use Cache::Memcached::RustXS::Dict::Sample qw(list_keys fetch_values decode_value);
 use Cache::Memcached::RustXS::Dict::Files qw(read_sample_files);
@@ -452,6 +452,9 @@ my %values_of;
     ok !defined $dict && $why =~ /\Azstd could not train/ && $why !~ / at \S+ line /, "train: (undef, why): $why";
     fails_like(sub { load_dictionary_file("$TMP/none.dict") }, 'failure', qr/\Aload_dictionary: cannot open \S+none\.dict: [^\n]*[^.\n]\z/,
                'load_dictionary_file: a missing file, without " at ... line"');
+    is load_dictionary_bytes(slurp("$TMP/u.dict")), $id, 'load_dictionary_bytes: the ID the same dictionary loads as from its file';
+    fails_like(sub { load_dictionary_bytes('not a dictionary') }, 'failure', qr/\Aload_dictionary: not a zstd dictionary\z/,
+               'load_dictionary_bytes: bytes that are no dictionary: the reason, naming no file');
 }
 
 # ---- Report ------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ use warnings;
 
 use Exporter 5.57 'import';
 use Digest::MD5 ();
-use File::Temp ();
 use Scalar::Util ();
 
 use Cache::Memcached::RustXS ();
@@ -85,13 +84,13 @@ sub load_dictionary_file {
     return $id;
 }
 
+# The ID of the dictionary $bytes hold, loaded for the process from the
+# bytes themselves; fails with the engine's reason.
 sub load_dictionary_bytes {
     my ($dict) = @_;
-    my $tmp = File::Temp->new(TEMPLATE => 'cmrx-dict-XXXXXX', TMPDIR => 1);
-    binmode $tmp;
-    print {$tmp} $dict;
-    close $tmp or fail("cannot write a temporary file: $!");
-    return load_dictionary_file("$tmp");
+    my $id = eval { Cache::Memcached::RustXS::Zstd::_load_dictionary_bytes($dict) };
+    fail('load_dictionary: ' . Cache::Memcached::RustXS::_error_message($@)) unless defined $id;
+    return $id;
 }
 
 package Cache::Memcached::RustXS::Dict::Error;
