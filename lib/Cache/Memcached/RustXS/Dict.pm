@@ -47,14 +47,8 @@ sub ratio {
 }
 
 # The one split of samples into those a dictionary is trained on and those
-# it is judged on: every $every-th distinct value held out (the $every-th,
-# the 2 x $every-th, ... in order of first appearance), the others train,
-# both in order. Every copy of a value goes where its first went: a cache
-# holds one value under many keys, and a candidate judged on copies of
-# what it was trained on looks better than it is. $value_of gives an
-# item's value (the item itself by default: a reference is its own
-# value); values are told apart by their MD5, so that the split holds no
-# second copy of the sample.
+# it is judged on (the POD says how). Values are told apart by their MD5,
+# so that the split holds no second copy of the sample.
 sub held_out_split {
     my ($items, $every, $value_of) = @_;
     my (@train, @held, %held_value);

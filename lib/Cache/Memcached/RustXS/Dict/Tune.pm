@@ -166,18 +166,11 @@ sub _split {
     return \%tuned;
 }
 
-# Every candidate, searched where it can change the choice. A coarse pass
-# trains the samples method at every size the training values support
-# (it trains in a tenth of fastcover's time) and fastcover at every other
-# one of its sizes from the largest, each dictionary measured at one level
-# (the middle of the levels tried); fastcover is refined at the sizes
-# beside its best, cover tried at fastcover's two best sizes (without
-# fastcover, at every size fastcover would have been tried at). The
-# segment-size search (most of a fastcover or cover training's time) runs
-# once, at fastcover's first size; the others take its k. Then the
-# $REFINED dictionaries of least cost are measured at every level. With
-# $EXHAUSTIVE, every size of every method at every level (what
-# t/68-tuner-search.t compares the search with).
+# Every candidate, searched coarse to fine where it can change the choice
+# (the POD's DESCRIPTION). The samples method goes first at every size: it
+# trains in a tenth of fastcover's time. The segment-size search is most of
+# a fastcover or cover training's time, hence once. $EXHAUSTIVE: every size
+# of every method at every level (what t/68-tuner-search.t compares with).
 our $EXHAUSTIVE = 0;
 our $SEARCH_K_ONCE = 1;
 my $REFINED = 5;
@@ -575,19 +568,14 @@ sub _race {
     return map { my @s = sort { $a <=> $b } @$_; 1e6 * $s[ int(@s / 2) ] } _race_rounds($subs);
 }
 
-# Microseconds two subs take, ours and theirs, compared: both times of the
-# round whose ratio of the two is the median of the rounds'. A machine
-# whose load changes between rounds slows both subs of a round alike, so
-# the ratio holds where either median alone would move (memGzip's ranged
-# from 59 to 174 us on a loaded machine); and both times come from one
-# round, so they agree with the verdict drawn from their ratio.
-#
-# With a $limit (a factor; 0 or undef: none), the rounds stop as soon as
-# more than half of the $ROUNDS have their ratio on one side of it (over
-# it, or with $at_limit_slow at least it): the median round of all of
-# them would fall on that side too, so the verdict is the one all the
-# rounds would give, and a candidate many times too slow (zstd -19 takes
-# fifteen times memGzip's time) is not timed seven times over.
+# Microseconds two subs take, ours and theirs: both times of the round
+# whose ratio is the median of the rounds'. A load that changes between
+# rounds slows both subs of a round alike, so the ratio holds where either
+# median alone would move (memGzip's ranged from 59 to 174 us on a loaded
+# machine). With a $limit (a factor; 0: none), the rounds stop once more
+# than half of them are on one side of it (with $at_limit_slow, at it
+# counts as slow): the verdict all the rounds would give, without timing a
+# candidate fifteen times too slow seven times over.
 sub _paired_race {
     my ($subs, $limit, $at_limit_slow) = @_;
     my $decided = !$limit ? undef : sub {
