@@ -22,7 +22,7 @@ use File::Spec ();
 use File::Temp ();
 use Cache::Memcached::RustXS::Zstd qw(compress_methods train_dictionary frame_dictionary_id);
 use Cache::Memcached::RustXS::Zstd::DictionarySet;
-use Cache::Memcached::RustXS::Dict::SetTrainer qw(whole_cache_samples pool_shares);
+use Cache::Memcached::RustXS::Dict::SetTrainer qw(whole_cache_samples pool_shares forecast_shares);
 use CMRXTest::Clients qw(fast_missing cache_memcached_missing fast_needs_threshold);
 use CMRXTest::Memcached;
 use CMRXTest::DictSets qw(corpus_halves json_of train_whole_cache_set run_dict write_dump @FIXED_TUNING @AT_ONCE);
@@ -98,6 +98,14 @@ sub warnings_like {
         { a => 4, b => 3, c => 3 }, '... 10 among three equal prefixes: 4, 3 and 3, never more than the bound';
     is_deeply pool_shares([ { prefix => 'a', keys => 10, values => 3 } ], max => 1000), { a => 3 },
         '... a bound above what there is changes nothing';
+
+    my @prefixes = map { +{ prefix => "p$_", keys => 100 * $_, values => 10 } } 1 .. 4;
+    is forecast_shares(\@prefixes, 40), undef, 'forecast_shares: 40 values, at most 40: every one';
+    is_deeply forecast_shares(\@prefixes, 20), { p1 => 2, p2 => 4, p3 => 6, p4 => 8 },
+        '... over 20: 20 shared by keys (100 to 400)';
+    is_deeply forecast_shares([ { prefix => 'few', keys => 900, values => 3 }, { prefix => 'many', keys => 100, values => 50 } ], 10),
+        { few => 3, many => 1 }, '... by keys, no prefix giving more than it sampled (900 keys, 3 values)';
+    is forecast_shares([ { prefix => 'none', keys => 0, values => 0 } ], 1), undef, '... no values: every one (none)';
 }
 
 # ---- train --all from files: the whole-cache entry ---------------------------------

@@ -15,7 +15,7 @@ use CMRXTest::Memcached;
 use CMRXDev::Corpus qw(corpus_values);
 use Cache::Memcached::RustXS::Dict::SlabModel;
 use Cache::Memcached::RustXS::Dict::NodeReader ();
-use Cache::Memcached::RustXS::Dict::SettingsAdvisor qw(advise stored_item cas_use);
+use Cache::Memcached::RustXS::Dict::SettingsAdvisor qw(advise stored_item cas_use pack_items unpack_items);
 use CMRXTest::DictCorpus ();
 use CMRXTest::DictSets qw(run_dict json_of @FIXED_TUNING @NO_LIMITS);
 
@@ -68,6 +68,16 @@ is scalar(grep { $_->{options} =~ /slab_chunk_max/ } @{ $older->{nodes}[0]{forec
 my $pool = advise(items => \@items, nodes => [ map { { spec => $_, settings => \%settings, stats => \%NO_CAS } } 1 .. 3 ]);
 is $pool->{pool}{current}, 3 * $node->{current}, "the pool's items: the nodes' summed";
 is $pool->{pool}{best}, 3 * $node->{best}{items}, "... and with the advice";
+
+# Packed as a prefix's process returns them: the same items, the same forecast.
+my @weighted = map { [ @{ $items[$_] }, 1 + ($_ % 3) / 7 ] } 0 .. $#items;
+my $packed = pack_items([ @weighted[0 .. 9] ]) . pack_items([ @weighted[10 .. $#weighted] ]);
+is_deeply [ unpack_items($packed) ], \@weighted, 'pack_items, joined, then unpack_items: the items exactly, fractional times too';
+is_deeply [ unpack_items(pack_items([ [ 5, 60, 0 ] ])) ], [ [ 5, 60, 0, 1 ] ], '... an item without times: written once';
+is_deeply [ unpack_items('') ], [], '... none';
+my $model = $MODEL->from_stats(\%settings, []);
+is scalar $model->forecast_items([ unpack_items($packed) ]), scalar $model->forecast_items(\@weighted),
+    '... and forecast the same';
 
 is stored_item(10, 500, 300, 64, 0.8)->[2], 2, 'stored_item: compressed when small enough';
 is_deeply stored_item(10, 500, 450, 64, 0.8), [ 10, 500, 0 ], '... raw when the frame is over the ratio';

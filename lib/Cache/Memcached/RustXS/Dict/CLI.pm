@@ -21,7 +21,7 @@ use Cache::Memcached::RustXS::Dict::Report::Set qw(print_prune prune_data print_
                                                   rollback_data print_history history_data);
 use Cache::Memcached::RustXS::Dict::SlabModel ();
 use Cache::Memcached::RustXS::Dict::SettingsAdvisor qw(node_facts report_items set_written_items set_items advise
-                                                       print_advice advice_data);
+                                                       pack_items unpack_items print_advice advice_data);
 use Cache::Memcached::RustXS::Dict::Tune ();
 use Cache::Memcached::RustXS::Dict::Progress ();
 use Cache::Memcached::RustXS::Dict::Workers ();
@@ -146,7 +146,7 @@ sub cmd_report {
     $tuning{memory} = Cache::Memcached::RustXS::Dict::SlabModel->from_server($server);
     my @groups = sort { $b->{item_bytes} <=> $a->{item_bytes} || $a->{prefix} cmp $b->{prefix} }
                  values %{ $listing->{groups} };
-    my @written;
+    my $written = '';
     my $workers = Cache::Memcached::RustXS::Dict::Workers->new(jobs => $opt->{jobs});
     $progress->start_count(scalar @groups, 'prefixes measured');
     for my $i (0 .. $#groups) {
@@ -160,11 +160,11 @@ sub cmd_report {
             my $held = measure_held_out($values, keys => $g->{value_keys}, frame_sizes => \@frame_sizes,
                                         tune => { %tuning, keys => $g->{keys} });
             $g->{held_out} = $held;
-            return { held_out => $held, written => [ report_items($g, $values, \@frame_sizes) ] };
+            return { held_out => $held, written => pack_items([ report_items($g, $values, \@frame_sizes) ]) };
         }, sub {
             my ($measured) = @_;
             $g->{held_out} = $measured->{held_out};
-            push @written, @{ $measured->{written} };
+            $written .= $measured->{written};
             delete $g->{value_keys};
             $progress->count_done(measured_line($g), $workers->running);
         });
@@ -172,7 +172,7 @@ sub cmd_report {
         $progress->show_count($workers->running);
     }
     $workers->wait_all;
-    my $advice = advise(items => \@written, nodes => [ map { node_facts($_) } server_nodes($server) ],
+    my $advice = advise(items => [ unpack_items($written) ], nodes => [ map { node_facts($_) } server_nodes($server) ],
                         uses_cas => $opt->{'uses-cas'});
     $progress->clear;
     $server->close;

@@ -21,10 +21,14 @@ use Cache::Memcached::RustXS::Dict::Tune qw(tune tune_fallback dictionary_memory
 
 our $VERSION = '1.000';
 
-our @EXPORT_OK = qw(train_all report_set decide decide_set pool_shares whole_cache_samples write_plan staged_from);
+our @EXPORT_OK = qw(train_all report_set decide decide_set pool_shares forecast_shares whole_cache_samples write_plan
+                    staged_from);
 
 # The whole-cache pool holds at most this many times --sample values.
 our $POOL_SAMPLES = 4;
+
+# report --dictionaries forecasts settings from at most this many times --sample values.
+our $FORECAST_SAMPLES = 20;
 
 our $DEFAULT_IF_BETTER = 5;    # percent less memory a new dictionary must take
 
@@ -39,13 +43,8 @@ my %VERDICT = (add => 'train', replace => 'retrain', keep => 'current', none => 
 
 # ---- the decision -----------------------------------------------------------------
 
-# The one decision for a prefix of the set, or for the whole cache (the
-# empty prefix): a fresh dictionary tuned on the pairs, the set's current
-# one measured on the same held-out values, and the outcome: add (no
-# current one, and the fresh one is worth a dictionary), replace (worth
-# one, and at least if_better % less memory than the current one), keep
-# (the current one stays) or none (no dictionary). The current one is the
-# one writers use at the moment at (epoch seconds; now by default): train
+# The one decision for a prefix, or the whole cache (THE DECISION in the
+# POD). The current dictionary is the one writers use at $opt{at}: train
 # --all asks for when what it adds would start, so that a dictionary
 # staged before is what a new one must beat.
 sub decide {
@@ -119,15 +118,17 @@ sub decide_set {
     my %common = (set => $set, tuning => \%tuning, id => $MEASURED_ID, if_better => $if_better,
                   at => $opt{at});
     my $whole_cache = !($opt{prefixes} && @{ $opt{prefixes} });
-    my (@prefixes, $shares, @pooled);
+    my (@prefixes, $shares, $forecast_shares, @pooled);
     my $workers = Cache::Memcached::RustXS::Dict::Workers->new(jobs => $opt{jobs});
     my $counter = $opt{counter};
     my $each_group = sub {
         my ($g, $pairs, $i, $groups) = @_;
         if (!$shares) {    # the listing is whole: every prefix's share is known
-            $shares = pool_shares([ map { +{ prefix => $_->{prefix}, keys => $_->{keys},
-                                             values => scalar @{ $_->{sample} } } } @$groups ],
-                                  defined $opt{sample} ? (max => $POOL_SAMPLES * $opt{sample}) : ());
+            my @counts = map { +{ prefix => $_->{prefix}, keys => $_->{keys}, values => scalar @{ $_->{sample} } } }
+                         @$groups;
+            $shares = pool_shares(\@counts, defined $opt{sample} ? (max => $POOL_SAMPLES * $opt{sample}) : ());
+            $forecast_shares = forecast_shares(\@counts, $FORECAST_SAMPLES * $opt{sample})
+                if $opt{written_items} && defined $opt{sample};
             $counter->start_count(scalar @$groups, 'prefixes tuned') if $counter;
         }
         $pooled[$i] = _take_evenly($pairs, $shares->{ $g->{prefix} } || 0);
@@ -137,8 +138,10 @@ sub decide_set {
                 set_prefix => $g->{delimited} ? $g->{prefix} . $opt{delimiter} : undef,
                 no_dictionary => $g->{delimited} ? undef
                                : "keys without the delimiter '$opt{delimiter}' have no prefix: they get the fallback");
-            $decision->{written_items} = $opt{written_items}->($decision, $pairs) if $opt{written_items};
-            return _portable($decision);
+            $decision->{written_items} = $opt{written_items}->($decision, !$forecast_shares ? $pairs
+                : [ map { $_->[1] } @{ _take_evenly($pairs, $forecast_shares->{ $g->{prefix} } || 0) } ])
+                if $opt{written_items};
+            return _portable($decision, $opt{keep_dictionary});
         }, sub {
             my ($decision) = @_;
             $decision->{group} = $g;
@@ -168,21 +171,20 @@ sub decide_set {
 }
 
 # A decision as it comes back from its process: data only, and only what
-# the output and the set need (the candidates' dictionaries but the
-# choice's, the baselines' frames and codecs, the held-out values go).
+# the output and the set need (the candidates' dictionaries, the
+# baselines' frames and codecs, the held-out values go; the dictionary
+# the set would add stays only when it is to be written).
 sub _portable {
-    my ($decision) = @_;
+    my ($decision, $keep_dictionary) = @_;
     delete $decision->{group};
     my $tuned = $decision->{tuned} or return $decision;
     delete $tuned->{held};
+    delete $tuned->{dictionary} unless $keep_dictionary;
     if (my $baseline = $tuned->{baseline}) {
         delete $baseline->{frames};
         delete $_->{codec} for grep { ref eq 'HASH' } values %$baseline;
     }
-    my $choice = $tuned->{choice};
-    for my $c (@{ $tuned->{candidates} || [] }) {
-        delete $c->{dictionary} unless $choice && $c == $choice;
-    }
+    delete $_->{dictionary} for @{ $tuned->{candidates} || [] };
     return $decision;
 }
 
@@ -204,7 +206,7 @@ sub train_all {
         ? read_set($dir, to_change => 1)
         : Cache::Memcached::RustXS::Zstd::DictionarySet->create($dir);
     _load_for_reading($set);
-    my $plan = decide_set($set, %opt, at => staged_from($stage));
+    my $plan = decide_set($set, %opt, at => staged_from($stage), keep_dictionary => 1);
     # The fallback is measured on the pooled values: each prefix's share,
     # in proportion to its keys.
     my (@fallback_pool, @all_pairs);
@@ -313,15 +315,8 @@ sub _add_dictionary {
 
 # ---- the whole-cache entry ---------------------------------------------------------
 
-# How many values each prefix gives the whole-cache pool, in proportion
-# to its keys (each pooled value stands for as many keys as any other):
-# { prefix => count } from groups { prefix, keys, values } (values: how
-# many it has). Exact proportions take the largest pool that every
-# prefix's values can fill; when that is smaller than the largest
-# prefix's values, the pool is made that large and prefixes that run
-# short give all they have. The pool holds at most max values: what it
-# costs in memory and in tuning time is bounded by the sample, not by the
-# number of prefixes.
+# How many values each prefix gives the whole-cache pool (the POD says
+# how the shares are made).
 sub pool_shares {
     my ($groups, %opt) = @_;
     my @sampled = grep { $_->{keys} && $_->{values} } @$groups;
@@ -338,6 +333,15 @@ sub pool_shares {
         $count{ $g->{prefix} } = $n > $g->{values} ? $g->{values} : $n;
     }
     return \%count;
+}
+
+# The values of each prefix the settings forecast is made from.
+sub forecast_shares {
+    my ($groups, $max) = @_;
+    my @sampled = grep { $_->{keys} && $_->{values} } @$groups;
+    my ($values, $keys) = (0, 0);
+    ($values, $keys) = ($values + $_->{values}, $keys + $_->{keys}) for @sampled;
+    return $values > $max ? _bounded_shares(\@sampled, $max, $keys) : undef;
 }
 
 # Exactly max values shared by keys (each share rounded down, the values
@@ -617,16 +621,17 @@ What both share: the source sampled
 one prefix after another, each prefix decided in a process of its own
 while the next is fetched, C<jobs> at once
 (L<Cache::Memcached::RustXS::Dict::Workers>; what comes back keeps no
-candidate's dictionary but the choice's, nor the held-out values), then
+candidate's dictionary, nor the held-out values, and the dictionary to
+add only with C<keep_dictionary>, as C<train_all> asks), then
 the whole cache unless C<prefixes> is given. What stays of a prefix's
 values once it is fetched is its share of the whole-cache pool
 (L</pool_shares(\@groups, max =E<gt> $count)>, at most
 C<$POOL_SAMPLES> (4) times C<sample> values in all): the memory of the
 command grows with C<sample> and C<jobs>, not with the number of
 prefixes. C<written_items>: a function C<($decision, \@pairs)> run in
-the prefix's process, its result kept as the decision's
-C<written_items> (what C<report --dictionaries> forecasts memcached's
-settings from). C<counter>: a
+the prefix's process on its share of L</forecast_shares(\@groups, $max)>
+(C<$FORECAST_SAMPLES>, 20, times C<sample>), its result kept as the
+decision's C<written_items>. C<counter>: a
 L<Cache::Memcached::RustXS::Dict::Progress> that counts the prefixes
 decided and shows each one's outcome.
 Frames are measured naming a 4-byte ID (65536), as the IDs the set's new
@@ -678,6 +683,12 @@ would hold more than C<max> values, it holds C<max>, shared by keys (each
 share rounded down, the rest to the largest remainders), so that neither
 its memory nor the whole cache's tuning grows with the number of
 prefixes.
+
+=item forecast_shares(\@groups, $max)
+
+How many of each prefix's values the settings forecast is made from:
+C<undef> (all) when the groups have at most C<$max> in all, else C<$max>
+shared by keys as C<pool_shares> shares its bound.
 
 =item whole_cache_samples(\@groups, max => $count)
 

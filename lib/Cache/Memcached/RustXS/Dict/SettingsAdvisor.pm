@@ -11,7 +11,7 @@ use Cache::Memcached::RustXS::Zstd ();
 
 our $VERSION = '1.000';
 our @EXPORT_OK = qw(node_facts stored_item written_items forecast report_items set_written_items set_items cas_use advise
-                    print_advice advice_data);
+                    pack_items unpack_items print_advice advice_data);
 
 my @FACTORS       = (1.25, 1.2, 1.15, 1.1, 1.08, 1.05);    # -f values forecast
 my @CHUNK_MAXES   = (16384, 32768, 65536);    # slab_chunk_max values forecast beside the node's own
@@ -87,24 +87,36 @@ sub report_items {
 # the values are (the prefix's own process), kept as items.
 sub set_written_items {
     my ($dir, $decision, $pairs) = @_;
-    return [] unless @$pairs;
+    return '' unless @$pairs;
     my $methods = Cache::Memcached::RustXS::Zstd::compress_methods(
         dictionaries => $dir, prefix => defined $decision->{set_prefix} ? $decision->{set_prefix} : '');
-    my $times = ($decision->{group}{keys} || @$pairs) / @$pairs;
-    my @items;
-    for my $pair (@$pairs) {
-        my ($key, $value) = @$pair;
-        my $frame;
-        my $n = $methods->[0]->(\$value, \$frame) ? length $frame : undef;
-        push @items, [ @{ stored_item(length $key, length $value, $n, Cache::Memcached::RustXS::Zstd::_fast_threshold(1), 0.8) }, $times ];
-    }
-    return \@items;
+    my @values = map { $_->[1] } @$pairs;
+    my @sizes = map { my $frame; $methods->[0]->(\$_, \$frame) ? length $frame : undef } @values;
+    return pack_items(written_items([ map { $_->[0] } @$pairs ], \@values, \@sizes,
+                                    threshold => Cache::Memcached::RustXS::Zstd::_fast_threshold(1),
+                                    times => ($decision->{group}{keys} || @$pairs) / @$pairs));
 }
 
 # The items of every prefix of a report --dictionaries result.
 sub set_items {
     my ($result) = @_;
-    return map { @{ $_->{written_items} || [] } } @{ $result->{prefixes} };
+    return map { unpack_items($_->{written_items}) } grep { defined $_->{written_items} } @{ $result->{prefixes} };
+}
+
+# Items as a prefix's process returns them: 17 bytes an item, where a
+# Perl array takes some 200.
+my $ITEM_PACKING = 'N N C d';
+my $PACKED_ITEM  = length pack $ITEM_PACKING, 0, 0, 0, 0;
+
+sub pack_items {
+    my ($items) = @_;
+    return join '', map { pack $ITEM_PACKING, @{$_}[0 .. 2], defined $_->[3] ? $_->[3] : 1 } @$items;
+}
+
+sub unpack_items {
+    my ($packed) = @_;
+    return map { [ unpack $ITEM_PACKING, substr $packed, $_ * $PACKED_ITEM, $PACKED_ITEM ] }
+           0 .. length($packed) / $PACKED_ITEM - 1;
 }
 
 # The counters that say a client used cas on the node since it started
@@ -375,11 +387,17 @@ the decision's C<set_prefix>, with the threshold of
 L<Cache::Memcached::RustXS::Zstd/fast_options(%options)> and ratio 0.8;
 each standing for the prefix's keys over its values. Run in the prefix's
 own process (C<decide_set>'s C<written_items>), so that no prefix's values
-wait for the others.
+wait for the others. The items come back packed (C<pack_items>).
 
 =item set_items($report_set_result)
 
-The items of every prefix of the result, as C<set_written_items> gave them.
+The items of every prefix of the result, as C<set_written_items> gave them,
+unpacked.
+
+=item pack_items(\@items), unpack_items($packed)
+
+Items as one string of 17 bytes an item, and back, exactly; packed
+strings join by concatenation.
 
 =item cas_use(\%stats)
 

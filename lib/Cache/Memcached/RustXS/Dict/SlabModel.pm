@@ -274,9 +274,12 @@ sub _page_bytes {
 sub forecast_items {
     my ($self, $items) = @_;
     return $self->_pool_forecast($items) if $self->{nodes};
-    my (@kinds, %per_round);
+    my (@kinds, %per_round, %chunks_of);
     for my $item (@$items) {
-        my $chunks = $self->item_chunks(@{$item}[0 .. 2]);
+        # Items of one shape share their chunks: a sample repeats shapes.
+        my $shape = join ',', @{$item}[0 .. 2];
+        my $chunks = exists $chunks_of{$shape} ? $chunks_of{$shape}
+                   : ($chunks_of{$shape} = $self->item_chunks(@{$item}[0 .. 2]));
         my $times = defined $item->[3] ? $item->[3] : 1;
         next unless $chunks && $times > 0;
         push @kinds, [ $chunks, $times ];
