@@ -74,6 +74,8 @@ my @weighted = map { [ @{ $items[$_] }, 1 + ($_ % 3) / 7 ] } 0 .. $#items;
 my $packed = pack_items([ @weighted[0 .. 9] ]) . pack_items([ @weighted[10 .. $#weighted] ]);
 is_deeply [ unpack_items($packed) ], \@weighted, 'pack_items, joined, then unpack_items: the items exactly, fractional times too';
 is_deeply [ unpack_items(pack_items([ [ 5, 60, 0 ] ])) ], [ [ 5, 60, 0, 1 ] ], '... an item without times: written once';
+is_deeply [ unpack_items(pack_items([ [ 5, 60, 4294967295, 2 ] ])) ], [ [ 5, 60, 4294967295, 2 ] ],
+    '... flags of all 32 bits, as memcached keeps them';
 is_deeply [ unpack_items('') ], [], '... none';
 my $model = $MODEL->from_stats(\%settings, []);
 is scalar $model->forecast_items([ unpack_items($packed) ]), scalar $model->forecast_items(\@weighted),

@@ -103,9 +103,9 @@ sub set_items {
     return map { unpack_items($_->{written_items}) } grep { defined $_->{written_items} } @{ $result->{prefixes} };
 }
 
-# Items as a prefix's process returns them: 17 bytes an item, where a
-# Perl array takes some 200.
-my $ITEM_PACKING = 'N N C d';
+# Items as a prefix's process returns them: 20 bytes an item, where a
+# Perl array takes some 200. Flags are memcached's 32 bits.
+my $ITEM_PACKING = 'N N N d';
 my $PACKED_ITEM  = length pack $ITEM_PACKING, 0, 0, 0, 0;
 
 sub pack_items {
@@ -396,7 +396,7 @@ unpacked.
 
 =item pack_items(\@items), unpack_items($packed)
 
-Items as one string of 17 bytes an item, and back, exactly; packed
+Items as one string of 20 bytes an item, and back, exactly; packed
 strings join by concatenation.
 
 =item cas_use(\%stats)
